@@ -1,0 +1,19 @@
+# Compiler flags shared by every layer.
+add_library(simplecpp_flags INTERFACE)
+target_compile_options(simplecpp_flags INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-unused-parameter -Wno-sign-compare>)
+if(NOT EMSCRIPTEN AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
+  # SSE4 becomes Highway's baseline target: with GCC 12.2 the fallback would otherwise be
+  # HWY_SCALAR, which cannot narrow lanes (../shared/TOOLCHAIN.md). No global -march: Highway's
+  # dynamic dispatch picks AVX2 / AVX3 / AVX3_DL at run time.
+  target_compile_options(simplecpp_flags INTERFACE -msse4.2 -mpclmul -maes)
+endif()
+if(EMSCRIPTEN)
+  target_compile_options(simplecpp_flags INTERFACE -msimd128 -fexceptions)
+  target_link_options(simplecpp_flags INTERFACE -fexceptions)
+endif()
+if(SIMPLECPP_SANITIZE)
+  target_compile_options(simplecpp_flags INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer
+                         -fno-sanitize-recover=undefined)
+  target_link_options(simplecpp_flags INTERFACE -fsanitize=address,undefined)
+endif()

@@ -1,0 +1,39 @@
+// A session's memory pool. Tensors allocated from it give their buffer back when the last
+// reference dies (the executor drops its reference right after a value's last consumer), so
+// buffers are reused by lifetime and a steady-state run allocates no new tensor memory.
+// Buffers are not zero-filled: ops write every output element.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "graph/op.h"
+
+namespace simplecpp::graph {
+
+class BufferPool final : public TensorAllocator,
+                         public std::enable_shared_from_this<BufferPool> {
+ public:
+  ~BufferPool() override;
+  Tensor Allocate(DType dtype, const Dims& dims) override;
+  // Bytes currently held by the pool (free + in use) and the high-water mark.
+  size_t bytes_reserved() const;
+  size_t peak_bytes_in_use() const;
+  size_t allocations() const;  // buffers obtained from the system so far
+
+ private:
+  void Release(void* p, size_t size_class);
+  static size_t SizeClass(size_t bytes);
+
+  mutable std::mutex mu_;
+  std::multimap<size_t, void*> free_;  // size class -> buffer
+  size_t reserved_ = 0;
+  size_t in_use_ = 0;
+  size_t peak_in_use_ = 0;
+  size_t allocations_ = 0;
+};
+
+}  // namespace simplecpp::graph

@@ -1,0 +1,595 @@
+// Plan building and execution (graph/executor.h).
+#include "graph/executor.h"
+
+#include <chrono>
+#include <cstring>
+#include <set>
+
+#include "graph/buffer_pool.h"
+#include "graph/registry.h"
+
+namespace simplecpp::graph {
+namespace {
+
+bool HasSubgraph(const Node& node) {
+  for (const Attribute& a : node.attributes) {
+    if (a.kind == AttrKind::kGraph || a.kind == AttrKind::kGraphs) return true;
+  }
+  return false;
+}
+
+// Dims of a declared tensor type when every dim is known.
+bool StaticDims(const TypeInfo& type, Dims* dims) {
+  if (type.kind != TypeInfo::Kind::kTensor || !type.has_shape) return false;
+  dims->clear();
+  for (const Dim& d : type.dims) {
+    if (!d.known()) return false;
+    dims->push_back(d.value);
+  }
+  return true;
+}
+
+// A plain allocator for load-time folding (no pool: the results live in the plan).
+class HeapAllocator final : public TensorAllocator {
+ public:
+  Tensor Allocate(DType dtype, const Dims& dims) override { return Tensor(dtype, dims); }
+};
+
+}  // namespace
+
+class PlanBuilder {
+ public:
+  PlanBuilder(const Graph& graph, const OpsetMap& opsets, const PlanOptions& options,
+              const std::map<std::string, DType>& outer_scope, int depth)
+      : graph_(graph), opsets_(opsets), options_(options), outer_(outer_scope), depth_(depth) {}
+
+  std::shared_ptr<const Plan> Build() {
+    auto plan = std::make_shared<Plan>();
+    plan_ = plan.get();
+    if (depth_ > options_.max_graph_depth) {
+      throw Error(ErrorCode::kLimitExceeded, "graph '" + graph_.name + "': subgraph nesting depth " +
+                                                 std::to_string(depth_) + " exceeds the limit " +
+                                                 std::to_string(options_.max_graph_depth));
+    }
+    if (static_cast<int64_t>(graph_.nodes.size()) > options_.max_nodes) {
+      throw Error(ErrorCode::kLimitExceeded,
+                  "graph '" + graph_.name + "' has " + std::to_string(graph_.nodes.size()) +
+                      " nodes, more than the limit " + std::to_string(options_.max_nodes));
+    }
+    AddSources();
+    const std::vector<size_t> order = TopologicalOrder();
+    for (size_t index : order) AddStep(graph_.nodes[index]);
+    for (const ValueInfo& out : graph_.outputs) {
+      const int id = plan_->FindValue(out.name);
+      if (id < 0) {
+        throw Error(ErrorCode::kInvalidModel,
+                    "graph output '" + out.name + "' is not produced by any node or input");
+      }
+      plan_->output_ids_.push_back(id);
+      plan_->outputs_.push_back(out);
+      if (plan_->outputs_.back().type.kind == TypeInfo::Kind::kUnknown) {
+        plan_->outputs_.back().type.kind = TypeInfo::Kind::kTensor;
+      }
+      if (plan_->outputs_.back().type.dtype == DType::kUndefined) {
+        plan_->outputs_.back().type.dtype = plan_->values_[id].dtype;
+      }
+    }
+    ComputeLastUses();
+    return plan;
+  }
+
+ private:
+  int NewValue(const std::string& name, DType dtype) {
+    const int id = static_cast<int>(plan_->values_.size());
+    ValueState v;
+    v.name = name;
+    v.dtype = dtype;
+    plan_->values_.push_back(std::move(v));
+    plan_->ids_[name] = id;
+    return id;
+  }
+
+  void AddSources() {
+    std::set<std::string> initializer_names;
+    for (const auto& [name, tensor] : graph_.initializers) {
+      if (!initializer_names.insert(name).second) {
+        throw Error(ErrorCode::kInvalidModel, "duplicate initializer '" + name + "'");
+      }
+      const int id = NewValue(name, tensor.dtype());
+      ValueState& v = plan_->values_[id];
+      v.is_constant = true;
+      v.constant = tensor;
+      v.static_shape = true;
+      v.dims = tensor.dims();
+    }
+    for (const ValueInfo& in : graph_.inputs) {
+      // IR < 4: initializers may also be listed as inputs; they stay constants here.
+      if (initializer_names.count(in.name)) continue;
+      if (plan_->ids_.count(in.name)) {
+        throw Error(ErrorCode::kInvalidModel, "graph input '" + in.name + "' is declared twice");
+      }
+      if (in.type.kind != TypeInfo::Kind::kTensor) {
+        throw Error(ErrorCode::kUnsupported,
+                    "graph input '" + in.name + "' is not a tensor (sequence/optional/map inputs "
+                    "are not supported)");
+      }
+      if (in.type.dtype == DType::kUndefined) {
+        throw Error(ErrorCode::kInvalidModel, "graph input '" + in.name + "' has no element type");
+      }
+      const int id = NewValue(in.name, in.type.dtype);
+      ValueState& v = plan_->values_[id];
+      v.static_shape = StaticDims(in.type, &v.dims);
+      plan_->input_ids_.push_back(id);
+      plan_->inputs_.push_back(in);
+    }
+    for (const auto& [name, dtype] : outer_) {
+      if (plan_->ids_.count(name)) continue;  // shadowed by a local input or initializer
+      const int id = NewValue(name, dtype);
+      plan_->outer_ids_.emplace_back(name, id);
+    }
+  }
+
+  std::vector<size_t> TopologicalOrder() {
+    // Producer of each name; then Kahn's algorithm, keeping file order among ready nodes.
+    std::map<std::string, size_t> producer;
+    for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+      for (const std::string& out : graph_.nodes[i].outputs) {
+        if (out.empty()) continue;
+        if (plan_->ids_.count(out)) {
+          throw Error(ErrorCode::kInvalidModel, graph_.nodes[i].Describe() + ": output '" + out +
+                                                    "' redefines a graph input or initializer");
+        }
+        if (!producer.emplace(out, i).second) {
+          throw Error(ErrorCode::kInvalidModel, graph_.nodes[i].Describe() + ": output '" + out +
+                                                    "' is produced by more than one node");
+        }
+      }
+    }
+    const size_t n = graph_.nodes.size();
+    std::vector<std::vector<size_t>> consumers(n);
+    std::vector<size_t> pending(n, 0);
+    for (size_t i = 0; i < n; ++i) {
+      std::set<size_t> deps;
+      for (const std::string& in : NodeReads(graph_.nodes[i])) {
+        if (in.empty() || plan_->ids_.count(in)) continue;
+        auto it = producer.find(in);
+        if (it == producer.end()) {
+          throw Error(ErrorCode::kInvalidModel,
+                      graph_.nodes[i].Describe() + ": input '" + in +
+                          "' is not a graph input, initializer or output of any node");
+        }
+        if (it->second == i) {
+          throw Error(ErrorCode::kInvalidModel,
+                      graph_.nodes[i].Describe() + ": consumes its own output '" + in + "'");
+        }
+        deps.insert(it->second);
+      }
+      pending[i] = deps.size();
+      for (size_t d : deps) consumers[d].push_back(i);
+    }
+    std::set<size_t> ready;
+    for (size_t i = 0; i < n; ++i) {
+      if (pending[i] == 0) ready.insert(i);
+    }
+    std::vector<size_t> order;
+    while (!ready.empty()) {
+      const size_t i = *ready.begin();
+      ready.erase(ready.begin());
+      order.push_back(i);
+      for (size_t c : consumers[i]) {
+        if (--pending[c] == 0) ready.insert(c);
+      }
+    }
+    if (order.size() != n) {
+      for (size_t i = 0; i < n; ++i) {
+        if (pending[i] != 0) {
+          throw Error(ErrorCode::kInvalidModel,
+                      "graph '" + graph_.name + "' has a cycle through " + graph_.nodes[i].Describe());
+        }
+      }
+    }
+    return order;
+  }
+
+  // Inputs of a node plus the outer-scope names its subgraphs read (so ordering sees them).
+  std::vector<std::string> NodeReads(const Node& node) {
+    std::vector<std::string> reads = node.inputs;
+    for (const Attribute& a : node.attributes) {
+      if (a.kind == AttrKind::kGraph && a.g) CollectFreeNames(*a.g, &reads);
+      if (a.kind == AttrKind::kGraphs) {
+        for (const auto& g : a.graphs) {
+          if (g) CollectFreeNames(*g, &reads);
+        }
+      }
+    }
+    return reads;
+  }
+
+  static void CollectFreeNames(const Graph& g, std::vector<std::string>* out) {
+    std::set<std::string> defined;
+    for (const ValueInfo& v : g.inputs) defined.insert(v.name);
+    for (const auto& [name, t] : g.initializers) defined.insert(name);
+    for (const Node& n : g.nodes) {
+      for (const std::string& o : n.outputs) defined.insert(o);
+    }
+    for (const Node& n : g.nodes) {
+      for (const std::string& i : n.inputs) {
+        if (!i.empty() && !defined.count(i)) out->push_back(i);
+      }
+      for (const Attribute& a : n.attributes) {
+        std::vector<std::string> inner;
+        if (a.kind == AttrKind::kGraph && a.g) CollectFreeNames(*a.g, &inner);
+        for (const auto& sub : a.graphs) {
+          if (sub) CollectFreeNames(*sub, &inner);
+        }
+        for (const std::string& i : inner) {
+          if (!defined.count(i)) out->push_back(i);
+        }
+      }
+    }
+  }
+
+  void AddStep(const Node& node) {
+    PlanStep step;
+    step.node = node;
+    const std::string domain = CanonicalDomain(node.domain);
+    auto opset_it = opsets_.find(domain);
+    if (opset_it == opsets_.end()) {
+      throw Error(ErrorCode::kUnsupported, node.Describe() + ": the model imports no opset for domain '" +
+                                               (domain.empty() ? "ai.onnx" : domain) + "'");
+    }
+    step.opset = opset_it->second;
+    const OpFactory* factory =
+        OpRegistry::Global().Find(domain, node.op_type, step.opset, &step.since_version);
+    if (factory == nullptr) {
+      throw Error(ErrorCode::kUnsupported,
+                  node.Describe() + ": " + OpRegistry::Global().WhyMissing(domain, node.op_type, step.opset));
+    }
+    OpInit init(step.node, step.opset);
+    step.op = (*factory)(init);
+
+    std::vector<DType> in_dtypes;
+    std::vector<const Tensor*> in_constants;
+    for (const std::string& name : node.inputs) {
+      if (name.empty()) {
+        step.inputs.push_back(-1);
+        in_dtypes.push_back(DType::kUndefined);
+        in_constants.push_back(nullptr);
+        continue;
+      }
+      const int id = plan_->FindValue(name);
+      step.inputs.push_back(id);
+      const ValueState& v = plan_->values_[id];
+      in_dtypes.push_back(v.dtype);
+      in_constants.push_back(v.is_constant ? &v.constant : nullptr);
+    }
+    TypeContext types(step.node, step.opset, in_dtypes, in_constants);
+    step.op->InferTypes(types);
+    for (size_t i = 0; i < node.outputs.size(); ++i) {
+      if (node.outputs[i].empty()) {
+        step.outputs.push_back(-1);
+        continue;
+      }
+      const DType dtype = types.output_dtype(static_cast<int>(i));
+      if (dtype == DType::kUndefined) {
+        throw Error(ErrorCode::kInternal, node.Describe() + ": no dtype inferred for output '" +
+                                              node.outputs[i] + "'");
+      }
+      step.outputs.push_back(NewValue(node.outputs[i], dtype));
+    }
+    step.value_inputs = step.op->ValueInputs();
+
+    if (TryFold(step)) return;
+    TryStaticPrepare(step);
+    plan_->steps_.push_back(std::move(step));
+  }
+
+  std::vector<InputInfo> InputInfos(const PlanStep& step, bool* all_static) {
+    std::vector<InputInfo> infos;
+    *all_static = true;
+    for (size_t i = 0; i < step.inputs.size(); ++i) {
+      InputInfo info;
+      const int id = step.inputs[i];
+      if (id >= 0) {
+        const ValueState& v = plan_->values_[id];
+        info.present = true;
+        info.dtype = v.dtype;
+        info.dims = v.dims;
+        if (!v.static_shape) *all_static = false;
+        if (v.is_constant) info.value = &v.constant;
+      }
+      infos.push_back(std::move(info));
+    }
+    return infos;
+  }
+
+  bool TryFold(PlanStep& step) {
+    if (!options_.constant_folding || !step.op->deterministic() || HasSubgraph(step.node)) {
+      return false;
+    }
+    for (int id : step.inputs) {
+      if (id >= 0 && !plan_->values_[id].is_constant) return false;
+    }
+    bool all_static = false;
+    std::vector<InputInfo> infos = InputInfos(step, &all_static);
+    PrepareContext prep(step.node, step.opset, infos, static_cast<int>(step.outputs.size()),
+                        nullptr);
+    RunFn run = step.op->Prepare(prep);
+    std::vector<Tensor> outs(step.outputs.size());
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const auto& spec = prep.outputs()[i];
+      if (step.outputs[i] >= 0 && spec.declared && !spec.dynamic) outs[i] = Tensor(spec.dtype, spec.dims);
+    }
+    std::vector<const Tensor*> in_ptrs;
+    for (int id : step.inputs) in_ptrs.push_back(id >= 0 ? &plan_->values_[id].constant : nullptr);
+    HeapAllocator heap;
+    RunContext ctx(step.node, in_ptrs, &outs, &heap, nullptr);
+    run(ctx);
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const int id = step.outputs[i];
+      if (id < 0) continue;
+      if (!outs[i].defined()) {
+        throw Error(ErrorCode::kInternal, step.node.Describe() + ": produced no output " + std::to_string(i));
+      }
+      ValueState& v = plan_->values_[id];
+      v.is_constant = true;
+      v.constant = outs[i];
+      v.static_shape = true;
+      v.dims = outs[i].dims();
+    }
+    ++plan_->folded_nodes_;
+    return true;
+  }
+
+  void TryStaticPrepare(PlanStep& step) {
+    bool all_static = false;
+    std::vector<InputInfo> infos = InputInfos(step, &all_static);
+    if (!all_static) return;
+    for (int vi : step.value_inputs) {
+      if (vi < static_cast<int>(infos.size()) && infos[vi].present && infos[vi].value == nullptr) {
+        return;  // shape depends on data known only at run time
+      }
+    }
+    PrepareContext prep(step.node, step.opset, infos, static_cast<int>(step.outputs.size()),
+                        nullptr);
+    step.static_run = step.op->Prepare(prep);
+    step.static_outputs = prep.outputs();
+    for (size_t i = 0; i < step.outputs.size(); ++i) {
+      const int id = step.outputs[i];
+      if (id < 0) continue;
+      const auto& spec = step.static_outputs[i];
+      if (spec.declared && !spec.dynamic) {
+        plan_->values_[id].static_shape = true;
+        plan_->values_[id].dims = spec.dims;
+      }
+    }
+  }
+
+  void ComputeLastUses() {
+    std::vector<int> last_use(plan_->values_.size(), -1);
+    for (size_t s = 0; s < plan_->steps_.size(); ++s) {
+      for (int id : plan_->steps_[s].inputs) {
+        if (id >= 0) last_use[id] = static_cast<int>(s);
+      }
+    }
+    std::set<int> keep(plan_->output_ids_.begin(), plan_->output_ids_.end());
+    for (size_t id = 0; id < last_use.size(); ++id) {
+      if (last_use[id] < 0 || keep.count(static_cast<int>(id)) || plan_->values_[id].is_constant) continue;
+      plan_->steps_[last_use[id]].release_after.push_back(static_cast<int>(id));
+    }
+  }
+
+  const Graph& graph_;
+  const OpsetMap& opsets_;
+  const PlanOptions& options_;
+  const std::map<std::string, DType>& outer_;
+  int depth_;
+  Plan* plan_ = nullptr;
+};
+
+std::shared_ptr<const Plan> Plan::Build(const Graph& graph, const OpsetMap& opsets,
+                                        const PlanOptions& options,
+                                        const std::map<std::string, DType>& outer_scope, int depth) {
+  return PlanBuilder(graph, opsets, options, outer_scope, depth).Build();
+}
+
+int Plan::FindValue(const std::string& name) const {
+  auto it = ids_.find(name);
+  return it == ids_.end() ? -1 : it->second;
+}
+
+// ---- Executor ----
+
+Executor::Executor(std::shared_ptr<const Plan> plan, const kernels::Parallel* parallel)
+    : plan_(std::move(plan)),
+      parallel_(parallel ? parallel : &kernels::SerialParallel()),
+      pool_(std::make_shared<BufferPool>()),
+      caches_(plan_->steps().size()) {}
+
+Executor::~Executor() = default;
+
+namespace {
+
+void AppendKey(std::vector<int64_t>* key, const Tensor& t, bool with_data) {
+  key->push_back(static_cast<int64_t>(t.dtype()));
+  key->push_back(t.rank());
+  key->insert(key->end(), t.dims().begin(), t.dims().end());
+  if (!with_data) return;
+  if (t.dtype() == DType::kString) {
+    for (const std::string& s : t.strings()) key->push_back(static_cast<int64_t>(std::hash<std::string>()(s)));
+    return;
+  }
+  const size_t bytes = t.byte_size();
+  key->push_back(static_cast<int64_t>(bytes));
+  const auto* p = static_cast<const uint8_t*>(t.raw_data());
+  for (size_t off = 0; off < bytes; off += 8) {
+    int64_t word = 0;
+    std::memcpy(&word, p + off, bytes - off < 8 ? bytes - off : 8);
+    key->push_back(word);
+  }
+}
+
+void CheckInput(const ValueInfo& info, const Tensor& t) {
+  if (t.dtype() != info.type.dtype) {
+    throw Error(ErrorCode::kInvalidArgument, "input '" + info.name + "' has dtype " +
+                                                 DTypeName(t.dtype()) + ", the model expects " +
+                                                 DTypeName(info.type.dtype));
+  }
+  if (!info.type.has_shape) return;
+  if (t.rank() != static_cast<int64_t>(info.type.dims.size())) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "input '" + info.name + "' has shape " + DimsToString(t.dims()) + " (rank " +
+                    std::to_string(t.rank()) + "), the model expects rank " +
+                    std::to_string(info.type.dims.size()));
+  }
+  for (size_t i = 0; i < info.type.dims.size(); ++i) {
+    const Dim& d = info.type.dims[i];
+    if (d.known() && d.value != t.dims()[i]) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "input '" + info.name + "' has shape " + DimsToString(t.dims()) +
+                      ", the model expects dimension " + std::to_string(i) + " to be " +
+                      std::to_string(d.value));
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<Tensor> Executor::Run(const std::map<std::string, Tensor>& inputs,
+                                  const std::map<std::string, Tensor>* outer) {
+  const Plan& plan = *plan_;
+  values_.assign(plan.values().size(), Tensor());
+  for (size_t id = 0; id < plan.values().size(); ++id) {
+    if (plan.values()[id].is_constant) values_[id] = plan.values()[id].constant;
+  }
+  for (const auto& [name, id] : plan.outer_ids()) {
+    const Tensor* t = nullptr;
+    if (outer) {
+      auto it = outer->find(name);
+      if (it != outer->end()) t = &it->second;
+    }
+    if (t == nullptr) {
+      throw Error(ErrorCode::kInternal, "outer-scope value '" + name + "' is not available");
+    }
+    values_[id] = *t;
+  }
+  for (const auto& [name, tensor] : inputs) {
+    bool known = false;
+    for (size_t k = 0; k < plan.inputs().size(); ++k) {
+      if (plan.inputs()[k].name == name) {
+        CheckInput(plan.inputs()[k], tensor);
+        values_[plan.input_ids()[k]] = tensor;
+        known = true;
+        break;
+      }
+    }
+    if (!known) {
+      throw Error(ErrorCode::kInvalidArgument, "'" + name + "' is not an input of the model");
+    }
+  }
+  for (size_t k = 0; k < plan.inputs().size(); ++k) {
+    if (!values_[plan.input_ids()[k]].defined()) {
+      throw Error(ErrorCode::kInvalidArgument, "missing input '" + plan.inputs()[k].name + "'");
+    }
+  }
+
+  profile_.clear();
+  std::vector<const Tensor*> in_ptrs;
+  std::vector<Tensor> outs;
+  for (size_t s = 0; s < plan.steps().size(); ++s) {
+    const PlanStep& step = plan.steps()[s];
+    const auto start = profiling_ ? std::chrono::steady_clock::now()
+                                  : std::chrono::steady_clock::time_point();
+    in_ptrs.clear();
+    for (int id : step.inputs) {
+      if (id < 0) {
+        in_ptrs.push_back(nullptr);
+        continue;
+      }
+      if (!values_[id].defined()) {
+        throw Error(ErrorCode::kInternal,
+                    step.node.Describe() + ": input '" + plan.values()[id].name + "' has no value");
+      }
+      in_ptrs.push_back(&values_[id]);
+    }
+
+    const RunFn* run = nullptr;
+    const std::vector<PrepareContext::OutputSpec>* specs = nullptr;
+    if (step.static_run) {
+      run = &step.static_run;
+      specs = &step.static_outputs;
+    } else {
+      key_scratch_.clear();
+      for (size_t i = 0; i < in_ptrs.size(); ++i) {
+        if (!in_ptrs[i]) {
+          key_scratch_.push_back(-1);
+          continue;
+        }
+        bool with_data = false;
+        for (int vi : step.value_inputs) with_data |= (vi == static_cast<int>(i));
+        AppendKey(&key_scratch_, *in_ptrs[i], with_data);
+      }
+      NodeCache& cache = caches_[s];
+      if (!cache.valid || cache.key != key_scratch_) {
+        std::vector<InputInfo> infos(in_ptrs.size());
+        for (size_t i = 0; i < in_ptrs.size(); ++i) {
+          if (!in_ptrs[i]) continue;
+          infos[i].present = true;
+          infos[i].dtype = in_ptrs[i]->dtype();
+          infos[i].dims = in_ptrs[i]->dims();
+          bool visible = plan.values()[step.inputs[i]].is_constant;
+          for (int vi : step.value_inputs) visible |= (vi == static_cast<int>(i));
+          if (visible) infos[i].value = in_ptrs[i];
+        }
+        cache.valid = false;
+        PrepareContext prep(step.node, step.opset, std::move(infos),
+                            static_cast<int>(step.outputs.size()), parallel_);
+        cache.run = step.op->Prepare(prep);
+        cache.outputs = prep.outputs();
+        cache.key = key_scratch_;
+        cache.valid = true;
+      }
+      run = &cache.run;
+      specs = &cache.outputs;
+    }
+
+    outs.assign(step.outputs.size(), Tensor());
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const auto& spec = (*specs)[i];
+      if (step.outputs[i] >= 0 && spec.declared && !spec.dynamic) {
+        outs[i] = pool_->Allocate(spec.dtype, spec.dims);
+      }
+    }
+    RunContext ctx(step.node, in_ptrs, &outs, pool_.get(), parallel_);
+    try {
+      (*run)(ctx);
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw Error(ErrorCode::kRuntime, step.node.Describe() + ": " + e.what());
+    }
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const int id = step.outputs[i];
+      if (id < 0) continue;
+      if (!outs[i].defined()) {
+        throw Error(ErrorCode::kInternal, step.node.Describe() + ": produced no value for output '" +
+                                              step.node.outputs[i] + "'");
+      }
+      values_[id] = std::move(outs[i]);
+    }
+    for (int id : step.release_after) values_[id] = Tensor();
+    if (profiling_) {
+      const double ms = std::chrono::duration<double, std::milli>(
+                            std::chrono::steady_clock::now() - start).count();
+      profile_.push_back(Timing{&step.node, ms});
+    }
+  }
+
+  std::vector<Tensor> result;
+  result.reserve(plan.output_ids().size());
+  for (int id : plan.output_ids()) result.push_back(values_[id]);
+  values_.assign(values_.size(), Tensor());
+  return result;
+}
+
+}  // namespace simplecpp::graph

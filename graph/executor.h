@@ -1,0 +1,121 @@
+// Compiling a Graph into an immutable Plan, and running a Plan.
+//
+// Plan::Build (at load): topological order (cycles and dangling names are errors), op lookup in
+// the registry for the model's opsets, dtype inference for every value (unsupported op / version /
+// dtype combination -> load-time Error naming node, op, opset and dtypes), constant folding of
+// initializer-only subgraphs, static shape inference where graph input shapes are known, and each
+// value's last use (for buffer reuse).
+// Executor (one per session): runs the steps in order; prepares each node once per input-shape
+// signature and reuses the RunFn while shapes repeat; hands buffers back to the session's pool
+// as soon as a value's last consumer has run.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/ir.h"
+#include "graph/op.h"
+
+namespace simplecpp::graph {
+
+using OpsetMap = std::map<std::string, int64_t>;  // canonical domain -> version
+
+struct PlanOptions {
+  bool constant_folding = true;
+  int64_t max_nodes = 1 << 22;
+  int64_t max_graph_depth = 64;
+};
+
+// What Build learned about one value.
+struct ValueState {
+  std::string name;
+  DType dtype = DType::kUndefined;
+  bool static_shape = false;  // dims known at load
+  Dims dims;
+  bool is_constant = false;   // initializer or folded
+  Tensor constant;
+};
+
+struct PlanStep {
+  Node node;
+  int64_t opset = 0;
+  int since_version = 0;
+  std::unique_ptr<Op> op;
+  std::vector<int> inputs;   // value ids; -1 for an omitted optional input
+  std::vector<int> outputs;  // value ids; -1 for an omitted optional output
+  std::vector<int> value_inputs;  // op->ValueInputs()
+  std::vector<int> release_after;  // value ids whose last consumer is this step
+  RunFn static_run;                // prepared at load when every input shape was known
+  std::vector<PrepareContext::OutputSpec> static_outputs;
+};
+
+class Plan {
+ public:
+  // `outer_scope` names values a subgraph may read from its enclosing graph, with their dtypes.
+  static std::shared_ptr<const Plan> Build(const Graph& graph, const OpsetMap& opsets,
+                                           const PlanOptions& options,
+                                           const std::map<std::string, DType>& outer_scope = {},
+                                           int depth = 0);
+
+  const std::vector<ValueInfo>& inputs() const { return inputs_; }   // excludes initializers
+  const std::vector<ValueInfo>& outputs() const { return outputs_; }
+  const std::vector<ValueState>& values() const { return values_; }
+  const std::vector<PlanStep>& steps() const { return steps_; }
+  const std::vector<int>& input_ids() const { return input_ids_; }
+  const std::vector<int>& output_ids() const { return output_ids_; }
+  const std::vector<std::pair<std::string, int>>& outer_ids() const { return outer_ids_; }
+  int64_t folded_nodes() const { return folded_nodes_; }
+  int FindValue(const std::string& name) const;  // -1 when unknown
+
+ private:
+  std::vector<ValueInfo> inputs_, outputs_;
+  std::vector<ValueState> values_;
+  std::vector<PlanStep> steps_;
+  std::vector<int> input_ids_, output_ids_;
+  std::vector<std::pair<std::string, int>> outer_ids_;
+  std::map<std::string, int> ids_;
+  int64_t folded_nodes_ = 0;
+  friend class PlanBuilder;
+};
+
+class BufferPool;
+
+class Executor {
+ public:
+  explicit Executor(std::shared_ptr<const Plan> plan, const kernels::Parallel* parallel = nullptr);
+  ~Executor();
+
+  // inputs: name -> tensor for every graph input; outer: values of the enclosing graph (for
+  // subgraphs). Returns the graph outputs in order. Throws Error on bad inputs.
+  std::vector<Tensor> Run(const std::map<std::string, Tensor>& inputs,
+                          const std::map<std::string, Tensor>* outer = nullptr);
+
+  void set_profiling(bool on) { profiling_ = on; }
+  struct Timing {
+    const Node* node;
+    double milliseconds;
+  };
+  const std::vector<Timing>& last_profile() const { return profile_; }
+  const Plan& plan() const { return *plan_; }
+
+ private:
+  struct NodeCache {
+    bool valid = false;
+    std::vector<int64_t> key;
+    RunFn run;
+    std::vector<PrepareContext::OutputSpec> outputs;
+  };
+  std::shared_ptr<const Plan> plan_;
+  const kernels::Parallel* parallel_;
+  std::shared_ptr<BufferPool> pool_;
+  std::vector<NodeCache> caches_;
+  std::vector<Tensor> values_;
+  std::vector<int64_t> key_scratch_;
+  bool profiling_ = false;
+  std::vector<Timing> profile_;
+};
+
+}  // namespace simplecpp::graph

@@ -1,0 +1,60 @@
+// Small helpers of the IR (graph/ir.h).
+#include "graph/ir.h"
+
+namespace simplecpp::graph {
+
+const char* AttrKindName(AttrKind k) {
+  switch (k) {
+    case AttrKind::kUndefined: return "UNDEFINED";
+    case AttrKind::kFloat: return "FLOAT";
+    case AttrKind::kInt: return "INT";
+    case AttrKind::kString: return "STRING";
+    case AttrKind::kTensor: return "TENSOR";
+    case AttrKind::kGraph: return "GRAPH";
+    case AttrKind::kFloats: return "FLOATS";
+    case AttrKind::kInts: return "INTS";
+    case AttrKind::kStrings: return "STRINGS";
+    case AttrKind::kTensors: return "TENSORS";
+    case AttrKind::kGraphs: return "GRAPHS";
+    case AttrKind::kSparseTensor: return "SPARSE_TENSOR";
+    case AttrKind::kSparseTensors: return "SPARSE_TENSORS";
+    case AttrKind::kTypeProto: return "TYPE_PROTO";
+    case AttrKind::kTypeProtos: return "TYPE_PROTOS";
+  }
+  return "UNKNOWN";
+}
+
+const Attribute* Node::FindAttribute(const std::string& attr_name) const {
+  for (const Attribute& a : attributes) {
+    if (a.name == attr_name) return &a;
+  }
+  return nullptr;
+}
+
+std::string Node::Describe() const {
+  std::string op = domain.empty() || domain == "ai.onnx" ? op_type : domain + ":" + op_type;
+  if (!name.empty()) return "node '" + name + "' (" + op + ")";
+  if (!outputs.empty() && !outputs[0].empty()) return "node producing '" + outputs[0] + "' (" + op + ")";
+  return "unnamed node (" + op + ")";
+}
+
+const Tensor* Graph::FindInitializer(const std::string& value_name) const {
+  for (const auto& [n, t] : initializers) {
+    if (n == value_name) return &t;
+  }
+  return nullptr;
+}
+
+std::string CanonicalDomain(const std::string& domain) {
+  return domain == "ai.onnx" ? std::string() : domain;
+}
+
+int64_t Model::OpsetVersion(const std::string& op_domain) const {
+  const std::string d = CanonicalDomain(op_domain);
+  for (const OpsetImport& o : opsets) {
+    if (CanonicalDomain(o.domain) == d) return o.version;
+  }
+  return 0;
+}
+
+}  // namespace simplecpp::graph

@@ -1,0 +1,216 @@
+// The contract between the executor and an op implementation.
+//
+// An op is built once per node at load (its constructor reads and validates attributes through
+// OpInit). The executor then calls, in order:
+//   InferTypes  at load: check input dtypes, give output dtypes. An unsupported dtype combination
+//               is a load-time error here.
+//   Prepare     once per input-shape signature (and per value of the inputs listed by
+//               ValueInputs()): validate shapes, compute output shapes, choose the kernel, prepack
+//               constant weights. Returns a RunFn that captures everything it needs.
+//   RunFn       for every run: no validation, no dtype switch; reads inputs, writes outputs.
+// An Op and the RunFns it returns are immutable and may be shared by concurrent sessions: scratch
+// memory comes from RunContext, never from captured state.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/ir.h"
+#include "kernels/parallel.h"
+#include "simplecpp/error.h"
+#include "simplecpp/tensor.h"
+
+namespace simplecpp::graph {
+
+// Attribute access for an op's constructor. Getters check the attribute's kind; a wrong kind or a
+// missing required attribute throws Error(kInvalidModel) naming node, op and attribute.
+class OpInit {
+ public:
+  OpInit(const Node& node, int64_t opset) : node_(node), opset_(opset) {}
+  const Node& node() const { return node_; }
+  int64_t opset() const { return opset_; }
+  int num_inputs() const { return static_cast<int>(node_.inputs.size()); }
+  int num_outputs() const { return static_cast<int>(node_.outputs.size()); }
+  bool has_input(int i) const;
+  bool has_output(int i) const;
+
+  bool Has(const std::string& name) const { return node_.FindAttribute(name) != nullptr; }
+  int64_t GetInt(const std::string& name, int64_t default_value) const;
+  int64_t RequireInt(const std::string& name) const;
+  float GetFloat(const std::string& name, float default_value) const;
+  std::string GetString(const std::string& name, const std::string& default_value) const;
+  std::vector<int64_t> GetInts(const std::string& name, std::vector<int64_t> default_value = {}) const;
+  std::vector<float> GetFloats(const std::string& name, std::vector<float> default_value = {}) const;
+  std::vector<std::string> GetStrings(const std::string& name) const;
+  const Tensor* GetTensor(const std::string& name) const;  // nullptr when absent
+  std::shared_ptr<Graph> GetGraph(const std::string& name) const;  // nullptr when absent
+  const Attribute* Find(const std::string& name, AttrKind expected) const;  // checks the kind
+
+  // "node 'x' (Op, opset N): "
+  std::string Prefix() const;
+  [[noreturn]] void Fail(const std::string& message) const;         // kInvalidModel
+  [[noreturn]] void Unsupported(const std::string& message) const;  // kUnsupported
+
+ private:
+  const Node& node_;
+  int64_t opset_;
+};
+
+// Load-time dtype inference.
+class TypeContext {
+ public:
+  TypeContext(const Node& node, int64_t opset, std::vector<DType> input_dtypes,
+              std::vector<const Tensor*> input_constants);
+  const Node& node() const { return node_; }
+  int64_t opset() const { return opset_; }
+  int num_inputs() const { return static_cast<int>(input_dtypes_.size()); }
+  bool has_input(int i) const;  // present and not the empty name
+  DType input_dtype(int i) const;  // kUndefined when absent
+  const Tensor* input_constant(int i) const;  // the value when it is known at load, else nullptr
+  int num_outputs() const { return static_cast<int>(output_dtypes_.size()); }
+  bool has_output(int i) const;
+  void set_output_dtype(int i, DType dtype);
+  DType output_dtype(int i) const { return output_dtypes_[i]; }
+
+  // Throws Unsupported (naming all input dtypes) unless input i is present with an allowed dtype.
+  void RequireDType(int i, std::initializer_list<DType> allowed) const;
+  // Throws unless inputs i and j have the same dtype.
+  void RequireSameDType(int i, int j) const;
+  // Throws Fail unless input i is present.
+  void RequireInput(int i) const;
+  std::string Prefix() const;  // "node 'x' (Op, opset N) with inputs (float32, int64): "
+  [[noreturn]] void Fail(const std::string& message) const;
+  [[noreturn]] void Unsupported(const std::string& message) const;
+
+ private:
+  const Node& node_;
+  int64_t opset_;
+  std::vector<DType> input_dtypes_;
+  std::vector<const Tensor*> input_constants_;
+  std::vector<DType> output_dtypes_;
+};
+
+// Prepare-time view of one input: dtype and concrete dims (the data is not available unless the
+// op listed the input in ValueInputs() or it is a constant).
+struct InputInfo {
+  DType dtype = DType::kUndefined;
+  Dims dims;
+  const Tensor* value = nullptr;
+  bool present = false;
+};
+
+class PrepareContext {
+ public:
+  PrepareContext(const Node& node, int64_t opset, std::vector<InputInfo> inputs, int num_outputs,
+                 const kernels::Parallel* parallel);
+  const Node& node() const { return node_; }
+  int64_t opset() const { return opset_; }
+  int num_inputs() const { return static_cast<int>(inputs_.size()); }
+  bool has_input(int i) const { return i < num_inputs() && inputs_[i].present; }
+  DType input_dtype(int i) const { return inputs_[i].dtype; }
+  const Dims& input_dims(int i) const { return inputs_[i].dims; }
+  int64_t input_rank(int i) const { return static_cast<int64_t>(inputs_[i].dims.size()); }
+  // Data of input i when known now: always for ValueInputs() at run time, for constants at load.
+  const Tensor* input_value(int i) const { return has_input(i) ? inputs_[i].value : nullptr; }
+  // As input_value, but throws when the value is unknown.
+  const Tensor& RequireValue(int i) const;
+  int num_outputs() const { return static_cast<int>(outputs_.size()); }
+  bool has_output(int i) const;
+  const kernels::Parallel& parallel() const { return *parallel_; }
+
+  // Declares output i with a shape known now (the executor allocates it before RunFn).
+  void set_output(int i, DType dtype, Dims dims);
+  // Declares output i whose shape is known only while running (NonZero, Unique, ...): the RunFn
+  // must call RunContext::allocate_output or set_output for it.
+  void set_output_dynamic(int i, DType dtype);
+
+  std::string Prefix() const;  // names node, op and the input shapes
+  [[noreturn]] void Fail(const std::string& message) const;  // kInvalidArgument
+  [[noreturn]] void Unsupported(const std::string& message) const;
+
+  struct OutputSpec {
+    DType dtype = DType::kUndefined;
+    Dims dims;
+    bool dynamic = false;
+    bool declared = false;
+  };
+  const std::vector<OutputSpec>& outputs() const { return outputs_; }
+
+ private:
+  const Node& node_;
+  int64_t opset_;
+  std::vector<InputInfo> inputs_;
+  std::vector<OutputSpec> outputs_;
+  const kernels::Parallel* parallel_;
+};
+
+// Hands out output buffers; the executor's memory pool implements it.
+class TensorAllocator {
+ public:
+  virtual ~TensorAllocator() = default;
+  virtual Tensor Allocate(DType dtype, const Dims& dims) = 0;
+};
+
+class RunContext {
+ public:
+  RunContext(const Node& node, std::vector<const Tensor*> inputs, std::vector<Tensor>* outputs,
+             TensorAllocator* allocator, const kernels::Parallel* parallel);
+  const Node& node() const { return node_; }
+  bool has_input(int i) const;
+  const Tensor& input(int i) const { return *inputs_[i]; }
+  int num_inputs() const { return static_cast<int>(inputs_.size()); }
+  int num_outputs() const { return static_cast<int>(outputs_->size()); }
+  // Output i, already allocated with the dims declared at Prepare (undefined if dynamic).
+  Tensor& output(int i) { return (*outputs_)[i]; }
+  // Allocates output i (for dynamic outputs) and returns it.
+  Tensor& allocate_output(int i, DType dtype, Dims dims);
+  // Replaces output i by an existing tensor (zero-copy Identity/Reshape/Squeeze).
+  void set_output(int i, Tensor tensor) { (*outputs_)[i] = std::move(tensor); }
+  // A temporary tensor from the session's pool (freed when the returned Tensor dies).
+  Tensor Scratch(DType dtype, const Dims& dims) { return allocator_->Allocate(dtype, dims); }
+  const kernels::Parallel& parallel() const { return *parallel_; }
+
+  std::string Prefix() const;
+  [[noreturn]] void Fail(const std::string& message) const;  // kRuntime, names node and op
+
+ private:
+  const Node& node_;
+  std::vector<const Tensor*> inputs_;
+  std::vector<Tensor>* outputs_;
+  TensorAllocator* allocator_;
+  const kernels::Parallel* parallel_;
+};
+
+using RunFn = std::function<void(RunContext&)>;
+
+class Op {
+ public:
+  virtual ~Op() = default;
+  virtual void InferTypes(TypeContext& ctx) const = 0;
+  // Inputs whose data Prepare reads (shape tensors, axes, pads, k, ...).
+  virtual std::vector<int> ValueInputs() const { return {}; }
+  virtual RunFn Prepare(PrepareContext& ctx) const = 0;
+  // False for random ops: they are never constant-folded.
+  virtual bool deterministic() const { return true; }
+};
+
+using OpFactory = std::function<std::unique_ptr<Op>(const OpInit&)>;
+
+template <typename OpT>
+OpFactory MakeFactory() {
+  return [](const OpInit& init) -> std::unique_ptr<Op> { return std::make_unique<OpT>(init); };
+}
+
+// Small helpers used by many ops.
+// Normalizes a possibly negative axis against rank; throws Fail via `fail` when out of range.
+int64_t NormalizeAxis(int64_t axis, int64_t rank, const std::function<void(const std::string&)>& fail);
+// Reads an int64/int32 tensor as int64 values.
+std::vector<int64_t> TensorToInt64s(const Tensor& t);
+// Reads a float/double/float16/bfloat16/int tensor element i as double.
+double TensorElementAsDouble(const Tensor& t, int64_t i);
+
+}  // namespace simplecpp::graph

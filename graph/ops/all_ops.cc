@@ -1,0 +1,19 @@
+// Every built-in op family registers itself here. One function per family, defined in
+// graph/ops/<family>.cc next to the ops it registers.
+#include "graph/ops/families.h"
+#include "graph/registry.h"
+
+namespace simplecpp::graph {
+
+void RegisterAllOps(OpRegistry& registry) {
+  RegisterElementwiseOps(registry);   // elementwise.cc: unary/binary math, logic, activations
+  RegisterMatMulOps(registry);        // matmul.cc: MatMul, Gemm, Einsum
+  RegisterConvOps(registry);          // conv.cc: Conv
+  RegisterPoolOps(registry);          // pool.cc: MaxPool, AveragePool, Global*Pool
+  RegisterNormalizationOps(registry); // normalization.cc: BatchNorm, InstanceNorm, LayerNorm, Softmax
+  RegisterReductionOps(registry);     // reduction.cc: Reduce*, ArgMax/Min, CumSum, TopK
+  RegisterTensorOps(registry);        // tensor_*.cc: shape and data movement ops
+  RegisterCastOps(registry);          // cast.cc: Cast, CastLike
+}
+
+}  // namespace simplecpp::graph

@@ -1,0 +1,17 @@
+// Registration entry points of the op families (see all_ops.cc).
+#pragma once
+
+namespace simplecpp::graph {
+
+class OpRegistry;
+
+void RegisterElementwiseOps(OpRegistry& registry);
+void RegisterMatMulOps(OpRegistry& registry);
+void RegisterConvOps(OpRegistry& registry);
+void RegisterPoolOps(OpRegistry& registry);
+void RegisterNormalizationOps(OpRegistry& registry);
+void RegisterReductionOps(OpRegistry& registry);
+void RegisterTensorOps(OpRegistry& registry);
+void RegisterCastOps(OpRegistry& registry);
+
+}  // namespace simplecpp::graph

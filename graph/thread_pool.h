@@ -1,0 +1,15 @@
+// Intra-op threads: a kernels::Parallel backed by Eigen's ThreadPool. The calling thread takes
+// part in the work, so `threads` = 1 means no extra thread at all.
+#pragma once
+
+#include <memory>
+
+#include "kernels/parallel.h"
+
+namespace simplecpp::graph {
+
+// threads <= 0 means the number of hardware threads.
+std::unique_ptr<kernels::Parallel> MakeThreadPool(int threads);
+int DefaultThreadCount();
+
+}  // namespace simplecpp::graph

@@ -1,0 +1,211 @@
+// The C API (simplecpp/simplecpp_c.h): a thin, exception-free wrapper over the C++ API.
+#include "simplecpp/simplecpp_c.h"
+
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "simplecpp/simplecpp.h"
+
+struct sc_status {
+  int32_t code;
+  std::string message;
+};
+struct sc_model {
+  simplecpp::Model model;
+};
+struct sc_session {
+  simplecpp::Session session;
+};
+struct sc_tensor {
+  simplecpp::Tensor tensor;
+};
+
+namespace {
+
+// Returned when even the status object cannot be allocated; sc_status_free ignores it.
+sc_status kOutOfMemoryStatus{SC_ERR_LIMIT_EXCEEDED, "out of memory"};
+
+sc_status* MakeStatus(int32_t code, const std::string& message) {
+  try {
+    return new sc_status{code, message};
+  } catch (...) {
+    return &kOutOfMemoryStatus;
+  }
+}
+
+// Runs fn, turning every exception into a status object.
+template <typename Fn>
+sc_status* Guard(Fn&& fn) {
+  try {
+    fn();
+    return nullptr;
+  } catch (const simplecpp::Error& e) {
+    return MakeStatus(static_cast<int32_t>(e.code()), e.what());
+  } catch (const std::bad_alloc&) {
+    return MakeStatus(SC_ERR_LIMIT_EXCEEDED, "out of memory");
+  } catch (const std::exception& e) {
+    return MakeStatus(SC_ERR_INTERNAL, e.what());
+  } catch (...) {
+    return MakeStatus(SC_ERR_INTERNAL, "unknown error");
+  }
+}
+
+sc_status* NullArgument(const char* what) {
+  return MakeStatus(SC_ERR_INVALID_ARGUMENT, std::string(what) + " is NULL");
+}
+
+}  // namespace
+
+extern "C" {
+
+int32_t sc_status_code(const sc_status* status) { return status ? status->code : SC_OK; }
+const char* sc_status_message(const sc_status* status) { return status ? status->message.c_str() : ""; }
+void sc_status_free(sc_status* status) {
+  if (status != &kOutOfMemoryStatus) delete status;
+}
+
+sc_status* sc_model_load(const char* path, sc_model** out_model) {
+  if (!path) return NullArgument("path");
+  if (!out_model) return NullArgument("out_model");
+  *out_model = nullptr;
+  return Guard([&] { *out_model = new sc_model{simplecpp::Model::Load(path)}; });
+}
+
+sc_status* sc_model_load_bytes(const void* data, size_t size, sc_model** out_model) {
+  if (!data && size) return NullArgument("data");
+  if (!out_model) return NullArgument("out_model");
+  *out_model = nullptr;
+  return Guard([&] { *out_model = new sc_model{simplecpp::Model::LoadFromBytes(data, size)}; });
+}
+
+void sc_model_free(sc_model* model) { delete model; }
+
+sc_status* sc_model_input_count(const sc_model* model, int64_t* out_count) {
+  if (!model || !out_count) return NullArgument("model or out_count");
+  *out_count = static_cast<int64_t>(model->model.inputs().size());
+  return nullptr;
+}
+sc_status* sc_model_output_count(const sc_model* model, int64_t* out_count) {
+  if (!model || !out_count) return NullArgument("model or out_count");
+  *out_count = static_cast<int64_t>(model->model.outputs().size());
+  return nullptr;
+}
+sc_status* sc_model_input_name(const sc_model* model, int64_t index, const char** out_name) {
+  if (!model || !out_name) return NullArgument("model or out_name");
+  const auto& v = model->model.inputs();
+  if (index < 0 || index >= static_cast<int64_t>(v.size())) {
+    return MakeStatus(SC_ERR_INVALID_ARGUMENT, "input index " + std::to_string(index) + " out of range");
+  }
+  *out_name = v[index].name.c_str();
+  return nullptr;
+}
+sc_status* sc_model_output_name(const sc_model* model, int64_t index, const char** out_name) {
+  if (!model || !out_name) return NullArgument("model or out_name");
+  const auto& v = model->model.outputs();
+  if (index < 0 || index >= static_cast<int64_t>(v.size())) {
+    return MakeStatus(SC_ERR_INVALID_ARGUMENT, "output index " + std::to_string(index) + " out of range");
+  }
+  *out_name = v[index].name.c_str();
+  return nullptr;
+}
+
+sc_status* sc_session_create(const sc_model* model, int32_t threads, sc_session** out_session) {
+  if (!model || !out_session) return NullArgument("model or out_session");
+  *out_session = nullptr;
+  return Guard([&] {
+    simplecpp::SessionOptions options;
+    options.threads = threads;
+    *out_session = new sc_session{simplecpp::Session(model->model, options)};
+  });
+}
+void sc_session_free(sc_session* session) { delete session; }
+
+sc_status* sc_tensor_create(int32_t dtype, const int64_t* dims, int64_t rank, const void* data,
+                            size_t byte_size, sc_tensor** out_tensor) {
+  if (!out_tensor) return NullArgument("out_tensor");
+  *out_tensor = nullptr;
+  if (rank < 0 || (rank > 0 && !dims)) return MakeStatus(SC_ERR_INVALID_ARGUMENT, "bad dims");
+  if (!simplecpp::IsKnownDType(dtype) || dtype == static_cast<int32_t>(simplecpp::DType::kString)) {
+    return MakeStatus(SC_ERR_INVALID_ARGUMENT, "unsupported dtype " + std::to_string(dtype));
+  }
+  return Guard([&] {
+    simplecpp::Tensor t(static_cast<simplecpp::DType>(dtype), simplecpp::Dims(dims, dims + rank));
+    if (t.byte_size() != byte_size) {
+      throw simplecpp::Error(simplecpp::ErrorCode::kInvalidArgument,
+                             "tensor data has " + std::to_string(byte_size) + " bytes, shape " +
+                                 simplecpp::DimsToString(t.dims()) + " needs " +
+                                 std::to_string(t.byte_size()));
+    }
+    if (byte_size) {
+      if (!data) throw simplecpp::Error(simplecpp::ErrorCode::kInvalidArgument, "data is NULL");
+      std::memcpy(t.raw_data(), data, byte_size);
+    }
+    *out_tensor = new sc_tensor{std::move(t)};
+  });
+}
+
+void sc_tensor_free(sc_tensor* tensor) { delete tensor; }
+int32_t sc_tensor_dtype(const sc_tensor* tensor) {
+  return tensor ? static_cast<int32_t>(tensor->tensor.dtype()) : 0;
+}
+int64_t sc_tensor_rank(const sc_tensor* tensor) { return tensor ? tensor->tensor.rank() : 0; }
+sc_status* sc_tensor_dims(const sc_tensor* tensor, int64_t* out_dims, int64_t max_rank) {
+  if (!tensor || (!out_dims && max_rank > 0)) return NullArgument("tensor or out_dims");
+  const auto& d = tensor->tensor.dims();
+  for (int64_t i = 0; i < max_rank && i < static_cast<int64_t>(d.size()); ++i) out_dims[i] = d[i];
+  return nullptr;
+}
+size_t sc_tensor_byte_size(const sc_tensor* tensor) { return tensor ? tensor->tensor.byte_size() : 0; }
+const void* sc_tensor_data(const sc_tensor* tensor) { return tensor ? tensor->tensor.raw_data() : nullptr; }
+sc_status* sc_tensor_copy_data(const sc_tensor* tensor, void* buffer, size_t buffer_size) {
+  if (!tensor || (!buffer && buffer_size)) return NullArgument("tensor or buffer");
+  if (buffer_size < tensor->tensor.byte_size()) {
+    return MakeStatus(SC_ERR_INVALID_ARGUMENT,
+                      "buffer of " + std::to_string(buffer_size) + " bytes is smaller than the tensor's " +
+                          std::to_string(tensor->tensor.byte_size()));
+  }
+  if (tensor->tensor.byte_size()) std::memcpy(buffer, tensor->tensor.raw_data(), tensor->tensor.byte_size());
+  return nullptr;
+}
+
+sc_status* sc_session_run(sc_session* session, const char* const* input_names,
+                          const sc_tensor* const* inputs, int64_t num_inputs,
+                          const char* const* output_names, int64_t num_outputs,
+                          sc_tensor** out_tensors) {
+  if (!session) return NullArgument("session");
+  if (num_inputs < 0 || num_outputs < 0) return MakeStatus(SC_ERR_INVALID_ARGUMENT, "negative count");
+  if ((num_inputs && (!input_names || !inputs)) || (num_outputs && (!output_names || !out_tensors))) {
+    return NullArgument("names or tensors");
+  }
+  for (int64_t i = 0; i < num_outputs; ++i) out_tensors[i] = nullptr;
+  return Guard([&] {
+    std::map<std::string, simplecpp::Tensor> feeds;
+    for (int64_t i = 0; i < num_inputs; ++i) {
+      if (!input_names[i] || !inputs[i]) {
+        throw simplecpp::Error(simplecpp::ErrorCode::kInvalidArgument,
+                               "input " + std::to_string(i) + " has a NULL name or tensor");
+      }
+      feeds[input_names[i]] = inputs[i]->tensor;
+    }
+    std::vector<std::string> wanted;
+    for (int64_t i = 0; i < num_outputs; ++i) {
+      if (!output_names[i]) {
+        throw simplecpp::Error(simplecpp::ErrorCode::kInvalidArgument,
+                               "output name " + std::to_string(i) + " is NULL");
+      }
+      wanted.push_back(output_names[i]);
+    }
+    auto results = session->session.Run(feeds, wanted);
+    std::vector<sc_tensor*> made;
+    try {
+      for (int64_t i = 0; i < num_outputs; ++i) made.push_back(new sc_tensor{results.at(wanted[i])});
+    } catch (...) {
+      for (sc_tensor* t : made) delete t;
+      throw;
+    }
+    for (int64_t i = 0; i < num_outputs; ++i) out_tensors[i] = made[i];
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,102 @@
+// simplecpp public C++ API. Include this one header.
+//
+//   simplecpp::Model model = simplecpp::Model::Load("model.onnx");
+//   simplecpp::Session session(model);
+//   auto outputs = session.Run({{"x", input_tensor}});
+//   const simplecpp::Tensor& y = outputs.at("y");
+//
+// A Model is immutable after loading and may be shared by many threads; a Session belongs to one
+// caller at a time (it owns the scratch memory and prepared kernels). Errors are simplecpp::Error.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "simplecpp/dtype.h"
+#include "simplecpp/error.h"
+#include "simplecpp/tensor.h"
+
+namespace simplecpp {
+
+struct Limits {
+  int64_t max_model_bytes = int64_t{4} << 30;        // model file / buffer size
+  int64_t max_tensor_elements = int64_t{1} << 34;    // elements in any one tensor
+  int64_t max_tensor_bytes = int64_t{16} << 30;      // bytes in any one tensor
+  int64_t max_nodes = 1 << 22;                       // nodes in a graph (all subgraphs together)
+  int64_t max_graph_depth = 64;                      // nesting of subgraphs
+};
+
+struct LoadOptions {
+  // Folder that external-data paths are resolved against (defaults to the model file's folder;
+  // for Load(bytes) external data is refused unless this is set).
+  std::string external_data_dir;
+  bool constant_folding = true;
+  Limits limits;
+};
+
+struct SessionOptions {
+  int threads = 0;  // intra-op threads; 0 = number of cores, 1 = run on the calling thread
+};
+
+// Description of a graph input or output: name, dtype, dims (-1 for unknown, with the symbolic
+// name in dim_params when the model gives one).
+struct ValueDescription {
+  std::string name;
+  DType dtype = DType::kUndefined;
+  bool has_shape = false;
+  std::vector<int64_t> dims;
+  std::vector<std::string> dim_params;
+};
+
+namespace detail {
+struct ModelImpl;
+struct SessionImpl;
+}  // namespace detail
+
+class Model {
+ public:
+  static Model Load(const std::string& path, const LoadOptions& options = {});
+  static Model LoadFromBytes(const void* data, size_t size, const LoadOptions& options = {});
+
+  const std::vector<ValueDescription>& inputs() const;
+  const std::vector<ValueDescription>& outputs() const;
+  int64_t ir_version() const;
+  // (domain, version) for every opset the model imports; "" is ai.onnx.
+  std::vector<std::pair<std::string, int64_t>> opsets() const;
+
+  std::shared_ptr<const detail::ModelImpl> impl() const { return impl_; }
+
+ private:
+  explicit Model(std::shared_ptr<const detail::ModelImpl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<const detail::ModelImpl> impl_;
+};
+
+class Session {
+ public:
+  explicit Session(const Model& model, const SessionOptions& options = {});
+  ~Session();
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+
+  // Runs the model. Every graph input without an initializer must be given. Returns every graph
+  // output by name (or only `output_names` when non-empty).
+  std::map<std::string, Tensor> Run(const std::map<std::string, Tensor>& inputs,
+                                    const std::vector<std::string>& output_names = {});
+  // Per-node timings of the last Run when profiling is on.
+  void set_profiling(bool on);
+  struct NodeTiming {
+    std::string node_name;
+    std::string op_type;
+    double milliseconds = 0;
+  };
+  std::vector<NodeTiming> last_profile() const;
+
+ private:
+  std::unique_ptr<detail::SessionImpl> impl_;
+};
+
+}  // namespace simplecpp

@@ -1,0 +1,78 @@
+/* simplecpp C API: opaque handles, status objects, fixed-width integers, int64 dims.
+ *
+ * Every function returns sc_status* : NULL on success, otherwise an object carrying a code
+ * (SC_ERR_*) and a message that the caller frees with sc_status_free. There is no thread-local
+ * "last error". No C++ exception crosses this boundary. Caller memory is never retained after a
+ * call returns. Outputs are tensors owned by the library and freed with sc_tensor_free (from any
+ * thread). New functions are only ever appended. */
+#ifndef SIMPLECPP_SIMPLECPP_C_H_
+#define SIMPLECPP_SIMPLECPP_C_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sc_status sc_status;
+typedef struct sc_model sc_model;
+typedef struct sc_session sc_session;
+typedef struct sc_tensor sc_tensor;
+
+/* Status codes (same numbers as simplecpp::ErrorCode). */
+#define SC_OK 0
+#define SC_ERR_INVALID_ARGUMENT 1
+#define SC_ERR_INVALID_MODEL 2
+#define SC_ERR_UNSUPPORTED 3
+#define SC_ERR_RUNTIME 4
+#define SC_ERR_LIMIT_EXCEEDED 5
+#define SC_ERR_IO 6
+#define SC_ERR_INTERNAL 7
+
+/* Element types use ONNX's TensorProto numbers: 1 float32, 2 uint8, 3 int8, 6 int32, 7 int64,
+ * 9 bool, 10 float16, 11 float64, 16 bfloat16, ... */
+
+int32_t sc_status_code(const sc_status* status);
+const char* sc_status_message(const sc_status* status);
+void sc_status_free(sc_status* status);
+
+sc_status* sc_model_load(const char* path, sc_model** out_model);
+sc_status* sc_model_load_bytes(const void* data, size_t size, sc_model** out_model);
+void sc_model_free(sc_model* model);
+sc_status* sc_model_input_count(const sc_model* model, int64_t* out_count);
+sc_status* sc_model_output_count(const sc_model* model, int64_t* out_count);
+/* The returned name stays valid while the model lives. */
+sc_status* sc_model_input_name(const sc_model* model, int64_t index, const char** out_name);
+sc_status* sc_model_output_name(const sc_model* model, int64_t index, const char** out_name);
+
+/* threads: 0 = number of cores. */
+sc_status* sc_session_create(const sc_model* model, int32_t threads, sc_session** out_session);
+void sc_session_free(sc_session* session);
+
+/* Creates a tensor by copying `data` (byte_size bytes; must match dtype and dims exactly). */
+sc_status* sc_tensor_create(int32_t dtype, const int64_t* dims, int64_t rank, const void* data,
+                            size_t byte_size, sc_tensor** out_tensor);
+void sc_tensor_free(sc_tensor* tensor);
+int32_t sc_tensor_dtype(const sc_tensor* tensor);
+int64_t sc_tensor_rank(const sc_tensor* tensor);
+/* Copies up to max_rank dims into out_dims. */
+sc_status* sc_tensor_dims(const sc_tensor* tensor, int64_t* out_dims, int64_t max_rank);
+size_t sc_tensor_byte_size(const sc_tensor* tensor);
+/* Pointer to the tensor's data (valid while the tensor lives). */
+const void* sc_tensor_data(const sc_tensor* tensor);
+/* Copies the data into a caller-owned buffer of buffer_size bytes. */
+sc_status* sc_tensor_copy_data(const sc_tensor* tensor, void* buffer, size_t buffer_size);
+
+/* Runs the session. input_names/inputs: num_inputs pairs. output_names: the outputs wanted
+ * (num_outputs of them); out_tensors receives num_outputs new tensors for the caller to free. */
+sc_status* sc_session_run(sc_session* session, const char* const* input_names,
+                          const sc_tensor* const* inputs, int64_t num_inputs,
+                          const char* const* output_names, int64_t num_outputs,
+                          sc_tensor** out_tensors);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SIMPLECPP_SIMPLECPP_C_H_ */

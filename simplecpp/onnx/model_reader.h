@@ -1,0 +1,33 @@
+// ONNX ModelProto bytes -> graph::Model, with protozero. The only place (with model_writer and
+// tensor_proto) that knows the ONNX protobuf schema.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "graph/ir.h"
+
+namespace simplecpp::onnx {
+
+struct ReadOptions {
+  // Folder that external-data locations are resolved in. Empty: external data is refused.
+  std::string external_data_dir;
+  int64_t max_model_bytes = int64_t{4} << 30;
+  int64_t max_tensor_bytes = int64_t{16} << 30;
+  int64_t max_nodes = 1 << 22;
+  int64_t max_graph_depth = 64;
+};
+
+// Parses a ModelProto. Large raw_data tensors may borrow the bytes (zero copy): `owner` keeps
+// `data` alive for as long as any tensor of the returned model lives (pass nullptr to force
+// copies). Throws Error(kInvalidModel) for malformed input, naming what was wrong and where.
+graph::Model ReadModel(const void* data, size_t size, const ReadOptions& options,
+                       std::shared_ptr<const void> owner);
+
+// Maps (or reads once) the file and parses it; external data is resolved in the file's folder
+// unless options.external_data_dir is set.
+graph::Model ReadModelFile(const std::string& path, ReadOptions options = {});
+
+}  // namespace simplecpp::onnx
