@@ -1,0 +1,102 @@
+// Helpers shared by the elementwise op files (elementwise.cc, elementwise_unary.cc): dtype
+// visiting, dtype lists, chunked parallel loops, registration of an op at several versions.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "graph/op.h"
+#include "graph/registry.h"
+#include "kernels/parallel.h"
+
+namespace simplecpp::graph::elementwise {
+
+// Calls f(T{}) with T the C++ type of dt (bool as uint8_t: bools are stored as 0/1 bytes).
+// InferTypes has rejected every other dtype before Prepare.
+template <typename F>
+void VisitNumeric(DType dt, F&& f) {
+  switch (dt) {
+    case DType::kFloat32: return f(float{});
+    case DType::kFloat64: return f(double{});
+    case DType::kInt8: return f(int8_t{});
+    case DType::kUInt8: return f(uint8_t{});
+    case DType::kInt16: return f(int16_t{});
+    case DType::kUInt16: return f(uint16_t{});
+    case DType::kInt32: return f(int32_t{});
+    case DType::kUInt32: return f(uint32_t{});
+    case DType::kInt64: return f(int64_t{});
+    case DType::kUInt64: return f(uint64_t{});
+    case DType::kBool: return f(uint8_t{});
+    default: break;
+  }
+  throw Error(ErrorCode::kInternal, "elementwise: dtype " + DTypeName(dt) + " reached Prepare");
+}
+
+inline const std::vector<DType>& FloatTypes() {
+  static const std::vector<DType> k = {DType::kFloat32, DType::kFloat64};
+  return k;
+}
+inline const std::vector<DType>& SignedIntTypes() {
+  static const std::vector<DType> k = {DType::kInt8, DType::kInt16, DType::kInt32, DType::kInt64};
+  return k;
+}
+inline const std::vector<DType>& UnsignedIntTypes() {
+  static const std::vector<DType> k = {DType::kUInt8, DType::kUInt16, DType::kUInt32,
+                                       DType::kUInt64};
+  return k;
+}
+inline std::vector<DType> Concat(std::initializer_list<std::vector<DType>> lists) {
+  std::vector<DType> out;
+  for (const auto& l : lists) out.insert(out.end(), l.begin(), l.end());
+  return out;
+}
+inline const std::vector<DType>& IntTypes() {
+  static const std::vector<DType> k = Concat({SignedIntTypes(), UnsignedIntTypes()});
+  return k;
+}
+inline const std::vector<DType>& NumericTypes() {
+  static const std::vector<DType> k = Concat({FloatTypes(), IntTypes()});
+  return k;
+}
+
+// Throws Unsupported naming the allowed list unless input i is present with one of `allowed`.
+inline void RequireOneOf(const TypeContext& ctx, int input, const std::vector<DType>& allowed,
+                         const char* what = "input") {
+  ctx.RequireInput(input);
+  const DType dt = ctx.input_dtype(input);
+  if (std::find(allowed.begin(), allowed.end(), dt) != allowed.end()) return;
+  std::string list;
+  for (DType d : allowed) list += (list.empty() ? "" : ", ") + DTypeName(d);
+  ctx.Unsupported(std::string(what) + " " + std::to_string(input) + " has dtype " +
+                  DTypeName(dt) + "; supported: " + list);
+}
+
+// Elements per parallel task for plain (non-broadcast) loops: a problem-size constant.
+constexpr int64_t kChunk = 1 << 15;
+
+// fn(begin, end) over [0, n) in chunks of kChunk elements (deterministic task boundaries).
+template <typename Fn>
+void ForChunks(const kernels::Parallel& parallel, int64_t n, Fn&& fn) {
+  if (n <= 0) return;
+  const int64_t tasks = (n + kChunk - 1) / kChunk;
+  if (tasks == 1) {
+    fn(int64_t{0}, n);
+    return;
+  }
+  parallel.For(tasks, [&](int64_t t0, int64_t t1) {
+    fn(t0 * kChunk, std::min(n, t1 * kChunk));
+  });
+}
+
+inline void RegisterVersions(OpRegistry& registry, const std::string& op_type,
+                             const std::vector<int>& versions, const OpFactory& factory) {
+  for (int v : versions) registry.Register("", op_type, v, factory);
+}
+
+void RegisterUnaryOps(OpRegistry& registry);   // elementwise_unary.cc
+void RegisterBinaryOps(OpRegistry& registry);  // elementwise.cc
+
+}  // namespace simplecpp::graph::elementwise
