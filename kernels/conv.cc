@@ -1,0 +1,117 @@
+// im2col for the GEMM-based convolution (see kernels/conv.h). Plain C++: it is a strided copy,
+// bound by memory, and a contiguous run (stride 1) becomes a memcpy.
+#include "kernels/conv.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace simplecpp::kernels {
+namespace {
+
+// The geometry widened to 3 dims (leading dims of size 1), so one loop nest serves 1-D..3-D.
+struct Geometry3 {
+  int64_t in[3], out[3], kernel[3], stride[3], dilation[3], pad[3];
+};
+
+Geometry3 Widen(const ConvGeometry& g) {
+  Geometry3 w;
+  const int lead = 3 - g.rank;
+  for (int d = 0; d < 3; ++d) {
+    const int s = d - lead;
+    const bool used = s >= 0;
+    w.in[d] = used ? g.in[s] : 1;
+    w.out[d] = used ? g.out[s] : 1;
+    w.kernel[d] = used ? g.kernel[s] : 1;
+    w.stride[d] = used ? g.stride[s] : 1;
+    w.dilation[d] = used ? g.dilation[s] : 1;
+    w.pad[d] = used ? g.pad[s] : 0;
+  }
+  return w;
+}
+
+// The output indices o in [0, out) whose input index o*stride + offset lies in [0, in).
+void ValidRange(int64_t offset, int64_t stride, int64_t in, int64_t out, int64_t* lo, int64_t* hi) {
+  *lo = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
+  *hi = (in - 1 - offset) < 0 ? 0 : (in - 1 - offset) / stride + 1;
+  *lo = std::min(*lo, out);
+  *hi = std::max(std::min(*hi, out), *lo);
+}
+
+}  // namespace
+
+int64_t ConvGeometry::InSize() const {
+  int64_t s = 1;
+  for (int d = 0; d < rank; ++d) s *= in[d];
+  return s;
+}
+
+int64_t ConvGeometry::OutSize() const {
+  int64_t s = 1;
+  for (int d = 0; d < rank; ++d) s *= out[d];
+  return s;
+}
+
+int64_t ConvGeometry::KernelSize() const {
+  int64_t s = 1;
+  for (int d = 0; d < rank; ++d) s *= kernel[d];
+  return s;
+}
+
+void Im2ColF32(const ConvGeometry& geometry, const float* x, int64_t channels, int64_t p_begin,
+               int64_t p_count, float* col, const Parallel& parallel) {
+  const Geometry3 g = Widen(geometry);
+  const int64_t ksize = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  const int64_t rows = channels * ksize;
+  const int64_t in_size = g.in[0] * g.in[1] * g.in[2];
+  const int64_t p_end = p_begin + p_count;
+  if (rows == 0 || p_count == 0) return;
+  // Tasks of whole rows, sized by the amount of data only.
+  const int64_t rows_per_task = std::max<int64_t>(1, 16384 / p_count);
+  const int64_t tasks = (rows + rows_per_task - 1) / rows_per_task;
+  parallel.For(tasks, [&](int64_t t0, int64_t t1) {
+    const int64_t r_end = std::min(rows, t1 * rows_per_task);
+    for (int64_t r = t0 * rows_per_task; r < r_end; ++r) {
+      const int64_t c = r / ksize;
+      int64_t kidx = r % ksize;
+      const int64_t kx = kidx % g.kernel[2];
+      kidx /= g.kernel[2];
+      const int64_t ky = kidx % g.kernel[1];
+      const int64_t kz = kidx / g.kernel[1];
+      const int64_t off_x = kx * g.dilation[2] - g.pad[2];
+      int64_t x_lo, x_hi;
+      ValidRange(off_x, g.stride[2], g.in[2], g.out[2], &x_lo, &x_hi);
+      const float* xc = x + c * in_size;
+      float* dst = col + r * p_count;
+      int64_t p = p_begin;
+      while (p < p_end) {
+        // One run along the innermost output dimension.
+        const int64_t ox0 = p % g.out[2];
+        const int64_t rest = p / g.out[2];
+        const int64_t oy = rest % g.out[1];
+        const int64_t oz = rest / g.out[1];
+        const int64_t run = std::min(g.out[2] - ox0, p_end - p);
+        const int64_t iz = oz * g.stride[0] + kz * g.dilation[0] - g.pad[0];
+        const int64_t iy = oy * g.stride[1] + ky * g.dilation[1] - g.pad[1];
+        if (iz < 0 || iz >= g.in[0] || iy < 0 || iy >= g.in[1]) {
+          std::fill(dst, dst + run, 0.0f);
+        } else {
+          const float* src = xc + (iz * g.in[1] + iy) * g.in[2];
+          const int64_t lo = std::min(std::max(x_lo, ox0), ox0 + run);
+          const int64_t hi = std::max(std::min(x_hi, ox0 + run), lo);
+          std::fill(dst, dst + (lo - ox0), 0.0f);
+          if (g.stride[2] == 1) {
+            std::memcpy(dst + (lo - ox0), src + lo + off_x,
+                        static_cast<size_t>(hi - lo) * sizeof(float));
+          } else {
+            for (int64_t ox = lo; ox < hi; ++ox) dst[ox - ox0] = src[ox * g.stride[2] + off_x];
+          }
+          std::fill(dst + (hi - ox0), dst + run, 0.0f);
+        }
+        dst += run;
+        p += run;
+      }
+    }
+  });
+}
+
+}  // namespace simplecpp::kernels

@@ -1,0 +1,35 @@
+// Convolution helpers around the GEMM: the geometry of an N-d convolution (1-3 spatial dims) and
+// im2col, which lays out input patches as the B operand of Y[Cout, P] = W[Cout, C*kernel] x
+// col[C*kernel, P] (P = output positions). The depthwise kernel is in kernels/depthwise_conv.h.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/parallel.h"
+
+namespace simplecpp::kernels {
+
+// Spatial geometry, innermost dimension last (as in NCHW / NCDHW). Only the first `rank`
+// entries are used. Padding at the end of each dimension is implied by `out`.
+struct ConvGeometry {
+  int rank = 0;  // 1, 2 or 3
+  int64_t in[3] = {1, 1, 1};
+  int64_t out[3] = {1, 1, 1};
+  int64_t kernel[3] = {1, 1, 1};
+  int64_t stride[3] = {1, 1, 1};
+  int64_t dilation[3] = {1, 1, 1};
+  int64_t pad[3] = {0, 0, 0};  // padding before each dimension (may exceed the input)
+
+  int64_t InSize() const;      // product of in
+  int64_t OutSize() const;     // product of out (P)
+  int64_t KernelSize() const;  // product of kernel
+};
+
+// Writes col = [channels * KernelSize(), p_count] row-major (row (c, k...) in the order of a
+// weight tensor [Cout, channels, k...]; column q = output position p_begin + q, positions
+// flattened row-major over out). Taps that fall into the padding are 0.
+// x is [channels, in...] row-major. Parallel over groups of rows.
+void Im2ColF32(const ConvGeometry& g, const float* x, int64_t channels, int64_t p_begin,
+               int64_t p_count, float* col, const Parallel& parallel);
+
+}  // namespace simplecpp::kernels

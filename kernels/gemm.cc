@@ -1,0 +1,356 @@
+// Float32 GEMM: the register-tiled Highway micro-kernel, the cache-blocked driver and the public
+// entry points of kernels/gemm.h. Packing lives in kernels/gemm_pack.cc.
+//
+// Structure (GotoBLAS-style):
+//   - op(B) is packed into panels of nr columns ([K][nr] each), once per call or once at Prepare.
+//   - The output is split into tasks of kMC rows x kNC columns (sizes depend only on the target,
+//     never on the thread count). A task walks K in blocks of about kKC: it packs its A block
+//     (kMC x kc, strips of [kc][mr]) unless A is prepacked, then runs the micro-kernel over every
+//     (strip, panel) pair, panels outer so a B micro-panel (kc x nr) stays in L1 while the strips
+//     stream from L2.
+//   - The micro-kernel keeps an mr x nr tile of accumulators in registers (mr rows x kNV vectors)
+//     and does one FMA per (row, vector) per k. Between K blocks the tile is parked in a per-task
+//     buffer and reloaded, so every element is one sequential FMA chain over k = 0..K-1 no matter
+//     how K, M or N are blocked. Edge tiles use instantiations with fewer rows/vectors; partial
+//     vectors go through a small stack buffer, with exactly the same arithmetic.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/gemm.cc"
+#include "kernels/hwy_policy.h"
+// Policy first: it decides what foreach_target compiles.
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "kernels/gemm.h"
+#include "kernels/gemm_internal.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace simplecpp::kernels {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DF = hn::ScalableTag<float>;
+constexpr size_t kL = hn::MaxLanes(DF());
+// Register tile: kMR rows x kNV vectors of accumulators. AVX-512 has 32 registers: 8x3 = 24
+// accumulators + 3 B vectors + 1 broadcast. The 16-register targets use 6x2 = 12 + 2 + 1.
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+constexpr size_t kMR = 8;
+constexpr size_t kNV = 3;
+#else
+constexpr size_t kMR = 6;
+constexpr size_t kNV = 2;
+#endif
+constexpr size_t kNR = kNV * kL;
+// Cache blocking: a task covers kMC x kNC of C; K is walked in blocks of at most kKC.
+constexpr int64_t kKC = 256;
+constexpr int64_t kMC = static_cast<int64_t>(kMR) * 16;
+constexpr int64_t kNC = 192;  // a multiple of every target's nr (8, 16, 48)
+static_assert(kNC % kNR == 0, "kNC must be a multiple of nr");
+
+// The epilogue of one tile; pointers are already offset to the tile's first row / column.
+struct TileEpilogue {
+  float alpha;
+  float beta;
+  bool use_beta;
+  const float* row_bias;
+  const float* col_bias;
+  bool clamp;
+  float lo, hi;
+};
+
+using TileFn = void (*)(const float* HWY_RESTRICT ap, const float* HWY_RESTRICT bp, size_t kc,
+                        float* HWY_RESTRICT acc_buf, bool first, bool last, const TileEpilogue& e,
+                        float* HWY_RESTRICT c, size_t ldc, size_t cols);
+
+// alpha*acc + beta*c + (row bias + col bias), clamped: the same operations for full and partial
+// vectors, so an element's value does not depend on where its tile falls.
+HWY_INLINE hn::Vec<DF> Finish(DF d, hn::Vec<DF> acc, const float* c, const float* col_bias,
+                              float row_bias, const TileEpilogue& e) {
+  auto x = hn::Mul(acc, hn::Set(d, e.alpha));
+  if (e.use_beta) x = hn::MulAdd(hn::Set(d, e.beta), hn::LoadU(d, c), x);
+  // Both biases are summed first, so the result is symmetric in rows and columns (GemmF32 may
+  // solve C^T = B^T A^T with the biases swapped).
+  if (e.row_bias != nullptr && e.col_bias != nullptr) {
+    x = hn::Add(x, hn::Add(hn::Set(d, row_bias), hn::LoadU(d, col_bias)));
+  } else if (e.row_bias != nullptr) {
+    x = hn::Add(x, hn::Set(d, row_bias));
+  } else if (e.col_bias != nullptr) {
+    x = hn::Add(x, hn::LoadU(d, col_bias));
+  }
+  if (e.clamp) x = hn::Min(hn::Max(x, hn::Set(d, e.lo)), hn::Set(d, e.hi));
+  return x;
+}
+
+// ap: packed A strip, [kc][kMR]; bp: packed B micro-panel, [kc][kNR]; c: the tile's top-left
+// element in C (kRows rows, `cols` <= kVecs*kL valid columns). acc_buf: [kRows][kNR] partial
+// sums carried between K blocks (read unless `first`, written unless `last`).
+template <size_t kRows, size_t kVecs>
+HWY_NOINLINE void Tile(const float* HWY_RESTRICT ap, const float* HWY_RESTRICT bp, size_t kc,
+                       float* HWY_RESTRICT acc_buf, bool first, bool last, const TileEpilogue& e,
+                       float* HWY_RESTRICT c, size_t ldc, size_t cols) {
+  const DF d;
+  using V = hn::Vec<DF>;
+  V acc[kRows][kVecs];
+  if (first) {
+    for (size_t r = 0; r < kRows; ++r) {
+      for (size_t v = 0; v < kVecs; ++v) acc[r][v] = hn::Zero(d);
+    }
+  } else {
+    for (size_t r = 0; r < kRows; ++r) {
+      for (size_t v = 0; v < kVecs; ++v) acc[r][v] = hn::Load(d, acc_buf + r * kNR + v * kL);
+    }
+  }
+  for (size_t kk = 0; kk < kc; ++kk) {
+    const float* HWY_RESTRICT brow = bp + kk * kNR;
+    const float* HWY_RESTRICT arow = ap + kk * kMR;
+    V b[kVecs];
+    for (size_t v = 0; v < kVecs; ++v) b[v] = hn::LoadU(d, brow + v * kL);
+    for (size_t r = 0; r < kRows; ++r) {
+      const V a = hn::Set(d, arow[r]);
+      for (size_t v = 0; v < kVecs; ++v) acc[r][v] = hn::MulAdd(a, b[v], acc[r][v]);
+    }
+  }
+  if (!last) {
+    for (size_t r = 0; r < kRows; ++r) {
+      for (size_t v = 0; v < kVecs; ++v) hn::Store(acc[r][v], d, acc_buf + r * kNR + v * kL);
+    }
+    return;
+  }
+  for (size_t r = 0; r < kRows; ++r) {
+    float* crow = c + r * ldc;
+    const float rb = e.row_bias != nullptr ? e.row_bias[r] : 0.0f;
+    for (size_t v = 0; v < kVecs; ++v) {
+      const size_t j = v * kL;
+      if (j + kL <= cols) {
+        const float* cb = e.col_bias != nullptr ? e.col_bias + j : nullptr;
+        hn::StoreU(Finish(d, acc[r][v], crow + j, cb, rb, e), d, crow + j);
+      } else if (j < cols) {
+        // Partial vector: stage C and the column bias in full-width buffers.
+        const size_t n = cols - j;
+        HWY_ALIGN float tc[kL];
+        HWY_ALIGN float tb[kL];
+        for (size_t i = 0; i < kL; ++i) {
+          tc[i] = (e.use_beta && i < n) ? crow[j + i] : 0.0f;
+          tb[i] = (e.col_bias != nullptr && i < n) ? e.col_bias[j + i] : 0.0f;
+        }
+        hn::Store(Finish(d, acc[r][v], tc, tb, rb, e), d, tc);
+        std::memcpy(crow + j, tc, n * sizeof(float));
+      }
+    }
+  }
+}
+
+// The instantiation for a tile of `rows` x `vecs` (1 <= rows <= kMR, 1 <= vecs <= kNV).
+template <size_t R, size_t V>
+TileFn PickTile(size_t rows, size_t vecs) {
+  if constexpr (V > 1) {
+    if (vecs < V) return PickTile<R, V - 1>(rows, vecs);
+  }
+  if constexpr (R > 1) {
+    if (rows < R) return PickTile<R - 1, V>(rows, vecs);
+  }
+  return &Tile<R, V>;
+}
+
+GemmTileShape GemmTileShapeImpl() {
+  return GemmTileShape{static_cast<int64_t>(kMR), static_cast<int64_t>(kNR)};
+}
+
+// One task: rows [bm*kMC, +kMC) x columns [bn*kNC, +kNC) of C.
+void GemmBlock(const GemmProblem& p, int64_t bm, int64_t bn, int64_t num_kb, int64_t kcs) {
+  static thread_local ThreadScratch tls_apack;
+  static thread_local ThreadScratch tls_acc;
+  constexpr int64_t MR = static_cast<int64_t>(kMR);
+  constexpr int64_t NR = static_cast<int64_t>(kNR);
+  const int64_t i0 = bm * kMC;
+  const int64_t rows = std::min(kMC, p.m - i0);
+  const int64_t j0 = bn * kNC;
+  const int64_t cols = std::min(kNC, p.n - j0);
+  const int64_t strips = (rows + MR - 1) / MR;
+  const int64_t panels = (cols + NR - 1) / NR;
+  float* acc = tls_acc.Get(num_kb > 1 ? strips * panels * MR * NR : MR * NR);
+  float* apack = p.pa != nullptr ? nullptr : tls_apack.Get(strips * MR * std::max<int64_t>(kcs, 1));
+
+  TileEpilogue e;
+  e.alpha = p.alpha;
+  e.beta = p.beta;
+  e.use_beta = p.beta != 0.0f;
+  e.clamp = p.epilogue.clamp;
+  e.lo = p.epilogue.clamp_lo;
+  e.hi = p.epilogue.clamp_hi;
+
+  for (int64_t kb = 0; kb < num_kb; ++kb) {
+    const int64_t k0 = kb * kcs;
+    const int64_t kc = std::min(kcs, p.k - k0);
+    const bool first = kb == 0;
+    const bool last = kb == num_kb - 1;
+    if (p.pa == nullptr) PackABlock(p.trans_a, p.a, p.lda, i0, rows, k0, kc, MR, apack);
+    for (int64_t pn = 0; pn < panels; ++pn) {
+      const int64_t jj = j0 + pn * NR;
+      const int64_t cw = std::min(NR, p.n - jj);
+      const size_t vecs =
+          static_cast<size_t>((cw + static_cast<int64_t>(kL) - 1) / static_cast<int64_t>(kL));
+      const float* bptr = p.pb + (jj / NR) * p.k * NR + k0 * NR;
+      e.col_bias = p.epilogue.col_bias != nullptr ? p.epilogue.col_bias + jj : nullptr;
+      for (int64_t s = 0; s < strips; ++s) {
+        const int64_t ii = i0 + s * MR;
+        const int64_t rh = std::min(MR, p.m - ii);
+        const float* aptr =
+            p.pa != nullptr ? p.pa + (ii / MR) * p.k * MR + k0 * MR : apack + s * kc * MR;
+        e.row_bias = p.epilogue.row_bias != nullptr ? p.epilogue.row_bias + ii : nullptr;
+        const TileFn fn = PickTile<kMR, kNV>(static_cast<size_t>(rh), vecs);
+        fn(aptr, bptr, static_cast<size_t>(kc), acc + (s * panels + pn) * MR * NR, first, last, e,
+           p.c + ii * p.ldc + jj, static_cast<size_t>(p.ldc), static_cast<size_t>(cw));
+      }
+    }
+  }
+}
+
+void GemmDriverImpl(const GemmProblem& p, const Parallel& parallel) {
+  if (p.m <= 0 || p.n <= 0) return;
+  // K blocks of equal size (no tiny tail block); one empty block when K == 0.
+  const int64_t num_kb = p.k > 0 ? (p.k + kKC - 1) / kKC : 1;
+  const int64_t kcs = p.k > 0 ? (p.k + num_kb - 1) / num_kb : 0;
+  const int64_t mb = (p.m + kMC - 1) / kMC;
+  const int64_t nb = (p.n + kNC - 1) / kNC;
+  parallel.For(mb * nb, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) GemmBlock(p, t / nb, t % nb, num_kb, kcs);
+  });
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace simplecpp::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace simplecpp::kernels {
+
+HWY_EXPORT(GemmTileShapeImpl);
+HWY_EXPORT(GemmDriverImpl);
+
+GemmTileShape CurrentGemmTileShape() { return HWY_DYNAMIC_DISPATCH(GemmTileShapeImpl)(); }
+
+namespace {
+
+struct FloatBuffer {
+  explicit FloatBuffer(int64_t count) : p(AllocateFloats(count)) {}
+  ~FloatBuffer() { FreeFloats(p); }
+  FloatBuffer(const FloatBuffer&) = delete;
+  FloatBuffer& operator=(const FloatBuffer&) = delete;
+  float* p;
+};
+
+// Packs op(B) for the current target into `out` (ceil(n/nr)*nr*k floats), in parallel over
+// groups of panels (group size depends only on k and nr).
+void PackBForCall(bool trans_b, int64_t k, int64_t n, const float* b, int64_t ldb, int64_t nr,
+                  float* out, const Parallel& parallel) {
+  const int64_t panels = (n + nr - 1) / nr;
+  if (panels == 0 || k == 0) return;
+  const int64_t per_task = std::max<int64_t>(1, 32768 / (k * nr));
+  const int64_t tasks = (panels + per_task - 1) / per_task;
+  parallel.For(tasks, [&](int64_t t0, int64_t t1) {
+    PackBPanels(trans_b, k, n, b, ldb, nr, t0 * per_task, std::min(panels, t1 * per_task), out);
+  });
+}
+
+}  // namespace
+
+void GemmF32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+             const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+             int64_t ldc, const Parallel& parallel, const GemmEpilogue& epilogue) {
+  if (m <= 0 || n <= 0) return;
+  if (n == 1 && m > 1 && ldc == 1) {
+    // A matrix-vector product: C^T [1,M] = op(B)^T op(A)^T puts M on the vectorized axis. Each
+    // element is the same FMA chain, so the result is bitwise what the direct form gives.
+    GemmEpilogue swapped = epilogue;
+    std::swap(swapped.row_bias, swapped.col_bias);
+    GemmF32(!trans_b, !trans_a, 1, m, k, alpha, b, ldb, a, lda, beta, c, m, parallel, swapped);
+    return;
+  }
+  const int64_t nr = CurrentGemmTileShape().nr;
+  FloatBuffer pb((n + nr - 1) / nr * nr * k);
+  PackBForCall(trans_b, k, n, b, ldb, nr, pb.p, parallel);
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.alpha = alpha;
+  p.beta = beta;
+  p.a = a;
+  p.lda = lda;
+  p.trans_a = trans_a;
+  p.pb = pb.p;
+  p.c = c;
+  p.ldc = ldc;
+  p.epilogue = epilogue;
+  HWY_DYNAMIC_DISPATCH(GemmDriverImpl)(p, parallel);
+}
+
+void GemmPackedBF32(bool trans_a, int64_t m, float alpha, const float* a, int64_t lda,
+                    const PackedBF32& b, float beta, float* c, int64_t ldc,
+                    const Parallel& parallel, const GemmEpilogue& epilogue) {
+  if (m <= 0 || b.n() <= 0) return;
+  const PackedBF32* pb = &b;
+  std::shared_ptr<const PackedBF32> repacked;
+  if (b.nr() != CurrentGemmTileShape().nr) {
+    // Packed for another target (the dispatch target was changed since): repack.
+    std::vector<float> plain(static_cast<size_t>(b.k() * b.n()));
+    for (int64_t kk = 0; kk < b.k(); ++kk) {
+      for (int64_t j = 0; j < b.n(); ++j) plain[kk * b.n() + j] = b.At(kk, j);
+    }
+    repacked = PackedBF32::Pack(false, b.k(), b.n(), plain.data(), b.n());
+    pb = repacked.get();
+  }
+  GemmProblem p;
+  p.m = m;
+  p.n = pb->n();
+  p.k = pb->k();
+  p.alpha = alpha;
+  p.beta = beta;
+  p.a = a;
+  p.lda = lda;
+  p.trans_a = trans_a;
+  p.pb = pb->data();
+  p.c = c;
+  p.ldc = ldc;
+  p.epilogue = epilogue;
+  HWY_DYNAMIC_DISPATCH(GemmDriverImpl)(p, parallel);
+}
+
+void GemmPackedAF32(const PackedAF32& a, bool trans_b, int64_t n, float alpha, const float* b,
+                    int64_t ldb, float beta, float* c, int64_t ldc, const Parallel& parallel,
+                    const GemmEpilogue& epilogue) {
+  if (a.m() <= 0 || n <= 0) return;
+  const GemmTileShape shape = CurrentGemmTileShape();
+  const PackedAF32* pa = &a;
+  std::shared_ptr<const PackedAF32> repacked;
+  if (a.mr() != shape.mr) {
+    std::vector<float> plain(static_cast<size_t>(a.m() * a.k()));
+    for (int64_t i = 0; i < a.m(); ++i) {
+      for (int64_t kk = 0; kk < a.k(); ++kk) plain[i * a.k() + kk] = a.At(i, kk);
+    }
+    repacked = PackedAF32::Pack(false, a.m(), a.k(), plain.data(), a.k());
+    pa = repacked.get();
+  }
+  const int64_t k = pa->k();
+  FloatBuffer pb((n + shape.nr - 1) / shape.nr * shape.nr * k);
+  PackBForCall(trans_b, k, n, b, ldb, shape.nr, pb.p, parallel);
+  GemmProblem p;
+  p.m = pa->m();
+  p.n = n;
+  p.k = k;
+  p.alpha = alpha;
+  p.beta = beta;
+  p.pa = pa->data();
+  p.pb = pb.p;
+  p.c = c;
+  p.ldc = ldc;
+  p.epilogue = epilogue;
+  HWY_DYNAMIC_DISPATCH(GemmDriverImpl)(p, parallel);
+}
+
+}  // namespace simplecpp::kernels
+#endif  // HWY_ONCE
