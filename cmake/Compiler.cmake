@@ -9,8 +9,11 @@ if(NOT EMSCRIPTEN AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
   target_compile_options(simplecpp_flags INTERFACE -msse4.2 -mpclmul -maes)
 endif()
 if(EMSCRIPTEN)
+  # SIMD128 selects Highway's WASM target. Node needs synchronous compilation (else it tries
+  # fetch() on the .wasm path), host file access for tests and model files, and exit codes.
   target_compile_options(simplecpp_flags INTERFACE -msimd128 -fexceptions)
-  target_link_options(simplecpp_flags INTERFACE -fexceptions)
+  target_link_options(simplecpp_flags INTERFACE -fexceptions -sWASM_ASYNC_COMPILATION=0
+    -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=2GB -sNODERAWFS=1 -sENVIRONMENT=node -sEXIT_RUNTIME=1)
 endif()
 if(SIMPLECPP_SANITIZE)
   target_compile_options(simplecpp_flags INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer

@@ -90,6 +90,11 @@ class PlanBuilder {
   }
 
   void AddSources() {
+    // Reserve every value up front: ops may keep pointers to constants (ValueState::constant)
+    // captured at Prepare, so the vector must never reallocate once steps are built.
+    size_t capacity = graph_.initializers.size() + graph_.inputs.size() + outer_.size();
+    for (const Node& n : graph_.nodes) capacity += n.outputs.size();
+    plan_->values_.reserve(capacity);
     std::set<std::string> initializer_names;
     for (const auto& [name, tensor] : graph_.initializers) {
       if (!initializer_names.insert(name).second) {
@@ -122,9 +127,14 @@ class PlanBuilder {
       plan_->input_ids_.push_back(id);
       plan_->inputs_.push_back(in);
     }
-    for (const auto& [name, dtype] : outer_) {
+    // Outer-scope values: only those this graph (or its own subgraphs) actually reads.
+    std::vector<std::string> free_names;
+    CollectFreeNames(graph_, &free_names);
+    for (const std::string& name : free_names) {
       if (plan_->ids_.count(name)) continue;  // shadowed by a local input or initializer
-      const int id = NewValue(name, dtype);
+      auto it = outer_.find(name);
+      if (it == outer_.end()) continue;  // reported as a dangling name when ordering nodes
+      const int id = NewValue(name, it->second);
       plan_->outer_ids_.emplace_back(name, id);
     }
   }
@@ -262,6 +272,33 @@ class PlanBuilder {
       const ValueState& v = plan_->values_[id];
       in_dtypes.push_back(v.dtype);
       in_constants.push_back(v.is_constant ? &v.constant : nullptr);
+    }
+    if (HasSubgraph(node)) {
+      // Outer-scope values read by the subgraphs become implicit inputs of this step, so the
+      // ordering, lifetime and caching machinery treats them like any other input.
+      std::vector<std::string> reads = NodeReads(node);
+      std::set<std::string> seen(node.inputs.begin(), node.inputs.end());
+      SubgraphContext sub;
+      for (size_t r = node.inputs.size(); r < reads.size(); ++r) {
+        const std::string& name = reads[r];
+        if (!seen.insert(name).second) continue;
+        const int id = plan_->FindValue(name);
+        if (id < 0) {
+          throw Error(ErrorCode::kInvalidModel, node.Describe() + ": a subgraph reads '" + name +
+                                                    "', which is not defined before this node");
+        }
+        sub.implicit_inputs.push_back(name);
+        step.inputs.push_back(id);
+        in_dtypes.push_back(plan_->values_[id].dtype);
+        in_constants.push_back(plan_->values_[id].is_constant ? &plan_->values_[id].constant : nullptr);
+      }
+      std::map<std::string, DType> visible;
+      for (const ValueState& v : plan_->values_) visible[v.name] = v.dtype;
+      sub.outer_types = &visible;
+      sub.opsets = &opsets_;
+      sub.options = &options_;
+      sub.depth = depth_ + 1;
+      step.op->BindSubgraphs(sub);
     }
     TypeContext types(step.node, step.opset, in_dtypes, in_constants);
     step.op->InferTypes(types);
@@ -407,6 +444,9 @@ Executor::Executor(std::shared_ptr<const Plan> plan, const kernels::Parallel* pa
       caches_(plan_->steps().size()) {}
 
 Executor::~Executor() = default;
+
+size_t Executor::buffer_allocations() const { return pool_->allocations(); }
+size_t Executor::peak_bytes_in_use() const { return pool_->peak_bytes_in_use(); }
 
 namespace {
 

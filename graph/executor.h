@@ -21,8 +21,6 @@
 
 namespace simplecpp::graph {
 
-using OpsetMap = std::map<std::string, int64_t>;  // canonical domain -> version
-
 struct PlanOptions {
   bool constant_folding = true;
   int64_t max_nodes = 1 << 22;
@@ -100,6 +98,9 @@ class Executor {
   };
   const std::vector<Timing>& last_profile() const { return profile_; }
   const Plan& plan() const { return *plan_; }
+  // Buffers this executor's pool has obtained from the system so far (steady state: constant).
+  size_t buffer_allocations() const;
+  size_t peak_bytes_in_use() const;
 
  private:
   struct NodeCache {

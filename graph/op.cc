@@ -96,7 +96,9 @@ TypeContext::TypeContext(const Node& node, int64_t opset, std::vector<DType> inp
       output_dtypes_(node.outputs.size(), DType::kUndefined) {}
 
 bool TypeContext::has_input(int i) const {
-  return i >= 0 && i < num_inputs() && !node_.inputs[i].empty();
+  // Indices past the node's own inputs are implicit (outer-scope values read by subgraphs).
+  if (i < 0 || i >= num_inputs()) return false;
+  return i >= static_cast<int>(node_.inputs.size()) || !node_.inputs[i].empty();
 }
 DType TypeContext::input_dtype(int i) const {
   return has_input(i) ? input_dtypes_[i] : DType::kUndefined;

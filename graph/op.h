@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -187,6 +188,21 @@ class RunContext {
 
 using RunFn = std::function<void(RunContext&)>;
 
+struct PlanOptions;
+using OpsetMap = std::map<std::string, int64_t>;  // canonical domain -> version
+
+// What a control-flow op (If, Loop, Scan) needs to compile its subgraphs at load. The values of
+// the enclosing graphs that the subgraphs read are passed to the op as implicit inputs, appended
+// after the node's own inputs in `implicit_inputs` order (TypeContext, PrepareContext and
+// RunContext all see them at those indices).
+struct SubgraphContext {
+  const std::map<std::string, DType>* outer_types;  // every value visible to the subgraphs
+  const OpsetMap* opsets;
+  const PlanOptions* options;
+  int depth;  // nesting depth of the subgraphs
+  std::vector<std::string> implicit_inputs;
+};
+
 class Op {
  public:
   virtual ~Op() = default;
@@ -196,6 +212,8 @@ class Op {
   virtual RunFn Prepare(PrepareContext& ctx) const = 0;
   // False for random ops: they are never constant-folded.
   virtual bool deterministic() const { return true; }
+  // Called at load, before InferTypes, for nodes with GRAPH/GRAPHS attributes.
+  virtual void BindSubgraphs(const SubgraphContext& ctx) { (void)ctx; }
 };
 
 using OpFactory = std::function<std::unique_ptr<Op>(const OpInit&)>;

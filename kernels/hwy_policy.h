@@ -13,7 +13,9 @@
 #define HWY_WANT_AVX3_DL
 #endif
 
-#ifndef HWY_COMPILE_ALL_ATTAINABLE
+// WebAssembly: only the WASM target, so HWY_DYNAMIC_DISPATCH is a direct call and no Highway
+// library code is needed.
+#if !defined(__EMSCRIPTEN__) && !defined(HWY_COMPILE_ALL_ATTAINABLE)
 #define HWY_COMPILE_ALL_ATTAINABLE
 #endif
 

@@ -14,6 +14,10 @@ void RegisterAllOps(OpRegistry& registry) {
   RegisterReductionOps(registry);     // reduction.cc: Reduce*, ArgMax/Min, CumSum, TopK
   RegisterTensorOps(registry);        // tensor_*.cc: shape and data movement ops
   RegisterCastOps(registry);          // cast.cc: Cast, CastLike
+  RegisterIndexingOps(registry);      // indexing*.cc: GatherND, Scatter*, NonZero, Unique, random ops...
+  RegisterControlFlowOps(registry);   // control_flow.cc: If, Loop, Scan
+  RegisterRecurrentOps(registry);     // recurrent.cc: RNN, GRU, LSTM
+  RegisterQuantizationOps(registry);  // quantize.cc (+ qlinear, matmul_integer, conv_integer .cc)
 }
 
 }  // namespace simplecpp::graph

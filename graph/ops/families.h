@@ -13,5 +13,9 @@ void RegisterNormalizationOps(OpRegistry& registry);
 void RegisterReductionOps(OpRegistry& registry);
 void RegisterTensorOps(OpRegistry& registry);
 void RegisterCastOps(OpRegistry& registry);
+void RegisterIndexingOps(OpRegistry& registry);
+void RegisterControlFlowOps(OpRegistry& registry);
+void RegisterRecurrentOps(OpRegistry& registry);
+void RegisterQuantizationOps(OpRegistry& registry);
 
 }  // namespace simplecpp::graph

@@ -1,0 +1,384 @@
+// Control flow: If, Loop, Scan. Each compiles its body graphs into Plans at load
+// (BindSubgraphs) and runs them with nested Executors. Values of the enclosing graph that a body
+// reads arrive as implicit inputs (after the node's own inputs) and are passed to the body as its
+// outer scope.
+#include <cstring>
+#include <mutex>
+
+#include "graph/executor.h"
+#include "graph/ops/families.h"
+#include "graph/registry.h"
+
+namespace simplecpp::graph {
+namespace {
+
+// A compiled body plus a free list of executors, so concurrent sessions (and nested calls) each
+// get their own Executor while the prepared kernels of earlier runs are reused.
+class Body {
+ public:
+  explicit Body(std::shared_ptr<const Plan> plan) : plan_(std::move(plan)) {}
+  const Plan& plan() const { return *plan_; }
+
+  std::vector<Tensor> Run(const std::map<std::string, Tensor>& inputs,
+                          const std::map<std::string, Tensor>& outer,
+                          const kernels::Parallel& parallel) const {
+    std::unique_ptr<Executor> exec;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!free_.empty()) {
+        exec = std::move(free_.back());
+        free_.pop_back();
+      }
+    }
+    if (!exec) exec = std::make_unique<Executor>(plan_, &parallel);
+    std::vector<Tensor> out = exec->Run(inputs, &outer);
+    std::lock_guard<std::mutex> lock(mu_);
+    free_.push_back(std::move(exec));
+    return out;
+  }
+
+ private:
+  std::shared_ptr<const Plan> plan_;
+  mutable std::mutex mu_;
+  mutable std::vector<std::unique_ptr<Executor>> free_;
+};
+
+// Compiles `g` with the given input dtypes filled in where the body leaves them undeclared.
+// Declared body input shapes are not enforced: loop-carried values may change shape.
+std::shared_ptr<const Body> CompileBody(const Graph& g, const SubgraphContext& ctx,
+                                        const std::vector<DType>& input_dtypes) {
+  Graph copy = g;
+  for (size_t i = 0; i < copy.inputs.size(); ++i) {
+    TypeInfo& t = copy.inputs[i].type;
+    if (t.kind == TypeInfo::Kind::kUnknown) t.kind = TypeInfo::Kind::kTensor;
+    if (i < input_dtypes.size() && input_dtypes[i] != DType::kUndefined) t.dtype = input_dtypes[i];
+    t.has_shape = false;
+    t.dims.clear();
+  }
+  return std::make_shared<const Body>(
+      Plan::Build(copy, *ctx.opsets, *ctx.options, *ctx.outer_types, ctx.depth));
+}
+
+std::map<std::string, Tensor> OuterValues(const RunContext& ctx, int first_implicit,
+                                          const std::vector<std::string>& names) {
+  std::map<std::string, Tensor> outer;
+  for (size_t i = 0; i < names.size(); ++i) outer[names[i]] = ctx.input(first_implicit + static_cast<int>(i));
+  return outer;
+}
+
+DType BodyOutputDType(const Body& body, size_t i) {
+  return body.plan().values()[body.plan().output_ids()[i]].dtype;
+}
+
+bool ReadCondition(const Tensor& t, const RunContext& ctx) {
+  if (t.dtype() != DType::kBool || t.num_elements() != 1) {
+    ctx.Fail("condition must be a single bool, got " + DTypeName(t.dtype()) + DimsToString(t.dims()));
+  }
+  return t.data<uint8_t>()[0] != 0;
+}
+
+// ---- If ----
+
+class IfOp final : public Op {
+ public:
+  explicit IfOp(const OpInit& init) : num_node_inputs_(init.num_inputs()) {
+    then_graph_ = init.GetGraph("then_branch");
+    else_graph_ = init.GetGraph("else_branch");
+    if (!then_graph_ || !else_graph_) init.Fail("needs then_branch and else_branch graphs");
+    if (then_graph_->outputs.size() != else_graph_->outputs.size()) {
+      init.Fail("then_branch has " + std::to_string(then_graph_->outputs.size()) +
+                " outputs, else_branch " + std::to_string(else_graph_->outputs.size()));
+    }
+    if (static_cast<size_t>(init.num_outputs()) != then_graph_->outputs.size()) {
+      init.Fail("the node has " + std::to_string(init.num_outputs()) + " outputs, the branches " +
+                std::to_string(then_graph_->outputs.size()));
+    }
+  }
+  void BindSubgraphs(const SubgraphContext& ctx) override {
+    implicit_ = ctx.implicit_inputs;
+    then_ = CompileBody(*then_graph_, ctx, {});
+    else_ = CompileBody(*else_graph_, ctx, {});
+  }
+  void InferTypes(TypeContext& ctx) const override {
+    ctx.RequireDType(0, {DType::kBool});
+    for (int i = 0; i < ctx.num_outputs(); ++i) {
+      const DType a = BodyOutputDType(*then_, i), b = BodyOutputDType(*else_, i);
+      if (a != b) {
+        ctx.Fail("output " + std::to_string(i) + " is " + DTypeName(a) + " in then_branch but " +
+                 DTypeName(b) + " in else_branch");
+      }
+      ctx.set_output_dtype(i, a);
+    }
+  }
+  RunFn Prepare(PrepareContext& ctx) const override {
+    for (int i = 0; i < ctx.num_outputs(); ++i) ctx.set_output_dynamic(i, BodyOutputDType(*then_, i));
+    auto then_body = then_, else_body = else_;
+    const int first = num_node_inputs_;
+    const std::vector<std::string> names = implicit_;
+    return [then_body, else_body, first, names](RunContext& rc) {
+      const Body& body = ReadCondition(rc.input(0), rc) ? *then_body : *else_body;
+      std::vector<Tensor> outs = body.Run({}, OuterValues(rc, first, names), rc.parallel());
+      for (int i = 0; i < rc.num_outputs() && i < static_cast<int>(outs.size()); ++i) {
+        rc.set_output(i, outs[i]);
+      }
+    };
+  }
+
+ private:
+  int num_node_inputs_;
+  std::shared_ptr<Graph> then_graph_, else_graph_;
+  std::shared_ptr<const Body> then_, else_;
+  std::vector<std::string> implicit_;
+};
+
+// Copies `slice` (the per-iteration value) into position t of `out`, which has the slice's dims
+// with a sequence axis of length `len` inserted at `axis`.
+void StackInto(const Tensor& slice, Tensor& out, int64_t axis, int64_t t, int64_t len) {
+  const size_t elem = DTypeSize(slice.dtype());
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= slice.dim(d);
+  for (int64_t d = axis; d < slice.rank(); ++d) inner *= slice.dim(d);
+  const auto* src = static_cast<const uint8_t*>(slice.raw_data());
+  auto* dst = static_cast<uint8_t*>(out.raw_data());
+  for (int64_t o = 0; o < outer; ++o) {
+    std::memcpy(dst + ((o * len + t) * inner) * elem, src + (o * inner) * elem, inner * elem);
+  }
+}
+
+// The inverse: position t of `in` along `axis`, with that axis removed.
+Tensor SliceAt(const Tensor& in, int64_t axis, int64_t t) {
+  Dims dims = in.dims();
+  const int64_t len = dims[axis];
+  dims.erase(dims.begin() + axis);
+  Tensor out(in.dtype(), dims);
+  const size_t elem = DTypeSize(in.dtype());
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= in.dim(d);
+  for (int64_t d = axis + 1; d < in.rank(); ++d) inner *= in.dim(d);
+  const auto* src = static_cast<const uint8_t*>(in.raw_data());
+  auto* dst = static_cast<uint8_t*>(out.raw_data());
+  for (int64_t o = 0; o < outer; ++o) {
+    std::memcpy(dst + (o * inner) * elem, src + ((o * len + t) * inner) * elem, inner * elem);
+  }
+  return out;
+}
+
+// Stacks per-iteration values along `axis` (reversed when `reverse`).
+Tensor Stack(const std::vector<Tensor>& slices, int64_t axis, bool reverse, const RunContext& rc,
+             DType dtype) {
+  if (slices.empty()) return Tensor(dtype, {0});
+  const Tensor& first = slices.front();
+  if (DTypeSize(dtype) == 0) rc.Fail("scan outputs of dtype " + DTypeName(dtype) + " are not supported");
+  const int64_t len = static_cast<int64_t>(slices.size());
+  if (axis < 0) axis += first.rank() + 1;
+  if (axis < 0 || axis > first.rank()) rc.Fail("scan output axis out of range");
+  Dims dims = first.dims();
+  dims.insert(dims.begin() + axis, len);
+  Tensor out(dtype, dims);
+  for (int64_t t = 0; t < len; ++t) {
+    const Tensor& s = slices[t];
+    if (s.dims() != first.dims() || s.dtype() != dtype) {
+      rc.Fail("scan output changes shape between iterations: " + DimsToString(first.dims()) +
+              " then " + DimsToString(s.dims()));
+    }
+    StackInto(s, out, axis, reverse ? len - 1 - t : t, len);
+  }
+  return out;
+}
+
+// ---- Loop ----
+
+class LoopOp final : public Op {
+ public:
+  explicit LoopOp(const OpInit& init) : num_node_inputs_(init.num_inputs()) {
+    graph_ = init.GetGraph("body");
+    if (!graph_) init.Fail("needs a body graph");
+    if (init.num_inputs() < 2) init.Fail("needs inputs M and cond (either may be empty)");
+    num_carried_ = init.num_inputs() - 2;
+    if (graph_->inputs.size() != static_cast<size_t>(num_carried_ + 2)) {
+      init.Fail("body has " + std::to_string(graph_->inputs.size()) + " inputs, expected " +
+                std::to_string(num_carried_ + 2));
+    }
+    if (graph_->outputs.size() < static_cast<size_t>(num_carried_ + 1)) {
+      init.Fail("body has too few outputs for " + std::to_string(num_carried_) + " loop-carried values");
+    }
+    num_scan_ = static_cast<int>(graph_->outputs.size()) - 1 - num_carried_;
+    if (init.num_outputs() > num_carried_ + num_scan_) init.Fail("too many outputs");
+    node_inputs_ = init.node().inputs;
+  }
+  void BindSubgraphs(const SubgraphContext& ctx) override {
+    implicit_ = ctx.implicit_inputs;
+    std::vector<DType> types = {DType::kInt64, DType::kBool};
+    for (int i = 0; i < num_carried_; ++i) {
+      // Loop-carried dtypes come from the node's initial values (known to the outer plan).
+      auto it = ctx.outer_types->find(node_inputs_[2 + i]);
+      types.push_back(it == ctx.outer_types->end() ? DType::kUndefined : it->second);
+    }
+    body_ = CompileBody(*graph_, ctx, types);
+  }
+  void InferTypes(TypeContext& ctx) const override {
+    if (ctx.has_input(0)) ctx.RequireDType(0, {DType::kInt64});
+    if (ctx.has_input(1)) ctx.RequireDType(1, {DType::kBool});
+    for (int i = 0; i < num_carried_ + num_scan_ && i < ctx.num_outputs(); ++i) {
+      ctx.set_output_dtype(i, BodyOutputDType(*body_, 1 + i));
+    }
+  }
+  RunFn Prepare(PrepareContext& ctx) const override {
+    for (int i = 0; i < ctx.num_outputs(); ++i) ctx.set_output_dynamic(i, BodyOutputDType(*body_, 1 + i));
+    auto body = body_;
+    const int first = num_node_inputs_, carried = num_carried_, scans = num_scan_;
+    const std::vector<std::string> names = implicit_;
+    std::vector<std::string> body_inputs;
+    for (const ValueInfo& v : body->plan().inputs()) body_inputs.push_back(v.name);
+    std::vector<DType> scan_types;
+    for (int k = 0; k < scans; ++k) scan_types.push_back(BodyOutputDType(*body, 1 + carried + k));
+    return [body, first, carried, scans, names, body_inputs, scan_types](RunContext& rc) {
+      const bool has_m = rc.has_input(0), has_cond = rc.has_input(1);
+      int64_t max_trips = -1;
+      if (has_m) {
+        if (rc.input(0).num_elements() != 1) rc.Fail("M must have one element");
+        max_trips = rc.input(0).data<int64_t>()[0];
+      }
+      bool cond = has_cond ? ReadCondition(rc.input(1), rc) : true;
+      std::vector<Tensor> carried_values;
+      for (int i = 0; i < carried; ++i) carried_values.push_back(rc.input(2 + i));
+      std::vector<std::vector<Tensor>> scan_values(scans);
+      const auto outer = OuterValues(rc, first, names);
+      Tensor iter(DType::kInt64, {});
+      Tensor cond_t(DType::kBool, {});
+      for (int64_t i = 0; (max_trips < 0 || i < max_trips) && cond; ++i) {
+        if (!has_m && !has_cond && i > (int64_t{1} << 40)) rc.Fail("loop does not terminate");
+        std::map<std::string, Tensor> feeds;
+        Tensor it_value(DType::kInt64, {});
+        it_value.data<int64_t>()[0] = i;
+        Tensor c_value(DType::kBool, {});
+        c_value.data<uint8_t>()[0] = cond ? 1 : 0;
+        feeds[body_inputs[0]] = it_value;
+        feeds[body_inputs[1]] = c_value;
+        for (int k = 0; k < carried; ++k) feeds[body_inputs[2 + k]] = carried_values[k];
+        std::vector<Tensor> outs = body->Run(feeds, outer, rc.parallel());
+        cond = ReadCondition(outs[0], rc);
+        for (int k = 0; k < carried; ++k) carried_values[k] = outs[1 + k];
+        for (int k = 0; k < scans; ++k) scan_values[k].push_back(outs[1 + carried + k]);
+      }
+      for (int k = 0; k < carried && k < rc.num_outputs(); ++k) rc.set_output(k, carried_values[k]);
+      for (int k = 0; k < scans && carried + k < rc.num_outputs(); ++k) {
+        rc.set_output(carried + k, Stack(scan_values[k], 0, false, rc, scan_types[k]));
+      }
+    };
+  }
+ private:
+  int num_node_inputs_;
+  int num_carried_ = 0, num_scan_ = 0;
+  std::shared_ptr<Graph> graph_;
+  std::shared_ptr<const Body> body_;
+  std::vector<std::string> implicit_;
+  std::vector<std::string> node_inputs_;
+};
+
+// ---- Scan (opset 9+) ----
+
+class ScanOp final : public Op {
+ public:
+  explicit ScanOp(const OpInit& init) : num_node_inputs_(init.num_inputs()) {
+    if (init.opset() < 9) init.Unsupported("Scan-8 (with batch axis and sequence_lens) is not supported");
+    graph_ = init.GetGraph("body");
+    if (!graph_) init.Fail("needs a body graph");
+    num_scan_inputs_ = init.RequireInt("num_scan_inputs");
+    num_state_ = init.num_inputs() - num_scan_inputs_;
+    if (num_scan_inputs_ < 1 || num_state_ < 0) init.Fail("bad num_scan_inputs");
+    num_scan_outputs_ = static_cast<int64_t>(graph_->outputs.size()) - num_state_;
+    if (num_scan_outputs_ < 0 || graph_->inputs.size() != static_cast<size_t>(init.num_inputs())) {
+      init.Fail("body inputs/outputs do not match the node's state and scan values");
+    }
+    input_axes_ = init.GetInts("scan_input_axes", std::vector<int64_t>(num_scan_inputs_, 0));
+    input_dirs_ = init.GetInts("scan_input_directions", std::vector<int64_t>(num_scan_inputs_, 0));
+    output_axes_ = init.GetInts("scan_output_axes", std::vector<int64_t>(num_scan_outputs_, 0));
+    output_dirs_ = init.GetInts("scan_output_directions", std::vector<int64_t>(num_scan_outputs_, 0));
+    if (static_cast<int64_t>(input_axes_.size()) != num_scan_inputs_ ||
+        static_cast<int64_t>(input_dirs_.size()) != num_scan_inputs_ ||
+        static_cast<int64_t>(output_axes_.size()) != num_scan_outputs_ ||
+        static_cast<int64_t>(output_dirs_.size()) != num_scan_outputs_) {
+      init.Fail("scan axes/directions attributes have the wrong length");
+    }
+    for (int i = 0; i < init.num_inputs(); ++i) node_inputs_.push_back(init.node().inputs[i]);
+  }
+  void BindSubgraphs(const SubgraphContext& ctx) override {
+    implicit_ = ctx.implicit_inputs;
+    std::vector<DType> types;
+    for (const std::string& name : node_inputs_) {
+      auto it = ctx.outer_types->find(name);
+      types.push_back(it == ctx.outer_types->end() ? DType::kUndefined : it->second);
+    }
+    body_ = CompileBody(*graph_, ctx, types);
+  }
+  void InferTypes(TypeContext& ctx) const override {
+    for (int i = 0; i < ctx.num_outputs(); ++i) ctx.set_output_dtype(i, BodyOutputDType(*body_, i));
+  }
+  RunFn Prepare(PrepareContext& ctx) const override {
+    for (int i = 0; i < ctx.num_outputs(); ++i) ctx.set_output_dynamic(i, BodyOutputDType(*body_, i));
+    const int64_t state = num_state_, nin = num_scan_inputs_, nout = num_scan_outputs_;
+    std::vector<int64_t> in_axes = input_axes_, in_dirs = input_dirs_;
+    for (int64_t j = 0; j < nin; ++j) {
+      const int64_t rank = ctx.input_rank(static_cast<int>(state + j));
+      const int64_t a = in_axes[j] < 0 ? in_axes[j] + rank : in_axes[j];
+      if (a < 0 || a >= rank) ctx.Fail("scan_input_axes[" + std::to_string(j) + "] out of range");
+      in_axes[j] = a;
+    }
+    int64_t seq = -1;
+    for (int64_t j = 0; j < nin; ++j) {
+      const int64_t len = ctx.input_dims(static_cast<int>(state + j))[in_axes[j]];
+      if (seq >= 0 && len != seq) ctx.Fail("scan inputs have different sequence lengths");
+      seq = len;
+    }
+    auto body = body_;
+    const int first = num_node_inputs_;
+    const std::vector<std::string> names = implicit_;
+    std::vector<std::string> body_inputs;
+    for (const ValueInfo& v : body->plan().inputs()) body_inputs.push_back(v.name);
+    std::vector<int64_t> out_axes = output_axes_, out_dirs = output_dirs_;
+    std::vector<DType> out_types;
+    for (int64_t k = 0; k < nout; ++k) out_types.push_back(BodyOutputDType(*body, state + k));
+    return [=](RunContext& rc) {
+      std::vector<Tensor> states;
+      for (int64_t i = 0; i < state; ++i) states.push_back(rc.input(static_cast<int>(i)));
+      std::vector<std::vector<Tensor>> scans(nout);
+      const auto outer = OuterValues(rc, first, names);
+      for (int64_t t = 0; t < seq; ++t) {
+        std::map<std::string, Tensor> feeds;
+        for (int64_t i = 0; i < state; ++i) feeds[body_inputs[i]] = states[i];
+        for (int64_t j = 0; j < nin; ++j) {
+          const Tensor& x = rc.input(static_cast<int>(state + j));
+          if (DTypeSize(x.dtype()) == 0) rc.Fail("scan inputs of dtype " + DTypeName(x.dtype()) + " are not supported");
+          feeds[body_inputs[state + j]] = SliceAt(x, in_axes[j], in_dirs[j] ? seq - 1 - t : t);
+        }
+        std::vector<Tensor> outs = body->Run(feeds, outer, rc.parallel());
+        for (int64_t i = 0; i < state; ++i) states[i] = outs[i];
+        for (int64_t k = 0; k < nout; ++k) scans[k].push_back(outs[state + k]);
+      }
+      for (int64_t i = 0; i < state && i < rc.num_outputs(); ++i) rc.set_output(static_cast<int>(i), states[i]);
+      for (int64_t k = 0; k < nout && state + k < rc.num_outputs(); ++k) {
+        rc.set_output(static_cast<int>(state + k),
+                      Stack(scans[k], out_axes[k], out_dirs[k] != 0, rc, out_types[k]));
+      }
+    };
+  }
+
+ private:
+  int num_node_inputs_;
+  int64_t num_scan_inputs_ = 0, num_state_ = 0, num_scan_outputs_ = 0;
+  std::shared_ptr<Graph> graph_;
+  std::shared_ptr<const Body> body_;
+  std::vector<std::string> implicit_, node_inputs_;
+  std::vector<int64_t> input_axes_, input_dirs_, output_axes_, output_dirs_;
+};
+
+}  // namespace
+
+void RegisterControlFlowOps(OpRegistry& registry) {
+  for (int v : {1, 11, 13, 16, 19, 21, 23, 24}) registry.Register("", "If", v, MakeFactory<IfOp>());
+  for (int v : {1, 11, 13, 16, 19, 21, 23, 24}) registry.Register("", "Loop", v, MakeFactory<LoopOp>());
+  for (int v : {8, 9, 11, 16, 19, 21, 23, 24}) registry.Register("", "Scan", v, MakeFactory<ScanOp>());
+}
+
+}  // namespace simplecpp::graph
