@@ -22,7 +22,11 @@ struct ReadOptions {
 
 // Parses a ModelProto. Large raw_data tensors may borrow the bytes (zero copy): `owner` keeps
 // `data` alive for as long as any tensor of the returned model lives (pass nullptr to force
-// copies). Throws Error(kInvalidModel) for malformed input, naming what was wrong and where.
+// copies). Borrowed data is only aligned to its element type (raw_data has no alignment
+// guarantee; misaligned blocks are copied) and, from ReadModelFile, lies in read-only pages.
+// External data (options.external_data_dir) is mapped by the reader itself and may be borrowed
+// from that mapping regardless of `owner`. Throws Error(kInvalidModel) for malformed input,
+// naming what was wrong and where; Error(kLimitExceeded) past the ReadOptions limits.
 graph::Model ReadModel(const void* data, size_t size, const ReadOptions& options,
                        std::shared_ptr<const void> owner);
 
