@@ -20,3 +20,7 @@ if(SIMPLECPP_SANITIZE)
                          -fno-sanitize-recover=undefined)
   target_link_options(simplecpp_flags INTERFACE -fsanitize=address,undefined)
 endif()
+if(SIMPLECPP_FEW_HWY_TARGETS AND NOT EMSCRIPTEN)
+  target_compile_definitions(simplecpp_flags INTERFACE
+    "HWY_DISABLED_TARGETS=(HWY_SSSE3|HWY_SCALAR|HWY_EMU128|HWY_AVX2|HWY_AVX3)")
+endif()

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# README command 2: install dependencies, then
+#   1. Release build in build/: every ctest (unit tests, the C API test, the ONNX conformance run
+#      against tests/conformance/expected_pass.txt);
+#   2. AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/: the same ctests
+#      (set SIMPLECPP_ASAN_CONFORMANCE=0 to leave the conformance run out of it).
+# The conformance data is $SIMPLECPP_ONNX_TESTS (default: ../shared/onnx-tests when present);
+# without it that test reports "skipping" and passes. Prints "N passed, N failed" (ctest tests of
+# both builds) last and exits non-zero on any build or test failure (a failed Release build stops
+# before the sanitizer build). SIMPLECPP_JOBS overrides the parallelism (default 2).
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=$(pwd)
+jobs=${SIMPLECPP_JOBS:-2}
+
+bash scripts/install-deps.sh || exit 1
+
+if [ -z "${SIMPLECPP_ONNX_TESTS:-}" ] && [ -d "$root/../shared/onnx-tests" ]; then
+  SIMPLECPP_ONNX_TESTS=$(cd "$root/../shared/onnx-tests" && pwd)
+fi
+if [ -n "${SIMPLECPP_ONNX_TESTS:-}" ]; then
+  export SIMPLECPP_ONNX_TESTS
+  echo "test.sh: conformance data: $SIMPLECPP_ONNX_TESTS"
+else
+  echo "test.sh: no conformance data (set SIMPLECPP_ONNX_TESTS); the conformance test will skip"
+fi
+
+total_passed=0
+total_failed=0
+start=$SECONDS
+
+# run_ctest DIR [ctest args...]: runs ctest and adds its counts to the totals.
+run_ctest() {
+  local dir=$1
+  shift
+  local log
+  log=$(mktemp)
+  (cd "$dir" && ctest --output-on-failure -j"$jobs" "$@") 2>&1 | tee "$log"
+  local line failed total
+  line=$(grep -E 'tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -n 1)
+  rm -f "$log"
+  if [ -z "$line" ]; then
+    echo "test.sh: ctest in $dir produced no summary" >&2
+    total_failed=$((total_failed + 1))
+    return
+  fi
+  failed=$(echo "$line" | sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/')
+  total=$(echo "$line" | sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\2/')
+  total_passed=$((total_passed + total - failed))
+  total_failed=$((total_failed + failed))
+}
+
+# build DIR [cmake args...]: configure and build; a failed build counts as one failure.
+build() {
+  local dir=$1
+  shift
+  echo "test.sh: building $dir ($*)"
+  if ! cmake -S . -B "$dir" "$@" || ! cmake --build "$dir" -j"$jobs"; then
+    echo "test.sh: build of $dir FAILED" >&2
+    return 1
+  fi
+}
+
+if build build -DCMAKE_BUILD_TYPE=Release; then
+  run_ctest build
+else
+  total_failed=$((total_failed + 1))
+  echo "test.sh: skipping the sanitizer build"
+  echo "$total_passed passed, $total_failed failed"
+  exit 1
+fi
+echo "test.sh: Release build and tests took $((SECONDS - start)) s"
+
+asan_start=$SECONDS
+asan_args=()
+if [ "${SIMPLECPP_ASAN_CONFORMANCE:-1}" = "0" ]; then
+  asan_args=(-E onnx_conformance)
+fi
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+if build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIMPLECPP_SANITIZE=ON -DSIMPLECPP_FEW_HWY_TARGETS=ON; then
+  run_ctest build-asan "${asan_args[@]}"
+else
+  total_failed=$((total_failed + 1))
+fi
+echo "test.sh: sanitizer build and tests took $((SECONDS - asan_start)) s (total $((SECONDS - start)) s)"
+
+echo "$total_passed passed, $total_failed failed"
+[ "$total_failed" -eq 0 ]

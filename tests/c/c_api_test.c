@@ -1,0 +1,299 @@
+/* The C API (simplecpp_c.h) exercised from plain C11: loading from bytes and from a file,
+ * input/output names, tensors, running, reading results, the error paths (each returns a status
+ * with the right code and a message), and freeing everything (the sanitizer build checks leaks).
+ *
+ * C cannot use the project's C++ ONNX writer, so the test assembles its models itself with a few
+ * protobuf helpers below. The main model is
+ *   ModelProto { ir_version: 8, opset_import { domain: "", version: 17 }, producer_name: "c_api_test",
+ *     graph { name: "add", node { input: "x", input: "y", output: "z", op_type: "Add" },
+ *             input { x: float32 [2,3] }, input { y: float32 [2,3] }, output { z: float32 [2,3] } } }
+ *
+ * argv[1] (optional): a writable folder (the build's bin dir) for the file-loading check. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "simplecpp/simplecpp_c.h"
+
+static int g_checks = 0;
+static int g_failures = 0;
+
+#define CHECK(cond)                                                     \
+  do {                                                                  \
+    ++g_checks;                                                         \
+    if (!(cond)) {                                                      \
+      ++g_failures;                                                     \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+    }                                                                   \
+  } while (0)
+
+/* Expects success; on failure prints the status message and frees it. */
+#define CHECK_OK(call)                                                              \
+  do {                                                                              \
+    sc_status* st_ = (call);                                                        \
+    ++g_checks;                                                                     \
+    if (st_ != NULL) {                                                              \
+      ++g_failures;                                                                 \
+      fprintf(stderr, "%s:%d: %s failed: code %d: %s\n", __FILE__, __LINE__, #call, \
+              (int)sc_status_code(st_), sc_status_message(st_));                    \
+      sc_status_free(st_);                                                          \
+    }                                                                               \
+  } while (0)
+
+/* Expects an error with `code` and a non-empty message. */
+static void check_error(sc_status* st, int32_t code, const char* what) {
+  ++g_checks;
+  if (st == NULL) {
+    ++g_failures;
+    fprintf(stderr, "%s: expected error code %d, got success\n", what, (int)code);
+    return;
+  }
+  const char* msg = sc_status_message(st);
+  if (sc_status_code(st) != code || msg == NULL || msg[0] == '\0') {
+    ++g_failures;
+    fprintf(stderr, "%s: expected error code %d, got %d: %s\n", what, (int)code,
+            (int)sc_status_code(st), msg ? msg : "(null)");
+  } else {
+    printf("  expected error (%s): %s\n", what, msg);
+  }
+  sc_status_free(st);
+}
+
+/* ---- a minimal protobuf writer (wire types 0 = varint, 2 = length-delimited) ---- */
+
+typedef struct {
+  unsigned char data[2048];
+  size_t size;
+} Buf;
+
+static void put_byte(Buf* b, unsigned char c) {
+  if (b->size >= sizeof(b->data)) {
+    fprintf(stderr, "protobuf buffer overflow\n");
+    exit(2);
+  }
+  b->data[b->size++] = c;
+}
+static void put_varint(Buf* b, uint64_t v) {
+  while (v >= 0x80) {
+    put_byte(b, (unsigned char)(v | 0x80));
+    v >>= 7;
+  }
+  put_byte(b, (unsigned char)v);
+}
+static void put_int(Buf* b, int field, uint64_t v) {
+  put_varint(b, ((uint64_t)field << 3) | 0);
+  put_varint(b, v);
+}
+static void put_bytes(Buf* b, int field, const void* data, size_t n) {
+  put_varint(b, ((uint64_t)field << 3) | 2);
+  put_varint(b, n);
+  for (size_t i = 0; i < n; ++i) put_byte(b, ((const unsigned char*)data)[i]);
+}
+static void put_str(Buf* b, int field, const char* s) { put_bytes(b, field, s, strlen(s)); }
+static void put_msg(Buf* b, int field, const Buf* m) { put_bytes(b, field, m->data, m->size); }
+
+/* ValueInfoProto { name: 1, type: 2 { tensor_type: 1 { elem_type: 1, shape: 2 { dim: 1 { dim_value: 1 } } } } } */
+static void put_value_info(Buf* b, int field, const char* name, int32_t elem_type,
+                           const int64_t* dims, int rank) {
+  Buf shape = {{0}, 0}, tensor = {{0}, 0}, type = {{0}, 0}, vi = {{0}, 0};
+  for (int i = 0; i < rank; ++i) {
+    Buf dim = {{0}, 0};
+    put_int(&dim, 1, (uint64_t)dims[i]);
+    put_msg(&shape, 1, &dim);
+  }
+  put_int(&tensor, 1, (uint64_t)elem_type);
+  put_msg(&tensor, 2, &shape);
+  put_msg(&type, 1, &tensor);
+  put_str(&vi, 1, name);
+  put_msg(&vi, 2, &type);
+  put_msg(b, field, &vi);
+}
+
+/* A one-node model: z = op_type(x, y), all float32 [2,3]. */
+static void build_model(Buf* model, const char* op_type) {
+  const int64_t dims[2] = {2, 3};
+  Buf node = {{0}, 0}, graph = {{0}, 0}, opset = {{0}, 0};
+  put_str(&node, 1, "x");       /* NodeProto.input */
+  put_str(&node, 1, "y");
+  put_str(&node, 2, "z");       /* NodeProto.output */
+  put_str(&node, 3, "the_add"); /* NodeProto.name */
+  put_str(&node, 4, op_type);   /* NodeProto.op_type */
+  put_msg(&graph, 1, &node);    /* GraphProto.node */
+  put_str(&graph, 2, "add");    /* GraphProto.name */
+  put_value_info(&graph, 11, "x", 1, dims, 2); /* GraphProto.input */
+  put_value_info(&graph, 11, "y", 1, dims, 2);
+  put_value_info(&graph, 12, "z", 1, dims, 2); /* GraphProto.output */
+  put_str(&opset, 1, "");       /* OperatorSetIdProto.domain */
+  put_int(&opset, 2, 17);       /* OperatorSetIdProto.version */
+  model->size = 0;
+  put_int(model, 1, 8);               /* ModelProto.ir_version */
+  put_str(model, 2, "c_api_test");    /* ModelProto.producer_name */
+  put_msg(model, 7, &graph);          /* ModelProto.graph */
+  put_msg(model, 8, &opset);          /* ModelProto.opset_import */
+}
+
+/* Runs the Add model once and checks z = x + y. */
+static void run_add(const sc_model* model) {
+  sc_session* session = NULL;
+  CHECK_OK(sc_session_create(model, 1, &session));
+  if (session == NULL) return;
+
+  const int64_t dims[2] = {2, 3};
+  const float x[6] = {1, 2, 3, 4, 5, 6};
+  const float y[6] = {0.5f, -1, 10, 0, -4.25f, 100};
+  sc_tensor* tx = NULL;
+  sc_tensor* ty = NULL;
+  CHECK_OK(sc_tensor_create(1, dims, 2, x, sizeof(x), &tx));
+  CHECK_OK(sc_tensor_create(1, dims, 2, y, sizeof(y), &ty));
+  const char* in_names[2] = {"x", "y"};
+  const sc_tensor* ins[2] = {tx, ty};
+  const char* out_names[1] = {"z"};
+  sc_tensor* outs[1] = {NULL};
+  CHECK_OK(sc_session_run(session, in_names, ins, 2, out_names, 1, outs));
+  if (outs[0] != NULL) {
+    CHECK(sc_tensor_dtype(outs[0]) == 1);
+    CHECK(sc_tensor_rank(outs[0]) == 2);
+    int64_t out_dims[4] = {0, 0, 0, 0};
+    CHECK_OK(sc_tensor_dims(outs[0], out_dims, 4));
+    CHECK(out_dims[0] == 2 && out_dims[1] == 3);
+    CHECK(sc_tensor_byte_size(outs[0]) == sizeof(x));
+    const float* z = (const float*)sc_tensor_data(outs[0]);
+    float copy[6];
+    CHECK_OK(sc_tensor_copy_data(outs[0], copy, sizeof(copy)));
+    for (int i = 0; i < 6; ++i) {
+      CHECK(z != NULL && fabsf(z[i] - (x[i] + y[i])) <= 1e-6f);
+      CHECK(fabsf(copy[i] - (x[i] + y[i])) <= 1e-6f);
+    }
+    float small[2];
+    check_error(sc_tensor_copy_data(outs[0], small, sizeof(small)), SC_ERR_INVALID_ARGUMENT,
+                "copy into a too-small buffer");
+    sc_tensor_free(outs[0]);
+  }
+
+  /* Error paths of run: an unknown input name, a missing input, an unknown output name. */
+  const char* bad_names[2] = {"x", "nope"};
+  outs[0] = NULL;
+  check_error(sc_session_run(session, bad_names, ins, 2, out_names, 1, outs),
+              SC_ERR_INVALID_ARGUMENT, "run with an unknown input name");
+  CHECK(outs[0] == NULL);
+  check_error(sc_session_run(session, in_names, ins, 1, out_names, 1, outs),
+              SC_ERR_INVALID_ARGUMENT, "run with a missing input");
+  const char* bad_out[1] = {"w"};
+  check_error(sc_session_run(session, in_names, ins, 2, bad_out, 1, outs), SC_ERR_INVALID_ARGUMENT,
+              "run asking for an unknown output");
+
+  /* A wrong shape: [3,2] instead of [2,3] must be refused, not read out of bounds. */
+  const int64_t wrong_dims[2] = {3, 2};
+  sc_tensor* tw = NULL;
+  CHECK_OK(sc_tensor_create(1, wrong_dims, 2, y, sizeof(y), &tw));
+  const sc_tensor* wrong_ins[2] = {tx, tw};
+  sc_status* st = sc_session_run(session, in_names, wrong_ins, 2, out_names, 1, outs);
+  ++g_checks;
+  if (st == NULL) {
+    ++g_failures;
+    fprintf(stderr, "run with mismatched shapes succeeded\n");
+    if (outs[0] != NULL) sc_tensor_free(outs[0]);
+  } else {
+    printf("  expected error (mismatched shapes): code %d: %s\n", (int)sc_status_code(st),
+           sc_status_message(st));
+    sc_status_free(st);
+  }
+
+  sc_tensor_free(tw);
+  sc_tensor_free(tx);
+  sc_tensor_free(ty);
+  sc_session_free(session);
+}
+
+int main(int argc, char** argv) {
+  Buf bytes = {{0}, 0};
+  build_model(&bytes, "Add");
+
+  /* Load from bytes; names and counts. */
+  sc_model* model = NULL;
+  CHECK_OK(sc_model_load_bytes(bytes.data, bytes.size, &model));
+  if (model != NULL) {
+    int64_t n_in = -1, n_out = -1;
+    CHECK_OK(sc_model_input_count(model, &n_in));
+    CHECK_OK(sc_model_output_count(model, &n_out));
+    CHECK(n_in == 2);
+    CHECK(n_out == 1);
+    const char* name = NULL;
+    CHECK_OK(sc_model_input_name(model, 0, &name));
+    CHECK(name != NULL && strcmp(name, "x") == 0);
+    CHECK_OK(sc_model_input_name(model, 1, &name));
+    CHECK(name != NULL && strcmp(name, "y") == 0);
+    CHECK_OK(sc_model_output_name(model, 0, &name));
+    CHECK(name != NULL && strcmp(name, "z") == 0);
+    check_error(sc_model_input_name(model, 2, &name), SC_ERR_INVALID_ARGUMENT,
+                "input index out of range");
+    check_error(sc_model_output_name(model, -1, &name), SC_ERR_INVALID_ARGUMENT,
+                "output index out of range");
+    run_add(model);
+    sc_model_free(model);
+  }
+
+  /* Load from a file. */
+  if (argc > 1) {
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/c_api_test_add.onnx", argv[1]);
+    FILE* f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (f != NULL) {
+      CHECK(fwrite(bytes.data, 1, bytes.size, f) == bytes.size);
+      fclose(f);
+      sc_model* from_file = NULL;
+      CHECK_OK(sc_model_load(path, &from_file));
+      if (from_file != NULL) {
+        run_add(from_file);
+        sc_model_free(from_file);
+      }
+      remove(path);
+    }
+  }
+
+  /* Error paths of loading. */
+  sc_model* bad = NULL;
+  const unsigned char garbage[] = {0xff, 0xff, 0xff, 0xff, 0x0f, 0x12, 0x34};
+  check_error(sc_model_load_bytes(garbage, sizeof(garbage), &bad), SC_ERR_INVALID_MODEL,
+              "load garbage bytes");
+  CHECK(bad == NULL);
+  /* A truncated model: the graph's length prefix runs past the end. */
+  check_error(sc_model_load_bytes(bytes.data, bytes.size - 5, &bad), SC_ERR_INVALID_MODEL,
+              "load truncated bytes");
+  CHECK(bad == NULL);
+  check_error(sc_model_load("/nonexistent/simplecpp/model.onnx", &bad), SC_ERR_IO,
+              "load a missing file");
+  CHECK(bad == NULL);
+  Buf unknown_op = {{0}, 0};
+  build_model(&unknown_op, "NoSuchOpAnywhere");
+  check_error(sc_model_load_bytes(unknown_op.data, unknown_op.size, &bad), SC_ERR_UNSUPPORTED,
+              "load a model with an unknown op");
+  CHECK(bad == NULL);
+
+  /* Error paths of tensors. */
+  const int64_t dims[2] = {2, 3};
+  const float data[6] = {0};
+  sc_tensor* t = NULL;
+  check_error(sc_tensor_create(1, dims, 2, data, sizeof(data) - 4, &t), SC_ERR_INVALID_ARGUMENT,
+              "tensor with the wrong byte size");
+  CHECK(t == NULL);
+  const int64_t negative[2] = {2, -3};
+  check_error(sc_tensor_create(1, negative, 2, data, sizeof(data), &t), SC_ERR_INVALID_ARGUMENT,
+              "tensor with a negative dim");
+  CHECK(t == NULL);
+
+  sc_status_free(NULL); /* freeing NULL is allowed */
+  sc_tensor_free(NULL);
+  sc_model_free(NULL);
+  sc_session_free(NULL);
+
+  if (g_failures != 0) {
+    fprintf(stderr, "c_api_test: %d of %d checks failed\n", g_failures, g_checks);
+    return 1;
+  }
+  printf("c_api_test: all %d checks passed\n", g_checks);
+  return 0;
+}
