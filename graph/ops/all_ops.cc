@@ -7,7 +7,8 @@ namespace simplecpp::graph {
 
 void RegisterAllOps(OpRegistry& registry) {
   RegisterElementwiseOps(registry);   // elementwise.cc: unary/binary math, logic, activations
-  RegisterMatMulOps(registry);        // matmul.cc: MatMul, Gemm, Einsum
+  RegisterMatMulOps(registry);        // matmul.cc: MatMul, Gemm
+  RegisterEinsumOps(registry);        // einsum.cc: Einsum
   RegisterConvOps(registry);          // conv.cc: Conv
   RegisterPoolOps(registry);          // pool.cc: MaxPool, AveragePool, Global*Pool
   RegisterNormalizationOps(registry); // normalization.cc: BatchNorm, InstanceNorm, LayerNorm, Softmax

@@ -7,6 +7,7 @@ class OpRegistry;
 
 void RegisterElementwiseOps(OpRegistry& registry);
 void RegisterMatMulOps(OpRegistry& registry);
+void RegisterEinsumOps(OpRegistry& registry);
 void RegisterConvOps(OpRegistry& registry);
 void RegisterPoolOps(OpRegistry& registry);
 void RegisterNormalizationOps(OpRegistry& registry);

@@ -1,0 +1,741 @@
+// Reduction kernels (see reduce.h): Highway float32 passes over a row-major [outer, n, inner] view,
+// and portable templates for the other dtypes, ArgMax/ArgMin and CumSum.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/reduce.cc"
+// clang-format off
+#include "kernels/hwy_policy.h"  // must come before foreach_target / highway
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+#include <hwy/contrib/math/math-inl.h>
+// clang-format on
+
+#include "kernels/reduce.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace simplecpp::kernels {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DF = hn::ScalableTag<float>;
+using VF = hn::Vec<DF>;
+
+// Work per task: a task's boundaries depend only on the problem size.
+constexpr int64_t kTaskElements = 16384;
+// Columns per task when reducing over an outer axis (a multiple of every target's lane count).
+constexpr int64_t kColumnChunk = 512;
+
+// Policies: Identity, Map (first-pass transform of an element: x, x*x, |x|), Combine (fold an
+// element into the accumulator), and their scalar twins for tails. kTrackNaN: Max/Min keep a
+// separate NaN mask because Highway's Max/Min do not propagate NaN on every target.
+struct SumP {
+  static constexpr bool kTrackNaN = false;
+  static float Identity() { return 0.0f; }
+  static VF Map(VF x) { return x; }
+  static VF Combine(VF a, VF b) { return hn::Add(a, b); }
+  static float MapS(float x) { return x; }
+  static float CombineS(float a, float b) { return a + b; }
+};
+struct SumSquareP : SumP {
+  static VF Map(VF x) { return hn::Mul(x, x); }
+  static float MapS(float x) { return x * x; }
+};
+struct AbsSumP : SumP {
+  static VF Map(VF x) { return hn::Abs(x); }
+  static float MapS(float x) { return std::fabs(x); }
+};
+struct ProdP {
+  static constexpr bool kTrackNaN = false;
+  static float Identity() { return 1.0f; }
+  static VF Map(VF x) { return x; }
+  static VF Combine(VF a, VF b) { return hn::Mul(a, b); }
+  static float MapS(float x) { return x; }
+  static float CombineS(float a, float b) { return a * b; }
+};
+struct MaxP {
+  static constexpr bool kTrackNaN = true;
+  static float Identity() { return -std::numeric_limits<float>::infinity(); }
+  static VF Map(VF x) { return x; }
+  static VF Combine(VF a, VF b) { return hn::Max(a, b); }
+  static float MapS(float x) { return x; }
+  static float CombineS(float a, float b) { return b > a ? b : a; }
+};
+struct MinP {
+  static constexpr bool kTrackNaN = true;
+  static float Identity() { return std::numeric_limits<float>::infinity(); }
+  static VF Map(VF x) { return x; }
+  static VF Combine(VF a, VF b) { return hn::Min(a, b); }
+  static float MapS(float x) { return x; }
+  static float CombineS(float a, float b) { return b < a ? b : a; }
+};
+
+// All bits set in lanes where v is NaN.
+// (IsNaN, not Ne(v, v): AVX2/AVX-512 implement Ne as an ordered compare, false for NaN.)
+HWY_INLINE VF NaNBits(DF d, VF v) { return hn::VecFromMask(d, hn::IsNaN(v)); }
+
+// Folds the lanes of v in lane order (deterministic for a given target).
+template <class P>
+HWY_INLINE float FoldLanes(DF d, VF v) {
+  HWY_ALIGN float lanes[HWY_MAX_BYTES / sizeof(float)];
+  hn::Store(v, d, lanes);
+  float r = lanes[0];
+  const size_t N = hn::Lanes(d);
+  for (size_t l = 1; l < N; ++l) r = P::CombineS(r, lanes[l]);
+  return r;
+}
+
+// Reduces the contiguous row x[0, n).
+template <class P>
+HWY_INLINE float ReduceRow(const float* HWY_RESTRICT x, int64_t n) {
+  const DF d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  VF a0 = hn::Set(d, P::Identity());
+  VF a1 = a0, a2 = a0, a3 = a0;
+  VF nan = hn::Zero(d);
+  int64_t i = 0;
+  for (; i + 4 * N <= n; i += 4 * N) {
+    const VF v0 = hn::LoadU(d, x + i);
+    const VF v1 = hn::LoadU(d, x + i + N);
+    const VF v2 = hn::LoadU(d, x + i + 2 * N);
+    const VF v3 = hn::LoadU(d, x + i + 3 * N);
+    a0 = P::Combine(a0, P::Map(v0));
+    a1 = P::Combine(a1, P::Map(v1));
+    a2 = P::Combine(a2, P::Map(v2));
+    a3 = P::Combine(a3, P::Map(v3));
+    if (P::kTrackNaN) {
+      nan = hn::Or(nan, hn::Or(hn::Or(NaNBits(d, v0), NaNBits(d, v1)),
+                               hn::Or(NaNBits(d, v2), NaNBits(d, v3))));
+    }
+  }
+  for (; i + N <= n; i += N) {
+    const VF v0 = hn::LoadU(d, x + i);
+    a0 = P::Combine(a0, P::Map(v0));
+    if (P::kTrackNaN) nan = hn::Or(nan, NaNBits(d, v0));
+  }
+  a0 = P::Combine(P::Combine(a0, a1), P::Combine(a2, a3));
+  float r = FoldLanes<P>(d, a0);
+  bool has_nan = P::kTrackNaN && !hn::AllFalse(d, hn::MaskFromVec(nan));
+  for (; i < n; ++i) {
+    r = P::CombineS(r, P::MapS(x[i]));
+    if (P::kTrackNaN && std::isnan(x[i])) has_nan = true;
+  }
+  return has_nan ? std::numeric_limits<float>::quiet_NaN() : r;
+}
+
+// y[j] = reduce over i of x[i * inner + j] for j in [j0, j1). x points at [o, 0, 0].
+template <class P>
+HWY_INLINE void ReduceColumns(const float* HWY_RESTRICT x, int64_t n, int64_t inner, int64_t j0,
+                              int64_t j1, float* HWY_RESTRICT y) {
+  const DF d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const VF qnan = hn::Set(d, std::numeric_limits<float>::quiet_NaN());
+  int64_t j = j0;
+  for (; j + 4 * N <= j1; j += 4 * N) {
+    VF a0 = hn::Set(d, P::Identity());
+    VF a1 = a0, a2 = a0, a3 = a0;
+    VF n0 = hn::Zero(d), n1 = n0, n2 = n0, n3 = n0;
+    const float* p = x + j;
+    for (int64_t i = 0; i < n; ++i, p += inner) {
+      const VF v0 = hn::LoadU(d, p);
+      const VF v1 = hn::LoadU(d, p + N);
+      const VF v2 = hn::LoadU(d, p + 2 * N);
+      const VF v3 = hn::LoadU(d, p + 3 * N);
+      a0 = P::Combine(a0, P::Map(v0));
+      a1 = P::Combine(a1, P::Map(v1));
+      a2 = P::Combine(a2, P::Map(v2));
+      a3 = P::Combine(a3, P::Map(v3));
+      if (P::kTrackNaN) {
+        n0 = hn::Or(n0, NaNBits(d, v0));
+        n1 = hn::Or(n1, NaNBits(d, v1));
+        n2 = hn::Or(n2, NaNBits(d, v2));
+        n3 = hn::Or(n3, NaNBits(d, v3));
+      }
+    }
+    if (P::kTrackNaN) {
+      a0 = hn::IfThenElse(hn::MaskFromVec(n0), qnan, a0);
+      a1 = hn::IfThenElse(hn::MaskFromVec(n1), qnan, a1);
+      a2 = hn::IfThenElse(hn::MaskFromVec(n2), qnan, a2);
+      a3 = hn::IfThenElse(hn::MaskFromVec(n3), qnan, a3);
+    }
+    hn::StoreU(a0, d, y + j);
+    hn::StoreU(a1, d, y + j + N);
+    hn::StoreU(a2, d, y + j + 2 * N);
+    hn::StoreU(a3, d, y + j + 3 * N);
+  }
+  for (; j + N <= j1; j += N) {
+    VF a0 = hn::Set(d, P::Identity());
+    VF n0 = hn::Zero(d);
+    const float* p = x + j;
+    for (int64_t i = 0; i < n; ++i, p += inner) {
+      const VF v0 = hn::LoadU(d, p);
+      a0 = P::Combine(a0, P::Map(v0));
+      if (P::kTrackNaN) n0 = hn::Or(n0, NaNBits(d, v0));
+    }
+    if (P::kTrackNaN) a0 = hn::IfThenElse(hn::MaskFromVec(n0), qnan, a0);
+    hn::StoreU(a0, d, y + j);
+  }
+  for (; j < j1; ++j) {  // fewer than one vector of columns left
+    float r = P::Identity();
+    bool has_nan = false;
+    const float* p = x + j;
+    for (int64_t i = 0; i < n; ++i, p += inner) {
+      r = P::CombineS(r, P::MapS(*p));
+      if (P::kTrackNaN && std::isnan(*p)) has_nan = true;
+    }
+    y[j] = has_nan ? std::numeric_limits<float>::quiet_NaN() : r;
+  }
+}
+
+// log(sum(exp(x))) of a contiguous row, as m + log(sum(exp(x - m))).
+HWY_INLINE float LogSumExpRow(const float* HWY_RESTRICT x, int64_t n) {
+  const float m = ReduceRow<MaxP>(x, n);
+  // NaN, +inf, or -inf (every element -inf, or n == 0): the result is m itself.
+  if (!std::isfinite(m)) return m;
+  const DF d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const VF vm = hn::Set(d, m);
+  VF s0 = hn::Zero(d), s1 = s0;
+  int64_t i = 0;
+  for (; i + 2 * N <= n; i += 2 * N) {
+    s0 = hn::Add(s0, hn::Exp(d, hn::Sub(hn::LoadU(d, x + i), vm)));
+    s1 = hn::Add(s1, hn::Exp(d, hn::Sub(hn::LoadU(d, x + i + N), vm)));
+  }
+  for (; i + N <= n; i += N) s0 = hn::Add(s0, hn::Exp(d, hn::Sub(hn::LoadU(d, x + i), vm)));
+  float s = FoldLanes<SumP>(d, hn::Add(s0, s1));
+  for (; i < n; ++i) s += std::exp(x[i] - m);
+  return m + std::log(s);
+}
+
+template <class V>
+HWY_INLINE V LogSumExpFinish(DF d, V m, V s) {
+  return hn::IfThenElse(hn::IsFinite(m), hn::Add(m, hn::Log(d, s)), m);
+}
+
+HWY_INLINE void LogSumExpColumns(const float* HWY_RESTRICT x, int64_t n, int64_t inner, int64_t j0,
+                                 int64_t j1, float* HWY_RESTRICT y) {
+  const DF d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  // Column maxima (NaN propagating) first, written to y, then the sums of exp(x - m).
+  ReduceColumns<MaxP>(x, n, inner, j0, j1, y);
+  int64_t j = j0;
+  for (; j + N <= j1; j += N) {
+    const VF m = hn::LoadU(d, y + j);
+    // Lanes whose max is not finite keep m; clamp their offset so Exp sees a valid argument.
+    const VF mf = hn::IfThenElseZero(hn::IsFinite(m), m);
+    VF s = hn::Zero(d);
+    const float* p = x + j;
+    for (int64_t i = 0; i < n; ++i, p += inner) {
+      s = hn::Add(s, hn::Exp(d, hn::Sub(hn::LoadU(d, p), mf)));
+    }
+    hn::StoreU(LogSumExpFinish(d, m, s), d, y + j);
+  }
+  for (; j < j1; ++j) {
+    const float m = y[j];
+    if (!std::isfinite(m)) continue;
+    float s = 0.0f;
+    const float* p = x + j;
+    for (int64_t i = 0; i < n; ++i, p += inner) s += std::exp(*p - m);
+    y[j] = m + std::log(s);
+  }
+}
+
+// One pass y[o, j] = reduce_i x[o, i, j], split into tasks that depend only on the sizes.
+template <class RowFn, class ColFn>
+HWY_INLINE void RunPass(int64_t outer, int64_t n, int64_t inner, const Parallel& parallel,
+                        const RowFn& row, const ColFn& cols) {
+  if (outer <= 0 || inner <= 0) return;
+  if (inner == 1) {
+    const int64_t rows_per_task = std::max<int64_t>(1, kTaskElements / std::max<int64_t>(n, 1));
+    const int64_t tasks = (outer + rows_per_task - 1) / rows_per_task;
+    parallel.For(tasks, [&](int64_t t0, int64_t t1) {
+      const int64_t end = std::min(outer, t1 * rows_per_task);
+      for (int64_t o = t0 * rows_per_task; o < end; ++o) row(o);
+    });
+    return;
+  }
+  const int64_t chunks = (inner + kColumnChunk - 1) / kColumnChunk;
+  parallel.For(outer * chunks, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t o = t / chunks;
+      const int64_t j0 = (t % chunks) * kColumnChunk;
+      cols(o, j0, std::min(inner, j0 + kColumnChunk));
+    }
+  });
+}
+
+template <class P>
+void ReduceImpl(const float* HWY_RESTRICT x, int64_t outer, int64_t n, int64_t inner,
+                float* HWY_RESTRICT y, const Parallel& parallel) {
+  RunPass(
+      outer, n, inner, parallel, [&](int64_t o) { y[o] = ReduceRow<P>(x + o * n, n); },
+      [&](int64_t o, int64_t j0, int64_t j1) {
+        ReduceColumns<P>(x + o * n * inner, n, inner, j0, j1, y + o * inner);
+      });
+}
+
+void ReduceSumF32Impl(const float* x, int64_t outer, int64_t n, int64_t inner, float* y,
+                      const Parallel& parallel) {
+  ReduceImpl<SumP>(x, outer, n, inner, y, parallel);
+}
+void ReduceSumSquareF32Impl(const float* x, int64_t outer, int64_t n, int64_t inner, float* y,
+                            const Parallel& parallel) {
+  ReduceImpl<SumSquareP>(x, outer, n, inner, y, parallel);
+}
+void ReduceAbsSumF32Impl(const float* x, int64_t outer, int64_t n, int64_t inner, float* y,
+                         const Parallel& parallel) {
+  ReduceImpl<AbsSumP>(x, outer, n, inner, y, parallel);
+}
+void ReduceProdF32Impl(const float* x, int64_t outer, int64_t n, int64_t inner, float* y,
+                       const Parallel& parallel) {
+  ReduceImpl<ProdP>(x, outer, n, inner, y, parallel);
+}
+void ReduceMaxF32Impl(const float* x, int64_t outer, int64_t n, int64_t inner, float* y,
+                      const Parallel& parallel) {
+  ReduceImpl<MaxP>(x, outer, n, inner, y, parallel);
+}
+void ReduceMinF32Impl(const float* x, int64_t outer, int64_t n, int64_t inner, float* y,
+                      const Parallel& parallel) {
+  ReduceImpl<MinP>(x, outer, n, inner, y, parallel);
+}
+void ReduceLogSumExpF32Impl(const float* x, int64_t outer, int64_t n, int64_t inner, float* y,
+                            const Parallel& parallel) {
+  RunPass(
+      outer, n, inner, parallel, [&](int64_t o) { y[o] = LogSumExpRow(x + o * n, n); },
+      [&](int64_t o, int64_t j0, int64_t j1) {
+        LogSumExpColumns(x + o * n * inner, n, inner, j0, j1, y + o * inner);
+      });
+}
+
+void DivideF32Impl(float* HWY_RESTRICT y, int64_t count, float divisor) {
+  const DF d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const VF vd = hn::Set(d, divisor);
+  int64_t i = 0;
+  for (; i + N <= count; i += N) hn::StoreU(hn::Div(hn::LoadU(d, y + i), vd), d, y + i);
+  for (; i < count; ++i) y[i] = y[i] / divisor;
+}
+
+void SqrtF32Impl(float* HWY_RESTRICT y, int64_t count) {
+  const DF d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  int64_t i = 0;
+  for (; i + N <= count; i += N) hn::StoreU(hn::Sqrt(hn::LoadU(d, y + i)), d, y + i);
+  for (; i < count; ++i) y[i] = std::sqrt(y[i]);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace simplecpp::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace simplecpp::kernels {
+
+HWY_EXPORT(ReduceSumF32Impl);
+HWY_EXPORT(ReduceSumSquareF32Impl);
+HWY_EXPORT(ReduceAbsSumF32Impl);
+HWY_EXPORT(ReduceProdF32Impl);
+HWY_EXPORT(ReduceMaxF32Impl);
+HWY_EXPORT(ReduceMinF32Impl);
+HWY_EXPORT(ReduceLogSumExpF32Impl);
+HWY_EXPORT(DivideF32Impl);
+HWY_EXPORT(SqrtF32Impl);
+
+void ReduceSumF32(const float* x, int64_t outer, int64_t n, int64_t inner, float* y,
+                  const Parallel& parallel) {
+  HWY_DYNAMIC_DISPATCH(ReduceSumF32Impl)(x, outer, n, inner, y, parallel);
+}
+void ReduceSumSquareF32(const float* x, int64_t outer, int64_t n, int64_t inner, float* y,
+                        const Parallel& parallel) {
+  HWY_DYNAMIC_DISPATCH(ReduceSumSquareF32Impl)(x, outer, n, inner, y, parallel);
+}
+void ReduceAbsSumF32(const float* x, int64_t outer, int64_t n, int64_t inner, float* y,
+                     const Parallel& parallel) {
+  HWY_DYNAMIC_DISPATCH(ReduceAbsSumF32Impl)(x, outer, n, inner, y, parallel);
+}
+void ReduceProdF32(const float* x, int64_t outer, int64_t n, int64_t inner, float* y,
+                   const Parallel& parallel) {
+  HWY_DYNAMIC_DISPATCH(ReduceProdF32Impl)(x, outer, n, inner, y, parallel);
+}
+void ReduceMaxF32(const float* x, int64_t outer, int64_t n, int64_t inner, float* y,
+                  const Parallel& parallel) {
+  HWY_DYNAMIC_DISPATCH(ReduceMaxF32Impl)(x, outer, n, inner, y, parallel);
+}
+void ReduceMinF32(const float* x, int64_t outer, int64_t n, int64_t inner, float* y,
+                  const Parallel& parallel) {
+  HWY_DYNAMIC_DISPATCH(ReduceMinF32Impl)(x, outer, n, inner, y, parallel);
+}
+void ReduceLogSumExpF32(const float* x, int64_t outer, int64_t n, int64_t inner, float* y,
+                        const Parallel& parallel) {
+  HWY_DYNAMIC_DISPATCH(ReduceLogSumExpF32Impl)(x, outer, n, inner, y, parallel);
+}
+void DivideF32(float* y, int64_t count, float divisor) {
+  HWY_DYNAMIC_DISPATCH(DivideF32Impl)(y, count, divisor);
+}
+void SqrtF32(float* y, int64_t count) { HWY_DYNAMIC_DISPATCH(SqrtF32Impl)(y, count); }
+
+// ---------------------------------------------------------------------------------------------
+// Portable templates for the other dtypes.
+namespace {
+
+// Columns handled together when inner > 1 (accumulators live on the stack).
+constexpr int64_t kBlock = 256;
+constexpr int64_t kGenericTaskElements = 16384;
+
+// Integers accumulate in 64-bit unsigned arithmetic (wrap-around, no UB), floats in their type.
+template <typename T>
+using Acc = std::conditional_t<std::is_floating_point_v<T> || std::is_same_v<T, bool>, T, uint64_t>;
+
+template <typename T>
+Acc<T> ToAcc(T v) {
+  if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, bool>) {
+    return v;
+  } else {
+    return static_cast<uint64_t>(
+        static_cast<std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>(v));
+  }
+}
+
+// double -> T: integers truncate toward zero, saturate, NaN -> 0.
+template <typename T>
+T FromDouble(double v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(v);
+  } else {
+    if (std::isnan(v)) return T(0);
+    if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) {
+      return std::numeric_limits<T>::lowest();
+    }
+    if (v >= static_cast<double>(std::numeric_limits<T>::max()))
+      return std::numeric_limits<T>::max();
+    return static_cast<T>(v);
+  }
+}
+
+template <typename T>
+bool IsNaN(T v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::isnan(v);
+  } else {
+    return false;
+  }
+}
+
+template <typename T>
+T LowestValue() {
+  if constexpr (std::is_floating_point_v<T>) return -std::numeric_limits<T>::infinity();
+  return std::numeric_limits<T>::lowest();
+}
+template <typename T>
+T HighestValue() {
+  if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::infinity();
+  return std::numeric_limits<T>::max();
+}
+
+// Calls fn(o, j0, j1) over tasks of rows / column blocks whose boundaries depend only on sizes.
+template <class Fn>
+void ForBlocks(int64_t outer, int64_t n, int64_t inner, const Parallel& parallel, const Fn& fn) {
+  if (outer <= 0 || inner <= 0) return;
+  if (inner == 1) {
+    const int64_t rows_per_task =
+        std::max<int64_t>(1, kGenericTaskElements / std::max<int64_t>(n, 1));
+    const int64_t tasks = (outer + rows_per_task - 1) / rows_per_task;
+    parallel.For(tasks, [&](int64_t t0, int64_t t1) {
+      const int64_t end = std::min(outer, t1 * rows_per_task);
+      for (int64_t o = t0 * rows_per_task; o < end; ++o) fn(o, 0, 1);
+    });
+    return;
+  }
+  const int64_t chunks = (inner + kBlock - 1) / kBlock;
+  parallel.For(outer * chunks, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t o = t / chunks;
+      const int64_t j0 = (t % chunks) * kBlock;
+      fn(o, j0, std::min(inner, j0 + kBlock));
+    }
+  });
+}
+
+template <typename T, ReduceKind K>
+void GenericReduce(const T* x, int64_t outer, int64_t n, int64_t inner, T* y,
+                   const Parallel& parallel) {
+  ForBlocks(outer, n, inner, parallel, [&](int64_t o, int64_t j0, int64_t j1) {
+    const int64_t len = j1 - j0;
+    const T* base = x + o * n * inner + j0;
+    T* out = y + o * inner + j0;
+    if constexpr (K == ReduceKind::kMax || K == ReduceKind::kMin) {
+      T acc[kBlock];
+      for (int64_t j = 0; j < len; ++j)
+        acc[j] = K == ReduceKind::kMax ? LowestValue<T>() : HighestValue<T>();
+      for (int64_t i = 0; i < n; ++i) {
+        const T* row = base + i * inner;
+        for (int64_t j = 0; j < len; ++j) {
+          const T v = row[j];
+          // NaN is sticky: once acc is NaN no comparison replaces it.
+          const bool take = K == ReduceKind::kMax ? (v > acc[j]) : (v < acc[j]);
+          if (take || (IsNaN(v) && !IsNaN(acc[j]))) acc[j] = v;
+        }
+      }
+      for (int64_t j = 0; j < len; ++j) out[j] = acc[j];
+    } else if constexpr (K == ReduceKind::kLogSumExp) {
+      double m[kBlock];
+      double s[kBlock];
+      for (int64_t j = 0; j < len; ++j) {
+        m[j] = -std::numeric_limits<double>::infinity();
+        s[j] = 0.0;
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        const T* row = base + i * inner;
+        for (int64_t j = 0; j < len; ++j) {
+          const double v = static_cast<double>(row[j]);
+          if (v > m[j] || (std::isnan(v) && !std::isnan(m[j]))) m[j] = v;
+        }
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        const T* row = base + i * inner;
+        for (int64_t j = 0; j < len; ++j) {
+          if (std::isfinite(m[j])) s[j] += std::exp(static_cast<double>(row[j]) - m[j]);
+        }
+      }
+      for (int64_t j = 0; j < len; ++j) {
+        out[j] = FromDouble<T>(std::isfinite(m[j]) ? m[j] + std::log(s[j]) : m[j]);
+      }
+    } else {
+      using A = Acc<T>;
+      A acc[kBlock];
+      for (int64_t j = 0; j < len; ++j) acc[j] = K == ReduceKind::kProd ? A(1) : A(0);
+      for (int64_t i = 0; i < n; ++i) {
+        const T* row = base + i * inner;
+        for (int64_t j = 0; j < len; ++j) {
+          const A v = ToAcc(row[j]);
+          if constexpr (K == ReduceKind::kSum) {
+            acc[j] += v;
+          } else if constexpr (K == ReduceKind::kSumSquare) {
+            acc[j] += v * v;
+          } else if constexpr (K == ReduceKind::kAbsSum) {
+            if constexpr (std::is_floating_point_v<T>) {
+              acc[j] += std::fabs(v);
+            } else if constexpr (std::is_signed_v<T>) {
+              acc[j] += row[j] < 0 ? A(0) - v : v;
+            } else {
+              acc[j] += v;
+            }
+          } else {
+            acc[j] *= v;
+          }
+        }
+      }
+      for (int64_t j = 0; j < len; ++j) out[j] = static_cast<T>(acc[j]);
+    }
+  });
+}
+
+template <typename T>
+ReduceFn<T> GenericReduceFn(ReduceKind kind) {
+  if constexpr (std::is_same_v<T, bool>) {
+    switch (kind) {
+      case ReduceKind::kMax:
+        return &GenericReduce<T, ReduceKind::kMax>;
+      case ReduceKind::kMin:
+        return &GenericReduce<T, ReduceKind::kMin>;
+      default:
+        return nullptr;
+    }
+  } else {
+    switch (kind) {
+      case ReduceKind::kSum:
+        return &GenericReduce<T, ReduceKind::kSum>;
+      case ReduceKind::kSumSquare:
+        return &GenericReduce<T, ReduceKind::kSumSquare>;
+      case ReduceKind::kAbsSum:
+        return &GenericReduce<T, ReduceKind::kAbsSum>;
+      case ReduceKind::kProd:
+        return &GenericReduce<T, ReduceKind::kProd>;
+      case ReduceKind::kMax:
+        return &GenericReduce<T, ReduceKind::kMax>;
+      case ReduceKind::kMin:
+        return &GenericReduce<T, ReduceKind::kMin>;
+      case ReduceKind::kLogSumExp:
+        return &GenericReduce<T, ReduceKind::kLogSumExp>;
+    }
+    return nullptr;
+  }
+}
+
+// "better" for ArgMax (kMax) / ArgMin: NaN wins; ties keep the first index unless select_last.
+template <typename T, bool kMax>
+void GenericArg(const T* x, int64_t outer, int64_t n, int64_t inner, bool select_last, int64_t* y,
+                const Parallel& parallel) {
+  ForBlocks(outer, n, inner, parallel, [&](int64_t o, int64_t j0, int64_t j1) {
+    const int64_t len = j1 - j0;
+    const T* base = x + o * n * inner + j0;
+    int64_t* out = y + o * inner + j0;
+    T best[kBlock];
+    for (int64_t j = 0; j < len; ++j) {
+      best[j] = base[j];
+      out[j] = 0;
+    }
+    for (int64_t i = 1; i < n; ++i) {
+      const T* row = base + i * inner;
+      for (int64_t j = 0; j < len; ++j) {
+        const T v = row[j];
+        bool take;
+        if (IsNaN(best[j])) {
+          take = select_last && IsNaN(v);
+        } else if (IsNaN(v)) {
+          take = true;
+        } else if (select_last) {
+          take = kMax ? !(v < best[j]) : !(best[j] < v);
+        } else {
+          take = kMax ? (best[j] < v) : (v < best[j]);
+        }
+        if (take) {
+          best[j] = v;
+          out[j] = i;
+        }
+      }
+    }
+  });
+}
+
+template <typename T>
+T WrapAdd(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+  } else {
+    return a + b;
+  }
+}
+
+}  // namespace
+
+template <>
+ReduceFn<float> GetReduceFn<float>(ReduceKind kind) {
+  switch (kind) {
+    case ReduceKind::kSum:
+      return &ReduceSumF32;
+    case ReduceKind::kSumSquare:
+      return &ReduceSumSquareF32;
+    case ReduceKind::kAbsSum:
+      return &ReduceAbsSumF32;
+    case ReduceKind::kProd:
+      return &ReduceProdF32;
+    case ReduceKind::kMax:
+      return &ReduceMaxF32;
+    case ReduceKind::kMin:
+      return &ReduceMinF32;
+    case ReduceKind::kLogSumExp:
+      return &ReduceLogSumExpF32;
+  }
+  return nullptr;
+}
+
+template <typename T>
+ReduceFn<T> GetReduceFn(ReduceKind kind) {
+  return GenericReduceFn<T>(kind);
+}
+
+template <>
+void ReduceDivide<float>(float* y, int64_t count, int64_t divisor) {
+  DivideF32(y, count, static_cast<float>(divisor));
+}
+template <typename T>
+void ReduceDivide(T* y, int64_t count, int64_t divisor) {
+  for (int64_t i = 0; i < count; ++i) {
+    if constexpr (std::is_floating_point_v<T>) {
+      y[i] = y[i] / static_cast<T>(divisor);
+    } else if (divisor == 0) {
+      y[i] = T(0);
+    } else if constexpr (std::is_signed_v<T>) {
+      y[i] = static_cast<T>(static_cast<int64_t>(y[i]) / divisor);
+    } else {
+      y[i] = static_cast<T>(static_cast<uint64_t>(y[i]) / static_cast<uint64_t>(divisor));
+    }
+  }
+}
+
+template <>
+void ReduceSqrt<float>(float* y, int64_t count) {
+  SqrtF32(y, count);
+}
+template <typename T>
+void ReduceSqrt(T* y, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) y[i] = FromDouble<T>(std::sqrt(static_cast<double>(y[i])));
+}
+
+template <typename T>
+void ReduceLog(T* y, int64_t count) {
+  if constexpr (std::is_floating_point_v<T>) {
+    for (int64_t i = 0; i < count; ++i) y[i] = std::log(y[i]);
+  } else {
+    for (int64_t i = 0; i < count; ++i) y[i] = FromDouble<T>(std::log(static_cast<double>(y[i])));
+  }
+}
+
+template <typename T>
+void ArgMax(const T* x, int64_t outer, int64_t n, int64_t inner, bool select_last, int64_t* y,
+            const Parallel& parallel) {
+  GenericArg<T, true>(x, outer, n, inner, select_last, y, parallel);
+}
+template <typename T>
+void ArgMin(const T* x, int64_t outer, int64_t n, int64_t inner, bool select_last, int64_t* y,
+            const Parallel& parallel) {
+  GenericArg<T, false>(x, outer, n, inner, select_last, y, parallel);
+}
+
+template <typename T>
+void CumSum(const T* x, int64_t outer, int64_t n, int64_t inner, bool exclusive, bool reverse, T* y,
+            const Parallel& parallel) {
+  ForBlocks(outer, n, inner, parallel, [&](int64_t o, int64_t j0, int64_t j1) {
+    const int64_t len = j1 - j0;
+    const T* xb = x + o * n * inner + j0;
+    T* yb = y + o * n * inner + j0;
+    for (int64_t s = 0; s < n; ++s) {
+      const int64_t i = reverse ? n - 1 - s : s;
+      const int64_t prev = reverse ? i + 1 : i - 1;  // valid when s > 0
+      T* yr = yb + i * inner;
+      if (s == 0) {
+        for (int64_t j = 0; j < len; ++j) yr[j] = exclusive ? T(0) : xb[i * inner + j];
+        continue;
+      }
+      const T* yp = yb + prev * inner;
+      const T* xr = xb + (exclusive ? prev : i) * inner;
+      for (int64_t j = 0; j < len; ++j) yr[j] = WrapAdd(yp[j], xr[j]);
+    }
+  });
+}
+
+#define SIMPLECPP_REDUCE_INSTANTIATE_ARITH(T)          \
+  template void ReduceDivide<T>(T*, int64_t, int64_t); \
+  template void ReduceSqrt<T>(T*, int64_t);            \
+  template void ReduceLog<T>(T*, int64_t);             \
+  template void CumSum<T>(const T*, int64_t, int64_t, int64_t, bool, bool, T*, const Parallel&);
+#define SIMPLECPP_REDUCE_INSTANTIATE_ARG(T)                                                      \
+  template void ArgMax<T>(const T*, int64_t, int64_t, int64_t, bool, int64_t*, const Parallel&); \
+  template void ArgMin<T>(const T*, int64_t, int64_t, int64_t, bool, int64_t*, const Parallel&);
+#define SIMPLECPP_REDUCE_INSTANTIATE_GENERIC(T) template ReduceFn<T> GetReduceFn<T>(ReduceKind);
+
+SIMPLECPP_REDUCE_INSTANTIATE_ARITH(float)
+#define SIMPLECPP_REDUCE_ALL(T)         \
+  SIMPLECPP_REDUCE_INSTANTIATE_ARITH(T) \
+  SIMPLECPP_REDUCE_INSTANTIATE_ARG(T)   \
+  SIMPLECPP_REDUCE_INSTANTIATE_GENERIC(T)
+SIMPLECPP_REDUCE_INSTANTIATE_ARG(float)
+SIMPLECPP_REDUCE_ALL(double)
+SIMPLECPP_REDUCE_ALL(int8_t)
+SIMPLECPP_REDUCE_ALL(uint8_t)
+SIMPLECPP_REDUCE_ALL(int16_t)
+SIMPLECPP_REDUCE_ALL(uint16_t)
+SIMPLECPP_REDUCE_ALL(int32_t)
+SIMPLECPP_REDUCE_ALL(uint32_t)
+SIMPLECPP_REDUCE_ALL(int64_t)
+SIMPLECPP_REDUCE_ALL(uint64_t)
+SIMPLECPP_REDUCE_INSTANTIATE_GENERIC(bool)
+
+}  // namespace simplecpp::kernels
+#endif  // HWY_ONCE
