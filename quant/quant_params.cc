@@ -1,6 +1,7 @@
 // Reference quantization math (quant/quant_params.h).
 #include "quant/quant_params.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace simplecpp::quant {
@@ -19,12 +20,47 @@ int32_t SaturateToRange(float x, int32_t lo, int32_t hi) {
 }
 
 int32_t QuantizeValue(float x, float scale, int32_t zero_point, int32_t lo, int32_t hi) {
-  const float q = RoundHalfToEven(x / scale) + static_cast<float>(zero_point);
+  const float quotient = x / scale;
+  // A NaN quotient (NaN x, 0/0) quantizes to the zero point, as the kernels do.
+  if (std::isnan(quotient)) return std::min(std::max(zero_point, lo), hi);
+  const float q = RoundHalfToEven(quotient) + static_cast<float>(zero_point);
   return SaturateToRange(q, lo, hi);
 }
 
 float DequantizeValue(int32_t q, float scale, int32_t zero_point) {
   return static_cast<float>(q - zero_point) * scale;
+}
+
+bool QuantizedRange(DType t, int32_t* lo, int32_t* hi) {
+  switch (t) {
+    case DType::kUInt8: *lo = 0; *hi = 255; return true;
+    case DType::kInt8: *lo = -128; *hi = 127; return true;
+    case DType::kUInt16: *lo = 0; *hi = 65535; return true;
+    case DType::kInt16: *lo = -32768; *hi = 32767; return true;
+    case DType::kUInt4: *lo = 0; *hi = 15; return true;
+    case DType::kInt4: *lo = -8; *hi = 7; return true;
+    case DType::kUInt2: *lo = 0; *hi = 3; return true;
+    case DType::kInt2: *lo = -2; *hi = 1; return true;
+    case DType::kInt32: *lo = INT32_MIN; *hi = INT32_MAX; return true;
+    default: return false;
+  }
+}
+
+DynamicQuantParams ComputeDynamicQuantParams(float x_min, float x_max) {
+  const float lo = std::min(0.0f, x_min);
+  const float hi = std::max(0.0f, x_max);
+  DynamicQuantParams p;
+  if (hi == lo) return p;  // all zeros: scale 1, zero point 0 (see the header)
+  p.scale = (hi - lo) / 255.0f;
+  p.zero_point = SaturateToRange(0.0f - lo / p.scale, 0, 255);
+  return p;
+}
+
+int32_t RequantizeValue(int32_t acc, float multiplier, int32_t zero_point, int32_t lo, int32_t hi) {
+  double v = std::nearbyint(static_cast<double>(acc) * static_cast<double>(multiplier) + zero_point);
+  if (std::isnan(v)) v = zero_point;
+  v = std::min(std::max(v, static_cast<double>(lo)), static_cast<double>(hi));
+  return static_cast<int32_t>(v);
 }
 
 }  // namespace simplecpp::quant

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "simplecpp/dtype.h"
+
 namespace simplecpp::quant {
 
 enum class Granularity { kPerTensor, kPerAxis, kBlocked };
@@ -19,11 +21,34 @@ struct QuantParams {
   bool constant = true;              // false when the params are run-time inputs
 };
 
+// The saturation range of an integer quantized type: uint8 [0,255], int8 [-128,127], uint16,
+// int16, uint4 [0,15], int4 [-8,7], uint2 [0,3], int2 [-2,1], int32 (DequantizeLinear input).
+// Returns false for any other dtype (floats, float8, ...).
+bool QuantizedRange(DType t, int32_t* lo, int32_t* hi);
+
+// Parameters DynamicQuantizeLinear computes for x with min x_min and max x_max (uint8 output):
+// the range is widened to contain 0 (min(0, x_min), max(0, x_max)), scale = (max - min) / 255
+// (a float32 division) and zero_point = saturate(round_half_even(0 - min / scale)).
+// When the widened range is empty (every x is 0, so min == max == 0) the scale would be 0 and
+// the zero point 0/0: we use scale = 1, zero_point = 0 (so y = 0), as the ONNX reference
+// implementation defines it.
+struct DynamicQuantParams {
+  float scale = 1.0f;
+  int32_t zero_point = 0;
+};
+DynamicQuantParams ComputeDynamicQuantParams(float x_min, float x_max);
+
+// QLinearMatMul / QLinearConv output for an int32 accumulator: multiplier is
+// a_scale * b_scale / y_scale computed in the scales' precision (float32 here), and
+// q = saturate(round_half_even(double(acc) * double(multiplier) + zero_point)).
+int32_t RequantizeValue(int32_t acc, float multiplier, int32_t zero_point, int32_t lo, int32_t hi);
+
 // Round half to even (ONNX's rounding for QuantizeLinear and requantization).
 float RoundHalfToEven(float x);
 // Clamps to [lo, hi] after rounding; NaN maps to 0 (the value a saturating cast gives zero).
 int32_t SaturateToRange(float x, int32_t lo, int32_t hi);
-// ONNX QuantizeLinear for one value: saturate(round(x / scale) + zero_point).
+// ONNX QuantizeLinear for one value: saturate(round(x / scale) + zero_point), the division in
+// float32; +-Inf saturate, a NaN quotient gives saturate(zero_point).
 int32_t QuantizeValue(float x, float scale, int32_t zero_point, int32_t lo, int32_t hi);
 // ONNX DequantizeLinear for one value: (q - zero_point) * scale.
 float DequantizeValue(int32_t q, float scale, int32_t zero_point);

@@ -1,0 +1,245 @@
+// ConvInteger (ai.onnx opset 10) and the integer convolution plan it shares with QLinearConv
+// (qlinear.cc).
+//
+// y[n, m, p] = sum_{c, k} (x[n, c, p*stride + k*dilation - pad] - x_zp) * (w[m, c, k] - w_zp[m])
+// as int32, x and w uint8 or int8, every Conv attribute (1-D/2-D/3-D, group incl. depthwise,
+// strides, dilations, pads, auto_pad). Padded taps hold x_zp, so they contribute nothing.
+//
+// Per image, group and chunk of output positions: Im2RowBytes writes one row of C/group * kernel
+// bytes per position, the GEMM (kernels/qgemm.h) multiplies those rows by the group's weights
+// (op(B) stored [M/group, C/group * kernel], packed once at Prepare when constant) with the x zero
+// point per tensor and w's per column (output channel), and the [positions, M/group] result is
+// transposed into y.
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/ops/quant_ops_internal.h"
+#include "graph/registry.h"
+#include "kernels/qgemm.h"
+
+namespace simplecpp::graph {
+namespace quant_ops {
+
+namespace {
+
+// Bytes of im2row rows per run (about L2-sized), at least kMinChunk positions.
+constexpr int64_t kRowBudget = int64_t{1} << 18;
+constexpr int64_t kMinChunk = 16;
+
+}  // namespace
+
+void ConvAttrs::Read(const OpInit& init) {
+  auto_pad = init.GetString("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER" &&
+      auto_pad != "VALID") {
+    init.Fail("auto_pad must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got '" + auto_pad + "'");
+  }
+  group = init.GetInt("group", 1);
+  if (group < 1) init.Fail("group must be >= 1, got " + std::to_string(group));
+  kernel_shape = init.GetInts("kernel_shape");
+  strides = init.GetInts("strides");
+  dilations = init.GetInts("dilations");
+  pads = init.GetInts("pads");
+  for (int64_t s : strides) {
+    if (s < 1) init.Fail("strides must be >= 1, got " + DimsToString(strides));
+  }
+  for (int64_t d : dilations) {
+    if (d < 1) init.Fail("dilations must be >= 1, got " + DimsToString(dilations));
+  }
+  for (int64_t k : kernel_shape) {
+    if (k < 1) init.Fail("kernel_shape must be >= 1, got " + DimsToString(kernel_shape));
+  }
+  for (int64_t p : pads) {
+    if (p < 0) init.Fail("pads must be >= 0, got " + DimsToString(pads));
+  }
+  if (pads.size() % 2 != 0) init.Fail("pads must have 2 values per spatial dim, got " + DimsToString(pads));
+  if (auto_pad != "NOTSET") {
+    for (int64_t p : pads) {
+      if (p != 0) init.Fail("pads " + DimsToString(pads) + " cannot be combined with auto_pad " + auto_pad);
+    }
+  }
+}
+
+void ConvAttrs::Resolve(const PrepareContext& ctx, const Dims& xd, const Dims& wd,
+                        kernels::ConvGeometry* g, Dims* out_dims) const {
+  if (xd.size() < 3) ctx.Fail("X must be [N, C, spatial...] (rank >= 3), got " + DimsToString(xd));
+  if (xd.size() > 5) ctx.Unsupported("convolution with more than 3 spatial dims: X " + DimsToString(xd));
+  if (wd.size() != xd.size())
+    ctx.Fail("W " + DimsToString(wd) + " must have the rank of X " + DimsToString(xd));
+  const int rank = static_cast<int>(xd.size()) - 2;
+  const int64_t channels = xd[1], out_channels = wd[0], cg = wd[1];
+  if (channels != cg * group) {
+    ctx.Fail("X has " + std::to_string(channels) + " channels but W " + DimsToString(wd) +
+             " with group " + std::to_string(group) + " expects " + std::to_string(cg * group));
+  }
+  if (out_channels % group != 0) {
+    ctx.Fail("W has " + std::to_string(out_channels) + " output channels, not divisible by group " +
+             std::to_string(group));
+  }
+  if (!kernel_shape.empty() &&
+      (static_cast<int>(kernel_shape.size()) != rank ||
+       !std::equal(kernel_shape.begin(), kernel_shape.end(), wd.begin() + 2))) {
+    ctx.Fail("kernel_shape " + DimsToString(kernel_shape) + " does not match W " + DimsToString(wd));
+  }
+  auto check_size = [&](const std::vector<int64_t>& v, size_t want, const char* name) {
+    if (!v.empty() && v.size() != want) {
+      ctx.Fail(std::string(name) + " " + DimsToString(v) + " must have " + std::to_string(want) +
+               " values for " + std::to_string(rank) + " spatial dims");
+    }
+  };
+  check_size(strides, rank, "strides");
+  check_size(dilations, rank, "dilations");
+  check_size(pads, 2 * rank, "pads");
+  g->rank = rank;
+  *out_dims = {xd[0], out_channels};
+  for (int d = 0; d < rank; ++d) {
+    const int64_t in = xd[2 + d], k = wd[2 + d];
+    const int64_t s = strides.empty() ? 1 : strides[d];
+    const int64_t dil = dilations.empty() ? 1 : dilations[d];
+    if (k < 1) ctx.Fail("W " + DimsToString(wd) + " has an empty kernel dim");
+    const int64_t ext = (k - 1) * dil + 1;
+    int64_t pb = 0, pe = 0, out = 0;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      out = (in + s - 1) / s;
+      const int64_t total = std::max<int64_t>(0, (out - 1) * s + ext - in);
+      pb = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pe = total - pb;
+    } else if (!pads.empty()) {
+      pb = pads[d];
+      pe = pads[d + rank];
+    }
+    if (in + pb + pe < ext) {
+      ctx.Fail("kernel extent " + std::to_string(ext) + " is larger than the padded input " +
+               std::to_string(in + pb + pe) + " in spatial dim " + std::to_string(d));
+    }
+    if (auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER") out = (in + pb + pe - ext) / s + 1;
+    g->in[d] = in;
+    g->out[d] = out;
+    g->kernel[d] = k;
+    g->stride[d] = s;
+    g->dilation[d] = dil;
+    g->pad[d] = pb;
+    out_dims->push_back(out);
+  }
+}
+
+QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttrs& attrs, int x_in, int w_in, int w_zp_in) {
+  QConvPlan p;
+  const Dims& xd = ctx.input_dims(x_in);
+  const Dims& wd = ctx.input_dims(w_in);
+  attrs.Resolve(ctx, xd, wd, &p.g, &p.out_dims);
+  p.batch = xd[0];
+  p.channels = xd[1];
+  p.out_channels = wd[0];
+  p.group = attrs.group;
+  p.cg = wd[1];
+  p.og = p.out_channels / p.group;
+  p.kdim = p.cg * p.g.KernelSize();
+  p.in_size = p.g.InSize();
+  p.positions = p.g.OutSize();
+  p.x_signed = ctx.input_dtype(x_in) == DType::kInt8;
+  p.w_signed = ctx.input_dtype(w_in) == DType::kInt8;
+  if (ctx.has_input(w_zp_in)) {
+    const Dims& zd = ctx.input_dims(w_zp_in);
+    if (!IsOneElement(zd) && !(zd.size() == 1 && zd[0] == p.out_channels)) {
+      ctx.Fail("w_zero_point has shape " + DimsToString(zd) + " but must be a scalar or [M] = [" +
+               std::to_string(p.out_channels) + "] (one per output channel)");
+    }
+  }
+  int64_t chunk = kRowBudget / std::max<int64_t>(p.kdim, 1);
+  p.chunk = std::max<int64_t>(1, std::min(std::max(chunk, kMinChunk), p.positions));
+  if (const Tensor* wc = ctx.input_value(w_in); wc != nullptr && p.og > 0) {
+    auto packed = std::make_shared<std::vector<std::shared_ptr<const kernels::PackedQB>>>();
+    const auto* bytes = static_cast<const uint8_t*>(wc->raw_data());
+    for (int64_t gi = 0; gi < p.group; ++gi) {
+      packed->push_back(
+          kernels::PackedQB::Pack(p.w_signed, true, p.kdim, p.og, bytes + gi * p.og * p.kdim, p.kdim));
+    }
+    p.packed = packed;
+  }
+  return p;
+}
+
+void QConvPlan::Run(const kernels::Parallel& par, const void* x, const void* w, int32_t xzp,
+                    const int32_t* wzp, int64_t wzp_step, int32_t* y, int32_t* scratch_c,
+                    uint8_t* scratch_rows) const {
+  if (CheckedNumElements(out_dims) == 0) return;
+  std::vector<std::shared_ptr<const kernels::PackedQB>> local;
+  if (!packed) {
+    const auto* bytes = static_cast<const uint8_t*>(w);
+    for (int64_t gi = 0; gi < group; ++gi) {
+      local.push_back(kernels::PackedQB::Pack(w_signed, true, kdim, og, bytes + gi * og * kdim, kdim));
+    }
+  }
+  const auto& pk = packed ? *packed : local;
+  const auto* xb = static_cast<const uint8_t*>(x);
+  const uint8_t pad = static_cast<uint8_t>(xzp);  // int8 zero points keep their bit pattern
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t gi = 0; gi < group; ++gi) {
+      const uint8_t* xg = xb + (n * channels + gi * cg) * in_size;
+      int32_t* yg = y + (n * out_channels + gi * og) * positions;
+      const int32_t* wz = wzp ? wzp + gi * og * wzp_step : nullptr;
+      for (int64_t p0 = 0; p0 < positions; p0 += chunk) {
+        const int64_t pc = std::min(chunk, positions - p0);
+        kernels::Im2RowBytes(g, xg, cg, p0, pc, pad, scratch_rows, par);
+        kernels::QGemmToI32(pc, scratch_rows, x_signed, kdim, &xzp, 0, *pk[gi], wz, wzp_step,
+                            scratch_c, og, par);
+        for (int64_t j = 0; j < og; ++j) {
+          int32_t* yrow = yg + j * positions + p0;
+          for (int64_t q = 0; q < pc; ++q) yrow[q] = scratch_c[q * og + j];
+        }
+      }
+    }
+  }
+}
+
+namespace {
+
+class ConvIntegerOp final : public Op {
+ public:
+  explicit ConvIntegerOp(const OpInit& init) {
+    attrs_.Read(init);
+    if (init.num_inputs() < 2 || init.num_inputs() > 4)
+      init.Fail("ConvInteger takes 2 to 4 inputs, got " + std::to_string(init.num_inputs()));
+  }
+  void InferTypes(TypeContext& ctx) const override {
+    ctx.RequireDType(0, {DType::kUInt8, DType::kInt8});
+    ctx.RequireDType(1, {DType::kUInt8, DType::kInt8});
+    if (ctx.has_input(2)) ctx.RequireSameDType(0, 2);
+    if (ctx.has_input(3)) ctx.RequireSameDType(1, 3);
+    ctx.set_output_dtype(0, DType::kInt32);
+  }
+  RunFn Prepare(PrepareContext& ctx) const override {
+    if (ctx.has_input(2) && !IsOneElement(ctx.input_dims(2))) {
+      ctx.Fail("x_zero_point must be a scalar (per-tensor), got shape " +
+               DimsToString(ctx.input_dims(2)));
+    }
+    auto plan = std::make_shared<const QConvPlan>(PlanQConv(ctx, attrs_, 0, 1, 3));
+    ctx.set_output(0, DType::kInt32, plan->out_dims);
+    const bool has_xz = ctx.has_input(2), has_wz = ctx.has_input(3);
+    return [plan, has_xz, has_wz](RunContext& rc) {
+      const int32_t xzp = has_xz ? ZeroPointsAsI32(rc.input(2))[0] : 0;
+      const std::vector<int32_t> wz = has_wz ? ZeroPointsAsI32(rc.input(3)) : std::vector<int32_t>();
+      const int64_t wz_step = wz.size() > 1 ? 1 : 0;
+      Tensor c = rc.Scratch(DType::kInt32, {std::max<int64_t>(1, plan->ScratchCElements())});
+      Tensor rows = rc.Scratch(DType::kUInt8, {std::max<int64_t>(1, plan->ScratchRowBytes())});
+      plan->Run(rc.parallel(), rc.input(0).raw_data(), rc.input(1).raw_data(), xzp,
+                has_wz ? wz.data() : nullptr, wz_step, rc.output(0).data<int32_t>(),
+                c.data<int32_t>(), rows.data<uint8_t>());
+    };
+  }
+
+ private:
+  ConvAttrs attrs_;
+};
+
+}  // namespace
+
+void RegisterConvIntegerOps(OpRegistry& registry) {
+  registry.Register("", "ConvInteger", 10, MakeFactory<ConvIntegerOp>());
+}
+
+}  // namespace quant_ops
+}  // namespace simplecpp::graph

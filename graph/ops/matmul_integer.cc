@@ -1,0 +1,187 @@
+// MatMulInteger (ai.onnx opset 10) and the batched integer matmul plan it shares with
+// QLinearMatMul (qlinear.cc).
+//
+// Y[..., m, n] = sum_k (A[..., m, k] - a_zp) * (B[..., k, n] - b_zp) as int32 (wrapping), with A
+// and B each uint8 or int8 (all four combinations), numpy matmul shapes and batch broadcasting.
+// Zero points: absent (0), one value, per row of A ([M], or A's batch dims + [M, 1]) and per
+// column of B ([N], or B's batch dims + [1, N]); their dtype must be their operand's. The product
+// runs on kernels/qgemm.h; a constant B is packed once per B matrix at Prepare.
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/ops/quant_ops_internal.h"
+#include "graph/registry.h"
+#include "kernels/qgemm.h"
+
+namespace simplecpp::graph {
+namespace quant_ops {
+
+namespace {
+
+// Zero-point layout of one operand: step inside a matrix (0/1) and stride per stored matrix.
+// `per_row`: A's zero point (per row, trailing [M,1]); else B's (per column, trailing [1,N]).
+void ZeroPointLayout(PrepareContext& ctx, int zp_in, const Dims& operand, bool per_row,
+                     int64_t count, int64_t* step, int64_t* batch_stride) {
+  *step = 0;
+  *batch_stride = 0;
+  if (!ctx.has_input(zp_in)) return;
+  const Dims& zd = ctx.input_dims(zp_in);
+  const char* name = per_row ? "a_zero_point" : "b_zero_point";
+  if (IsOneElement(zd) && zd.size() <= std::max<size_t>(operand.size(), 1)) return;
+  if (zd.size() == 1 && zd[0] == count) {
+    *step = 1;
+    return;
+  }
+  if (operand.size() >= 2 && zd.size() == operand.size()) {
+    Dims want = operand;
+    if (per_row) {
+      want.back() = 1;
+    } else {
+      want[want.size() - 2] = 1;
+    }
+    if (zd == want) {
+      *step = 1;
+      *batch_stride = count;
+      return;
+    }
+  }
+  std::string want = per_row ? "a scalar, [M] = [" + std::to_string(count) +
+                                   "] or A's shape with K replaced by 1"
+                             : "a scalar, [N] = [" + std::to_string(count) +
+                                   "] or B's shape with K replaced by 1";
+  ctx.Fail(std::string(name) + " has shape " + DimsToString(zd) + " but must be " + want +
+           " (operand " + DimsToString(operand) + ")");
+}
+
+}  // namespace
+
+QMatMulPlan PlanQMatMul(PrepareContext& ctx, int a_in, int b_in, int a_zp_in, int b_zp_in) {
+  QMatMulPlan p;
+  const Dims& da = ctx.input_dims(a_in);
+  const Dims& db = ctx.input_dims(b_in);
+  if (da.empty() || db.empty()) ctx.Fail("inputs must have rank >= 1 (scalars are not allowed)");
+  const bool a_vec = da.size() == 1, b_vec = db.size() == 1;
+  p.m = a_vec ? 1 : da[da.size() - 2];
+  p.k = da.back();
+  const int64_t kb = b_vec ? db[0] : db[db.size() - 2];
+  p.n = b_vec ? 1 : db.back();
+  if (p.k != kb) {
+    ctx.Fail("inner dimensions differ: A " + DimsToString(da) + " has K = " + std::to_string(p.k) +
+             ", B " + DimsToString(db) + " has K = " + std::to_string(kb));
+  }
+  const Dims ba(da.begin(), da.end() - (a_vec ? 1 : 2));
+  const Dims bb(db.begin(), db.end() - (b_vec ? 1 : 2));
+  const size_t nb = std::max(ba.size(), bb.size());
+  Dims batch(nb);
+  std::vector<int64_t> a_stride(nb, 0), b_stride(nb, 0);
+  int64_t sa = 1, sb = 1;
+  for (size_t i = nb; i-- > 0;) {
+    const int64_t ia = static_cast<int64_t>(i) - static_cast<int64_t>(nb - ba.size());
+    const int64_t ib = static_cast<int64_t>(i) - static_cast<int64_t>(nb - bb.size());
+    const int64_t xa = ia >= 0 ? ba[ia] : 1;
+    const int64_t xb = ib >= 0 ? bb[ib] : 1;
+    if (xa != xb && xa != 1 && xb != 1) {
+      ctx.Fail("batch dimensions of A " + DimsToString(da) + " and B " + DimsToString(db) +
+               " do not broadcast");
+    }
+    batch[i] = xa == 1 ? xb : xa;
+    a_stride[i] = xa == 1 ? 0 : sa;
+    b_stride[i] = xb == 1 ? 0 : sb;
+    sa *= xa;
+    sb *= xb;
+  }
+  p.out_dims = batch;
+  if (!a_vec) p.out_dims.push_back(p.m);
+  if (!b_vec) p.out_dims.push_back(p.n);
+  p.num_batches = CheckedNumElements(batch);
+  p.b_batches = sb;
+  auto offsets = std::make_shared<std::vector<std::pair<int64_t, int64_t>>>();
+  std::vector<int64_t> idx(nb, 0);
+  for (int64_t t = 0; t < p.num_batches; ++t) {
+    int64_t oa = 0, ob = 0;
+    for (size_t i = 0; i < nb; ++i) {
+      oa += idx[i] * a_stride[i];
+      ob += idx[i] * b_stride[i];
+    }
+    offsets->emplace_back(oa, ob);
+    for (size_t i = nb; i-- > 0;) {
+      if (++idx[i] < batch[i]) break;
+      idx[i] = 0;
+    }
+  }
+  p.offsets = offsets;
+  p.a_signed = ctx.input_dtype(a_in) == DType::kInt8;
+  p.b_signed = ctx.input_dtype(b_in) == DType::kInt8;
+  ZeroPointLayout(ctx, a_zp_in, da, true, p.m, &p.za_step, &p.za_batch);
+  ZeroPointLayout(ctx, b_zp_in, db, false, p.n, &p.zb_step, &p.zb_batch);
+  if (const Tensor* bc = ctx.input_value(b_in); bc != nullptr && p.num_batches > 0) {
+    auto packed = std::make_shared<std::vector<std::shared_ptr<const kernels::PackedQB>>>();
+    const auto* bytes = static_cast<const uint8_t*>(bc->raw_data());
+    for (int64_t i = 0; i < p.b_batches; ++i) {
+      packed->push_back(
+          kernels::PackedQB::Pack(p.b_signed, false, p.k, p.n, bytes + i * p.k * p.n, p.n));
+    }
+    p.packed = packed;
+  }
+  return p;
+}
+
+void QMatMulPlan::Run(const kernels::Parallel& par, const void* a, const void* b,
+                      const int32_t* za, const int32_t* zb, int32_t* c) const {
+  if (num_batches == 0 || m == 0 || n == 0) return;
+  std::vector<std::shared_ptr<const kernels::PackedQB>> local;
+  if (!packed) {
+    const auto* bytes = static_cast<const uint8_t*>(b);
+    for (int64_t i = 0; i < b_batches; ++i) {
+      local.push_back(kernels::PackedQB::Pack(b_signed, false, k, n, bytes + i * k * n, n));
+    }
+  }
+  const auto& pk = packed ? *packed : local;
+  const auto* abytes = static_cast<const uint8_t*>(a);
+  for (int64_t t = 0; t < num_batches; ++t) {
+    const auto [ia, ib] = (*offsets)[t];
+    kernels::QGemmToI32(m, abytes + ia * m * k, a_signed, k, za ? za + ia * za_batch : nullptr,
+                        za_step, *pk[ib], zb ? zb + ib * zb_batch : nullptr, zb_step,
+                        c + t * m * n, n, par);
+  }
+}
+
+namespace {
+
+class MatMulIntegerOp final : public Op {
+ public:
+  explicit MatMulIntegerOp(const OpInit& init) {
+    if (init.num_inputs() < 2 || init.num_inputs() > 4)
+      init.Fail("MatMulInteger takes 2 to 4 inputs, got " + std::to_string(init.num_inputs()));
+  }
+  void InferTypes(TypeContext& ctx) const override {
+    ctx.RequireDType(0, {DType::kUInt8, DType::kInt8});
+    ctx.RequireDType(1, {DType::kUInt8, DType::kInt8});
+    if (ctx.has_input(2)) ctx.RequireSameDType(0, 2);
+    if (ctx.has_input(3)) ctx.RequireSameDType(1, 3);
+    ctx.set_output_dtype(0, DType::kInt32);
+  }
+  RunFn Prepare(PrepareContext& ctx) const override {
+    auto plan = std::make_shared<const QMatMulPlan>(PlanQMatMul(ctx, 0, 1, 2, 3));
+    ctx.set_output(0, DType::kInt32, plan->out_dims);
+    const bool has_za = ctx.has_input(2), has_zb = ctx.has_input(3);
+    return [plan, has_za, has_zb](RunContext& rc) {
+      const std::vector<int32_t> za = has_za ? ZeroPointsAsI32(rc.input(2)) : std::vector<int32_t>();
+      const std::vector<int32_t> zb = has_zb ? ZeroPointsAsI32(rc.input(3)) : std::vector<int32_t>();
+      plan->Run(rc.parallel(), rc.input(0).raw_data(), rc.input(1).raw_data(),
+                has_za ? za.data() : nullptr, has_zb ? zb.data() : nullptr,
+                rc.output(0).data<int32_t>());
+    };
+  }
+};
+
+}  // namespace
+
+void RegisterMatMulIntegerOps(OpRegistry& registry) {
+  registry.Register("", "MatMulInteger", 10, MakeFactory<MatMulIntegerOp>());
+}
+
+}  // namespace quant_ops
+}  // namespace simplecpp::graph

@@ -1,0 +1,86 @@
+// Shared helpers of the quantization op family (quantize.cc, qlinear.cc, matmul_integer.cc,
+// conv_integer.cc): reading scales and zero points of any supported dtype, dtype lists, and the
+// registration functions that RegisterQuantizationOps (quantize.cc) calls.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <string>
+#include <vector>
+
+#include "graph/op.h"
+#include "graph/registry.h"
+#include "kernels/conv.h"
+#include "kernels/qgemm.h"
+
+namespace simplecpp::graph::quant_ops {
+
+// Scale values as float32 (float32, float16, bfloat16 tensors; float16/bfloat16 widen exactly).
+std::vector<float> ScalesAsF32(const Tensor& t);
+// Zero-point values widened to int32 (8/16/32-bit integers and packed 4-/2-bit ones).
+std::vector<int32_t> ZeroPointsAsI32(const Tensor& t);
+// Reads all elements of an integer tensor (any of the dtypes above) as int32 (x for the slow
+// paths and tests).
+bool IsQuantIntDType(DType t);  // uint8/int8/uint16/int16/int32/uint4/int4/uint2/int2
+bool IsFloat8DType(DType t);    // float8 (all 5 kinds) and float4e2m1: out of scope here
+// The one value of a per-tensor (one-element) tensor, for error-checked scalar inputs.
+bool IsOneElement(const Dims& dims);
+
+// Conv attributes + geometry shared by ConvInteger and QLinearConv.
+struct ConvAttrs {
+  std::string auto_pad = "NOTSET";
+  int64_t group = 1;
+  std::vector<int64_t> kernel_shape, strides, dilations, pads;
+  void Read(const OpInit& init);
+  // Validates x [N,C,spatial...] and w [M,C/group,k...]; fills g and the output dims.
+  void Resolve(const PrepareContext& ctx, const Dims& xd, const Dims& wd, kernels::ConvGeometry* g,
+               Dims* out_dims) const;
+};
+
+// A batched integer matmul (MatMulInteger, QLinearMatMul): numpy matmul shapes (1-D A is [1,K],
+// 1-D B is [K,1], batch dims broadcast), A/B uint8 or int8, zero points per tensor, per row of A
+// ([M] or A's batch dims + [M,1]) and per column of B ([N] or B's batch dims + [1,N]).
+struct QMatMulPlan {
+  int64_t m = 0, n = 0, k = 0;
+  Dims out_dims;
+  int64_t num_batches = 0;
+  std::shared_ptr<const std::vector<std::pair<int64_t, int64_t>>> offsets;  // A, B matrix index
+  int64_t b_batches = 0;
+  bool a_signed = false, b_signed = false;
+  int64_t za_step = 0, za_batch = 0;  // za index = a_matrix * za_batch + row * za_step
+  int64_t zb_step = 0, zb_batch = 0;  // zb index = b_matrix * zb_batch + col * zb_step
+  std::shared_ptr<const std::vector<std::shared_ptr<const kernels::PackedQB>>> packed;  // const B
+
+  // c: [num_batches, M, N] int32. za / zb: nullptr when absent.
+  void Run(const kernels::Parallel& par, const void* a, const void* b, const int32_t* za,
+           const int32_t* zb, int32_t* c) const;
+};
+// a_zp / b_zp: input indices of the zero points (may be absent).
+QMatMulPlan PlanQMatMul(PrepareContext& ctx, int a_in, int b_in, int a_zp_in, int b_zp_in);
+
+// An integer convolution (ConvInteger, QLinearConv): x and w uint8 or int8, x zero point per
+// tensor, w zero point per tensor or per output channel; writes y [N, M, out...] int32.
+struct QConvPlan {
+  kernels::ConvGeometry g;
+  Dims out_dims;
+  int64_t batch = 0, channels = 0, out_channels = 0, group = 1, cg = 0, og = 0, kdim = 0;
+  int64_t in_size = 0, positions = 0, chunk = 0;
+  bool x_signed = false, w_signed = false;
+  std::shared_ptr<const std::vector<std::shared_ptr<const kernels::PackedQB>>> packed;  // const W
+
+  // wzp: nullptr, 1 value (wzp_step 0) or out_channels values (wzp_step 1).
+  void Run(const kernels::Parallel& par, const void* x, const void* w, int32_t xzp,
+           const int32_t* wzp, int64_t wzp_step, int32_t* y, int32_t* scratch_c,
+           uint8_t* scratch_rows) const;
+  int64_t ScratchCElements() const { return chunk * og; }
+  int64_t ScratchRowBytes() const { return chunk * kdim; }
+};
+// w_zp_in: input index of w's zero point (checked: one value or [M]).
+QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttrs& attrs, int x_in, int w_in, int w_zp_in);
+
+void RegisterQLinearOps(OpRegistry& registry);        // qlinear.cc
+void RegisterMatMulIntegerOps(OpRegistry& registry);  // matmul_integer.cc
+void RegisterConvIntegerOps(OpRegistry& registry);    // conv_integer.cc
+
+}  // namespace simplecpp::graph::quant_ops

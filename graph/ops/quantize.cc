@@ -1,0 +1,556 @@
+// QuantizeLinear and DequantizeLinear (ai.onnx opsets 10, 13, 19, 21, 23, 24, 25) and
+// DynamicQuantizeLinear (11); RegisterQuantizationOps also registers the rest of the family
+// (qlinear.cc, matmul_integer.cc, conv_integer.cc).
+//
+// Granularity comes from the scale's shape: a scalar (or one-element 1-D) scale is per-tensor;
+// from opset 13 a 1-D scale of length x.dims[axis] is per-axis; from opset 21 with block_size
+// B > 0 the scale has x's rank and shape except ceil(x.dims[axis] / B) along axis (blocked).
+// The zero point, when present, must have the scale's shape and gives the quantized dtype;
+// without it the dtype is `output_dtype` (21+) or uint8.
+//
+// Types: quantized uint8/int8 (all opsets), uint16/int16/uint4/int4 (21+), uint2/int2 (25+),
+// DequantizeLinear also int32 input. Scales float32, float16/bfloat16 (19+). float8 / float4
+// quantized types are out of scope: Unsupported.
+//
+// Precision (QuantizeLinear): the division x / scale is done in the `precision` attribute's type
+// (23+), else in the scale's type, as the spec says: float32 uses the SIMD kernel; float16 and
+// bfloat16 round x, the scale and the quotient to that type (a float32 division of two 16-bit
+// floats rounded to 16 bits is the correctly rounded 16-bit quotient). Rounding is half to even,
+// then + zero point and saturation. DequantizeLinear computes (q - zp) * scale in float32 and
+// converts to the output type (output_dtype from 23, else the scale's type).
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/ops/families.h"
+#include "graph/ops/quant_ops_internal.h"
+#include "graph/registry.h"
+#include "kernels/float16.h"
+#include "kernels/quantize.h"
+#include "quant/int4.h"
+#include "quant/quant_params.h"
+
+namespace simplecpp::graph {
+namespace quant_ops {
+
+bool IsQuantIntDType(DType t) {
+  switch (t) {
+    case DType::kUInt8: case DType::kInt8: case DType::kUInt16: case DType::kInt16:
+    case DType::kInt32: case DType::kUInt4: case DType::kInt4: case DType::kUInt2:
+    case DType::kInt2:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsFloat8DType(DType t) {
+  switch (t) {
+    case DType::kFloat8E4M3FN: case DType::kFloat8E4M3FNUZ: case DType::kFloat8E5M2:
+    case DType::kFloat8E5M2FNUZ: case DType::kFloat4E2M1: case DType::kFloat8E8M0:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsOneElement(const Dims& dims) {
+  for (int64_t d : dims) {
+    if (d != 1) return false;
+  }
+  return true;
+}
+
+std::vector<float> ScalesAsF32(const Tensor& t) {
+  const int64_t n = t.num_elements();
+  std::vector<float> out(static_cast<size_t>(n));
+  switch (t.dtype()) {
+    case DType::kFloat32:
+      if (n > 0) std::memcpy(out.data(), t.data<float>(), static_cast<size_t>(n) * sizeof(float));
+      break;
+    case DType::kFloat16:
+      for (int64_t i = 0; i < n; ++i) out[i] = kernels::HalfBitsToFloat(t.data<uint16_t>()[i]);
+      break;
+    case DType::kBFloat16:
+      for (int64_t i = 0; i < n; ++i) out[i] = kernels::BFloat16BitsToFloat(t.data<uint16_t>()[i]);
+      break;
+    default:
+      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(TensorElementAsDouble(t, i));
+      break;
+  }
+  return out;
+}
+
+std::vector<int32_t> ZeroPointsAsI32(const Tensor& t) {
+  const int64_t n = t.num_elements();
+  std::vector<int32_t> out(static_cast<size_t>(n));
+  switch (t.dtype()) {
+    case DType::kUInt8: for (int64_t i = 0; i < n; ++i) out[i] = t.data<uint8_t>()[i]; break;
+    case DType::kInt8: for (int64_t i = 0; i < n; ++i) out[i] = t.data<int8_t>()[i]; break;
+    case DType::kUInt16: for (int64_t i = 0; i < n; ++i) out[i] = t.data<uint16_t>()[i]; break;
+    case DType::kInt16: for (int64_t i = 0; i < n; ++i) out[i] = t.data<int16_t>()[i]; break;
+    case DType::kInt32: for (int64_t i = 0; i < n; ++i) out[i] = t.data<int32_t>()[i]; break;
+    case DType::kUInt4: case DType::kInt4: case DType::kUInt2: case DType::kInt2:
+      quant::UnpackSubByte(static_cast<const uint8_t*>(t.raw_data()), 0, n, DTypeBits(t.dtype()),
+                           IsSignedDType(t.dtype()), out.data());
+      break;
+    default:
+      break;  // rejected at InferTypes
+  }
+  return out;
+}
+
+}  // namespace quant_ops
+
+namespace {
+
+using quant_ops::IsFloat8DType;
+using quant_ops::ScalesAsF32;
+using quant_ops::ZeroPointsAsI32;
+
+// A stretch of x whose scale / zero point is one value (step 0) or one per element (step 1).
+struct QRun {
+  int64_t x_offset;
+  int64_t length;
+  int64_t param_offset;  // index into the scale / zero-point arrays
+  int64_t param_step;
+};
+using QRuns = std::shared_ptr<const std::vector<QRun>>;
+
+// Validates the scale / zero-point shapes against x and cuts x into runs (see the file comment).
+QRuns PlanRuns(const PrepareContext& ctx, const Dims& xd, int64_t axis_attr, int64_t block_size) {
+  const Dims& sd = ctx.input_dims(1);
+  // A one-element zero point goes with a one-element scale whatever their ranks ([] vs [1]:
+  // ONNX's own int4/int2 test models pair a scalar scale with a [1] zero point).
+  const bool both_one = ctx.has_input(2) && quant_ops::IsOneElement(sd) &&
+                        quant_ops::IsOneElement(ctx.input_dims(2)) && sd.size() <= 1 &&
+                        ctx.input_dims(2).size() <= 1;
+  if (ctx.has_input(2) && !both_one && ctx.input_dims(2) != sd) {
+    ctx.Fail("zero point shape " + DimsToString(ctx.input_dims(2)) +
+             " must equal the scale shape " + DimsToString(sd));
+  }
+  const int64_t total = CheckedNumElements(xd);
+  auto runs = std::make_shared<std::vector<QRun>>();
+  const bool one = sd.empty() || (sd.size() == 1 && sd[0] == 1 && block_size == 0);
+  if (one) {
+    if (total > 0) runs->push_back({0, total, 0, 0});
+    return runs;
+  }
+  if (ctx.opset() < 13) {
+    ctx.Fail("the scale must be a scalar before opset 13, got " + DimsToString(sd));
+  }
+  const int64_t rank = static_cast<int64_t>(xd.size());
+  if (rank == 0) ctx.Fail("per-axis or blocked scale " + DimsToString(sd) + " for a scalar input");
+  const int64_t axis = NormalizeAxis(axis_attr, rank, [&](const std::string& m) { ctx.Fail(m); });
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= xd[d];
+  for (int64_t d = axis + 1; d < rank; ++d) inner *= xd[d];
+  const int64_t len = xd[axis];
+  if (block_size == 0) {
+    if (sd.size() != 1 || sd[0] != len) {
+      ctx.Fail("per-axis scale " + DimsToString(sd) + " must be 1-D of length " +
+               std::to_string(len) + " (x " + DimsToString(xd) + ", axis " +
+               std::to_string(axis) + ")");
+    }
+    if (total == 0) return runs;
+    if (inner == 1) {
+      for (int64_t o = 0; o < outer; ++o) runs->push_back({o * len, len, 0, 1});
+    } else {
+      for (int64_t o = 0; o < outer; ++o) {
+        for (int64_t a = 0; a < len; ++a) runs->push_back({(o * len + a) * inner, inner, a, 0});
+      }
+    }
+    return runs;
+  }
+  // Blocked.
+  const int64_t nb = (len + block_size - 1) / block_size;
+  bool ok = static_cast<int64_t>(sd.size()) == rank;
+  for (int64_t d = 0; ok && d < rank; ++d) ok = sd[d] == (d == axis ? nb : xd[d]);
+  if (!ok) {
+    ctx.Fail("blocked scale " + DimsToString(sd) + " must have the shape of x " +
+             DimsToString(xd) + " except ceil(" + std::to_string(len) + " / block_size " +
+             std::to_string(block_size) + ") = " + std::to_string(nb) + " along axis " +
+             std::to_string(axis));
+  }
+  if (total == 0) return runs;
+  if (inner == 1) {
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t b = 0; b < nb; ++b) {
+        runs->push_back({o * len + b * block_size, std::min(block_size, len - b * block_size),
+                         o * nb + b, 0});
+      }
+    }
+  } else {
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t a = 0; a < len; ++a) {
+        runs->push_back({(o * len + a) * inner, inner, (o * nb + a / block_size) * inner, 1});
+      }
+    }
+  }
+  return runs;
+}
+
+// Runs fn(run) for every run, in parallel tasks whose boundaries depend only on the runs.
+template <typename Fn>
+void ForEachRun(const std::vector<QRun>& runs, int64_t total, const kernels::Parallel& par,
+                Fn&& fn) {
+  constexpr int64_t kTaskElements = 1 << 15;
+  const int64_t nruns = static_cast<int64_t>(runs.size());
+  if (nruns == 0) return;
+  const int64_t avg = std::max<int64_t>(1, total / nruns);
+  const int64_t per_task = std::max<int64_t>(1, kTaskElements / avg);
+  const int64_t tasks = (nruns + per_task - 1) / per_task;
+  auto body = [&](int64_t t0, int64_t t1) {
+    for (int64_t r = t0 * per_task; r < std::min(nruns, t1 * per_task); ++r) fn(runs[r]);
+  };
+  if (tasks == 1) {
+    body(0, 1);
+  } else {
+    par.For(tasks, body);
+  }
+}
+
+// x converted to float32 (for float16 / bfloat16 / int32 inputs).
+using ToF32Fn = void (*)(const void* in, float* out, int64_t n);
+void HalfToF32(const void* in, float* out, int64_t n) {
+  kernels::HalfToFloat(static_cast<const uint16_t*>(in), out, static_cast<size_t>(n));
+}
+void BF16ToF32(const void* in, float* out, int64_t n) {
+  kernels::BFloat16ToFloat(static_cast<const uint16_t*>(in), out, static_cast<size_t>(n));
+}
+void I32ToF32(const void* in, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(static_cast<const int32_t*>(in)[i]);
+}
+
+// One run of QuantizeLinear into the output (element offset `off`).
+using QuantRunFn = void (*)(const float* x, int64_t n, const float* s, int64_t ss, const int32_t* z,
+                            int64_t zs, int32_t lo, int32_t hi, void* out, int64_t off);
+template <typename T, void (*K)(const float*, int64_t, const float*, int64_t, const int32_t*,
+                                int64_t, int32_t, int32_t, T*)>
+void QuantRun(const float* x, int64_t n, const float* s, int64_t ss, const int32_t* z, int64_t zs,
+              int32_t lo, int32_t hi, void* out, int64_t off) {
+  K(x, n, s, ss, z, zs, lo, hi, static_cast<T*>(out) + off);
+}
+// 16-bit precision: x, scale and the quotient rounded to float16 / bfloat16; writes int32.
+template <bool kHalf>
+void QuantRun16(const float* x, int64_t n, const float* s, int64_t ss, const int32_t* z, int64_t zs,
+                int32_t lo, int32_t hi, void* out, int64_t off) {
+  auto round16 = [](float v) {
+    return kHalf ? kernels::HalfBitsToFloat(kernels::FloatToHalfBits(v))
+                 : kernels::BFloat16BitsToFloat(kernels::FloatToBFloat16Bits(v));
+  };
+  int32_t* o = static_cast<int32_t*>(out) + off;
+  for (int64_t i = 0; i < n; ++i) {
+    const float q = round16(round16(x[i]) / round16(s[i * ss]));
+    o[i] = quant::QuantizeValue(q, 1.0f, z ? z[i * zs] : 0, lo, hi);
+  }
+}
+
+class QuantizeLinearOp final : public Op {
+ public:
+  explicit QuantizeLinearOp(const OpInit& init) {
+    if (init.num_inputs() < 2 || init.num_inputs() > 3)
+      init.Fail("QuantizeLinear takes 2 or 3 inputs, got " + std::to_string(init.num_inputs()));
+    axis_ = init.GetInt("axis", 1);
+    block_size_ = init.opset() >= 21 ? init.GetInt("block_size", 0) : 0;
+    if (block_size_ < 0) init.Fail("block_size must be >= 0, got " + std::to_string(block_size_));
+    output_dtype_ = init.opset() >= 21 ? init.GetInt("output_dtype", 0) : 0;
+    precision_ = init.opset() >= 23 ? init.GetInt("precision", 0) : 0;
+    if (output_dtype_ != 0 && !IsKnownDType(static_cast<int32_t>(output_dtype_)))
+      init.Fail("output_dtype " + std::to_string(output_dtype_) + " is not a dtype");
+    if (precision_ != 0 && !IsKnownDType(static_cast<int32_t>(precision_)))
+      init.Fail("precision " + std::to_string(precision_) + " is not a dtype");
+  }
+
+  void InferTypes(TypeContext& ctx) const override {
+    const int64_t opset = ctx.opset();
+    if (opset >= 19) {
+      ctx.RequireDType(0, {DType::kFloat32, DType::kFloat16, DType::kBFloat16, DType::kInt32});
+      ctx.RequireDType(1, {DType::kFloat32, DType::kFloat16, DType::kBFloat16, DType::kInt32});
+    } else {
+      ctx.RequireDType(0, {DType::kFloat32, DType::kInt32});
+      ctx.RequireDType(1, {DType::kFloat32});
+    }
+    DType out = output_dtype_ != 0 ? static_cast<DType>(output_dtype_) : DType::kUInt8;
+    if (ctx.has_input(2)) {
+      const DType zt = ctx.input_dtype(2);
+      if (output_dtype_ != 0 && zt != out) {
+        ctx.Fail("output_dtype " + DTypeName(out) + " differs from the zero point's dtype " +
+                 DTypeName(zt));
+      }
+      out = zt;
+    }
+    CheckQuantizedType(ctx, out);
+    ctx.set_output_dtype(0, out);
+  }
+
+  RunFn Prepare(PrepareContext& ctx) const override {
+    const Dims& xd = ctx.input_dims(0);
+    const DType out = ctx.has_input(2) ? ctx.input_dtype(2)
+                                       : (output_dtype_ ? static_cast<DType>(output_dtype_)
+                                                        : DType::kUInt8);
+    ctx.set_output(0, out, xd);
+    QRuns runs = PlanRuns(ctx, xd, axis_, block_size_);
+    const int64_t total = CheckedNumElements(xd);
+    if (total == 0) return [](RunContext&) {};
+    int32_t lo = 0, hi = 0;
+    quant::QuantizedRange(out, &lo, &hi);
+    const DType xt = ctx.input_dtype(0);
+    ToF32Fn to_f32 = xt == DType::kFloat16    ? HalfToF32
+                     : xt == DType::kBFloat16 ? BF16ToF32
+                     : xt == DType::kInt32    ? I32ToF32
+                                              : nullptr;
+    const DType precision =
+        precision_ != 0 ? static_cast<DType>(precision_) : ctx.input_dtype(1);
+    const bool sub_byte = DTypeBits(out) < 8;
+    QuantRunFn fn = nullptr;
+    if (precision == DType::kFloat16) {
+      fn = QuantRun16<true>;
+    } else if (precision == DType::kBFloat16) {
+      fn = QuantRun16<false>;
+    } else if (precision == DType::kFloat32 || precision == DType::kInt32) {
+      if (sub_byte) {
+        fn = QuantRun<int32_t, kernels::QuantizeF32ToI32>;
+      } else {
+        switch (out) {
+          case DType::kUInt8: fn = QuantRun<uint8_t, kernels::QuantizeF32ToU8>; break;
+          case DType::kInt8: fn = QuantRun<int8_t, kernels::QuantizeF32ToI8>; break;
+          case DType::kUInt16: fn = QuantRun<uint16_t, kernels::QuantizeF32ToU16>; break;
+          case DType::kInt16: fn = QuantRun<int16_t, kernels::QuantizeF32ToI16>; break;
+          default: ctx.Unsupported("QuantizeLinear to " + DTypeName(out));
+        }
+      }
+    } else {
+      ctx.Unsupported("QuantizeLinear with precision " + DTypeName(precision) +
+                      " (supported: float32, float16, bfloat16)");
+    }
+    // The 16-bit precision paths write int32 and are narrowed afterwards like sub-byte outputs.
+    const bool via_i32 = sub_byte || precision == DType::kFloat16 || precision == DType::kBFloat16;
+    const bool has_zp = ctx.has_input(2);
+    const int bits = DTypeBits(out);
+    return [runs, total, to_f32, fn, via_i32, has_zp, lo, hi, out, bits](RunContext& rc) {
+      const float* x = rc.input(0).data<float>();
+      Tensor xf;
+      if (to_f32 != nullptr) {
+        xf = rc.Scratch(DType::kFloat32, {total});
+        to_f32(rc.input(0).raw_data(), xf.data<float>(), total);
+        x = xf.data<float>();
+      }
+      const std::vector<float> scales = ScalesAsF32(rc.input(1));
+      const std::vector<int32_t> zps = has_zp ? ZeroPointsAsI32(rc.input(2)) : std::vector<int32_t>();
+      Tensor tmp;
+      void* dst = rc.output(0).raw_data();
+      if (via_i32) {
+        tmp = rc.Scratch(DType::kInt32, {total});
+        dst = tmp.raw_data();
+      }
+      ForEachRun(*runs, total, rc.parallel(), [&](const QRun& r) {
+        fn(x + r.x_offset, r.length, scales.data() + r.param_offset, r.param_step,
+           has_zp ? zps.data() + r.param_offset : nullptr, r.param_step, lo, hi, dst, r.x_offset);
+      });
+      if (via_i32) {
+        const int32_t* v = tmp.data<int32_t>();
+        void* o = rc.output(0).raw_data();
+        switch (out) {
+          case DType::kUInt8: for (int64_t i = 0; i < total; ++i) static_cast<uint8_t*>(o)[i] = static_cast<uint8_t>(v[i]); break;
+          case DType::kInt8: for (int64_t i = 0; i < total; ++i) static_cast<int8_t*>(o)[i] = static_cast<int8_t>(v[i]); break;
+          case DType::kUInt16: for (int64_t i = 0; i < total; ++i) static_cast<uint16_t*>(o)[i] = static_cast<uint16_t>(v[i]); break;
+          case DType::kInt16: for (int64_t i = 0; i < total; ++i) static_cast<int16_t*>(o)[i] = static_cast<int16_t>(v[i]); break;
+          default: quant::PackSubByte(v, 0, total, bits, static_cast<uint8_t*>(o)); break;
+        }
+      }
+    };
+  }
+
+  // Throws Unsupported for a quantized type this op (at this opset) does not produce.
+  static void CheckQuantizedType(const TypeContext& ctx, DType t) {
+    if (IsFloat8DType(t)) {
+      ctx.Unsupported("quantization to " + DTypeName(t) +
+                      " (float8 / float4 types) is not supported by this build");
+    }
+    const int64_t opset = ctx.opset();
+    bool ok = t == DType::kUInt8 || t == DType::kInt8;
+    if (opset >= 21) {
+      ok = ok || t == DType::kUInt16 || t == DType::kInt16 || t == DType::kUInt4 ||
+           t == DType::kInt4;
+    }
+    if (opset >= 25) ok = ok || t == DType::kUInt2 || t == DType::kInt2;
+    if (!ok) ctx.Unsupported("quantized type " + DTypeName(t) + " at this opset");
+  }
+
+ private:
+  int64_t axis_ = 1;
+  int64_t block_size_ = 0;
+  int64_t output_dtype_ = 0;
+  int64_t precision_ = 0;
+};
+
+// One run of DequantizeLinear: q (element offset off) -> y float32 (same offset).
+using DequantRunFn = void (*)(const void* q, int64_t off, int64_t n, const float* s, int64_t ss,
+                              const int32_t* z, int64_t zs, float* y);
+template <typename T, void (*K)(const T*, int64_t, const float*, int64_t, const int32_t*, int64_t,
+                                float*)>
+void DequantRun(const void* q, int64_t off, int64_t n, const float* s, int64_t ss, const int32_t* z,
+                int64_t zs, float* y) {
+  K(static_cast<const T*>(q) + off, n, s, ss, z, zs, y + off);
+}
+
+class DequantizeLinearOp final : public Op {
+ public:
+  explicit DequantizeLinearOp(const OpInit& init) {
+    if (init.num_inputs() < 2 || init.num_inputs() > 3)
+      init.Fail("DequantizeLinear takes 2 or 3 inputs, got " + std::to_string(init.num_inputs()));
+    axis_ = init.GetInt("axis", 1);
+    block_size_ = init.opset() >= 21 ? init.GetInt("block_size", 0) : 0;
+    if (block_size_ < 0) init.Fail("block_size must be >= 0, got " + std::to_string(block_size_));
+    output_dtype_ = init.opset() >= 23 ? init.GetInt("output_dtype", 0) : 0;
+    if (output_dtype_ != 0 && !IsKnownDType(static_cast<int32_t>(output_dtype_)))
+      init.Fail("output_dtype " + std::to_string(output_dtype_) + " is not a dtype");
+  }
+
+  void InferTypes(TypeContext& ctx) const override {
+    ctx.RequireInput(0);
+    const DType xt = ctx.input_dtype(0);
+    if (IsFloat8DType(xt)) {
+      ctx.Unsupported("dequantization of " + DTypeName(xt) +
+                      " (float8 / float4 types) is not supported by this build");
+    }
+    const int64_t opset = ctx.opset();
+    bool ok = xt == DType::kUInt8 || xt == DType::kInt8 || xt == DType::kInt32;
+    if (opset >= 21) {
+      ok = ok || xt == DType::kUInt16 || xt == DType::kInt16 || xt == DType::kUInt4 ||
+           xt == DType::kInt4;
+    }
+    if (opset >= 25) ok = ok || xt == DType::kUInt2 || xt == DType::kInt2;
+    if (!ok) ctx.Unsupported("DequantizeLinear of " + DTypeName(xt) + " at this opset");
+    if (opset >= 19) {
+      ctx.RequireDType(1, {DType::kFloat32, DType::kFloat16, DType::kBFloat16});
+    } else {
+      ctx.RequireDType(1, {DType::kFloat32});
+    }
+    if (ctx.has_input(2)) ctx.RequireSameDType(0, 2);
+    const DType out = output_dtype_ != 0 ? static_cast<DType>(output_dtype_) : ctx.input_dtype(1);
+    if (out != DType::kFloat32 && out != DType::kFloat16 && out != DType::kBFloat16) {
+      ctx.Unsupported("DequantizeLinear output dtype " + DTypeName(out) +
+                      " (supported: float32, float16, bfloat16)");
+    }
+    ctx.set_output_dtype(0, out);
+  }
+
+  RunFn Prepare(PrepareContext& ctx) const override {
+    const Dims& xd = ctx.input_dims(0);
+    const DType out = output_dtype_ != 0 ? static_cast<DType>(output_dtype_) : ctx.input_dtype(1);
+    ctx.set_output(0, out, xd);
+    QRuns runs = PlanRuns(ctx, xd, axis_, block_size_);
+    const int64_t total = CheckedNumElements(xd);
+    if (total == 0) return [](RunContext&) {};
+    const DType xt = ctx.input_dtype(0);
+    const bool sub_byte = DTypeBits(xt) < 8;
+    DequantRunFn fn = nullptr;
+    switch (xt) {
+      case DType::kUInt8: fn = DequantRun<uint8_t, kernels::DequantizeU8ToF32>; break;
+      case DType::kInt8: fn = DequantRun<int8_t, kernels::DequantizeI8ToF32>; break;
+      case DType::kUInt16: fn = DequantRun<uint16_t, kernels::DequantizeU16ToF32>; break;
+      case DType::kInt16: fn = DequantRun<int16_t, kernels::DequantizeI16ToF32>; break;
+      default: fn = DequantRun<int32_t, kernels::DequantizeI32ToF32>; break;  // int32, sub-byte
+    }
+    const bool has_zp = ctx.has_input(2);
+    const int bits = DTypeBits(xt);
+    const bool is_signed = IsSignedDType(xt);
+    return [runs, total, fn, sub_byte, has_zp, out, bits, is_signed](RunContext& rc) {
+      const void* q = rc.input(0).raw_data();
+      Tensor unpacked, yf;
+      if (sub_byte) {
+        unpacked = rc.Scratch(DType::kInt32, {total});
+        quant::UnpackSubByte(static_cast<const uint8_t*>(q), 0, total, bits, is_signed,
+                             unpacked.data<int32_t>());
+        q = unpacked.raw_data();
+      }
+      float* y = rc.output(0).data<float>();
+      if (out != DType::kFloat32) {
+        yf = rc.Scratch(DType::kFloat32, {total});
+        y = yf.data<float>();
+      }
+      const std::vector<float> scales = ScalesAsF32(rc.input(1));
+      const std::vector<int32_t> zps = has_zp ? ZeroPointsAsI32(rc.input(2)) : std::vector<int32_t>();
+      ForEachRun(*runs, total, rc.parallel(), [&](const QRun& r) {
+        fn(q, r.x_offset, r.length, scales.data() + r.param_offset, r.param_step,
+           has_zp ? zps.data() + r.param_offset : nullptr, r.param_step, y);
+      });
+      if (out == DType::kFloat16) {
+        kernels::FloatToHalf(y, rc.output(0).data<uint16_t>(), static_cast<size_t>(total));
+      } else if (out == DType::kBFloat16) {
+        kernels::FloatToBFloat16(y, rc.output(0).data<uint16_t>(), static_cast<size_t>(total));
+      }
+    };
+  }
+
+ private:
+  int64_t axis_ = 1;
+  int64_t block_size_ = 0;
+  int64_t output_dtype_ = 0;
+};
+
+// DynamicQuantizeLinear (11): y (uint8), y_scale (float32 scalar), y_zero_point (uint8 scalar)
+// from quant::ComputeDynamicQuantParams over the whole of x. NaNs in x are skipped by the range
+// (and quantize to the zero point).
+class DynamicQuantizeLinearOp final : public Op {
+ public:
+  explicit DynamicQuantizeLinearOp(const OpInit& init) {
+    if (init.num_inputs() != 1)
+      init.Fail("DynamicQuantizeLinear takes 1 input, got " + std::to_string(init.num_inputs()));
+  }
+  void InferTypes(TypeContext& ctx) const override {
+    ctx.RequireDType(0, {DType::kFloat32});
+    ctx.set_output_dtype(0, DType::kUInt8);
+    if (ctx.has_output(1)) ctx.set_output_dtype(1, DType::kFloat32);
+    if (ctx.has_output(2)) ctx.set_output_dtype(2, DType::kUInt8);
+  }
+  RunFn Prepare(PrepareContext& ctx) const override {
+    const Dims& xd = ctx.input_dims(0);
+    const int64_t total = CheckedNumElements(xd);
+    ctx.set_output(0, DType::kUInt8, xd);
+    const bool has_scale = ctx.has_output(1), has_zp = ctx.has_output(2);
+    if (has_scale) ctx.set_output(1, DType::kFloat32, {});
+    if (has_zp) ctx.set_output(2, DType::kUInt8, {});
+    return [total, has_scale, has_zp](RunContext& rc) {
+      const float* x = rc.input(0).data<float>();
+      float mn = 0.0f, mx = 0.0f;
+      kernels::MinMaxF32(x, total, &mn, &mx);
+      const quant::DynamicQuantParams p = quant::ComputeDynamicQuantParams(mn, mx);
+      constexpr int64_t kTask = 1 << 15;
+      const int64_t tasks = (total + kTask - 1) / kTask;
+      uint8_t* y = rc.output(0).data<uint8_t>();
+      auto body = [&](int64_t t0, int64_t t1) {
+        const int64_t b = t0 * kTask, e = std::min(total, t1 * kTask);
+        kernels::QuantizeF32ToU8(x + b, e - b, &p.scale, 0, &p.zero_point, 0, 0, 255, y + b);
+      };
+      if (tasks == 1) {
+        body(0, 1);
+      } else if (tasks > 1) {
+        rc.parallel().For(tasks, body);
+      }
+      if (has_scale) rc.output(1).data<float>()[0] = p.scale;
+      if (has_zp) {
+        rc.output(2).data<uint8_t>()[0] = static_cast<uint8_t>(p.zero_point);
+      }
+    };
+  }
+};
+
+}  // namespace
+
+void RegisterQuantizationOps(OpRegistry& registry) {
+  for (int v : {10, 13, 19, 21, 23, 24, 25}) {
+    registry.Register("", "QuantizeLinear", v, MakeFactory<QuantizeLinearOp>());
+    registry.Register("", "DequantizeLinear", v, MakeFactory<DequantizeLinearOp>());
+  }
+  registry.Register("", "DynamicQuantizeLinear", 11, MakeFactory<DynamicQuantizeLinearOp>());
+  quant_ops::RegisterQLinearOps(registry);
+  quant_ops::RegisterMatMulIntegerOps(registry);
+  quant_ops::RegisterConvIntegerOps(registry);
+}
+
+}  // namespace simplecpp::graph

@@ -1,0 +1,84 @@
+// Integer GEMM for the quantized ops (MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv):
+//
+//   C[m,n] = sum_k (A[m,k] - za[m]) * (B[k,n] - zb[n])      (int32, wrapping modulo 2^32)
+//
+// A and B are 8-bit, each uint8 or int8; za is per row (or one value), zb per column (or one
+// value). The result is exact (bit-identical to an int64 reference truncated to int32) for every
+// signedness combination, zero-point layout and K, on every SIMD target.
+//
+// How: signedness is normalized so that the core multiplies a' in [0,255] by b' in [-128,127]:
+//   int8 A:  a' = a + 128, za' = za + 128      (a - za = a' - za')
+//   uint8 B: b' = b - 128, zb' = zb - 128      (b - zb = b' - zb')
+// and the identity  sum (a'-za')(b'-zb') = sum a'b' - zb'*rowsum(a') - za'*colsum(b') + K*za'*zb'
+// is evaluated in uint32 arithmetic (so every term wraps like int32 and the sum is exact mod 2^32).
+// The core widens both operands to int16 and uses Highway's ReorderWidenMulAccumulate (vpmaddwd
+// on x86: each pair sum is at most 2*255*128 in magnitude, so nothing saturates); a saturating
+// 16-bit pair sum (vpmaddubsw) is deliberately never used because it is not exact.
+//
+// B (the weights) is packed once (PackedQB::Pack, e.g. at Prepare) into int16 rows of b', one
+// row per column n ([N][Kp], K zero-padded to a multiple of kKAlign so the core has no tails),
+// together with colsum(b'). A is widened per call, a block of rows per task.
+//
+// Threading: tasks are blocks of kRowBlock rows x kColBlock columns (problem-size constants);
+// each C element is written by exactly one task, so results never depend on the thread count.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kernels/conv.h"
+#include "kernels/parallel.h"
+
+namespace simplecpp::kernels {
+
+// Packed layout format of PackedQB (append-only numbering: a new layout gets a new number).
+enum class QGemmPackFormat : int32_t { kI16RowsPerColumnV1 = 1 };
+
+class PackedQB {
+ public:
+  static constexpr int64_t kKAlign = 32;  // int16 lanes of the widest target (AVX-512)
+  static constexpr QGemmPackFormat kFormat = QGemmPackFormat::kI16RowsPerColumnV1;
+
+  // Packs op(B) [K,N] of 8-bit values (int8 when b_signed, else uint8):
+  //   trans_b == false: B stored [K,N], element (k,n) at b[k*ldb + n]
+  //   trans_b == true:  B stored [N,K], element (k,n) at b[n*ldb + k]
+  static std::shared_ptr<const PackedQB> Pack(bool b_signed, bool trans_b, int64_t k, int64_t n,
+                                              const void* b, int64_t ldb);
+
+  int64_t k() const { return k_; }
+  int64_t n() const { return n_; }
+  int64_t kp() const { return kp_; }  // K rounded up to kKAlign
+  bool b_signed() const { return b_signed_; }
+  // b' = b + shift(): 0 for int8, -128 for uint8.
+  int32_t shift() const { return b_signed_ ? 0 : -128; }
+  const int16_t* data() const { return data_.data(); }         // [N][Kp] of b'
+  const int32_t* col_sums() const { return col_sums_.data(); }  // [N]: sum_k b'[k,n]
+
+  PackedQB(bool b_signed, int64_t k, int64_t n);  // zero-filled; use Pack
+
+ private:
+  bool b_signed_;
+  int64_t k_, n_, kp_;
+  std::vector<int16_t> data_;
+  std::vector<int32_t> col_sums_;
+};
+
+// C[M,N] (ldc = row stride in elements) = (A - za) * (B - zb) as above.
+//   a: [M,K] 8-bit row-major with row stride lda (int8 when a_signed, else uint8).
+//   a_zp: nullptr (all 0), one value (a_zp_step == 0) or M values (a_zp_step == 1), in the
+//         range of A's type, widened to int32.
+//   b_zp: nullptr, one value (b_zp_step == 0) or N values (b_zp_step == 1), in B's type's range.
+void QGemmToI32(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t* a_zp,
+                int64_t a_zp_step, const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
+                int32_t* c, int64_t ldc, const Parallel& parallel);
+
+// The 8-bit "im2row" for integer convolution: rows[q][(c, k...)] for output positions
+// p_begin..p_begin+p_count-1 (row-major over out), columns in the order of a weight tensor
+// [Cout, channels, k...] (so the rows are the GEMM's A with the weights as op(B) stored [N,K]).
+// x is [channels, in...] bytes. Taps in the padding get `pad_value` (the input's zero point, so
+// they contribute nothing after the zero point is subtracted).
+void Im2RowBytes(const ConvGeometry& g, const uint8_t* x, int64_t channels, int64_t p_begin,
+                 int64_t p_count, uint8_t pad_value, uint8_t* rows, const Parallel& parallel);
+
+}  // namespace simplecpp::kernels

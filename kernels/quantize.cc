@@ -1,0 +1,194 @@
+// Elementwise quantization kernels (kernels/quantize.h). QuantizeF32ToI32 is the Highway kernel
+// (division, round-half-even, zero point and clamp in float32, which is exact: a rounded quotient
+// beyond 2^24 is far outside every integer range and saturates either way); the narrowing
+// wrappers run it over chunks and store the already-clamped values. Dequantize and requantize are
+// plain loops (the compiler vectorizes them; requantize needs double precision for exactness).
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/quantize.cc"
+#include "kernels/hwy_policy.h"
+// Policy first: it decides what foreach_target compiles.
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "kernels/quantize.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace simplecpp::kernels {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+void QuantizeF32ToI32Impl(const float* x, int64_t n, const float* scale, int64_t scale_step,
+                          const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi,
+                          int32_t* out) {
+  const hn::ScalableTag<float> df;
+  const hn::Rebind<int32_t, decltype(df)> di;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  const auto vlo = hn::Set(df, static_cast<float>(lo));
+  const auto vhi = hn::Set(df, static_cast<float>(hi));
+  const auto one_scale = hn::Set(df, scale[0]);
+  const auto one_zp = hn::Set(df, zp ? static_cast<float>(zp[0]) : 0.0f);
+  auto step = [&](const float* xp, const float* sp, const int32_t* zpp, int32_t* op) {
+    const auto vs = scale_step ? hn::LoadU(df, sp) : one_scale;
+    const auto vz = (zp && zp_step) ? hn::ConvertTo(df, hn::LoadU(di, zpp)) : one_zp;
+    auto v = hn::Add(hn::Round(hn::Div(hn::LoadU(df, xp), vs)), vz);
+    v = hn::IfThenElse(hn::Eq(v, v), v, vz);  // NaN -> the zero point
+    v = hn::Min(hn::Max(v, vlo), vhi);
+    hn::StoreU(hn::ConvertTo(di, v), di, op);
+  };
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    step(x + i, scale + i * scale_step, zp ? zp + i * zp_step : nullptr, out + i);
+  }
+  if (i < n) {
+    // Tail through stack buffers padded with harmless values (same arithmetic per lane).
+    HWY_ALIGN float xb[hn::MaxLanes(df)] = {};
+    HWY_ALIGN float sb[hn::MaxLanes(df)];
+    HWY_ALIGN int32_t zb[hn::MaxLanes(df)] = {};
+    HWY_ALIGN int32_t ob[hn::MaxLanes(df)];
+    const int64_t r = n - i;
+    for (int64_t j = 0; j < N; ++j) sb[j] = 1.0f;
+    std::memcpy(xb, x + i, static_cast<size_t>(r) * sizeof(float));
+    if (scale_step) std::memcpy(sb, scale + i, static_cast<size_t>(r) * sizeof(float));
+    if (zp && zp_step) std::memcpy(zb, zp + i, static_cast<size_t>(r) * sizeof(int32_t));
+    step(xb, sb, zb, ob);
+    std::memcpy(out + i, ob, static_cast<size_t>(r) * sizeof(int32_t));
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace simplecpp::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace simplecpp::kernels {
+
+HWY_EXPORT(QuantizeF32ToI32Impl);
+
+void QuantizeF32ToI32(const float* x, int64_t n, const float* scale, int64_t scale_step,
+                      const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi, int32_t* out) {
+  if (n <= 0) return;
+  HWY_DYNAMIC_DISPATCH(QuantizeF32ToI32Impl)(x, n, scale, scale_step, zp, zp_step, lo, hi, out);
+}
+
+namespace {
+
+template <typename T>
+void QuantizeNarrow(const float* x, int64_t n, const float* scale, int64_t scale_step,
+                    const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi, T* out) {
+  constexpr int64_t kChunk = 256;
+  int32_t buf[kChunk];
+  for (int64_t i = 0; i < n; i += kChunk) {
+    const int64_t len = std::min(kChunk, n - i);
+    QuantizeF32ToI32(x + i, len, scale + i * scale_step, scale_step,
+                     zp ? zp + i * zp_step : nullptr, zp_step, lo, hi, buf);
+    for (int64_t j = 0; j < len; ++j) out[i + j] = static_cast<T>(buf[j]);
+  }
+}
+
+template <typename T>
+void Dequantize(const T* q, int64_t n, const float* scale, int64_t scale_step, const int32_t* zp,
+                int64_t zp_step, float* out) {
+  if (zp == nullptr) {
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(q[i]) * scale[i * scale_step];
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      // q - zp is exact in int32 and in float32 for 8/16-bit types.
+      out[i] = static_cast<float>(static_cast<int32_t>(q[i]) - zp[i * zp_step]) *
+               scale[i * scale_step];
+    }
+  }
+}
+
+template <typename T>
+void Requantize(const int32_t* acc, int64_t n, const float* multiplier, int64_t mult_step,
+                int32_t zp, int32_t lo, int32_t hi, T* out) {
+  const double dlo = lo, dhi = hi;
+  for (int64_t i = 0; i < n; ++i) {
+    double v = static_cast<double>(acc[i]) * static_cast<double>(multiplier[i * mult_step]) + zp;
+    v = std::nearbyint(v);
+    if (std::isnan(v)) v = zp;
+    v = std::min(std::max(v, dlo), dhi);
+    out[i] = static_cast<T>(static_cast<int32_t>(v));
+  }
+}
+
+}  // namespace
+
+void QuantizeF32ToU8(const float* x, int64_t n, const float* scale, int64_t scale_step,
+                     const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi, uint8_t* out) {
+  QuantizeNarrow(x, n, scale, scale_step, zp, zp_step, lo, hi, out);
+}
+void QuantizeF32ToI8(const float* x, int64_t n, const float* scale, int64_t scale_step,
+                     const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi, int8_t* out) {
+  QuantizeNarrow(x, n, scale, scale_step, zp, zp_step, lo, hi, out);
+}
+void QuantizeF32ToU16(const float* x, int64_t n, const float* scale, int64_t scale_step,
+                      const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi, uint16_t* out) {
+  QuantizeNarrow(x, n, scale, scale_step, zp, zp_step, lo, hi, out);
+}
+void QuantizeF32ToI16(const float* x, int64_t n, const float* scale, int64_t scale_step,
+                      const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi, int16_t* out) {
+  QuantizeNarrow(x, n, scale, scale_step, zp, zp_step, lo, hi, out);
+}
+
+void DequantizeU8ToF32(const uint8_t* q, int64_t n, const float* scale, int64_t scale_step,
+                       const int32_t* zp, int64_t zp_step, float* out) {
+  Dequantize(q, n, scale, scale_step, zp, zp_step, out);
+}
+void DequantizeI8ToF32(const int8_t* q, int64_t n, const float* scale, int64_t scale_step,
+                       const int32_t* zp, int64_t zp_step, float* out) {
+  Dequantize(q, n, scale, scale_step, zp, zp_step, out);
+}
+void DequantizeU16ToF32(const uint16_t* q, int64_t n, const float* scale, int64_t scale_step,
+                        const int32_t* zp, int64_t zp_step, float* out) {
+  Dequantize(q, n, scale, scale_step, zp, zp_step, out);
+}
+void DequantizeI16ToF32(const int16_t* q, int64_t n, const float* scale, int64_t scale_step,
+                        const int32_t* zp, int64_t zp_step, float* out) {
+  Dequantize(q, n, scale, scale_step, zp, zp_step, out);
+}
+void DequantizeI32ToF32(const int32_t* q, int64_t n, const float* scale, int64_t scale_step,
+                        const int32_t* zp, int64_t zp_step, float* out) {
+  if (zp == nullptr) {
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(q[i]) * scale[i * scale_step];
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = static_cast<double>(static_cast<float>(q[i])) - zp[i * zp_step];
+    out[i] = static_cast<float>(d * static_cast<double>(scale[i * scale_step]));
+  }
+}
+
+void RequantizeI32ToU8(const int32_t* acc, int64_t n, const float* multiplier, int64_t mult_step,
+                       int32_t zp, int32_t lo, int32_t hi, uint8_t* out) {
+  Requantize(acc, n, multiplier, mult_step, zp, lo, hi, out);
+}
+void RequantizeI32ToI8(const int32_t* acc, int64_t n, const float* multiplier, int64_t mult_step,
+                       int32_t zp, int32_t lo, int32_t hi, int8_t* out) {
+  Requantize(acc, n, multiplier, mult_step, zp, lo, hi, out);
+}
+
+void MinMaxF32(const float* x, int64_t n, float* min_out, float* max_out) {
+  bool any = false;
+  float lo = 0.0f, hi = 0.0f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    if (std::isnan(v)) continue;
+    if (!any) {
+      lo = hi = v;
+      any = true;
+    } else {
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+  }
+  *min_out = lo;
+  *max_out = hi;
+}
+
+}  // namespace simplecpp::kernels
+#endif  // HWY_ONCE

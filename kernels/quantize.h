@@ -1,0 +1,55 @@
+// Elementwise quantization kernels: QuantizeLinear (float32 -> integer), DequantizeLinear
+// (integer -> float32) and requantization of int32 accumulators (QLinearMatMul / QLinearConv).
+//
+// Every function works on a run of n elements whose scale / zero point is either one value
+// (step 0) or one per element (step 1), so per-tensor, per-axis and blocked quantization are all
+// a sequence of runs chosen by the op. Zero points are widened to int32 by the caller.
+//
+// Numerics (ONNX, spec-exact):
+//   Quantize:   q = clamp(round_half_even(x / scale) + zp, lo, hi), the division in float32.
+//               Infinities saturate; a NaN quotient (NaN x, 0/0) gives zp (then clamped).
+//   Dequantize: y = float32(q - zp) * scale (float32 multiply). int32 input: float32(q) * scale
+//               when zp is null, else float32((double(float32(q)) - zp) * scale) (as ONNX's
+//               numpy reference computes it).
+//   Requantize: q = clamp(round_half_even(double(acc) * double(multiplier) + zp), lo, hi): the
+//               product in double, as the ONNX reference (numpy int32 x float32 -> float64) does.
+#pragma once
+
+#include <cstdint>
+
+namespace simplecpp::kernels {
+
+// out[i] = clamp(round(x[i] / scale[i*scale_step]) + zp[i*zp_step], lo, hi); zp may be nullptr.
+void QuantizeF32ToI32(const float* x, int64_t n, const float* scale, int64_t scale_step,
+                      const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi, int32_t* out);
+void QuantizeF32ToU8(const float* x, int64_t n, const float* scale, int64_t scale_step,
+                     const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi, uint8_t* out);
+void QuantizeF32ToI8(const float* x, int64_t n, const float* scale, int64_t scale_step,
+                     const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi, int8_t* out);
+void QuantizeF32ToU16(const float* x, int64_t n, const float* scale, int64_t scale_step,
+                      const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi, uint16_t* out);
+void QuantizeF32ToI16(const float* x, int64_t n, const float* scale, int64_t scale_step,
+                      const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi, int16_t* out);
+
+// out[i] = (q[i] - zp[i*zp_step]) * scale[i*scale_step]; zp may be nullptr.
+void DequantizeU8ToF32(const uint8_t* q, int64_t n, const float* scale, int64_t scale_step,
+                       const int32_t* zp, int64_t zp_step, float* out);
+void DequantizeI8ToF32(const int8_t* q, int64_t n, const float* scale, int64_t scale_step,
+                       const int32_t* zp, int64_t zp_step, float* out);
+void DequantizeU16ToF32(const uint16_t* q, int64_t n, const float* scale, int64_t scale_step,
+                        const int32_t* zp, int64_t zp_step, float* out);
+void DequantizeI16ToF32(const int16_t* q, int64_t n, const float* scale, int64_t scale_step,
+                        const int32_t* zp, int64_t zp_step, float* out);
+void DequantizeI32ToF32(const int32_t* q, int64_t n, const float* scale, int64_t scale_step,
+                        const int32_t* zp, int64_t zp_step, float* out);
+
+// out[i] = clamp(round(double(acc[i]) * double(multiplier[i*mult_step]) + zp), lo, hi).
+void RequantizeI32ToU8(const int32_t* acc, int64_t n, const float* multiplier, int64_t mult_step,
+                       int32_t zp, int32_t lo, int32_t hi, uint8_t* out);
+void RequantizeI32ToI8(const int32_t* acc, int64_t n, const float* multiplier, int64_t mult_step,
+                       int32_t zp, int32_t lo, int32_t hi, int8_t* out);
+
+// Min and max of x[0..n) (NaNs skipped); both 0 when n == 0 or all are NaN.
+void MinMaxF32(const float* x, int64_t n, float* min_out, float* max_out);
+
+}  // namespace simplecpp::kernels

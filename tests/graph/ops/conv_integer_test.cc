@@ -1,0 +1,211 @@
+// Tests for graph/ops/conv_integer.cc (ConvInteger) and QLinearConv (graph/ops/qlinear.cc)
+// against a direct int64 convolution written here: 1-D/2-D/3-D, groups incl. depthwise, strides,
+// dilations, explicit pads and auto_pad, scalar and per-channel w zero points, padded taps acting
+// as x_zero_point, all signedness combinations, constant and run-time weights, errors.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "graph/op_test_util.h"
+#include "simplecpp/error.h"
+
+namespace simplecpp::testing {
+namespace {
+
+Tensor Random8(DType t, Dims dims, uint32_t seed) {
+  Tensor x(t, std::move(dims));
+  std::mt19937 rng(seed);
+  auto* p = static_cast<uint8_t*>(x.raw_data());
+  for (int64_t i = 0; i < x.num_elements(); ++i) p[i] = static_cast<uint8_t>(rng());
+  return x;
+}
+int32_t At8(const Tensor& t, int64_t i) {
+  return t.dtype() == DType::kInt8 ? t.data<int8_t>()[i] : t.data<uint8_t>()[i];
+}
+
+struct ConvSpec {
+  Dims x, w;
+  int64_t group = 1;
+  std::vector<int64_t> strides, dilations, pads;
+  std::string auto_pad = "NOTSET";
+};
+
+// Direct convolution; the padded input value is the x zero point (so it contributes 0).
+std::vector<int64_t> RefConv(const ConvSpec& s, const Tensor& x, const Tensor& w, int32_t xzp,
+                             const std::vector<int32_t>& wzp, Dims* out_dims) {
+  const int rank = static_cast<int>(s.x.size()) - 2;
+  int64_t in[3] = {1, 1, 1}, ker[3] = {1, 1, 1}, out[3] = {1, 1, 1}, st[3] = {1, 1, 1},
+          dl[3] = {1, 1, 1}, pb[3] = {0, 0, 0};
+  *out_dims = {s.x[0], s.w[0]};
+  for (int d = 0; d < rank; ++d) {
+    const int o = 3 - rank + d;
+    in[o] = s.x[2 + d];
+    ker[o] = s.w[2 + d];
+    st[o] = s.strides.empty() ? 1 : s.strides[d];
+    dl[o] = s.dilations.empty() ? 1 : s.dilations[d];
+    const int64_t ext = (ker[o] - 1) * dl[o] + 1;
+    if (s.auto_pad == "SAME_UPPER" || s.auto_pad == "SAME_LOWER") {
+      out[o] = (in[o] + st[o] - 1) / st[o];
+      const int64_t total = std::max<int64_t>(0, (out[o] - 1) * st[o] + ext - in[o]);
+      pb[o] = s.auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    } else {
+      const int64_t b = s.pads.empty() ? 0 : s.pads[d], e = s.pads.empty() ? 0 : s.pads[d + rank];
+      pb[o] = b;
+      out[o] = (in[o] + b + e - ext) / st[o] + 1;
+    }
+    out_dims->push_back(out[o]);
+  }
+  const int64_t n = s.x[0], c = s.x[1], m = s.w[0], cg = s.w[1], og = m / s.group;
+  std::vector<int64_t> y;
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t oc = 0; oc < m; ++oc) {
+      const int64_t g = oc / og;
+      const int64_t wz = wzp.empty() ? 0 : wzp[wzp.size() == 1 ? 0 : oc];
+      for (int64_t o0 = 0; o0 < out[0]; ++o0)
+        for (int64_t o1 = 0; o1 < out[1]; ++o1)
+          for (int64_t o2 = 0; o2 < out[2]; ++o2) {
+            int64_t acc = 0;
+            for (int64_t ic = 0; ic < cg; ++ic)
+              for (int64_t k0 = 0; k0 < ker[0]; ++k0)
+                for (int64_t k1 = 0; k1 < ker[1]; ++k1)
+                  for (int64_t k2 = 0; k2 < ker[2]; ++k2) {
+                    const int64_t i0 = o0 * st[0] - pb[0] + k0 * dl[0];
+                    const int64_t i1 = o1 * st[1] - pb[1] + k1 * dl[1];
+                    const int64_t i2 = o2 * st[2] - pb[2] + k2 * dl[2];
+                    const bool inside = i0 >= 0 && i0 < in[0] && i1 >= 0 && i1 < in[1] && i2 >= 0 && i2 < in[2];
+                    const int64_t xv =
+                        inside ? At8(x, (((b * c + g * cg + ic) * in[0] + i0) * in[1] + i1) * in[2] + i2) : xzp;
+                    const int64_t wv = At8(w, (((oc * cg + ic) * ker[0] + k0) * ker[1] + k1) * ker[2] + k2);
+                    acc += (xv - xzp) * (wv - wz);
+                  }
+            y.push_back(acc);
+          }
+    }
+  return y;
+}
+
+std::vector<graph::Attribute> Attrs(const ConvSpec& s) {
+  std::vector<graph::Attribute> a;
+  if (s.group != 1) a.push_back(AttrInt("group", s.group));
+  if (!s.strides.empty()) a.push_back(AttrInts("strides", s.strides));
+  if (!s.dilations.empty()) a.push_back(AttrInts("dilations", s.dilations));
+  if (!s.pads.empty()) a.push_back(AttrInts("pads", s.pads));
+  if (s.auto_pad != "NOTSET") a.push_back(AttrString("auto_pad", s.auto_pad));
+  return a;
+}
+
+const std::vector<ConvSpec>& Specs() {
+  static const std::vector<ConvSpec> specs = {
+      {{1, 3, 5, 5}, {4, 3, 3, 3}, 1, {}, {}, {1, 1, 1, 1}},
+      {{2, 4, 7, 6}, {6, 2, 3, 2}, 2, {2, 1}, {1, 2}, {0, 1, 2, 0}},
+      {{1, 4, 6, 6}, {8, 1, 3, 3}, 4, {1, 1}, {}, {}, "SAME_UPPER"},   // depthwise x2
+      {{1, 3, 6, 5}, {3, 1, 2, 2}, 3, {2, 2}, {}, {}, "SAME_LOWER"},   // depthwise
+      {{2, 2, 9}, {3, 2, 4}, 1, {2}, {2}, {3, 1}},                     // 1-D
+      {{1, 2, 4, 4, 3}, {2, 2, 2, 3, 2}, 1, {1, 2, 1}, {1, 1, 2}, {1, 0, 0, 0, 1, 1}},  // 3-D
+      {{1, 1, 3, 3}, {1, 1, 1, 1}, 1, {}, {}, {}, "VALID"},            // 1x1
+      {{1, 2, 20, 20}, {5, 2, 3, 3}, 1, {1, 1}, {}, {1, 1, 1, 1}},     // several chunks' worth
+  };
+  return specs;
+}
+
+TEST_CASE("ConvInteger: geometry x signedness x zero points x constant weights") {
+  uint32_t seed = 1;
+  for (const ConvSpec& s : Specs()) {
+    for (DType tx : {DType::kUInt8, DType::kInt8}) {
+      for (DType tw : {DType::kUInt8, DType::kInt8}) {
+        for (int zl = 0; zl < 3; ++zl) {
+          CAPTURE(DimsToString(s.x)); CAPTURE(DimsToString(s.w)); CAPTURE(DTypeName(tx));
+          CAPTURE(DTypeName(tw)); CAPTURE(zl);
+          const Tensor x = Random8(tx, s.x, seed++);
+          const Tensor w = Random8(tw, s.w, seed++);
+          std::vector<Tensor> in = {x, w};
+          int32_t xzp = 0;
+          std::vector<int32_t> wzp;
+          if (zl > 0) {
+            const Tensor xz = Random8(tx, {}, seed++);
+            const Tensor wz = Random8(tw, zl == 1 ? Dims{} : Dims{s.w[0]}, seed++);
+            xzp = At8(xz, 0);
+            for (int64_t i = 0; i < wz.num_elements(); ++i) wzp.push_back(At8(wz, i));
+            in.push_back(xz);
+            in.push_back(wz);
+          }
+          Dims dims;
+          const auto want = RefConv(s, x, w, xzp, wzp, &dims);
+          RunNodeOptions opt;
+          opt.opset = 10;
+          if (seed % 2) opt.constant_inputs = {1};
+          auto out = RunNode("ConvInteger", in, Attrs(s), opt);
+          REQUIRE(out[0].dtype() == DType::kInt32);
+          REQUIRE(out[0].dims() == dims);
+          for (size_t i = 0; i < want.size(); ++i) {
+            CAPTURE(i);
+            REQUIRE(out[0].data<int32_t>()[i] == static_cast<int32_t>(want[i]));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("ConvInteger: errors") {
+  const Tensor x = Random8(DType::kUInt8, {1, 2, 4, 4}, 1);
+  const Tensor w = Random8(DType::kUInt8, {3, 2, 3, 3}, 2);
+  // w zero point neither scalar nor [M].
+  CHECK_THROWS_AS(RunNode("ConvInteger", {x, w, Tensor(), Random8(DType::kUInt8, {2}, 3)}, {}, {.opset = 10}), Error);
+  // x zero point must be a scalar.
+  CHECK_THROWS_AS(RunNode("ConvInteger", {x, w, Random8(DType::kUInt8, {2}, 3)}, {}, {.opset = 10}), Error);
+  // Channel mismatch.
+  CHECK_THROWS_AS(RunNode("ConvInteger", {x, Random8(DType::kUInt8, {3, 3, 3, 3}, 2)}, {}, {.opset = 10}), Error);
+  // Bad auto_pad.
+  CHECK_THROWS_AS(RunNode("ConvInteger", {x, w}, {AttrString("auto_pad", "FOO")}, {.opset = 10}), Error);
+}
+
+TEST_CASE("QLinearConv: per-tensor and per-channel w, bias, int8 and uint8") {
+  uint32_t seed = 50;
+  for (int spec = 0; spec < 3; ++spec) {
+    const ConvSpec& s = Specs()[spec];
+    for (DType tx : {DType::kUInt8, DType::kInt8}) {
+      for (int per_ch = 0; per_ch < 2; ++per_ch) {
+        const DType tw = DType::kInt8, ty = tx;
+        const int64_t m = s.w[0];
+        const Tensor x = Random8(tx, s.x, seed++);
+        const Tensor w = Random8(tw, s.w, seed++);
+        const Tensor xz = Random8(tx, {}, seed++);
+        const Tensor wz = Random8(tw, per_ch ? Dims{m} : Dims{}, seed++);
+        const Tensor yz = Random8(ty, {}, seed++);
+        std::vector<float> ws(per_ch ? m : 1);
+        for (size_t i = 0; i < ws.size(); ++i) ws[i] = 0.002f * static_cast<float>(i + 1);
+        std::vector<int32_t> bias(m);
+        for (int64_t i = 0; i < m; ++i) bias[i] = static_cast<int32_t>(i * 997) - 1500;
+        const float xs = 0.05f, ys = 0.11f;
+        auto out = RunNode("QLinearConv",
+                           {x, F32({}, {xs}), xz, w, F32(per_ch ? Dims{m} : Dims{}, ws), wz, F32({}, {ys}), yz,
+                            I32({m}, bias)},
+                           Attrs(s), {.opset = 10});
+        std::vector<int32_t> wzp;
+        for (int64_t i = 0; i < wz.num_elements(); ++i) wzp.push_back(At8(wz, i));
+        Dims dims;
+        const auto acc = RefConv(s, x, w, At8(xz, 0), wzp, &dims);
+        REQUIRE(out[0].dims() == dims);
+        REQUIRE(out[0].dtype() == ty);
+        const int64_t positions = static_cast<int64_t>(acc.size()) / (dims[0] * m);
+        const int32_t lo = ty == DType::kInt8 ? -128 : 0, hi = ty == DType::kInt8 ? 127 : 255;
+        for (size_t i = 0; i < acc.size(); ++i) {
+          const int64_t ch = (static_cast<int64_t>(i) / positions) % m;
+          const float mult = xs * ws[per_ch ? ch : 0] / ys;
+          const double v = std::nearbyint(static_cast<double>(acc[i] + bias[ch]) * static_cast<double>(mult) + At8(yz, 0));
+          const int32_t want = static_cast<int32_t>(std::min<double>(std::max<double>(v, lo), hi));
+          CAPTURE(i);
+          CHECK(At8(out[0], static_cast<int64_t>(i)) == want);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace simplecpp::testing

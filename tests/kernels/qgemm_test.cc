@@ -1,0 +1,189 @@
+// Tests for kernels/qgemm.h: QGemmToI32 bit-exact against a straightforward int64 reference
+// (truncated to int32) for all four signedness combinations, every zero-point layout, sizes
+// around the vector and tile widths, extreme values with K large enough to wrap int32, both
+// B layouts, on every compiled target and independent of the thread count; plus Im2RowBytes.
+#include "kernels/qgemm.h"
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "kernels/parallel.h"
+#include "kernels/targets.h"
+
+namespace simplecpp::kernels {
+namespace {
+
+class ThreadParallel final : public Parallel {
+ public:
+  explicit ThreadParallel(int threads) : threads_(threads) {}
+  int num_threads() const override { return threads_; }
+  void For(int64_t num_tasks, const std::function<void(int64_t, int64_t)>& fn) const override {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads_; ++t) {
+      pool.emplace_back([&, t] {
+        for (int64_t i = num_tasks - 1 - t; i >= 0; i -= threads_) fn(i, i + 1);
+      });
+    }
+    for (auto& th : pool) th.join();
+  }
+
+ private:
+  int threads_;
+};
+
+enum class ZpLayout { kNone, kScalar, kVector };
+
+struct Case {
+  int64_t m, n, k;
+  bool a_signed, b_signed;
+  ZpLayout za, zb;
+  bool trans_b = false;
+  int extreme = 0;  // 0 random, 1 all max magnitude with opposite zero points, 2 all min
+};
+
+int32_t Lo(bool s) { return s ? -128 : 0; }
+int32_t Hi(bool s) { return s ? 127 : 255; }
+
+void Check(const Case& c, uint32_t seed, const Parallel& par) {
+  std::mt19937 rng(seed);
+  auto rnd = [&](bool s) {
+    return static_cast<int32_t>(rng() % 256) + Lo(s);
+  };
+  std::vector<uint8_t> a(static_cast<size_t>(c.m * c.k)), b(static_cast<size_t>(c.k * c.n));
+  std::vector<int32_t> av(a.size()), bv(b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    av[i] = c.extreme == 1 ? Hi(c.a_signed) : c.extreme == 2 ? Lo(c.a_signed) : rnd(c.a_signed);
+    a[i] = static_cast<uint8_t>(av[i]);
+  }
+  // b logical (k, n); stored [K,N] or [N,K].
+  for (int64_t kk = 0; kk < c.k; ++kk) {
+    for (int64_t j = 0; j < c.n; ++j) {
+      const int32_t v =
+          c.extreme == 1 ? Lo(c.b_signed) : c.extreme == 2 ? Lo(c.b_signed) : rnd(c.b_signed);
+      bv[kk * c.n + j] = v;
+      b[c.trans_b ? j * c.k + kk : kk * c.n + j] = static_cast<uint8_t>(v);
+    }
+  }
+  std::vector<int32_t> za, zb;
+  if (c.za != ZpLayout::kNone) za.resize(c.za == ZpLayout::kScalar ? 1 : std::max<int64_t>(c.m, 1));
+  if (c.zb != ZpLayout::kNone) zb.resize(c.zb == ZpLayout::kScalar ? 1 : std::max<int64_t>(c.n, 1));
+  for (auto& z : za) z = c.extreme == 1 ? Lo(c.a_signed) : c.extreme == 2 ? Hi(c.a_signed) : rnd(c.a_signed);
+  for (auto& z : zb) z = c.extreme ? Hi(c.b_signed) : rnd(c.b_signed);
+  const int64_t zas = c.za == ZpLayout::kVector ? 1 : 0;
+  const int64_t zbs = c.zb == ZpLayout::kVector ? 1 : 0;
+
+  auto packed = PackedQB::Pack(c.b_signed, c.trans_b, c.k, c.n, b.data(), c.trans_b ? c.k : c.n);
+  std::vector<int32_t> out(static_cast<size_t>(c.m * c.n), 12345);
+  QGemmToI32(c.m, a.data(), c.a_signed, c.k, za.empty() ? nullptr : za.data(), zas, *packed,
+             zb.empty() ? nullptr : zb.data(), zbs, out.data(), c.n, par);
+  for (int64_t i = 0; i < c.m; ++i) {
+    for (int64_t j = 0; j < c.n; ++j) {
+      int64_t ref = 0;
+      const int64_t zai = za.empty() ? 0 : za[zas * i];
+      const int64_t zbj = zb.empty() ? 0 : zb[zbs * j];
+      for (int64_t kk = 0; kk < c.k; ++kk) {
+        ref += (static_cast<int64_t>(av[i * c.k + kk]) - zai) *
+               (static_cast<int64_t>(bv[kk * c.n + j]) - zbj);
+      }
+      const int32_t want = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(ref)));
+      if (out[i * c.n + j] != want) {
+        CAPTURE(c.m); CAPTURE(c.n); CAPTURE(c.k); CAPTURE(c.a_signed); CAPTURE(c.b_signed);
+        CAPTURE(static_cast<int>(c.za)); CAPTURE(static_cast<int>(c.zb)); CAPTURE(c.trans_b);
+        CAPTURE(i); CAPTURE(j); CAPTURE(ref);
+        REQUIRE(out[i * c.n + j] == want);
+      }
+    }
+  }
+}
+
+TEST_CASE("QGemmToI32 matches the int64 reference on every target") {
+  const std::vector<int64_t> sizes = {0, 1, 3, 16, 17, 31, 32, 33, 65};
+  const ZpLayout layouts[] = {ZpLayout::kNone, ZpLayout::kScalar, ZpLayout::kVector};
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    uint32_t seed = 1;
+    for (int sa = 0; sa < 2; ++sa) {
+      for (int sb = 0; sb < 2; ++sb) {
+        for (ZpLayout za : layouts) {
+          for (ZpLayout zb : layouts) {
+            for (int64_t k : sizes) {
+              Check({5, 7, k, sa == 1, sb == 1, za, zb}, seed++, SerialParallel());
+            }
+            for (int64_t m : {1, 2, 3, 17}) {
+              for (int64_t n : {1, 4, 5, 17}) {
+                Check({m, n, 19, sa == 1, sb == 1, za, zb, (m + n) % 2 == 0}, seed++,
+                      SerialParallel());
+              }
+            }
+          }
+        }
+      }
+    }
+    // Zero-sized and multi-task shapes (several row and column blocks).
+    Check({0, 5, 3, false, true, ZpLayout::kScalar, ZpLayout::kVector}, 7, SerialParallel());
+    Check({4, 0, 3, true, false, ZpLayout::kVector, ZpLayout::kScalar}, 8, SerialParallel());
+    Check({37, 300, 70, true, false, ZpLayout::kVector, ZpLayout::kVector}, 9, SerialParallel());
+  }
+}
+
+TEST_CASE("QGemmToI32 extreme values and int32 wrap-around for large K") {
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (int sa = 0; sa < 2; ++sa) {
+      for (int sb = 0; sb < 2; ++sb) {
+        // 255 * 255 * 70000 > 2^32: the result wraps exactly like int32.
+        Check({2, 3, 70000, sa == 1, sb == 1, ZpLayout::kScalar, ZpLayout::kScalar, false, 1}, 1,
+              SerialParallel());
+        Check({3, 2, 70001, sa == 1, sb == 1, ZpLayout::kVector, ZpLayout::kVector, true, 2}, 2,
+              SerialParallel());
+        Check({1, 1, 1000, sa == 1, sb == 1, ZpLayout::kNone, ZpLayout::kNone, false, 1}, 3,
+              SerialParallel());
+      }
+    }
+  }
+}
+
+TEST_CASE("QGemmToI32 is independent of the thread count") {
+  const ThreadParallel par3(3);
+  Check({70, 600, 45, false, true, ZpLayout::kVector, ZpLayout::kVector}, 11, par3);
+  Check({70, 600, 45, true, false, ZpLayout::kScalar, ZpLayout::kVector}, 12, par3);
+}
+
+TEST_CASE("PackedQB stores b' and column sums") {
+  const std::vector<uint8_t> b = {0, 255, 128, 1, 2, 3};  // uint8 [K=2, N=3]
+  auto p = PackedQB::Pack(false, false, 2, 3, b.data(), 3);
+  CHECK(p->kp() == PackedQB::kKAlign);
+  CHECK(p->shift() == -128);
+  CHECK(p->data()[0 * p->kp() + 0] == -128);
+  CHECK(p->data()[0 * p->kp() + 1] == 1 - 128);
+  CHECK(p->data()[1 * p->kp() + 0] == 127);
+  CHECK(p->data()[0 * p->kp() + 2] == 0);  // zero padding
+  CHECK(p->col_sums()[2] == (128 - 128) + (3 - 128));
+}
+
+TEST_CASE("Im2RowBytes fills padding with the zero point") {
+  ConvGeometry g;
+  g.rank = 2;
+  g.in[0] = 2; g.in[1] = 3;
+  g.out[0] = 2; g.out[1] = 3;
+  g.kernel[0] = 3; g.kernel[1] = 3;
+  g.pad[0] = 1; g.pad[1] = 1;
+  const std::vector<uint8_t> x = {1, 2, 3, 4, 5, 6};  // one channel [2,3]
+  std::vector<uint8_t> rows(6 * 9);
+  Im2RowBytes(g, x.data(), 1, 0, 6, 77, rows.data(), SerialParallel());
+  // Position (0,0): taps (-1,-1..1) pad, (0,-1) pad, (0,0)=1, (0,1)=2, (1,-1) pad, (1,0)=4, (1,1)=5.
+  const std::vector<uint8_t> want0 = {77, 77, 77, 77, 1, 2, 77, 4, 5};
+  for (int i = 0; i < 9; ++i) CHECK(rows[i] == want0[i]);
+  // Position (1,2): taps rows 0..2, cols 1..3 -> (0,1)=2,(0,2)=3,pad,(1,1)=5,(1,2)=6,pad, pad x3.
+  const std::vector<uint8_t> want5 = {2, 3, 77, 5, 6, 77, 77, 77, 77};
+  for (int i = 0; i < 9; ++i) CHECK(rows[5 * 9 + i] == want5[i]);
+}
+
+}  // namespace
+}  // namespace simplecpp::kernels
