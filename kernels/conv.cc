@@ -1,6 +1,9 @@
 // im2col for the GEMM-based convolution (see kernels/conv.h). Plain C++: it is a strided copy,
-// bound by memory, and a contiguous run (stride 1) becomes a memcpy.
+// bound by memory, and a contiguous run (stride 1) becomes a memcpy (a SIMD widening for 16-bit
+// input, so a 16-bit image is converted one im2col chunk at a time).
 #include "kernels/conv.h"
+
+#include "kernels/float16.h"
 
 #include <algorithm>
 #include <cstring>
@@ -57,8 +60,21 @@ int64_t ConvGeometry::KernelSize() const {
   return s;
 }
 
-void Im2ColF32(const ConvGeometry& geometry, const float* x, int64_t channels, int64_t p_begin,
-               int64_t p_count, float* col, const Parallel& parallel) {
+namespace {
+
+// Copies n contiguous elements of x into float32 (widening 16-bit storage).
+inline void CopyRun(const float* src, float* dst, int64_t n, Float16Kind) {
+  std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+}
+inline void CopyRun(const uint16_t* src, float* dst, int64_t n, Float16Kind kind) {
+  Widen16(kind, src, dst, static_cast<size_t>(n));
+}
+inline float LoadOne(const float* p, Float16Kind) { return *p; }
+inline float LoadOne(const uint16_t* p, Float16Kind kind) { return Widen16One(kind, *p); }
+
+template <typename T>
+void Im2ColImpl(const ConvGeometry& geometry, const T* x, Float16Kind kind, int64_t channels,
+                int64_t p_begin, int64_t p_count, float* col, const Parallel& parallel) {
   const Geometry3 g = Widen(geometry);
   const int64_t ksize = g.kernel[0] * g.kernel[1] * g.kernel[2];
   const int64_t rows = channels * ksize;
@@ -80,7 +96,7 @@ void Im2ColF32(const ConvGeometry& geometry, const float* x, int64_t channels, i
       const int64_t off_x = kx * g.dilation[2] - g.pad[2];
       int64_t x_lo, x_hi;
       ValidRange(off_x, g.stride[2], g.in[2], g.out[2], &x_lo, &x_hi);
-      const float* xc = x + c * in_size;
+      const T* xc = x + c * in_size;
       float* dst = col + r * p_count;
       int64_t p = p_begin;
       while (p < p_end) {
@@ -95,15 +111,16 @@ void Im2ColF32(const ConvGeometry& geometry, const float* x, int64_t channels, i
         if (iz < 0 || iz >= g.in[0] || iy < 0 || iy >= g.in[1]) {
           std::fill(dst, dst + run, 0.0f);
         } else {
-          const float* src = xc + (iz * g.in[1] + iy) * g.in[2];
+          const T* src = xc + (iz * g.in[1] + iy) * g.in[2];
           const int64_t lo = std::min(std::max(x_lo, ox0), ox0 + run);
           const int64_t hi = std::max(std::min(x_hi, ox0 + run), lo);
           std::fill(dst, dst + (lo - ox0), 0.0f);
           if (g.stride[2] == 1) {
-            std::memcpy(dst + (lo - ox0), src + lo + off_x,
-                        static_cast<size_t>(hi - lo) * sizeof(float));
+            CopyRun(src + lo + off_x, dst + (lo - ox0), hi - lo, kind);
           } else {
-            for (int64_t ox = lo; ox < hi; ++ox) dst[ox - ox0] = src[ox * g.stride[2] + off_x];
+            for (int64_t ox = lo; ox < hi; ++ox) {
+              dst[ox - ox0] = LoadOne(src + ox * g.stride[2] + off_x, kind);
+            }
           }
           std::fill(dst + (hi - ox0), dst + run, 0.0f);
         }
@@ -112,6 +129,18 @@ void Im2ColF32(const ConvGeometry& geometry, const float* x, int64_t channels, i
       }
     }
   });
+}
+
+}  // namespace
+
+void Im2ColF32(const ConvGeometry& g, const float* x, int64_t channels, int64_t p_begin,
+               int64_t p_count, float* col, const Parallel& parallel) {
+  Im2ColImpl(g, x, Float16Kind::kHalf, channels, p_begin, p_count, col, parallel);
+}
+
+void Im2Col16(Float16Kind kind, const ConvGeometry& g, const uint16_t* x, int64_t channels,
+              int64_t p_begin, int64_t p_count, float* col, const Parallel& parallel) {
+  Im2ColImpl(g, x, kind, channels, p_begin, p_count, col, parallel);
 }
 
 }  // namespace simplecpp::kernels

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "kernels/float16.h"
 #include "kernels/parallel.h"
 
 namespace simplecpp::kernels {
@@ -31,5 +32,8 @@ struct ConvGeometry {
 // x is [channels, in...] row-major. Parallel over groups of rows.
 void Im2ColF32(const ConvGeometry& g, const float* x, int64_t channels, int64_t p_begin,
                int64_t p_count, float* col, const Parallel& parallel);
+// Same from 16-bit x (float16 / bfloat16 bits), widened to float32 into col.
+void Im2Col16(Float16Kind kind, const ConvGeometry& g, const uint16_t* x, int64_t channels,
+              int64_t p_begin, int64_t p_count, float* col, const Parallel& parallel);
 
 }  // namespace simplecpp::kernels

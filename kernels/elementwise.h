@@ -19,6 +19,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/float16.h"
+
 namespace simplecpp::kernels {
 
 // ---------------------------------------------------------------------------------------------
@@ -152,5 +154,30 @@ void Compare(CompareOp op, const T* a, int64_t a_step, const T* b, int64_t b_ste
 template <typename T>
 void Where(const uint8_t* cond, int64_t c_step, const T* x, int64_t x_step, const T* y,
            int64_t y_step, T* out, int64_t n);
+
+// ---------------------------------------------------------------------------------------------
+// 16-bit float storage (float16 / bfloat16 bit patterns, `kind` says which): the float32 kernels
+// above applied block by block (kBlock16 elements widened on the stack, computed in float32,
+// rounded back once per element to nearest even). Steps and aliasing as for the float32 versions.
+// (kernels/elementwise_f16.cc)
+constexpr int64_t kBlock16 = 256;
+void Unary16(Float16Kind kind, UnaryOp op, const UnaryParams& params, const uint16_t* x,
+             uint16_t* y, int64_t n);
+void Clip16(Float16Kind kind, const uint16_t* x, uint16_t* y, int64_t n, float lo, float hi);
+void Binary16(Float16Kind kind, BinaryOp op, const uint16_t* a, int64_t a_step, const uint16_t* b,
+              int64_t b_step, uint16_t* out, int64_t n);
+void Compare16(Float16Kind kind, CompareOp op, const uint16_t* a, int64_t a_step,
+               const uint16_t* b, int64_t b_step, uint8_t* out, int64_t n);
+// Pow with a 16-bit base and an exponent of type E (int8_t ... uint64_t, float, double).
+template <typename E>
+void Pow16(Float16Kind kind, const uint16_t* a, int64_t a_step, const E* b, int64_t b_step,
+           uint16_t* out, int64_t n);
+// Pow with a 16-bit base and a 16-bit exponent (kinds may differ).
+void Pow16Exp16(Float16Kind kind, const uint16_t* a, int64_t a_step, Float16Kind b_kind,
+                const uint16_t* b, int64_t b_step, uint16_t* out, int64_t n);
+// Pow with a base of type T (int32_t, int64_t, float, double) and a 16-bit exponent.
+template <typename T>
+void PowExp16(const T* a, int64_t a_step, Float16Kind b_kind, const uint16_t* b, int64_t b_step,
+              T* out, int64_t n);
 
 }  // namespace simplecpp::kernels

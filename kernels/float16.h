@@ -27,11 +27,22 @@ uint16_t FloatToBFloat16Bits(float f);
 float BFloat16BitsToFloat(uint16_t b);
 uint16_t DoubleToBFloat16Bits(double d);  // rounds once, directly from double
 
-// Bulk versions over n elements (in and out must not overlap).
+// Bulk versions over n elements (in and out must not overlap). Highway SIMD, dispatched to the
+// current target; bit-identical to the scalar functions above on every target (F16C where the
+// target has it, else our own integer-SIMD code: never Highway's emulated f16 conversion).
 void FloatToHalf(const float* in, uint16_t* out, size_t n);
 void HalfToFloat(const uint16_t* in, float* out, size_t n);
 void FloatToBFloat16(const float* in, uint16_t* out, size_t n);
 void BFloat16ToFloat(const uint16_t* in, float* out, size_t n);
+
+// The two 16-bit float storage formats, for kernels that serve both (chosen once at Prepare).
+enum class Float16Kind : int { kHalf, kBFloat16 };
+// Bulk conversions of either kind (SIMD, as above).
+void Widen16(Float16Kind kind, const uint16_t* in, float* out, size_t n);
+void Narrow16(Float16Kind kind, const float* in, uint16_t* out, size_t n);
+// One element of either kind (scalar reference).
+float Widen16One(Float16Kind kind, uint16_t v);
+uint16_t Narrow16One(Float16Kind kind, float v);
 
 // Rounds a finite, nonzero magnitude to a binary format with `frac_bits` fraction bits and the
 // given exponent bias (smallest normal exponent 1 - bias), round-to-nearest-even, subnormals

@@ -24,6 +24,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/float16.h"
 #include "kernels/gemm.h"
 #include "kernels/gemm_internal.h"
 
@@ -173,6 +174,23 @@ void GemmBlock(const GemmProblem& p, int64_t bm, int64_t bn, int64_t num_kb, int
   const int64_t panels = (cols + NR - 1) / NR;
   float* acc = tls_acc.Get(num_kb > 1 ? strips * panels * MR * NR : MR * NR);
   float* apack = p.pa != nullptr ? nullptr : tls_apack.Get(strips * MR * std::max<int64_t>(kcs, 1));
+  // 16-bit C: the task's block of C in float32 ([rows][kNC]), widened first when beta reads it,
+  // rounded once into c16 at the end.
+  static thread_local ThreadScratch tls_ctile;
+  float* ctile = nullptr;
+  const int64_t ldc = p.c16 != nullptr ? kNC : p.ldc;
+  if (p.c16 != nullptr) {
+    ctile = tls_ctile.Get(rows * kNC);
+    if (p.beta != 0.0f) {
+      for (int64_t r = 0; r < rows; ++r) {
+        Widen16(p.c_kind, p.c16 + (i0 + r) * p.ldc + j0, ctile + r * kNC, static_cast<size_t>(cols));
+      }
+    }
+  }
+  // Where C element (i, j) of this task is computed: C itself, or the task's float32 tile.
+  auto c_at = [&](int64_t i, int64_t j) {
+    return ctile != nullptr ? ctile + (i - i0) * kNC + (j - j0) : p.c + i * p.ldc + j;
+  };
 
   TileEpilogue e;
   e.alpha = p.alpha;
@@ -187,7 +205,11 @@ void GemmBlock(const GemmProblem& p, int64_t bm, int64_t bn, int64_t num_kb, int
     const int64_t kc = std::min(kcs, p.k - k0);
     const bool first = kb == 0;
     const bool last = kb == num_kb - 1;
-    if (p.pa == nullptr) PackABlock(p.trans_a, p.a, p.lda, i0, rows, k0, kc, MR, apack);
+    if (p.a16 != nullptr) {
+      PackABlock16(p.a_kind, p.trans_a, p.a16, p.lda, i0, rows, k0, kc, MR, apack);
+    } else if (p.pa == nullptr) {
+      PackABlock(p.trans_a, p.a, p.lda, i0, rows, k0, kc, MR, apack);
+    }
     for (int64_t pn = 0; pn < panels; ++pn) {
       const int64_t jj = j0 + pn * NR;
       const int64_t cw = std::min(NR, p.n - jj);
@@ -203,8 +225,14 @@ void GemmBlock(const GemmProblem& p, int64_t bm, int64_t bn, int64_t num_kb, int
         e.row_bias = p.epilogue.row_bias != nullptr ? p.epilogue.row_bias + ii : nullptr;
         const TileFn fn = PickTile<kMR, kNV>(static_cast<size_t>(rh), vecs);
         fn(aptr, bptr, static_cast<size_t>(kc), acc + (s * panels + pn) * MR * NR, first, last, e,
-           p.c + ii * p.ldc + jj, static_cast<size_t>(p.ldc), static_cast<size_t>(cw));
+           c_at(ii, jj), static_cast<size_t>(ldc), static_cast<size_t>(cw));
       }
+    }
+  }
+  if (p.c16 != nullptr) {
+    for (int64_t r = 0; r < rows; ++r) {
+      Narrow16(p.c_kind, ctile + r * kNC, p.c16 + (i0 + r) * p.ldc + j0,
+               static_cast<size_t>(cols));
     }
   }
 }
@@ -256,7 +284,145 @@ void PackBForCall(bool trans_b, int64_t k, int64_t n, const float* b, int64_t ld
   });
 }
 
+// Puts the A and C of a mixed call into the problem.
+void SetA(GemmProblem* p, GemmType type_a, const void* a) {
+  if (type_a == GemmType::kF32) {
+    p->a = static_cast<const float*>(a);
+  } else {
+    p->a16 = static_cast<const uint16_t*>(a);
+    p->a_kind = type_a == GemmType::kBF16 ? Float16Kind::kBFloat16 : Float16Kind::kHalf;
+  }
+}
+void SetC(GemmProblem* p, GemmType type_c, void* c) {
+  if (type_c == GemmType::kF32) {
+    p->c = static_cast<float*>(c);
+  } else {
+    p->c16 = static_cast<uint16_t*>(c);
+    p->c_kind = type_c == GemmType::kBF16 ? Float16Kind::kBFloat16 : Float16Kind::kHalf;
+  }
+}
+// Packs op(B) of any storage type for the current target (see PackBForCall).
+void PackBAnyForCall(GemmType type_b, bool trans_b, int64_t k, int64_t n, const void* b,
+                     int64_t ldb, int64_t nr, float* out, const Parallel& parallel) {
+  if (type_b == GemmType::kF32) {
+    PackBForCall(trans_b, k, n, static_cast<const float*>(b), ldb, nr, out, parallel);
+    return;
+  }
+  const Float16Kind kind = type_b == GemmType::kBF16 ? Float16Kind::kBFloat16 : Float16Kind::kHalf;
+  const int64_t panels = (n + nr - 1) / nr;
+  if (panels == 0 || k == 0) return;
+  const int64_t per_task = std::max<int64_t>(1, 32768 / (k * nr));
+  const int64_t tasks = (panels + per_task - 1) / per_task;
+  parallel.For(tasks, [&](int64_t t0, int64_t t1) {
+    PackBPanels16(kind, trans_b, k, n, static_cast<const uint16_t*>(b), ldb, nr, t0 * per_task,
+                  std::min(panels, t1 * per_task), out);
+  });
+}
+
 }  // namespace
+
+void GemmMixed(GemmType type_a, GemmType type_b, GemmType type_c, bool trans_a, bool trans_b,
+               int64_t m, int64_t n, int64_t k, float alpha, const void* a, int64_t lda,
+               const void* b, int64_t ldb, float beta, void* c, int64_t ldc,
+               const Parallel& parallel, const GemmEpilogue& epilogue) {
+  if (m <= 0 || n <= 0) return;
+  if (n == 1 && m > 1 && ldc == 1) {
+    // Matrix-vector product: solved as C^T = op(B)^T op(A)^T, as GemmF32 does.
+    GemmEpilogue swapped = epilogue;
+    std::swap(swapped.row_bias, swapped.col_bias);
+    GemmMixed(type_b, type_a, type_c, !trans_b, !trans_a, 1, m, k, alpha, b, ldb, a, lda, beta, c,
+              m, parallel, swapped);
+    return;
+  }
+  const int64_t nr = CurrentGemmTileShape().nr;
+  FloatBuffer pb((n + nr - 1) / nr * nr * k);
+  PackBAnyForCall(type_b, trans_b, k, n, b, ldb, nr, pb.p, parallel);
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.alpha = alpha;
+  p.beta = beta;
+  SetA(&p, type_a, a);
+  p.lda = lda;
+  p.trans_a = trans_a;
+  p.pb = pb.p;
+  SetC(&p, type_c, c);
+  p.ldc = ldc;
+  p.epilogue = epilogue;
+  HWY_DYNAMIC_DISPATCH(GemmDriverImpl)(p, parallel);
+}
+
+namespace {
+
+// b packed for the current target (repacked when it was packed for another one).
+const PackedBF32* CurrentPackedB(const PackedBF32& b, std::shared_ptr<const PackedBF32>* keep) {
+  if (b.nr() == CurrentGemmTileShape().nr) return &b;
+  std::vector<float> plain(static_cast<size_t>(b.k() * b.n()));
+  for (int64_t kk = 0; kk < b.k(); ++kk) {
+    for (int64_t j = 0; j < b.n(); ++j) plain[kk * b.n() + j] = b.At(kk, j);
+  }
+  *keep = PackedBF32::Pack(false, b.k(), b.n(), plain.data(), b.n());
+  return keep->get();
+}
+
+const PackedAF32* CurrentPackedA(const PackedAF32& a, std::shared_ptr<const PackedAF32>* keep) {
+  if (a.mr() == CurrentGemmTileShape().mr) return &a;
+  std::vector<float> plain(static_cast<size_t>(a.m() * a.k()));
+  for (int64_t i = 0; i < a.m(); ++i) {
+    for (int64_t kk = 0; kk < a.k(); ++kk) plain[i * a.k() + kk] = a.At(i, kk);
+  }
+  *keep = PackedAF32::Pack(false, a.m(), a.k(), plain.data(), a.k());
+  return keep->get();
+}
+
+}  // namespace
+
+void GemmPackedBMixed(GemmType type_a, GemmType type_c, bool trans_a, int64_t m, float alpha,
+                      const void* a, int64_t lda, const PackedBF32& b, float beta, void* c,
+                      int64_t ldc, const Parallel& parallel, const GemmEpilogue& epilogue) {
+  if (m <= 0 || b.n() <= 0) return;
+  std::shared_ptr<const PackedBF32> keep;
+  const PackedBF32* pb = CurrentPackedB(b, &keep);
+  GemmProblem p;
+  p.m = m;
+  p.n = pb->n();
+  p.k = pb->k();
+  p.alpha = alpha;
+  p.beta = beta;
+  SetA(&p, type_a, a);
+  p.lda = lda;
+  p.trans_a = trans_a;
+  p.pb = pb->data();
+  SetC(&p, type_c, c);
+  p.ldc = ldc;
+  p.epilogue = epilogue;
+  HWY_DYNAMIC_DISPATCH(GemmDriverImpl)(p, parallel);
+}
+
+void GemmPackedAMixed(const PackedAF32& a, GemmType type_b, GemmType type_c, bool trans_b,
+                      int64_t n, float alpha, const void* b, int64_t ldb, float beta, void* c,
+                      int64_t ldc, const Parallel& parallel, const GemmEpilogue& epilogue) {
+  if (a.m() <= 0 || n <= 0) return;
+  std::shared_ptr<const PackedAF32> keep;
+  const PackedAF32* pa = CurrentPackedA(a, &keep);
+  const int64_t nr = CurrentGemmTileShape().nr;
+  const int64_t k = pa->k();
+  FloatBuffer pb((n + nr - 1) / nr * nr * k);
+  PackBAnyForCall(type_b, trans_b, k, n, b, ldb, nr, pb.p, parallel);
+  GemmProblem p;
+  p.m = pa->m();
+  p.n = n;
+  p.k = k;
+  p.alpha = alpha;
+  p.beta = beta;
+  p.pa = pa->data();
+  p.pb = pb.p;
+  SetC(&p, type_c, c);
+  p.ldc = ldc;
+  p.epilogue = epilogue;
+  HWY_DYNAMIC_DISPATCH(GemmDriverImpl)(p, parallel);
+}
 
 void GemmF32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
              const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,

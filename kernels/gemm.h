@@ -32,6 +32,7 @@
 #include <limits>
 #include <memory>
 
+#include "kernels/float16.h"
 #include "kernels/parallel.h"
 
 namespace simplecpp::kernels {
@@ -54,6 +55,9 @@ void GemmF32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float 
 // op(B) [K,N] packed into column panels for the micro-kernel (zero-padded to whole panels).
 class PackedBF32 {
  public:
+  // Same from 16-bit op(B) (float16 / bfloat16 bits): widened to float32 while packing.
+  static std::shared_ptr<const PackedBF32> Pack16(Float16Kind kind, bool trans_b, int64_t k,
+                                                  int64_t n, const uint16_t* b, int64_t ldb);
   // Copies op(B) (layout as for GemmF32) into the packed layout of the current SIMD target.
   static std::shared_ptr<const PackedBF32> Pack(bool trans_b, int64_t k, int64_t n, const float* b,
                                                 int64_t ldb);
@@ -74,6 +78,9 @@ class PackedBF32 {
 // op(A) [M,K] packed into row strips for the micro-kernel (Conv weights: A is W [Cout, C*kernel]).
 class PackedAF32 {
  public:
+  // Same from 16-bit op(A): widened to float32 while packing.
+  static std::shared_ptr<const PackedAF32> Pack16(Float16Kind kind, bool trans_a, int64_t m,
+                                                  int64_t k, const uint16_t* a, int64_t lda);
   static std::shared_ptr<const PackedAF32> Pack(bool trans_a, int64_t m, int64_t k, const float* a,
                                                 int64_t lda);
   int64_t m() const { return m_; }
@@ -98,6 +105,30 @@ void GemmPackedBF32(bool trans_a, int64_t m, float alpha, const float* a, int64_
 void GemmPackedAF32(const PackedAF32& a, bool trans_b, int64_t n, float alpha, const float* b,
                     int64_t ldb, float beta, float* c, int64_t ldc, const Parallel& parallel,
                     const GemmEpilogue& epilogue = {});
+
+// ---------------------------------------------------------------------------------------------
+// Mixed storage: each of A, B and C may be float32 or 16-bit (float16 / bfloat16 bits); the
+// arithmetic is the float32 GEMM above, bit for bit. A 16-bit A is widened while the driver packs
+// its A block (per task and K block), a 16-bit B while its panels are packed (per call, or once
+// with PackedBF32::Pack16), a 16-bit C is computed into a float32 tile per task (widened first
+// when beta != 0) and rounded to 16 bits once per element. Leading dimensions count elements.
+// alpha, beta and the epilogue stay float32. No float32 copy of a whole operand is made, except
+// the packed B, which every GEMM makes.
+enum class GemmType : int { kF32, kF16, kBF16 };
+inline GemmType GemmTypeOf(Float16Kind kind) {
+  return kind == Float16Kind::kBFloat16 ? GemmType::kBF16 : GemmType::kF16;
+}
+
+void GemmMixed(GemmType type_a, GemmType type_b, GemmType type_c, bool trans_a, bool trans_b,
+               int64_t m, int64_t n, int64_t k, float alpha, const void* a, int64_t lda,
+               const void* b, int64_t ldb, float beta, void* c, int64_t ldc,
+               const Parallel& parallel, const GemmEpilogue& epilogue = {});
+void GemmPackedBMixed(GemmType type_a, GemmType type_c, bool trans_a, int64_t m, float alpha,
+                      const void* a, int64_t lda, const PackedBF32& b, float beta, void* c,
+                      int64_t ldc, const Parallel& parallel, const GemmEpilogue& epilogue = {});
+void GemmPackedAMixed(const PackedAF32& a, GemmType type_b, GemmType type_c, bool trans_b,
+                      int64_t n, float alpha, const void* b, int64_t ldb, float beta, void* c,
+                      int64_t ldc, const Parallel& parallel, const GemmEpilogue& epilogue = {});
 
 // The register tile of the current dispatch target (what Pack uses): rows mr x columns nr.
 struct GemmTileShape {

@@ -42,6 +42,12 @@ void PackBPanels(bool trans_b, int64_t k, int64_t n, const float* b, int64_t ldb
 void PackABlock(bool trans_a, const float* a, int64_t lda, int64_t i0, int64_t rows, int64_t k0,
                 int64_t kc, int64_t mr, float* out);
 
+// 16-bit versions (float16 / bfloat16 bits, widened to float32 while packing).
+void PackBPanels16(Float16Kind kind, bool trans_b, int64_t k, int64_t n, const uint16_t* b,
+                   int64_t ldb, int64_t nr, int64_t panel_begin, int64_t panel_end, float* out);
+void PackABlock16(Float16Kind kind, bool trans_a, const uint16_t* a, int64_t lda, int64_t i0,
+                  int64_t rows, int64_t k0, int64_t kc, int64_t mr, float* out);
+
 // One GEMM call as the per-target driver sees it. B is always packed (nr of the target); A is
 // either packed (pa != nullptr, mr of the target, strips of [K][mr]) or raw.
 struct GemmProblem {
@@ -55,6 +61,12 @@ struct GemmProblem {
   float* c = nullptr;
   int64_t ldc = 0;
   GemmEpilogue epilogue;
+  // 16-bit storage (kernels/gemm.h "Mixed storage"): when a16 is set it replaces a; when c16 is
+  // set it replaces c (each task computes a float32 tile and rounds it into c16).
+  const uint16_t* a16 = nullptr;
+  Float16Kind a_kind = Float16Kind::kHalf;
+  uint16_t* c16 = nullptr;
+  Float16Kind c_kind = Float16Kind::kHalf;
 };
 
 }  // namespace simplecpp::kernels

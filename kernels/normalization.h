@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/float16.h"
 #include "kernels/parallel.h"
 
 namespace simplecpp::kernels {
@@ -64,5 +65,21 @@ void LrnF32(const float* x, float* y, int64_t batch, int64_t channels, int64_t s
             int64_t size, float alpha, float beta, float bias, const Parallel& parallel);
 void LrnF64(const double* x, double* y, int64_t batch, int64_t channels, int64_t spatial,
             int64_t size, float alpha, float beta, float bias, const Parallel& parallel);
+
+// 16-bit float storage (float16 / bfloat16 bits, kernels/normalization_f16.cc): the float32
+// kernels above on one widened row / block at a time, one rounding per output element. The
+// parameters (scale, bias, center, mul, add) and the statistics outputs are float32.
+void NormalizeRows16(Float16Kind kind, const uint16_t* x, uint16_t* y, int64_t rows,
+                     int64_t channels, int64_t spatial, int64_t period, const float* scale,
+                     const float* bias, float epsilon, float* mean_out, float* inv_std_out,
+                     const Parallel& parallel);
+void ChannelAffine16(Float16Kind kind, const uint16_t* x, uint16_t* y, int64_t outer,
+                     int64_t channels, int64_t inner, const float* center, const float* mul,
+                     const float* add, const Parallel& parallel);
+void LpNormalize16(Float16Kind kind, const uint16_t* x, uint16_t* y, int64_t outer, int64_t n,
+                   int64_t inner, int p, const Parallel& parallel);
+void Lrn16(Float16Kind kind, const uint16_t* x, uint16_t* y, int64_t batch, int64_t channels,
+           int64_t spatial, int64_t size, float alpha, float beta, float bias,
+           const Parallel& parallel);
 
 }  // namespace simplecpp::kernels

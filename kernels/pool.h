@@ -15,6 +15,7 @@
 
 #include <cstdint>
 
+#include "kernels/float16.h"
 #include "kernels/parallel.h"
 
 namespace simplecpp::kernels {
@@ -66,5 +67,14 @@ void GlobalMaxPoolF32(const float* x, float* y, int64_t planes, int64_t size,
                       const Parallel& parallel);
 void GlobalMaxPoolF64(const double* x, double* y, int64_t planes, int64_t size,
                       const Parallel& parallel);
+
+// 16-bit float storage (float16 / bfloat16 bits, kernels/pool_f16.cc): each plane is widened to
+// float32, pooled by the float32 kernel above and rounded once per output element. indices
+// (kMax only, nullable) as MaxPoolWithIndicesF32; count_include_pad for kAverage; p for kLp.
+// kGlobalAverage / kGlobalMax pool the whole plane (g.in is the plane, g.out must be 1x1x1).
+enum class Pool16Op : int { kMax, kAverage, kLp, kGlobalAverage, kGlobalMax };
+void Pool16(Float16Kind kind, Pool16Op op, const uint16_t* x, uint16_t* y, int64_t* indices,
+            const PoolGeometry& g, bool count_include_pad, float p, int spatial_rank,
+            bool column_major, const Parallel& parallel);
 
 }  // namespace simplecpp::kernels

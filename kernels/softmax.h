@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "kernels/float16.h"
 #include "kernels/parallel.h"
 
 namespace simplecpp::kernels {
@@ -30,5 +31,14 @@ void HardmaxF32(const float* x, float* y, int64_t outer, int64_t n, int64_t inne
                 const Parallel& parallel);
 void HardmaxF64(const double* x, double* y, int64_t outer, int64_t n, int64_t inner,
                 const Parallel& parallel);
+
+// 16-bit float storage (float16 / bfloat16 bits): slabs widened to float32, the float32 kernel,
+// one rounding per element (kernels/softmax_f16.cc). x and y must not overlap.
+void Softmax16(Float16Kind kind, const uint16_t* x, uint16_t* y, int64_t outer, int64_t n,
+               int64_t inner, const Parallel& parallel);
+void LogSoftmax16(Float16Kind kind, const uint16_t* x, uint16_t* y, int64_t outer, int64_t n,
+                  int64_t inner, const Parallel& parallel);
+void Hardmax16(Float16Kind kind, const uint16_t* x, uint16_t* y, int64_t outer, int64_t n,
+               int64_t inner, const Parallel& parallel);
 
 }  // namespace simplecpp::kernels

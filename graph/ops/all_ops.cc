@@ -19,6 +19,7 @@ void RegisterAllOps(OpRegistry& registry) {
   RegisterControlFlowOps(registry);   // control_flow.cc: If, Loop, Scan
   RegisterRecurrentOps(registry);     // recurrent.cc: RNN, GRU, LSTM
   RegisterQuantizationOps(registry);  // quantize.cc (+ qlinear, matmul_integer, conv_integer .cc)
+  RegisterSpatialOps(registry);       // spatial.cc (+ conv_transpose, resize .cc): Resize, RoiAlign...
 }
 
 }  // namespace simplecpp::graph

@@ -1,4 +1,4 @@
-// Conv (opsets 1, 11): float32, 1-D/2-D/3-D, auto_pad, dilations, groups (incl. depthwise),
+// Conv (opsets 1, 11): float32, float16, bfloat16, 1-D/2-D/3-D, auto_pad, dilations, groups (incl. depthwise),
 // strides, explicit pads, optional bias.
 //
 // Per image and group, Y_g [Cout/group, P] = W_g [Cout/group, C/group * kernel] x col, with
@@ -8,6 +8,7 @@
 //   - otherwise im2col (kernels/conv.h) into a scratch buffer of about kColBudget floats, a
 //     chunk of output positions at a time, then the GEMM.
 // A constant W is packed per group at Prepare (kernels::PackedAF32).
+// float16 / bfloat16: the same paths on 16-bit storage with float32 arithmetic (see Prepare16).
 #include "kernels/conv.h"
 
 #include <algorithm>
@@ -74,10 +75,10 @@ class ConvOp final : public Op {
   }
 
   void InferTypes(TypeContext& ctx) const override {
-    ctx.RequireDType(0, {DType::kFloat32});
-    ctx.RequireDType(1, {DType::kFloat32});
-    if (ctx.has_input(2)) ctx.RequireDType(2, {DType::kFloat32});
-    ctx.set_output_dtype(0, DType::kFloat32);
+    ctx.RequireDType(0, {DType::kFloat32, DType::kFloat16, DType::kBFloat16});
+    ctx.RequireSameDType(0, 1);
+    if (ctx.has_input(2)) ctx.RequireSameDType(0, 2);
+    ctx.set_output_dtype(0, ctx.input_dtype(0));
   }
 
   RunFn Prepare(PrepareContext& ctx) const override {
@@ -157,8 +158,14 @@ class ConvOp final : public Op {
       g.pad[d] = pb;
       out_dims.push_back(out);
     }
-    ctx.set_output(0, DType::kFloat32, out_dims);
+    const DType dt = ctx.input_dtype(0);
+    ctx.set_output(0, dt, out_dims);
     if (CheckedNumElements(out_dims) == 0) return [](RunContext&) {};
+    if (dt != DType::kFloat32) {
+      return Prepare16(ctx, dt == DType::kBFloat16 ? kernels::Float16Kind::kBFloat16
+                                                   : kernels::Float16Kind::kHalf,
+                       g, batch, channels, out_channels, cg);
+    }
 
     const int64_t group = group_;
     const int64_t og = out_channels / group;
@@ -254,6 +261,149 @@ class ConvOp final : public Op {
   }
 
  private:
+  // float16 / bfloat16 (16-bit storage, float32 arithmetic, one rounding per output element):
+  //   - a constant W is widened once while packing at Prepare (PackedAF32::Pack16), a constant
+  //     bias once into a float32 vector; otherwise W is packed per call by the GEMM and the bias
+  //     widened into a small scratch;
+  //   - X is widened one im2col chunk at a time (or, pointwise, while the GEMM packs it);
+  //   - depthwise: one input channel at a time is widened into a scratch row and its output
+  //     channels computed in float32, then rounded.
+  RunFn Prepare16(PrepareContext& ctx, kernels::Float16Kind kind, const kernels::ConvGeometry& g,
+                  int64_t batch, int64_t channels, int64_t out_channels, int64_t cg) const {
+    const int64_t group = group_;
+    const int64_t og = out_channels / group;
+    const int64_t ksize = g.KernelSize();
+    const int64_t kdim = cg * ksize;
+    const int64_t in_size = g.InSize(), P = g.OutSize();
+    const bool has_bias = ctx.has_input(2);
+    const kernels::GemmType type = kernels::GemmTypeOf(kind);
+    std::shared_ptr<const std::vector<float>> const_bias;
+    if (has_bias) {
+      if (const Tensor* bc = ctx.input_value(2); bc != nullptr) {
+        auto v = std::make_shared<std::vector<float>>(static_cast<size_t>(out_channels));
+        kernels::Widen16(kind, bc->data<uint16_t>(), v->data(), v->size());
+        const_bias = v;
+      }
+    }
+    // The bias as float32 for this run (constant, or widened into `holder`).
+    auto bias_of = [const_bias, has_bias, kind, out_channels](RunContext& rc,
+                                                              Tensor* holder) -> const float* {
+      if (!has_bias) return nullptr;
+      if (const_bias) return const_bias->data();
+      *holder = rc.Scratch(DType::kFloat32, {out_channels});
+      kernels::Widen16(kind, rc.input(2).data<uint16_t>(), holder->data<float>(),
+                       static_cast<size_t>(out_channels));
+      return holder->data<float>();
+    };
+
+    if (group > 1 && cg == 1 && g.rank <= 2) {
+      const int64_t mult = og;
+      std::shared_ptr<const std::vector<float>> const_w;
+      if (const Tensor* wc = ctx.input_value(1); wc != nullptr) {
+        auto v = std::make_shared<std::vector<float>>(static_cast<size_t>(out_channels * ksize));
+        kernels::Widen16(kind, wc->data<uint16_t>(), v->data(), v->size());
+        const_w = v;
+      }
+      return [=](RunContext& rc) {
+        Tensor bias_holder, w_holder;
+        const float* bias = bias_of(rc, &bias_holder);
+        const float* w;
+        if (const_w) {
+          w = const_w->data();
+        } else {
+          w_holder = rc.Scratch(DType::kFloat32, {out_channels * ksize});
+          kernels::Widen16(kind, rc.input(1).data<uint16_t>(), w_holder.data<float>(),
+                           static_cast<size_t>(out_channels * ksize));
+          w = w_holder.data<float>();
+        }
+        const uint16_t* x = rc.input(0).data<uint16_t>();
+        uint16_t* y = rc.output(0).data<uint16_t>();
+        // One task per (image, input channel); each widens its channel and rounds its outputs.
+        rc.parallel().For(batch * channels, [&](int64_t t0, int64_t t1) {
+          std::vector<float> xin(static_cast<size_t>(in_size));
+          std::vector<float> yout(static_cast<size_t>(mult * P));
+          for (int64_t t = t0; t < t1; ++t) {
+            const int64_t n = t / channels, c = t % channels;
+            kernels::Widen16(kind, x + t * in_size, xin.data(), static_cast<size_t>(in_size));
+            kernels::DepthwiseConvF32(g, xin.data(), 1, mult, w + c * mult * ksize,
+                                      bias != nullptr ? bias + c * mult : nullptr, yout.data(),
+                                      kernels::SerialParallel());
+            kernels::Narrow16(kind, yout.data(), y + (n * out_channels + c * mult) * P,
+                              static_cast<size_t>(mult * P));
+          }
+        });
+      };
+    }
+
+    std::shared_ptr<std::vector<std::shared_ptr<const kernels::PackedAF32>>> packed;
+    if (const Tensor* wc = ctx.input_value(1); wc != nullptr) {
+      packed = std::make_shared<std::vector<std::shared_ptr<const kernels::PackedAF32>>>();
+      for (int64_t gi = 0; gi < group; ++gi) {
+        packed->push_back(kernels::PackedAF32::Pack16(
+            kind, false, og, kdim, wc->data<uint16_t>() + gi * og * kdim, kdim));
+      }
+    }
+    // y_g[og, cols] (16-bit, ld = P) = W_g x b[kdim, cols] (type_b, ld = ldb) + bias.
+    auto gemm = [packed, og, kdim, P, type](const uint16_t* w, int64_t gi, kernels::GemmType type_b,
+                                            const void* b, int64_t cols, int64_t ldb,
+                                            const float* bias, uint16_t* y,
+                                            const kernels::Parallel& par) {
+      kernels::GemmEpilogue epi;
+      epi.row_bias = bias;
+      if (packed) {
+        kernels::GemmPackedAMixed(*(*packed)[gi], type_b, type, false, cols, 1.0f, b, ldb, 0.0f,
+                                  y, P, par, epi);
+      } else {
+        kernels::GemmMixed(type, type_b, type, false, false, og, cols, kdim, 1.0f,
+                           w + gi * og * kdim, kdim, b, ldb, 0.0f, y, P, par, epi);
+      }
+    };
+    bool pointwise = true;
+    for (int d = 0; d < g.rank; ++d) {
+      pointwise =
+          pointwise && g.kernel[d] == 1 && g.stride[d] == 1 && g.pad[d] == 0 && g.out[d] == g.in[d];
+    }
+    if (pointwise) {
+      return [=](RunContext& rc) {
+        Tensor bias_holder;
+        const float* b = bias_of(rc, &bias_holder);
+        const uint16_t* x = rc.input(0).data<uint16_t>();
+        const uint16_t* w = rc.input(1).data<uint16_t>();
+        uint16_t* y = rc.output(0).data<uint16_t>();
+        for (int64_t n = 0; n < batch; ++n) {
+          for (int64_t gi = 0; gi < group; ++gi) {
+            gemm(w, gi, type, x + (n * channels + gi * cg) * P, P, P, b ? b + gi * og : nullptr,
+                 y + (n * out_channels + gi * og) * P, rc.parallel());
+          }
+        }
+      };
+    }
+    int64_t chunk = kColBudget / std::max<int64_t>(kdim, 1);
+    chunk = chunk >= kChunkColumns ? chunk / kChunkColumns * kChunkColumns : kChunkColumns;
+    chunk = std::min(chunk, P);
+    return [=](RunContext& rc) {
+      Tensor bias_holder;
+      const float* b = bias_of(rc, &bias_holder);
+      const uint16_t* x = rc.input(0).data<uint16_t>();
+      const uint16_t* w = rc.input(1).data<uint16_t>();
+      uint16_t* y = rc.output(0).data<uint16_t>();
+      Tensor scratch = rc.Scratch(DType::kFloat32, {kdim * chunk});
+      float* col = scratch.data<float>();
+      for (int64_t n = 0; n < batch; ++n) {
+        for (int64_t gi = 0; gi < group; ++gi) {
+          const uint16_t* xg = x + (n * channels + gi * cg) * in_size;
+          uint16_t* yg = y + (n * out_channels + gi * og) * P;
+          for (int64_t p0 = 0; p0 < P; p0 += chunk) {
+            const int64_t pc = std::min(chunk, P - p0);
+            kernels::Im2Col16(kind, g, xg, cg, p0, pc, col, rc.parallel());
+            gemm(w, gi, kernels::GemmType::kF32, col, pc, pc, b ? b + gi * og : nullptr, yg + p0,
+                 rc.parallel());
+          }
+        }
+      }
+    };
+  }
+
   std::string auto_pad_;
   int64_t group_ = 1;
   std::vector<int64_t> kernel_shape_, strides_, dilations_, pads_;

@@ -8,8 +8,9 @@
 // Mod with fmod=0 on floats follows numpy.mod (sign of the divisor) instead of being refused.
 // Before opset 7, Add/Sub/Mul/Div/Pow/And/Or/Xor/Equal/Less/Greater used the legacy
 // `broadcast` / `axis` attributes: broadcast=0 requires equal shapes, broadcast=1 aligns B with A
-// at `axis` (default: on the right); both are supported. float16 / bfloat16 compute is
-// Unsupported for now.
+// at `axis` (default: on the right); both are supported. float16 / bfloat16 are stored as 16 bits
+// and computed in float32 block by block (kernels/elementwise.h), rounded once per element; the
+// variadic Sum (3+ inputs) and Mean accumulate in a float32 scratch and round once at the end.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -129,6 +130,17 @@ class BinaryArithOp : public Op {
     ctx.set_output(0, dt, out_dims);
     const BroadcastPlan plan(in_dims, out_dims);
     const BinaryOp op = op_;
+    if (Is16BitFloat(dt)) {
+      const kernels::Float16Kind kind = Kind16(dt);
+      return [plan, op, kind](RunContext& c) {
+        const uint16_t* a = c.input(0).data<uint16_t>();
+        const uint16_t* b = c.input(1).data<uint16_t>();
+        uint16_t* o = c.output(0).data<uint16_t>();
+        plan.Run(c.parallel(), [&](int64_t oo, const int64_t* in, int64_t n) {
+          kernels::Binary16(kind, op, a + in[0], plan.step(0), b + in[1], plan.step(1), o + oo, n);
+        });
+      };
+    }
     RunFn fn;
     VisitNumeric(dt, [&](auto tag) {
       using T = decltype(tag);
@@ -156,7 +168,8 @@ class PowOp : public Op {
  public:
   explicit PowOp(const OpInit& init) { legacy_.Read(init); }
   void InferTypes(TypeContext& ctx) const override {
-    RequireOneOf(ctx, 0, {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64});
+    RequireOneOf(ctx, 0, {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
+                          DType::kInt32, DType::kInt64});
     RequireOneOf(ctx, 1, NumericTypes());
     if (ctx.opset() < 12) ctx.RequireSameDType(0, 1);
     ctx.set_output_dtype(0, ctx.input_dtype(0));
@@ -166,12 +179,53 @@ class PowOp : public Op {
     const Dims out_dims = BroadcastTwo(ctx, legacy_, &in_dims);
     ctx.set_output(0, ctx.input_dtype(0), out_dims);
     const BroadcastPlan plan(in_dims, out_dims);
+    const DType bt = ctx.input_dtype(0), et = ctx.input_dtype(1);
     RunFn fn;
-    VisitNumeric(ctx.input_dtype(0), [&](auto base_tag) {
+    if (Is16BitFloat(bt)) {
+      const kernels::Float16Kind kind = Kind16(bt);
+      if (Is16BitFloat(et)) {
+        const kernels::Float16Kind ekind = Kind16(et);
+        return [plan, kind, ekind](RunContext& c) {
+          const uint16_t* a = c.input(0).data<uint16_t>();
+          const uint16_t* b = c.input(1).data<uint16_t>();
+          uint16_t* o = c.output(0).data<uint16_t>();
+          plan.Run(c.parallel(), [&](int64_t oo, const int64_t* in, int64_t n) {
+            kernels::Pow16Exp16(kind, a + in[0], plan.step(0), ekind, b + in[1], plan.step(1),
+                                o + oo, n);
+          });
+        };
+      }
+      VisitNumeric(et, [&](auto exp_tag) {
+        using E = decltype(exp_tag);
+        fn = [plan, kind](RunContext& c) {
+          const uint16_t* a = c.input(0).data<uint16_t>();
+          const E* b = c.input(1).data<E>();
+          uint16_t* o = c.output(0).data<uint16_t>();
+          plan.Run(c.parallel(), [&](int64_t oo, const int64_t* in, int64_t n) {
+            kernels::Pow16<E>(kind, a + in[0], plan.step(0), b + in[1], plan.step(1), o + oo, n);
+          });
+        };
+      });
+      return fn;
+    }
+    VisitNumeric(bt, [&](auto base_tag) {
       using T = decltype(base_tag);
       if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> ||
                     std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
-        VisitNumeric(ctx.input_dtype(1), [&](auto exp_tag) {
+        if (Is16BitFloat(et)) {
+          const kernels::Float16Kind ekind = Kind16(et);
+          fn = [plan, ekind](RunContext& c) {
+            const T* a = c.input(0).data<T>();
+            const uint16_t* b = c.input(1).data<uint16_t>();
+            T* o = c.output(0).data<T>();
+            plan.Run(c.parallel(), [&](int64_t oo, const int64_t* in, int64_t n) {
+              kernels::PowExp16<T>(a + in[0], plan.step(0), ekind, b + in[1], plan.step(1),
+                                   o + oo, n);
+            });
+          };
+          return;
+        }
+        VisitNumeric(et, [&](auto exp_tag) {
           using E = decltype(exp_tag);
           fn = [plan](RunContext& c) {
             const T* a = c.input(0).data<T>();
@@ -219,6 +273,17 @@ class CompareOpImpl : public Op {
           for (int64_t i = 0; i < n; ++i) {
             o[oo + i] = a[in[0] + i * plan.step(0)] == b[in[1] + i * plan.step(1)] ? 1 : 0;
           }
+        });
+      };
+    }
+    if (Is16BitFloat(ctx.input_dtype(0))) {
+      const kernels::Float16Kind kind = Kind16(ctx.input_dtype(0));
+      return [plan, op, kind](RunContext& c) {
+        const uint16_t* a = c.input(0).data<uint16_t>();
+        const uint16_t* b = c.input(1).data<uint16_t>();
+        uint8_t* o = c.output(0).data<uint8_t>();
+        plan.Run(c.parallel(), [&](int64_t oo, const int64_t* in, int64_t n) {
+          kernels::Compare16(kind, op, a + in[0], plan.step(0), b + in[1], plan.step(1), o + oo, n);
         });
       };
     }
@@ -277,6 +342,7 @@ class VariadicOp : public Op {
     }
     const BinaryOp op = op_;
     const bool mean = mean_;
+    if (Is16BitFloat(dt)) return Prepare16(dt, n_in, all, out_dims, std::move(plans));
     RunFn fn;
     VisitNumeric(dt, [&](auto tag) {
       using T = decltype(tag);
@@ -314,6 +380,77 @@ class VariadicOp : public Op {
   }
 
  private:
+  // float16 / bfloat16. Max, Min and a two-input Sum fold in 16 bits (Max/Min are exact, a single
+  // Sum is one rounding). Sum of 3+ inputs and Mean accumulate in a float32 scratch tensor, one
+  // input at a time, and round once at the end (so the result does not depend on where partial
+  // sums would have been rounded).
+  RunFn Prepare16(DType dt, int n_in, const std::vector<Dims>& all, const Dims& out_dims,
+                  std::vector<BroadcastPlan> plans) const {
+    const BinaryOp op = op_;
+    const kernels::Float16Kind kind = Kind16(dt);
+    const bool accumulate = op == BinaryOp::kAdd && (mean_ || n_in > 2);
+    if (!accumulate) {
+      return [plans, op, n_in, kind](RunContext& c) {
+        uint16_t* o = c.output(0).data<uint16_t>();
+        if (n_in == 1) {
+          const uint16_t* a = c.input(0).data<uint16_t>();
+          const BroadcastPlan& p = plans[0];
+          p.Run(c.parallel(), [&](int64_t oo, const int64_t* in, int64_t n) {
+            if (p.step(0) == 1) {
+              std::memcpy(o + oo, a + in[0], static_cast<size_t>(n) * sizeof(uint16_t));
+            } else {
+              std::fill(o + oo, o + oo + n, a[in[0]]);
+            }
+          });
+          return;
+        }
+        for (int k = 1; k < n_in; ++k) {
+          const BroadcastPlan& p = plans[k - 1];
+          const uint16_t* a = k == 1 ? c.input(0).data<uint16_t>() : o;
+          const uint16_t* b = c.input(k).data<uint16_t>();
+          p.Run(c.parallel(), [&](int64_t oo, const int64_t* in, int64_t n) {
+            kernels::Binary16(kind, op, a + in[0], p.step(0), b + in[1], p.step(1), o + oo, n);
+          });
+        }
+      };
+    }
+    // Accumulation plans: input k broadcast onto the output (one input each).
+    std::vector<BroadcastPlan> each;
+    for (int i = 0; i < n_in; ++i) each.emplace_back(std::vector<Dims>{all[i]}, out_dims);
+    const bool mean = mean_;
+    return [each, n_in, kind, mean, out_dims](RunContext& c) {
+      Tensor scratch = c.Scratch(DType::kFloat32, out_dims);
+      float* acc = scratch.data<float>();
+      for (int k = 0; k < n_in; ++k) {
+        const BroadcastPlan& p = each[k];
+        const uint16_t* x = c.input(k).data<uint16_t>();
+        p.Run(c.parallel(), [&](int64_t oo, const int64_t* in, int64_t n) {
+          float buf[kernels::kBlock16];
+          for (int64_t i = 0; i < n; i += kernels::kBlock16) {
+            const int64_t len = std::min(kernels::kBlock16, n - i);
+            if (p.step(0) == 1) {
+              kernels::Widen16(kind, x + in[0] + i, buf, static_cast<size_t>(len));
+            } else {
+              std::fill(buf, buf + len, kernels::Widen16One(kind, x[in[0]]));
+            }
+            if (k == 0) {
+              std::memcpy(acc + oo + i, buf, static_cast<size_t>(len) * sizeof(float));
+            } else {
+              kernels::BinaryF32(BinaryOp::kAdd, acc + oo + i, 1, buf, 1, acc + oo + i, len);
+            }
+          }
+        });
+      }
+      const int64_t total = c.output(0).num_elements();
+      uint16_t* o = c.output(0).data<uint16_t>();
+      const float count = static_cast<float>(n_in);
+      ForChunks(c.parallel(), total, [&](int64_t b, int64_t e) {
+        if (mean) kernels::BinaryF32(BinaryOp::kDiv, acc + b, 1, &count, 0, acc + b, e - b);
+        kernels::Narrow16(kind, acc + b, o + b, static_cast<size_t>(e - b));
+      });
+    };
+  }
+
   BinaryOp op_;
   bool mean_;
 };

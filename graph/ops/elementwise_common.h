@@ -10,6 +10,7 @@
 
 #include "graph/op.h"
 #include "graph/registry.h"
+#include "kernels/float16.h"
 #include "kernels/parallel.h"
 
 namespace simplecpp::graph::elementwise {
@@ -35,9 +36,16 @@ void VisitNumeric(DType dt, F&& f) {
   throw Error(ErrorCode::kInternal, "elementwise: dtype " + DTypeName(dt) + " reached Prepare");
 }
 
+// float16 / bfloat16 are stored as 16 bits and computed in float32 (kernels/elementwise.h,
+// "16-bit float storage"); every op taking FloatTypes() handles them before VisitNumeric.
 inline const std::vector<DType>& FloatTypes() {
-  static const std::vector<DType> k = {DType::kFloat32, DType::kFloat64};
+  static const std::vector<DType> k = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
+                                       DType::kBFloat16};
   return k;
+}
+inline bool Is16BitFloat(DType dt) { return dt == DType::kFloat16 || dt == DType::kBFloat16; }
+inline kernels::Float16Kind Kind16(DType dt) {
+  return dt == DType::kBFloat16 ? kernels::Float16Kind::kBFloat16 : kernels::Float16Kind::kHalf;
 }
 inline const std::vector<DType>& SignedIntTypes() {
   static const std::vector<DType> k = {DType::kInt8, DType::kInt16, DType::kInt32, DType::kInt64};

@@ -3,9 +3,9 @@
 // HardSigmoid HardSwish Softplus Softsign Gelu Mish ThresholdedRelu Shrink Swish), Clip, Not,
 // BitwiseNot, IsNaN, IsInf. Kernels: kernels/elementwise.h.
 //
-// Dtypes: float32 (SIMD) and float64 for every float op; Abs, Sign (all integers), Neg, Relu
-// (signed integers) and Clip (all integers, opset >= 12) on integers too. float16 / bfloat16
-// compute is not implemented yet (Unsupported), except IsNaN / IsInf which test bit patterns.
+// Dtypes: float32 (SIMD), float64, float16 and bfloat16 (16-bit storage, float32 compute block by
+// block, one rounding per element) for every float op; Abs, Sign (all integers), Neg, Relu
+// (signed integers) and Clip (all integers, opset >= 12) on integers too.
 // The opset-1 attribute `consumed_inputs` is a legacy memory hint and is ignored.
 #include <cmath>
 #include <limits>
@@ -89,6 +89,16 @@ class UnaryMathOp : public Op {
         float* y = c.output(0).data<float>();
         ForChunks(c.parallel(), c.input(0).num_elements(), [&](int64_t b, int64_t e) {
           kernels::UnaryF32(op, params, x + b, y + b, e - b);
+        });
+      };
+    }
+    if (Is16BitFloat(dt)) {
+      const kernels::Float16Kind kind = Kind16(dt);
+      return [op, params, kind](RunContext& c) {
+        const uint16_t* x = static_cast<const uint16_t*>(c.input(0).raw_data());
+        uint16_t* y = static_cast<uint16_t*>(c.output(0).raw_data());
+        ForChunks(c.parallel(), c.input(0).num_elements(), [&](int64_t b, int64_t e) {
+          kernels::Unary16(kind, op, params, x + b, y + b, e - b);
         });
       };
     }
@@ -189,6 +199,26 @@ class ClipOp : public Op {
     RunFn fn;
     const bool attr = attr_bounds_;
     const double amin = min_, amax = max_;
+    if (Is16BitFloat(dt)) {
+      const kernels::Float16Kind kind = Kind16(dt);
+      return [attr, amin, amax, kind](RunContext& c) {
+        float lo = -std::numeric_limits<float>::infinity();
+        float hi = std::numeric_limits<float>::infinity();
+        if (attr) {
+          lo = static_cast<float>(amin);
+          hi = static_cast<float>(amax);
+        } else {
+          // The bounds are 16-bit values too: exact in float32.
+          if (c.has_input(1)) lo = kernels::Widen16One(kind, static_cast<const uint16_t*>(c.input(1).raw_data())[0]);
+          if (c.has_input(2)) hi = kernels::Widen16One(kind, static_cast<const uint16_t*>(c.input(2).raw_data())[0]);
+        }
+        const uint16_t* x = static_cast<const uint16_t*>(c.input(0).raw_data());
+        uint16_t* y = static_cast<uint16_t*>(c.output(0).raw_data());
+        ForChunks(c.parallel(), c.input(0).num_elements(), [&](int64_t b, int64_t e) {
+          kernels::Clip16(kind, x + b, y + b, e - b, lo, hi);
+        });
+      };
+    }
     VisitNumeric(dt, [&](auto tag) {
       using T = decltype(tag);
       constexpr bool kFloat = std::is_floating_point_v<T>;

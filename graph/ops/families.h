@@ -18,5 +18,6 @@ void RegisterIndexingOps(OpRegistry& registry);
 void RegisterControlFlowOps(OpRegistry& registry);
 void RegisterRecurrentOps(OpRegistry& registry);
 void RegisterQuantizationOps(OpRegistry& registry);
+void RegisterSpatialOps(OpRegistry& registry);
 
 }  // namespace simplecpp::graph

@@ -1,7 +1,9 @@
 // MatMul (opsets 1, 9, 13) and Gemm (opsets 1, 6, 7, 9, 11, 13).
 //
 // float32 runs on the packed GEMM (kernels/gemm.h); a constant B (weights) is packed once at
-// Prepare and shared by every run. double and the 32/64-bit integer types (where the opset
+// Prepare and shared by every run. float16 / bfloat16 run the same GEMM on 16-bit storage (a
+// constant 16-bit B is widened once while packing at Prepare, A per packed block, the output is
+// rounded once per element). double and the 32/64-bit integer types (where the opset
 // allows them) run a plain scalar loop; integer products wrap around like two's complement.
 // (Einsum lives in einsum.cc with its own registration function.)
 #include <algorithm>
@@ -55,11 +57,16 @@ void ScalarMatMul(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k)
 }
 
 std::vector<DType> MatMulDTypes(int64_t opset) {
-  if (opset >= 9) {
-    return {DType::kFloat32, DType::kFloat64, DType::kInt32,
+  // float16 at every version; bfloat16 from opset 13.
+  if (opset >= 13) {
+    return {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16, DType::kInt32,
             DType::kInt64,   DType::kUInt32,  DType::kUInt64};
   }
-  return {DType::kFloat32, DType::kFloat64};
+  if (opset >= 9) {
+    return {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kInt32,
+            DType::kInt64,   DType::kUInt32,  DType::kUInt64};
+  }
+  return {DType::kFloat32, DType::kFloat64, DType::kFloat16};
 }
 
 void RequireOneOf(TypeContext& ctx, int i, const std::vector<DType>& allowed) {
@@ -154,7 +161,11 @@ class MatMulOp final : public Op {
 
     switch (dtype) {
       case DType::kFloat32:
-        return PrepareF32(ctx, m, n, k, num_batches, b_batches, offsets);
+        return PrepareFloat(ctx, kernels::GemmType::kF32, m, n, k, num_batches, b_batches, offsets);
+      case DType::kFloat16:
+        return PrepareFloat(ctx, kernels::GemmType::kF16, m, n, k, num_batches, b_batches, offsets);
+      case DType::kBFloat16:
+        return PrepareFloat(ctx, kernels::GemmType::kBF16, m, n, k, num_batches, b_batches, offsets);
       case DType::kFloat64:
         return PrepareScalar<double>(m, n, k, offsets);
       case DType::kInt32:
@@ -173,24 +184,35 @@ class MatMulOp final : public Op {
  private:
   using Offsets = std::shared_ptr<const std::vector<std::pair<int64_t, int64_t>>>;
 
-  static RunFn PrepareF32(PrepareContext& ctx, int64_t m, int64_t n, int64_t k, int64_t num_batches,
-                          int64_t b_batches, Offsets offsets) {
+  // float32, float16 and bfloat16 (16-bit storage, float32 arithmetic; see kernels/gemm.h
+  // "Mixed storage": a 16-bit B is widened when packed, A per packed block, C rounded once).
+  static RunFn PrepareFloat(PrepareContext& ctx, kernels::GemmType type, int64_t m, int64_t n,
+                            int64_t k, int64_t num_batches, int64_t b_batches, Offsets offsets) {
     const Tensor* bconst = ctx.input_value(1);
+    const int64_t es = type == kernels::GemmType::kF32 ? 4 : 2;  // bytes per element
+    auto pack = [type, k, n](const void* b) {
+      if (type == kernels::GemmType::kF32) {
+        return kernels::PackedBF32::Pack(false, k, n, static_cast<const float*>(b), n);
+      }
+      const auto kind = type == kernels::GemmType::kBF16 ? kernels::Float16Kind::kBFloat16
+                                                         : kernels::Float16Kind::kHalf;
+      return kernels::PackedBF32::Pack16(kind, false, k, n, static_cast<const uint16_t*>(b), n);
+    };
     if (b_batches == 1) {
       // B is one matrix: every batch of A stacks into one [batches*M, K] product.
       const int64_t rows = num_batches * m;
       if (bconst != nullptr && n >= kMinPackedColumns) {
-        std::shared_ptr<const kernels::PackedBF32> packed =
-            kernels::PackedBF32::Pack(false, k, n, bconst->data<float>(), n);
-        return [packed, rows, k, n](RunContext& rc) {
-          kernels::GemmPackedBF32(false, rows, 1.0f, rc.input(0).data<float>(), k, *packed, 0.0f,
-                                  rc.output(0).data<float>(), n, rc.parallel());
+        std::shared_ptr<const kernels::PackedBF32> packed = pack(bconst->raw_data());
+        return [packed, rows, type](RunContext& rc) {
+          kernels::GemmPackedBMixed(type, type, false, rows, 1.0f, rc.input(0).raw_data(),
+                                    packed->k(), *packed, 0.0f, rc.output(0).raw_data(),
+                                    packed->n(), rc.parallel());
         };
       }
-      return [rows, k, n](RunContext& rc) {
-        kernels::GemmF32(false, false, rows, n, k, 1.0f, rc.input(0).data<float>(), k,
-                         rc.input(1).data<float>(), n, 0.0f, rc.output(0).data<float>(), n,
-                         rc.parallel());
+      return [rows, k, n, type](RunContext& rc) {
+        kernels::GemmMixed(type, type, type, false, false, rows, n, k, 1.0f, rc.input(0).raw_data(),
+                           k, rc.input(1).raw_data(), n, 0.0f, rc.output(0).raw_data(), n,
+                           rc.parallel());
       };
     }
     // Batched B (broadcast against A's batch dims).
@@ -198,23 +220,23 @@ class MatMulOp final : public Op {
     if (bconst != nullptr && n >= kMinPackedColumns) {
       packed = std::make_shared<std::vector<std::shared_ptr<const kernels::PackedBF32>>>();
       for (int64_t i = 0; i < b_batches; ++i) {
-        packed->push_back(
-            kernels::PackedBF32::Pack(false, k, n, bconst->data<float>() + i * k * n, n));
+        packed->push_back(pack(static_cast<const char*>(bconst->raw_data()) + i * k * n * es));
       }
     }
     const bool outer_parallel = m * n * k < kSmallGemmMacs;
-    return [packed, offsets, m, n, k, num_batches, outer_parallel](RunContext& rc) {
-      const float* a = rc.input(0).data<float>();
-      const float* b = rc.input(1).data<float>();
-      float* c = rc.output(0).data<float>();
+    return [packed, offsets, m, n, k, num_batches, outer_parallel, type, es](RunContext& rc) {
+      const char* a = static_cast<const char*>(rc.input(0).raw_data());
+      const char* b = static_cast<const char*>(rc.input(1).raw_data());
+      char* c = static_cast<char*>(rc.output(0).raw_data());
       auto one = [&](int64_t t, const kernels::Parallel& par) {
         const auto& off = (*offsets)[t];
         if (packed) {
-          kernels::GemmPackedBF32(false, m, 1.0f, a + off.first * m * k, k, *(*packed)[off.second],
-                                  0.0f, c + t * m * n, n, par);
+          kernels::GemmPackedBMixed(type, type, false, m, 1.0f, a + off.first * m * k * es, k,
+                                    *(*packed)[off.second], 0.0f, c + t * m * n * es, n, par);
         } else {
-          kernels::GemmF32(false, false, m, n, k, 1.0f, a + off.first * m * k, k,
-                           b + off.second * k * n, n, 0.0f, c + t * m * n, n, par);
+          kernels::GemmMixed(type, type, type, false, false, m, n, k, 1.0f,
+                             a + off.first * m * k * es, k, b + off.second * k * n * es, n, 0.0f,
+                             c + t * m * n * es, n, par);
         }
       };
       if (outer_parallel) {
@@ -330,6 +352,11 @@ class GemmOp final : public Op {
     switch (dtype) {
       case DType::kFloat32:
         return PrepareF32(ctx, m, n, k, use_c, cs_i, cs_j);
+      case DType::kFloat16:
+      case DType::kBFloat16:
+        return Prepare16(ctx, dtype == DType::kBFloat16 ? kernels::Float16Kind::kBFloat16
+                                                        : kernels::Float16Kind::kHalf,
+                         m, n, k, use_c, cs_i, cs_j);
       case DType::kFloat64:
         return PrepareScalar<double>(m, n, k, use_c, cs_i, cs_j);
       case DType::kInt32:
@@ -387,6 +414,60 @@ class GemmOp final : public Op {
       } else {
         kernels::GemmF32(ta, tb, m, n, k, alpha, a, lda, rc.input(1).data<float>(), ldb, gemm_beta,
                          y, n, rc.parallel(), epi);
+      }
+    };
+  }
+
+  // float16 / bfloat16: the float32 GEMM on 16-bit storage (kernels/gemm.h "Mixed storage").
+  // A C that is a row / column bias is widened into a small float32 scratch vector; any other C
+  // is broadcast into Y (16-bit values, exact) and accumulated with beta.
+  RunFn Prepare16(PrepareContext& ctx, kernels::Float16Kind kind, int64_t m, int64_t n, int64_t k,
+                  bool use_c, int64_t cs_i, int64_t cs_j) const {
+    const bool ta = trans_a_, tb = trans_b_;
+    const float alpha = alpha_, beta = beta_;
+    const int64_t lda = ta ? m : k, ldb = tb ? k : n;
+    const kernels::GemmType type = kernels::GemmTypeOf(kind);
+    std::shared_ptr<const kernels::PackedBF32> packed;
+    if (const Tensor* bconst = ctx.input_value(1); bconst != nullptr && n >= kMinPackedColumns) {
+      packed = kernels::PackedBF32::Pack16(kind, tb, k, n, bconst->data<uint16_t>(), ldb);
+    }
+    enum class CMode { kNone, kColBias, kRowBias, kFill };
+    CMode mode = CMode::kNone;
+    if (use_c) {
+      if (beta == 1.0f && cs_i == 0 && cs_j == 1) {
+        mode = CMode::kColBias;
+      } else if (beta == 1.0f && cs_i != 0 && cs_j == 0) {
+        mode = CMode::kRowBias;
+      } else {
+        mode = CMode::kFill;
+      }
+    }
+    return [=](RunContext& rc) {
+      const void* a = rc.input(0).raw_data();
+      uint16_t* y = rc.output(0).data<uint16_t>();
+      kernels::GemmEpilogue epi;
+      float gemm_beta = 0.0f;
+      Tensor bias;
+      if (mode == CMode::kColBias || mode == CMode::kRowBias) {
+        const int64_t len = mode == CMode::kColBias ? n : m;
+        bias = rc.Scratch(DType::kFloat32, {len});
+        kernels::Widen16(kind, rc.input(2).data<uint16_t>(), bias.data<float>(),
+                         static_cast<size_t>(len));
+        (mode == CMode::kColBias ? epi.col_bias : epi.row_bias) = bias.data<float>();
+      }
+      if (mode == CMode::kFill) {
+        const uint16_t* c = rc.input(2).data<uint16_t>();
+        for (int64_t i = 0; i < m; ++i) {
+          for (int64_t j = 0; j < n; ++j) y[i * n + j] = c[i * cs_i + j * cs_j];
+        }
+        gemm_beta = beta;
+      }
+      if (packed) {
+        kernels::GemmPackedBMixed(type, type, ta, m, alpha, a, lda, *packed, gemm_beta, y, n,
+                                  rc.parallel(), epi);
+      } else {
+        kernels::GemmMixed(type, type, type, ta, tb, m, n, k, alpha, a, lda, rc.input(1).raw_data(),
+                           ldb, gemm_beta, y, n, rc.parallel(), epi);
       }
     };
   }

@@ -6,7 +6,9 @@
 // (default 1) and each row of the flattened trailing dims is normalized; from 13 the op normalizes
 // along the single `axis` (default -1). Both become the kernels' [outer, n, inner] view.
 // Row normalizations (Layer/Instance/Group) map onto kernels::NormalizeRows (see its header).
-// float32 and double; float16 / bfloat16 are not computed yet.
+// float16 / bfloat16: 16-bit storage, float32 arithmetic on one widened row / slab at a time,
+// one rounding per element (kernels/*16 entry points); parameters are widened to float32.
+// MeanVarianceNormalization and training-mode BatchNormalization stay float32/float64 only.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -108,6 +110,20 @@ bool BroadcastsTo(const Dims& sd, const Dims& nd) {
   return true;
 }
 
+bool Is16(DType dt) { return dt == DType::kFloat16 || dt == DType::kBFloat16; }
+kernels::Float16Kind Kind16(DType dt) {
+  return dt == DType::kBFloat16 ? kernels::Float16Kind::kBFloat16 : kernels::Float16Kind::kHalf;
+}
+
+// A 16-bit parameter tensor (dims sd) widened to float32 and broadcast to nd.
+std::vector<float> WidenExpand(kernels::Float16Kind kind, const Tensor& t, const Dims& nd) {
+  std::vector<float> src(static_cast<size_t>(t.num_elements()));
+  kernels::Widen16(kind, t.data<uint16_t>(), src.data(), src.size());
+  std::vector<float> out(static_cast<size_t>(Product(nd, 0, nd.size())));
+  ExpandTo(src.data(), t.dims(), nd, out.data());
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Softmax, LogSoftmax, Hardmax
 
@@ -119,7 +135,7 @@ class SoftmaxOp final : public Op {
       : kind_(kind), opset_(init.opset()), axis_(init.GetInt("axis", init.opset() < 13 ? 1 : -1)) {}
 
   void InferTypes(TypeContext& ctx) const override {
-    ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64});
+    ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16});
     ctx.set_output_dtype(0, ctx.input_dtype(0));
   }
 
@@ -147,6 +163,18 @@ class SoftmaxOp final : public Op {
     const DType dt = ctx.input_dtype(0);
     ctx.set_output(0, dt, xd);
     const SoftmaxKind kind = kind_;
+    if (dt == DType::kFloat16 || dt == DType::kBFloat16) {
+      // 16-bit storage: float32 compute per row / slab, one rounding per element.
+      const kernels::Float16Kind k16 =
+          dt == DType::kBFloat16 ? kernels::Float16Kind::kBFloat16 : kernels::Float16Kind::kHalf;
+      auto fn = kind == SoftmaxKind::kSoftmax      ? kernels::Softmax16
+                : kind == SoftmaxKind::kLogSoftmax ? kernels::LogSoftmax16
+                                                   : kernels::Hardmax16;
+      return [fn, k16, outer, n, inner](RunContext& rc) {
+        fn(k16, rc.input(0).data<uint16_t>(), rc.output(0).data<uint16_t>(), outer, n, inner,
+           rc.parallel());
+      };
+    }
     return DispatchFloat(ctx, dt, [&](auto tag) -> RunFn {
       using T = decltype(tag);
       auto fn = kind == SoftmaxKind::kSoftmax      ? Kernels<T>::Softmax
@@ -202,7 +230,10 @@ class BatchNormOp final : public Op {
   }
 
   void InferTypes(TypeContext& ctx) const override {
-    ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64});
+    ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16});
+    if (training_ && Is16(ctx.input_dtype(0))) {
+      ctx.Unsupported("training-mode BatchNormalization on " + DTypeName(ctx.input_dtype(0)));
+    }
     for (int i = 1; i < 5; ++i) {
       ctx.RequireInput(i);
       if (ctx.input_dtype(i) != ctx.input_dtype(0)) {
@@ -249,6 +280,28 @@ class BatchNormOp final : public Op {
     const bool training = training_;
     const bool out_mean = training && ctx.has_output(1);
     const bool out_var = training && ctx.has_output(2);
+    if (Is16(dt)) {
+      // Inference on 16-bit storage: the per-channel center / multiplier / offset in float32
+      // (multiplier computed in double, as for float32), X streamed in blocks.
+      const kernels::Float16Kind kind = Kind16(dt);
+      return [=](RunContext& rc) {
+        std::vector<float> coef(static_cast<size_t>(3 * channels));
+        const uint16_t* sc = rc.input(1).data<uint16_t>();
+        const uint16_t* b = rc.input(2).data<uint16_t>();
+        const uint16_t* mean = rc.input(3).data<uint16_t>();
+        const uint16_t* var = rc.input(4).data<uint16_t>();
+        for (int64_t c = 0; c < channels; ++c) {
+          coef[c] = kernels::Widen16One(kind, mean[c]);
+          coef[channels + c] = static_cast<float>(
+              kernels::Widen16One(kind, sc[c]) /
+              std::sqrt(static_cast<double>(kernels::Widen16One(kind, var[c])) + eps));
+          coef[2 * channels + c] = kernels::Widen16One(kind, b[c]);
+        }
+        kernels::ChannelAffine16(kind, rc.input(0).data<uint16_t>(), rc.output(0).data<uint16_t>(),
+                                 batch, channels, inner, coef.data(), coef.data() + channels,
+                                 coef.data() + 2 * channels, rc.parallel());
+      };
+    }
     return DispatchFloat(ctx, dt, [&](auto tag) -> RunFn {
       using T = decltype(tag);
       if (training) {
@@ -350,7 +403,7 @@ class GroupNormOp final : public Op {
   }
 
   void InferTypes(TypeContext& ctx) const override {
-    ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64});
+    ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16});
     ctx.RequireSameDType(0, 1);
     ctx.RequireSameDType(0, 2);
     ctx.set_output_dtype(0, ctx.input_dtype(0));
@@ -380,6 +433,23 @@ class GroupNormOp final : public Op {
     ctx.set_output(0, dt, xd);
     const int64_t cpg = channels / groups;
     const float eps = epsilon_;
+    if (Is16(dt)) {
+      // 16-bit storage: scale / B widened to float32 per channel (small), rows in float32.
+      const kernels::Float16Kind kind = Kind16(dt);
+      return [=](RunContext& rc) {
+        std::vector<float> params(static_cast<size_t>(2 * channels));
+        const uint16_t* s16 = rc.input(1).data<uint16_t>();
+        const uint16_t* b16 = rc.input(2).data<uint16_t>();
+        for (int64_t c = 0; c < channels; ++c) {
+          const int64_t src = per_group ? c / cpg : c;
+          params[c] = kernels::Widen16One(kind, s16[src]);
+          params[channels + c] = kernels::Widen16One(kind, b16[src]);
+        }
+        kernels::NormalizeRows16(kind, rc.input(0).data<uint16_t>(), rc.output(0).data<uint16_t>(),
+                                 batch * groups, cpg, spatial, groups, params.data(),
+                                 params.data() + channels, eps, nullptr, nullptr, rc.parallel());
+      };
+    }
     return DispatchFloat(ctx, dt, [&](auto tag) -> RunFn {
       using T = decltype(tag);
       return [=](RunContext& rc) {
@@ -428,11 +498,11 @@ class LayerNormOp final : public Op {
   }
 
   void InferTypes(TypeContext& ctx) const override {
-    ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64});
+    ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16});
     ctx.RequireSameDType(0, 1);
     if (ctx.has_input(2)) ctx.RequireSameDType(0, 2);
     const bool stats = ctx.has_output(1) || ctx.has_output(2);
-    if (stats && ctx.input_dtype(0) != DType::kFloat32) {
+    if (stats && ctx.input_dtype(0) == DType::kFloat64) {
       ctx.Unsupported("Mean / InvStdDev outputs (float32 with stash_type 1) for a " +
                       DTypeName(ctx.input_dtype(0)) + " input");
     }
@@ -475,6 +545,42 @@ class LayerNormOp final : public Op {
     const float eps = epsilon_;
     const Dims scale_dims = ctx.input_dims(1);
     const Dims bias_dims = has_bias ? ctx.input_dims(2) : Dims{};
+    if (Is16(dt)) {
+      // 16-bit storage: Scale / B widened (and expanded) to float32 vectors of n, once at
+      // Prepare when constant; rows normalized one at a time in float32.
+      const kernels::Float16Kind kind = Kind16(dt);
+      std::shared_ptr<const std::vector<float>> fixed[3];
+      for (int i = 1; i < 3; ++i) {
+        if (ctx.has_input(i) && ctx.input_value(i)) {
+          fixed[i] = std::make_shared<const std::vector<float>>(
+              WidenExpand(kind, *ctx.input_value(i), nd));
+        }
+      }
+      auto fixed_scale = fixed[1], fixed_bias = fixed[2];
+      return [=](RunContext& rc) {
+        std::vector<float> tmp_scale, tmp_bias;
+        const float* scale;
+        const float* bias = nullptr;
+        if (fixed_scale) {
+          scale = fixed_scale->data();
+        } else {
+          tmp_scale = WidenExpand(kind, rc.input(1), nd);
+          scale = tmp_scale.data();
+        }
+        if (has_bias) {
+          if (fixed_bias) {
+            bias = fixed_bias->data();
+          } else {
+            tmp_bias = WidenExpand(kind, rc.input(2), nd);
+            bias = tmp_bias.data();
+          }
+        }
+        kernels::NormalizeRows16(kind, rc.input(0).data<uint16_t>(), rc.output(0).data<uint16_t>(),
+                                 rows, n, 1, 1, scale, bias, eps,
+                                 out_mean ? rc.output(1).data<float>() : nullptr,
+                                 out_inv ? rc.output(2).data<float>() : nullptr, rc.parallel());
+      };
+    }
     return DispatchFloat(ctx, dt, [&](auto tag) -> RunFn {
       using T = decltype(tag);
       std::shared_ptr<std::vector<T>> fixed[3];
@@ -572,7 +678,7 @@ class LpNormOp final : public Op {
   }
 
   void InferTypes(TypeContext& ctx) const override {
-    ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64});
+    ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16});
     ctx.set_output_dtype(0, ctx.input_dtype(0));
   }
 
@@ -586,6 +692,13 @@ class LpNormOp final : public Op {
     const DType dt = ctx.input_dtype(0);
     ctx.set_output(0, dt, xd);
     const int p = static_cast<int>(p_);
+    if (Is16(dt)) {
+      const kernels::Float16Kind kind = Kind16(dt);
+      return [=](RunContext& rc) {
+        kernels::LpNormalize16(kind, rc.input(0).data<uint16_t>(), rc.output(0).data<uint16_t>(),
+                               outer, n, inner, p, rc.parallel());
+      };
+    }
     return DispatchFloat(ctx, dt, [&](auto tag) -> RunFn {
       using T = decltype(tag);
       return [=](RunContext& rc) {
@@ -614,7 +727,7 @@ class LrnOp final : public Op {
   }
 
   void InferTypes(TypeContext& ctx) const override {
-    ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64});
+    ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16});
     ctx.set_output_dtype(0, ctx.input_dtype(0));
   }
 
@@ -626,6 +739,13 @@ class LrnOp final : public Op {
     ctx.set_output(0, dt, xd);
     const int64_t size = size_;
     const float alpha = alpha_, beta = beta_, bias = bias_;
+    if (Is16(dt)) {
+      const kernels::Float16Kind kind = Kind16(dt);
+      return [=](RunContext& rc) {
+        kernels::Lrn16(kind, rc.input(0).data<uint16_t>(), rc.output(0).data<uint16_t>(), batch,
+                       channels, spatial, size, alpha, beta, bias, rc.parallel());
+      };
+    }
     return DispatchFloat(ctx, dt, [&](auto tag) -> RunFn {
       using T = decltype(tag);
       return [=](RunContext& rc) {

@@ -5,7 +5,8 @@
 // computes the output geometry at Prepare (auto_pad, pads, ceil_mode with the rule that the last
 // window must start inside the input or the begin padding) and hands kernels/pool.h a
 // PoolGeometry with the spatial dims right-aligned in three slots. float32 and double (and
-// int8/uint8 MaxPool from opset 12); float16 is not computed yet.
+// int8/uint8 MaxPool from opset 12); float16 / bfloat16 through kernels::Pool16 (one plane at a
+// time widened to float32, one rounding per output).
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -92,9 +93,10 @@ class PoolOp final : public Op {
 
   void InferTypes(TypeContext& ctx) const override {
     if (kind_ == PoolKind::kMax && opset_ >= 12) {
-      ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64, DType::kInt8, DType::kUInt8});
+      ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
+                           DType::kInt8, DType::kUInt8});
     } else {
-      ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64});
+      ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16});
     }
     ctx.set_output_dtype(0, ctx.input_dtype(0));
     if (with_indices_) ctx.set_output_dtype(1, DType::kInt64);
@@ -156,6 +158,22 @@ class PoolOp final : public Op {
     ctx.set_output(0, dt, out_dims);
     if (with_indices_) ctx.set_output(1, DType::kInt64, out_dims);
     if (CheckedNumElements(out_dims) == 0) return [](RunContext&) {};
+
+    if (dt == DType::kFloat16 || dt == DType::kBFloat16) {
+      // 16-bit storage: one plane at a time in float32 (kernels::Pool16).
+      const kernels::Float16Kind k16 =
+          dt == DType::kBFloat16 ? kernels::Float16Kind::kBFloat16 : kernels::Float16Kind::kHalf;
+      const kernels::Pool16Op op = kind_ == PoolKind::kMax       ? kernels::Pool16Op::kMax
+                                   : kind_ == PoolKind::kAverage ? kernels::Pool16Op::kAverage
+                                                                 : kernels::Pool16Op::kLp;
+      const bool cip = count_include_pad_, idx = with_indices_, col = storage_order_ == 1;
+      const float p = p_;
+      return [k16, op, g, cip, p, rank, idx, col](RunContext& rc) {
+        kernels::Pool16(k16, op, rc.input(0).data<uint16_t>(), rc.output(0).data<uint16_t>(),
+                        idx ? rc.output(1).data<int64_t>() : nullptr, g, cip, p, rank, col,
+                        rc.parallel());
+      };
+    }
 
     if (with_indices_) {
       const bool col = storage_order_ == 1;
@@ -277,7 +295,7 @@ class GlobalPoolOp final : public Op {
   }
 
   void InferTypes(TypeContext& ctx) const override {
-    ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64});
+    ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16});
     ctx.set_output_dtype(0, ctx.input_dtype(0));
   }
 
@@ -295,6 +313,22 @@ class GlobalPoolOp final : public Op {
     const int64_t planes = xd[0] * xd[1];
     if (planes == 0) return [](RunContext&) {};
     if (size == 0) ctx.Fail("X " + DimsToString(xd) + " has an empty spatial dim");
+    if (dt == DType::kFloat16 || dt == DType::kBFloat16) {
+      const kernels::Float16Kind k16 =
+          dt == DType::kBFloat16 ? kernels::Float16Kind::kBFloat16 : kernels::Float16Kind::kHalf;
+      const kernels::Pool16Op op = kind_ == PoolKind::kMax       ? kernels::Pool16Op::kGlobalMax
+                                   : kind_ == PoolKind::kAverage ? kernels::Pool16Op::kGlobalAverage
+                                                                 : kernels::Pool16Op::kLp;
+      kernels::PoolGeometry g;  // the whole plane as one window
+      g.planes = planes;
+      g.in[2] = size;
+      g.kernel[2] = size;
+      const float p = p_;
+      return [k16, op, g, p](RunContext& rc) {
+        kernels::Pool16(k16, op, rc.input(0).data<uint16_t>(), rc.output(0).data<uint16_t>(),
+                        nullptr, g, false, p, 1, false, rc.parallel());
+      };
+    }
     const bool f32 = dt == DType::kFloat32;
     switch (kind_) {
       case PoolKind::kAverage:

@@ -1,0 +1,231 @@
+// ConvTranspose (opsets 1, 11, 22): float32, 1-D/2-D/3-D, group, strides, dilations, pads,
+// output_padding, output_shape and auto_pad, optional bias.
+//
+// ConvTranspose is the adjoint of Conv: per image and group,
+//   col [og * kernel, P_in] = W_g^T x X_g [cg, P_in]     (W_g = W[gi*cg .. , og, k...] viewed
+//                                                          as [cg, og * kernel] row-major)
+//   Y_g [og, out...]        = bias + col2im(col)          (kernels/col2im.h)
+// where the "convolution" geometry seen by col2im has the output Y as its input image and the
+// input X as its output grid. A constant W is packed per group at Prepare (kernels::PackedAF32,
+// transposed view). col is computed a chunk of input positions at a time to bound scratch memory.
+//
+// Output size per spatial dim d (spec): out = stride*(in-1) + output_padding + (k-1)*dil + 1
+// - pad_begin - pad_end. With output_shape (or auto_pad SAME_*, where out = in * stride) the
+// pads come from total = stride*(in-1) + output_padding + (k-1)*dil + 1 - out: SAME_UPPER puts
+// total/2 at the beginning and the rest at the end; NOTSET and SAME_LOWER put the larger half at
+// the beginning. A negative total (output larger than the kernel reach) leaves zeros (bias).
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/op.h"
+#include "graph/registry.h"
+#include "kernels/col2im.h"
+#include "kernels/conv.h"
+#include "kernels/gemm.h"
+
+namespace simplecpp::graph {
+namespace {
+
+constexpr int64_t kColBudget = int64_t{1} << 18;  // floats of col per chunk (about L2)
+
+class ConvTransposeOp final : public Op {
+ public:
+  explicit ConvTransposeOp(const OpInit& init) {
+    auto_pad_ = init.GetString("auto_pad", "NOTSET");
+    if (auto_pad_ != "NOTSET" && auto_pad_ != "SAME_UPPER" && auto_pad_ != "SAME_LOWER" &&
+        auto_pad_ != "VALID") {
+      init.Fail("auto_pad must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got '" + auto_pad_ +
+                "'");
+    }
+    group_ = init.GetInt("group", 1);
+    if (group_ < 1) init.Fail("group must be >= 1");
+    kernel_shape_ = init.GetInts("kernel_shape");
+    strides_ = init.GetInts("strides");
+    dilations_ = init.GetInts("dilations");
+    pads_ = init.GetInts("pads");
+    output_padding_ = init.GetInts("output_padding");
+    output_shape_ = init.GetInts("output_shape");
+    for (int64_t s : strides_) {
+      if (s < 1) init.Fail("strides must be >= 1, got " + DimsToString(strides_));
+    }
+    for (int64_t d : dilations_) {
+      if (d < 1) init.Fail("dilations must be >= 1, got " + DimsToString(dilations_));
+    }
+    for (int64_t k : kernel_shape_) {
+      if (k < 1) init.Fail("kernel_shape must be >= 1, got " + DimsToString(kernel_shape_));
+    }
+    for (int64_t p : pads_) {
+      if (p < 0) init.Fail("pads must be >= 0, got " + DimsToString(pads_));
+    }
+    for (int64_t p : output_padding_) {
+      if (p < 0) init.Fail("output_padding must be >= 0, got " + DimsToString(output_padding_));
+    }
+    if (pads_.size() % 2 != 0) init.Fail("pads must have 2 values per spatial dim");
+    if (init.num_inputs() < 2 || init.num_inputs() > 3) {
+      init.Fail("ConvTranspose takes 2 or 3 inputs, got " + std::to_string(init.num_inputs()));
+    }
+  }
+
+  void InferTypes(TypeContext& ctx) const override {
+    ctx.RequireDType(0, {DType::kFloat32});
+    ctx.RequireDType(1, {DType::kFloat32});
+    if (ctx.has_input(2)) ctx.RequireDType(2, {DType::kFloat32});
+    ctx.set_output_dtype(0, DType::kFloat32);
+  }
+
+  RunFn Prepare(PrepareContext& ctx) const override {
+    const Dims& xd = ctx.input_dims(0);
+    const Dims& wd = ctx.input_dims(1);
+    if (xd.size() < 3 || xd.size() > 5) {
+      ctx.Unsupported("X must have 1 to 3 spatial dims, got shape " + DimsToString(xd));
+    }
+    if (wd.size() != xd.size()) {
+      ctx.Fail("W " + DimsToString(wd) + " must have the rank of X " + DimsToString(xd));
+    }
+    const int rank = static_cast<int>(xd.size()) - 2;
+    const int64_t batch = xd[0], channels = xd[1], og = wd[1];
+    if (wd[0] != channels) {
+      ctx.Fail("W has " + std::to_string(wd[0]) + " input channels, X has " +
+               std::to_string(channels));
+    }
+    if (channels % group_ != 0) {
+      ctx.Fail("X channels " + std::to_string(channels) + " not divisible by group " +
+               std::to_string(group_));
+    }
+    const int64_t cg = channels / group_;
+    const int64_t out_channels = og * group_;
+    if (!kernel_shape_.empty()) {
+      if (static_cast<int>(kernel_shape_.size()) != rank ||
+          !std::equal(kernel_shape_.begin(), kernel_shape_.end(), wd.begin() + 2)) {
+        ctx.Fail("kernel_shape " + DimsToString(kernel_shape_) + " does not match W " +
+                 DimsToString(wd));
+      }
+    }
+    auto check_size = [&](const std::vector<int64_t>& v, size_t want, const char* name) {
+      if (!v.empty() && v.size() != want) {
+        ctx.Fail(std::string(name) + " " + DimsToString(v) + " must have " + std::to_string(want) +
+                 " values");
+      }
+    };
+    check_size(strides_, rank, "strides");
+    check_size(dilations_, rank, "dilations");
+    check_size(pads_, 2 * rank, "pads");
+    check_size(output_padding_, rank, "output_padding");
+    std::vector<int64_t> oshape = output_shape_;
+    if (oshape.size() == static_cast<size_t>(rank) + 2)
+      oshape.erase(oshape.begin(), oshape.begin() + 2);
+    check_size(oshape, rank, "output_shape");
+    if (ctx.has_input(2) && ctx.input_dims(2) != Dims{out_channels}) {
+      ctx.Fail("B " + DimsToString(ctx.input_dims(2)) + " must be [" +
+               std::to_string(out_channels) + "]");
+    }
+
+    kernels::ConvGeometry g;  // image = Y's spatial dims, grid = X's spatial dims
+    g.rank = rank;
+    Dims out_dims = {batch, out_channels};
+    for (int d = 0; d < rank; ++d) {
+      const int64_t in = xd[2 + d], k = wd[2 + d];
+      const int64_t s = strides_.empty() ? 1 : strides_[d];
+      const int64_t dil = dilations_.empty() ? 1 : dilations_[d];
+      const int64_t op = output_padding_.empty() ? 0 : output_padding_[d];
+      if (op >= s && op >= dil) {
+        ctx.Fail("output_padding " + DimsToString(output_padding_) +
+                 " must be smaller than the stride or the dilation");
+      }
+      if (k < 1) ctx.Fail("W " + DimsToString(wd) + " has an empty kernel dim");
+      const int64_t full = s * (in - 1) + op + (k - 1) * dil + 1;
+      int64_t pb = 0, pe = 0, out = 0;
+      if (!oshape.empty() || auto_pad_ == "SAME_UPPER" || auto_pad_ == "SAME_LOWER") {
+        out = !oshape.empty() ? oshape[d] : in * s;
+        const int64_t total = full - out;
+        // Halves rounded down (floor, also for a negative total), as the ONNX reference does.
+        const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+        if (auto_pad_ == "SAME_UPPER") {
+          pb = half;
+          pe = total - pb;
+        } else {
+          pe = half;
+          pb = total - pe;
+        }
+      } else {
+        if (auto_pad_ == "NOTSET" && !pads_.empty()) {
+          pb = pads_[d];
+          pe = pads_[d + rank];
+        }
+        out = full - pb - pe;
+      }
+      if (out < 0) ctx.Fail("pads " + DimsToString(pads_) + " make the output size negative");
+      g.in[d] = out;
+      g.out[d] = in;
+      g.kernel[d] = k;
+      g.stride[d] = s;
+      g.dilation[d] = dil;
+      g.pad[d] = pb;
+      out_dims.push_back(out);
+    }
+    ctx.set_output(0, DType::kFloat32, out_dims);
+    if (CheckedNumElements(out_dims) == 0) return [](RunContext&) {};
+
+    const int64_t group = group_;
+    const int64_t ksize = g.KernelSize();
+    const int64_t m = og * ksize;  // GEMM M (rows of col)
+    const int64_t p_in = g.OutSize(), p_out = g.InSize();
+    const bool has_bias = ctx.has_input(2);
+    std::shared_ptr<std::vector<std::shared_ptr<const kernels::PackedAF32>>> packed;
+    if (const Tensor* wc = ctx.input_value(1); wc != nullptr && cg > 0) {
+      packed = std::make_shared<std::vector<std::shared_ptr<const kernels::PackedAF32>>>();
+      for (int64_t gi = 0; gi < group; ++gi) {
+        packed->push_back(
+            kernels::PackedAF32::Pack(true, m, cg, wc->data<float>() + gi * cg * m, m));
+      }
+    }
+    int64_t chunk = std::max<int64_t>(kColBudget / std::max<int64_t>(m, 1), 16);
+    chunk = std::max<int64_t>(std::min(chunk, p_in), 1);
+    return [g, packed, batch, group, channels, cg, og, m, p_in, p_out, out_channels, has_bias,
+            chunk](RunContext& rc) {
+      const float* x = rc.input(0).data<float>();
+      const float* w = rc.input(1).data<float>();
+      const float* b = has_bias ? rc.input(2).data<float>() : nullptr;
+      float* y = rc.output(0).data<float>();
+      Tensor scratch = rc.Scratch(DType::kFloat32, {m * chunk});
+      float* col = scratch.data<float>();
+      for (int64_t n = 0; n < batch; ++n) {
+        float* yn = y + n * out_channels * p_out;
+        kernels::Col2ImInitF32(out_channels, p_out, b, yn, rc.parallel());
+        if (cg == 0) continue;
+        for (int64_t gi = 0; gi < group; ++gi) {
+          const float* xg = x + (n * channels + gi * cg) * p_in;
+          float* yg = yn + gi * og * p_out;
+          for (int64_t p0 = 0; p0 < p_in; p0 += chunk) {
+            const int64_t pc = std::min(chunk, p_in - p0);
+            if (packed) {
+              kernels::GemmPackedAF32(*(*packed)[gi], false, pc, 1.0f, xg + p0, p_in, 0.0f, col, pc,
+                                      rc.parallel());
+            } else {
+              kernels::GemmF32(true, false, m, pc, cg, 1.0f, w + gi * cg * m, m, xg + p0, p_in,
+                               0.0f, col, pc, rc.parallel());
+            }
+            kernels::Col2ImF32(g, col, og, p0, pc, yg, rc.parallel());
+          }
+        }
+      }
+    };
+  }
+
+ private:
+  std::string auto_pad_;
+  int64_t group_ = 1;
+  std::vector<int64_t> kernel_shape_, strides_, dilations_, pads_, output_padding_, output_shape_;
+};
+
+}  // namespace
+
+void RegisterConvTransposeOps(OpRegistry& registry) {
+  for (int v : {1, 11, 22})
+    registry.Register("", "ConvTranspose", v, MakeFactory<ConvTransposeOp>());
+}
+
+}  // namespace simplecpp::graph
