@@ -56,7 +56,13 @@ HWY_INLINE void DotTile(const int16_t* HWY_RESTRICT a, int64_t kp, const int16_t
   }
   for (int i = 0; i < MR; ++i) {
     for (int j = 0; j < NR; ++j) {
-      out[i * kNR + j] = hn::GetLane(hn::SumOfLanes(d32, hn::Add(s0[i][j], s1[i][j])));
+      // Horizontal sum in uint32: int32 results wrap (as the ONNX int32 output does), and a
+      // signed scalar add of the lanes would be undefined behaviour on overflow.
+      HWY_ALIGN int32_t lanes[HWY_MAX_BYTES / sizeof(int32_t)];
+      hn::Store(hn::Add(s0[i][j], s1[i][j]), d32, lanes);
+      uint32_t sum = 0;
+      for (size_t l = 0; l < hn::Lanes(d32); ++l) sum += static_cast<uint32_t>(lanes[l]);
+      out[i * kNR + j] = static_cast<int32_t>(sum);
     }
   }
 }
