@@ -5,6 +5,7 @@
 #include "kernels/transpose.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 
@@ -172,6 +173,14 @@ void TransposeBytes(const TransposePlan& p, const void* in, void* out, const Par
   if (p.total == 0) return;
   if (p.is_copy) {
     std::memcpy(out, in, static_cast<size_t>(p.total) * p.elem_size);
+    return;
+  }
+  // Typed copies need pointers aligned to the element size (initializers borrowed from a
+  // mapped model file may not be); otherwise copy element bytes.
+  const uintptr_t misalignment =
+      (reinterpret_cast<uintptr_t>(in) | reinterpret_cast<uintptr_t>(out)) % p.elem_size;
+  if (misalignment != 0) {
+    RunAll<void>(p, in, out, parallel);
     return;
   }
   switch (p.elem_size) {
