@@ -13,7 +13,9 @@ if(EMSCRIPTEN)
   # fetch() on the .wasm path), host file access for tests and model files, and exit codes.
   target_compile_options(simplecpp_flags INTERFACE -msimd128 -fexceptions)
   target_link_options(simplecpp_flags INTERFACE -fexceptions -sWASM_ASYNC_COMPILATION=0
-    -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=2GB -sNODERAWFS=1 -sENVIRONMENT=node -sEXIT_RUNTIME=1)
+    -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=2GB -sNODERAWFS=1 -sENVIRONMENT=node -sEXIT_RUNTIME=1
+    # getenv() must see the host environment (SIMPLECPP_ONNX_TESTS, --from-env).
+    "SHELL:--pre-js ${PROJECT_SOURCE_DIR}/cmake/wasm-node-env.js")
 endif()
 if(SIMPLECPP_SANITIZE)
   target_compile_options(simplecpp_flags INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer

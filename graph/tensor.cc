@@ -52,7 +52,14 @@ size_t CheckedByteSize(DType t, int64_t num_elements) {
     throw Error(ErrorCode::kLimitExceeded, "byte size of " + std::to_string(num_elements) +
                                                " elements of " + DTypeName(t) + " overflows");
   }
-  return static_cast<size_t>((n * static_cast<uint64_t>(bits) + 7) / 8);
+  const uint64_t bytes = (n * static_cast<uint64_t>(bits) + 7) / 8;
+  // 32-bit size_t (wasm32): a byte size that fits int64 may still not fit; never truncate it.
+  if (bytes > static_cast<uint64_t>(std::numeric_limits<size_t>::max())) {
+    throw Error(ErrorCode::kLimitExceeded, "byte size of " + std::to_string(num_elements) +
+                                               " elements of " + DTypeName(t) +
+                                               " does not fit in size_t");
+  }
+  return static_cast<size_t>(bytes);
 }
 
 std::string DimsToString(const Dims& dims) {

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/pool.h"
@@ -48,6 +49,11 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 namespace {  // file-local helpers
+
+// Whether this target has vectors of T. Highway 1.0.3's WASM target has no f64 vectors
+// (HWY_HAVE_FLOAT64 is 0): there the scalar loops below do all the work, with the same results.
+template <typename T>
+constexpr bool kHasVec = HWY_HAVE_FLOAT64 || !std::is_same<T, double>::value;
 
 // Output rows [t0, t1) of the flattened (plane, o0) range; each covers all o1, o2.
 template <typename T, bool kAvg>
@@ -95,8 +101,8 @@ void PoolRows(const T* x, T* y, const PoolGeometry& g, bool count_include_pad, i
           // Accumulate the whole kernel row in registers before touching y again.
           const int64_t k2n = g.kernel[2];
           int64_t ow = 0;
-          if (s2 == 1) {
-            for (; ow + N <= out_w; ow += N) {
+          if constexpr (kHasVec<T>) {
+            for (; s2 == 1 && ow + N <= out_w; ow += N) {
               auto acc = hn::LoadU(d, yr + ow);
               for (int64_t k2 = 0; k2 < k2n; ++k2) {
                 const auto v = hn::LoadU(d, buf + ow + k2 * d2);
@@ -148,10 +154,12 @@ void GlobalMax(const T* x, T* y, int64_t planes, int64_t size, const Parallel* p
       const T* xp = x + p * size;
       T m = std::numeric_limits<T>::lowest();
       int64_t i = 0;
-      if (size >= N) {
-        auto vm = hn::LoadU(d, xp);
-        for (i = N; i + N <= size; i += N) vm = hn::Max(vm, hn::LoadU(d, xp + i));
-        m = hn::GetLane(hn::MaxOfLanes(d, vm));
+      if constexpr (kHasVec<T>) {
+        if (size >= N) {
+          auto vm = hn::LoadU(d, xp);
+          for (i = N; i + N <= size; i += N) vm = hn::Max(vm, hn::LoadU(d, xp + i));
+          m = hn::GetLane(hn::MaxOfLanes(d, vm));
+        }
       }
       for (; i < size; ++i) m = xp[i] > m ? xp[i] : m;
       y[p] = m;

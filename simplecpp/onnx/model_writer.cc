@@ -197,8 +197,10 @@ void ProtoWriter::WriteGraph(pbf_writer& pw, const graph::Graph& g) {
   namespace gf = fields::graph;
   for (const graph::Node& n : g.nodes) Message(pw, gf::kNode, [&](pbf_writer& m) { WriteNode(m, n); });
   if (!g.name.empty()) pw.add_string(gf::kName, g.name);
-  for (const auto& [name, t] : g.initializers) {
-    Message(pw, gf::kInitializer, [&](pbf_writer& m) { WriteTensor(m, t, name); });
+  // No structured bindings here: clang 14 (emscripten) cannot capture them in a lambda.
+  for (const auto& entry : g.initializers) {
+    Message(pw, gf::kInitializer,
+            [&](pbf_writer& m) { WriteTensor(m, entry.second, entry.first); });
   }
   if (!g.doc.empty()) pw.add_string(gf::kDocString, g.doc);
   for (const auto& v : g.inputs) Message(pw, gf::kInput, [&](pbf_writer& m) { WriteValueInfo(m, v); });
@@ -236,10 +238,10 @@ void ProtoWriter::WriteModel(pbf_writer& pw, const graph::Model& model) {
   for (const auto& o : model.opsets) {
     Message(pw, mf::kOpsetImport, [&](pbf_writer& m) { WriteOpset(m, o); });
   }
-  for (const auto& [key, value] : model.metadata) {
+  for (const auto& entry : model.metadata) {
     Message(pw, mf::kMetadataProps, [&](pbf_writer& m) {
-      m.add_string(fields::entry::kKey, key);
-      m.add_string(fields::entry::kValue, value);
+      m.add_string(fields::entry::kKey, entry.first);
+      m.add_string(fields::entry::kValue, entry.second);
     });
   }
   for (const graph::Function& fn : model.functions) {

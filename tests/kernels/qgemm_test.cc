@@ -22,6 +22,7 @@ class ThreadParallel final : public Parallel {
   explicit ThreadParallel(int threads) : threads_(threads) {}
   int num_threads() const override { return threads_; }
   void For(int64_t num_tasks, const std::function<void(int64_t, int64_t)>& fn) const override {
+#if !defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__)
     std::vector<std::thread> pool;
     for (int t = 0; t < threads_; ++t) {
       pool.emplace_back([&, t] {
@@ -29,6 +30,13 @@ class ThreadParallel final : public Parallel {
       });
     }
     for (auto& th : pool) th.join();
+#else
+    // WebAssembly without pthreads has no threads: run each share in turn, which still
+    // reorders the tasks the way the threaded run would split them.
+    for (int t = 0; t < threads_; ++t) {
+      for (int64_t i = num_tasks - 1 - t; i >= 0; i -= threads_) fn(i, i + 1);
+    }
+#endif
   }
 
  private:

@@ -92,7 +92,10 @@ TEST_CASE("MatMul broadcasting shapes against numpy semantics") {
       {{5, 33, 40}, {40, 70}},
   };
   uint32_t seed = 1;
-  for (const auto& [sa, sb] : shapes) {
+  for (const auto& shape_pair : shapes) {
+    // Not a structured binding: clang 14 (emscripten) cannot capture one (CAPTURE uses a lambda).
+    const auto& sa = shape_pair.first;
+    const auto& sb = shape_pair.second;
     CAPTURE(DimsToString(sa));
     CAPTURE(DimsToString(sb));
     const Tensor a = RandomF32(sa, seed++), b = RandomF32(sb, seed++);
