@@ -13,6 +13,11 @@ size_t BufferPool::SizeClass(size_t bytes) {
   // 64-byte granularity up to 4 KiB, then steps of 1/8 of the power of two: bounded waste
   // (< 12.5%) while similar shapes share buffers.
   if (bytes <= 4096) return (bytes + 63) / 64 * 64 + (bytes == 0 ? 64 : 0);
+  // Past half of size_t's range the power-of-two steps would overflow: no size class there
+  // (such a size could never be allocated anyway).
+  if (bytes > std::numeric_limits<size_t>::max() / 4) {
+    throw Error(ErrorCode::kLimitExceeded, "cannot allocate " + std::to_string(bytes) + " bytes");
+  }
   size_t pow2 = 4096;
   while (pow2 * 2 < bytes) pow2 *= 2;
   const size_t step = pow2 / 8;
@@ -20,12 +25,21 @@ size_t BufferPool::SizeClass(size_t bytes) {
 }
 
 Tensor BufferPool::Allocate(DType dtype, const Dims& dims) {
+  CheckTensorLimits(limits_, dtype, dims, "a tensor");
   if (dtype == DType::kString) return Tensor(dtype, dims);
   const size_t bytes = CheckedByteSize(dtype, CheckedNumElements(dims));
   const size_t size_class = SizeClass(bytes);
   void* p = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (size_class > static_cast<uint64_t>(max_total_bytes_) ||
+        in_use_ > static_cast<uint64_t>(max_total_bytes_) - size_class) {
+      throw Error(ErrorCode::kLimitExceeded,
+                  "working memory would reach " + std::to_string(in_use_) + " + " +
+                      std::to_string(size_class) + " bytes (allocating " + DTypeName(dtype) +
+                      DimsToString(dims) + "), over the limit max_total_bytes=" +
+                      std::to_string(max_total_bytes_));
+    }
     auto it = free_.find(size_class);
     if (it != free_.end()) {
       p = it->second;

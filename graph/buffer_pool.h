@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,6 +19,11 @@ namespace simplecpp::graph {
 class BufferPool final : public TensorAllocator,
                          public std::enable_shared_from_this<BufferPool> {
  public:
+  BufferPool() = default;
+  // `limits` bounds each tensor; `max_total_bytes` bounds the bytes in use at once (size classes,
+  // so slightly more than the tensors' exact sizes). Both throw Error(kLimitExceeded).
+  BufferPool(const TensorLimits& limits, int64_t max_total_bytes)
+      : limits_(limits), max_total_bytes_(max_total_bytes) {}
   ~BufferPool() override;
   Tensor Allocate(DType dtype, const Dims& dims) override;
   // Bytes currently held by the pool (free + in use) and the high-water mark.
@@ -28,6 +35,8 @@ class BufferPool final : public TensorAllocator,
   void Release(void* p, size_t size_class);
   static size_t SizeClass(size_t bytes);
 
+  TensorLimits limits_;
+  int64_t max_total_bytes_ = std::numeric_limits<int64_t>::max();
   mutable std::mutex mu_;
   std::multimap<size_t, void*> free_;  // size class -> buffer
   size_t reserved_ = 0;

@@ -40,12 +40,14 @@ class HeapAllocator final : public TensorAllocator {
 class PlanBuilder {
  public:
   PlanBuilder(const Graph& graph, const OpsetMap& opsets, const PlanOptions& options,
-              const std::map<std::string, DType>& outer_scope, int depth)
+              const std::map<std::string, ValueType>& outer_scope, int depth)
       : graph_(graph), opsets_(opsets), options_(options), outer_(outer_scope), depth_(depth) {}
 
   std::shared_ptr<const Plan> Build() {
     auto plan = std::make_shared<Plan>();
     plan_ = plan.get();
+    plan_->options_ = options_;
+    const ScopedTensorLimits limits(options_.tensor_limits);  // checked by set_output at load
     if (depth_ > options_.max_graph_depth) {
       throw Error(ErrorCode::kLimitExceeded, "graph '" + graph_.name + "': subgraph nesting depth " +
                                                  std::to_string(depth_) + " exceeds the limit " +
@@ -67,23 +69,27 @@ class PlanBuilder {
       }
       plan_->output_ids_.push_back(id);
       plan_->outputs_.push_back(out);
-      if (plan_->outputs_.back().type.kind == TypeInfo::Kind::kUnknown) {
-        plan_->outputs_.back().type.kind = TypeInfo::Kind::kTensor;
+      TypeInfo& declared = plan_->outputs_.back().type;
+      const ValueType& actual = plan_->values_[id].type;
+      if (!actual.is_tensor()) {
+        // The plan's type wins: the declaration may leave the element type out.
+        declared = TypeInfoOf(actual);
+        continue;
       }
-      if (plan_->outputs_.back().type.dtype == DType::kUndefined) {
-        plan_->outputs_.back().type.dtype = plan_->values_[id].dtype;
-      }
+      if (declared.kind == TypeInfo::Kind::kUnknown) declared.kind = TypeInfo::Kind::kTensor;
+      if (declared.dtype == DType::kUndefined) declared.dtype = actual.dtype;
     }
     ComputeLastUses();
     return plan;
   }
 
  private:
-  int NewValue(const std::string& name, DType dtype) {
+  int NewValue(const std::string& name, const ValueType& type) {
     const int id = static_cast<int>(plan_->values_.size());
     ValueState v;
     v.name = name;
-    v.dtype = dtype;
+    v.dtype = type.dtype;
+    v.type = type;
     plan_->values_.push_back(std::move(v));
     plan_->ids_[name] = id;
     return id;
@@ -100,7 +106,7 @@ class PlanBuilder {
       if (!initializer_names.insert(name).second) {
         throw Error(ErrorCode::kInvalidModel, "duplicate initializer '" + name + "'");
       }
-      const int id = NewValue(name, tensor.dtype());
+      const int id = NewValue(name, ValueType::TensorOf(tensor.dtype()));
       ValueState& v = plan_->values_[id];
       v.is_constant = true;
       v.constant = tensor;
@@ -113,15 +119,14 @@ class PlanBuilder {
       if (plan_->ids_.count(in.name)) {
         throw Error(ErrorCode::kInvalidModel, "graph input '" + in.name + "' is declared twice");
       }
-      if (in.type.kind != TypeInfo::Kind::kTensor) {
-        throw Error(ErrorCode::kUnsupported,
-                    "graph input '" + in.name + "' is not a tensor (sequence/optional/map inputs "
-                    "are not supported)");
+      if (in.type.kind == TypeInfo::Kind::kUnknown) {
+        throw Error(ErrorCode::kInvalidModel, "graph input '" + in.name + "' has no type");
       }
-      if (in.type.dtype == DType::kUndefined) {
+      const ValueType type = ValueTypeOf(in.type, "graph input '" + in.name + "'");
+      if (type.dtype == DType::kUndefined) {
         throw Error(ErrorCode::kInvalidModel, "graph input '" + in.name + "' has no element type");
       }
-      const int id = NewValue(in.name, in.type.dtype);
+      const int id = NewValue(in.name, type);
       ValueState& v = plan_->values_[id];
       v.static_shape = StaticDims(in.type, &v.dims);
       plan_->input_ids_.push_back(id);
@@ -259,11 +264,14 @@ class PlanBuilder {
     step.op = (*factory)(init);
 
     std::vector<DType> in_dtypes;
+    std::vector<ValueType> in_types;
     std::vector<const Tensor*> in_constants;
+    bool has_value_input = false;  // a sequence or optional input
     for (const std::string& name : node.inputs) {
       if (name.empty()) {
         step.inputs.push_back(-1);
         in_dtypes.push_back(DType::kUndefined);
+        in_types.push_back(ValueType());
         in_constants.push_back(nullptr);
         continue;
       }
@@ -271,7 +279,20 @@ class PlanBuilder {
       step.inputs.push_back(id);
       const ValueState& v = plan_->values_[id];
       in_dtypes.push_back(v.dtype);
+      in_types.push_back(v.type);
       in_constants.push_back(v.is_constant ? &v.constant : nullptr);
+      has_value_input |= !v.type.is_tensor();
+    }
+    if (has_value_input && !step.op->takes_values()) {
+      if (domain.empty() && node.op_type == "Identity") {
+        step.op = MakeValueIdentityOp(init);
+      } else {
+        std::string types;
+        for (const ValueType& t : in_types) types += (types.empty() ? "" : ", ") + t.ToString();
+        throw Error(ErrorCode::kUnsupported, node.Describe() + ": inputs (" + types +
+                                                 "): this op takes only tensors, not sequences or "
+                                                 "optionals");
+      }
     }
     if (HasSubgraph(node)) {
       // Outer-scope values read by the subgraphs become implicit inputs of this step, so the
@@ -290,17 +311,28 @@ class PlanBuilder {
         sub.implicit_inputs.push_back(name);
         step.inputs.push_back(id);
         in_dtypes.push_back(plan_->values_[id].dtype);
+        in_types.push_back(plan_->values_[id].type);
         in_constants.push_back(plan_->values_[id].is_constant ? &plan_->values_[id].constant : nullptr);
       }
-      std::map<std::string, DType> visible;
-      for (const ValueState& v : plan_->values_) visible[v.name] = v.dtype;
+      std::map<std::string, ValueType> visible;
+      for (const ValueState& v : plan_->values_) visible[v.name] = v.type;
       sub.outer_types = &visible;
       sub.opsets = &opsets_;
       sub.options = &options_;
       sub.depth = depth_ + 1;
       step.op->BindSubgraphs(sub);
     }
+    if (!step.op->takes_values()) {
+      for (size_t i = node.inputs.size(); i < in_types.size(); ++i) {
+        if (!in_types[i].is_tensor()) {
+          throw Error(ErrorCode::kUnsupported,
+                      node.Describe() + ": a subgraph reads '" + plan_->values_[step.inputs[i]].name +
+                          "' (" + in_types[i].ToString() + "); this op passes only tensors to it");
+        }
+      }
+    }
     TypeContext types(step.node, step.opset, in_dtypes, in_constants);
+    types.set_input_types(in_types);
     step.op->InferTypes(types);
     for (size_t i = 0; i < node.outputs.size(); ++i) {
       if (node.outputs[i].empty()) {
@@ -312,9 +344,19 @@ class PlanBuilder {
         throw Error(ErrorCode::kInternal, node.Describe() + ": no dtype inferred for output '" +
                                               node.outputs[i] + "'");
       }
-      step.outputs.push_back(NewValue(node.outputs[i], dtype));
+      const ValueType type = types.output_type(static_cast<int>(i));
+      if (!type.is_tensor() && !step.op->takes_values()) {
+        throw Error(ErrorCode::kInternal, node.Describe() + ": gave a " + type.ToString() +
+                                              " output without takes_values()");
+      }
+      step.outputs.push_back(NewValue(node.outputs[i], type));
     }
     step.value_inputs = step.op->ValueInputs();
+    if (step.op->takes_values()) {
+      PrepareValueStep(step);
+      plan_->steps_.push_back(std::move(step));
+      return;
+    }
 
     if (TryFold(step)) return;
     TryStaticPrepare(step);
@@ -378,6 +420,17 @@ class PlanBuilder {
     return true;
   }
 
+  // Ops with takes_values() are prepared once, at load, with whatever is known then.
+  void PrepareValueStep(PlanStep& step) {
+    bool all_static = false;
+    std::vector<InputInfo> infos = InputInfos(step, &all_static);
+    PrepareContext prep(step.node, step.opset, infos, static_cast<int>(step.outputs.size()),
+                        nullptr);
+    step.static_run = step.op->Prepare(prep);
+    step.static_outputs = prep.outputs();
+    for (auto& spec : step.static_outputs) spec.dynamic = true;  // the RunFn sets every output
+  }
+
   void TryStaticPrepare(PlanStep& step) {
     bool all_static = false;
     std::vector<InputInfo> infos = InputInfos(step, &all_static);
@@ -419,14 +472,14 @@ class PlanBuilder {
   const Graph& graph_;
   const OpsetMap& opsets_;
   const PlanOptions& options_;
-  const std::map<std::string, DType>& outer_;
+  const std::map<std::string, ValueType>& outer_;
   int depth_;
   Plan* plan_ = nullptr;
 };
 
 std::shared_ptr<const Plan> Plan::Build(const Graph& graph, const OpsetMap& opsets,
                                         const PlanOptions& options,
-                                        const std::map<std::string, DType>& outer_scope, int depth) {
+                                        const std::map<std::string, ValueType>& outer_scope, int depth) {
   return PlanBuilder(graph, opsets, options, outer_scope, depth).Build();
 }
 
@@ -440,7 +493,8 @@ int Plan::FindValue(const std::string& name) const {
 Executor::Executor(std::shared_ptr<const Plan> plan, const kernels::Parallel* parallel)
     : plan_(std::move(plan)),
       parallel_(parallel ? parallel : &kernels::SerialParallel()),
-      pool_(std::make_shared<BufferPool>()),
+      pool_(std::make_shared<BufferPool>(plan_->options().tensor_limits,
+                                         plan_->options().max_total_bytes)),
       caches_(plan_->steps().size()) {}
 
 Executor::~Executor() = default;
@@ -469,7 +523,7 @@ void AppendKey(std::vector<int64_t>* key, const Tensor& t, bool with_data) {
   }
 }
 
-void CheckInput(const ValueInfo& info, const Tensor& t) {
+void CheckTensorInput(const ValueInfo& info, const Tensor& t) {
   if (t.dtype() != info.type.dtype) {
     throw Error(ErrorCode::kInvalidArgument, "input '" + info.name + "' has dtype " +
                                                  DTypeName(t.dtype()) + ", the model expects " +
@@ -493,32 +547,82 @@ void CheckInput(const ValueInfo& info, const Tensor& t) {
   }
 }
 
+
+// Checks a fed value against the input's declared type; returns the value to use (an empty
+// sequence fed without an element dtype takes the declared one).
+Value CheckInput(const ValueInfo& info, const ValueType& type, const Value& v) {
+  if (v.is_none()) {
+    if (!type.optional) {
+      throw Error(ErrorCode::kInvalidArgument, "input '" + info.name + "' is none, the model expects " +
+                                                   type.ToString() + " (not optional)");
+    }
+    return v;
+  }
+  if (type.sequence != v.is_sequence() || !v.defined()) {
+    throw Error(ErrorCode::kInvalidArgument, "input '" + info.name + "' is " + v.Describe() +
+                                                 ", the model expects " + type.ToString());
+  }
+  if (v.is_tensor()) {
+    if (type.is_tensor()) {
+      CheckTensorInput(info, v.tensor());
+    } else if (v.tensor().dtype() != type.dtype) {
+      throw Error(ErrorCode::kInvalidArgument, "input '" + info.name + "' is " + v.Describe() +
+                                                   ", the model expects " + type.ToString());
+    }
+    return v;
+  }
+  if (v.sequence().empty() && v.dtype() == DType::kUndefined) return Value::Sequence(type.dtype, {});
+  if (v.dtype() != type.dtype) {
+    throw Error(ErrorCode::kInvalidArgument, "input '" + info.name + "' is " + v.Describe() +
+                                                 ", the model expects " + type.ToString());
+  }
+  return v;
+}
+
 }  // namespace
 
-std::vector<Tensor> Executor::Run(const std::map<std::string, Tensor>& inputs,
-                                  const std::map<std::string, Tensor>* outer) {
+std::vector<Tensor> Executor::Run(const std::map<std::string, Tensor>& inputs) {
+  std::map<std::string, Value> feeds;
+  for (const auto& [name, t] : inputs) feeds.emplace(name, Value(t));
+  std::vector<Value> outs = RunValues(feeds);
+  std::vector<Tensor> result;
+  result.reserve(outs.size());
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (!outs[i].is_tensor()) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "output '" + plan_->outputs()[i].name + "' is " + outs[i].Describe() +
+                      ", not a tensor: use the Value interface (Session::RunValues)");
+    }
+    result.push_back(outs[i].tensor());
+  }
+  return result;
+}
+
+std::vector<Value> Executor::RunValues(const std::map<std::string, Value>& inputs,
+                                       const std::map<std::string, Value>* outer) {
   const Plan& plan = *plan_;
-  values_.assign(plan.values().size(), Tensor());
+  const ScopedTensorLimits limits(plan.options().tensor_limits);  // checked by set_output
+  values_.assign(plan.values().size(), Value());
   for (size_t id = 0; id < plan.values().size(); ++id) {
     if (plan.values()[id].is_constant) values_[id] = plan.values()[id].constant;
   }
   for (const auto& [name, id] : plan.outer_ids()) {
-    const Tensor* t = nullptr;
+    const Value* v = nullptr;
     if (outer) {
       auto it = outer->find(name);
-      if (it != outer->end()) t = &it->second;
+      if (it != outer->end()) v = &it->second;
     }
-    if (t == nullptr) {
+    if (v == nullptr) {
       throw Error(ErrorCode::kInternal, "outer-scope value '" + name + "' is not available");
     }
-    values_[id] = *t;
+    values_[id] = *v;
   }
-  for (const auto& [name, tensor] : inputs) {
+  for (const auto& [name, value] : inputs) {
     bool known = false;
     for (size_t k = 0; k < plan.inputs().size(); ++k) {
       if (plan.inputs()[k].name == name) {
-        CheckInput(plan.inputs()[k], tensor);
-        values_[plan.input_ids()[k]] = tensor;
+        const int id = plan.input_ids()[k];
+        values_[id] = CheckInput(plan.inputs()[k], plan.values()[id].type, value);
         known = true;
         break;
       }
@@ -535,22 +639,34 @@ std::vector<Tensor> Executor::Run(const std::map<std::string, Tensor>& inputs,
 
   profile_.clear();
   std::vector<const Tensor*> in_ptrs;
+  std::vector<const Value*> in_values;
   std::vector<Tensor> outs;
+  std::vector<Value> value_outs;
   for (size_t s = 0; s < plan.steps().size(); ++s) {
     const PlanStep& step = plan.steps()[s];
+    const bool takes_values = step.op->takes_values();
     const auto start = profiling_ ? std::chrono::steady_clock::now()
                                   : std::chrono::steady_clock::time_point();
     in_ptrs.clear();
+    in_values.clear();
     for (int id : step.inputs) {
       if (id < 0) {
         in_ptrs.push_back(nullptr);
+        in_values.push_back(nullptr);
         continue;
       }
-      if (!values_[id].defined()) {
+      const Value& v = values_[id];
+      if (!v.defined()) {
         throw Error(ErrorCode::kInternal,
                     step.node.Describe() + ": input '" + plan.values()[id].name + "' has no value");
       }
-      in_ptrs.push_back(&values_[id]);
+      if (!v.is_tensor() && !takes_values) {
+        throw Error(ErrorCode::kInternal, step.node.Describe() + ": input '" +
+                                              plan.values()[id].name + "' is " + v.Describe() +
+                                              ", not a tensor");
+      }
+      in_ptrs.push_back(v.is_tensor() ? &v.tensor() : nullptr);
+      in_values.push_back(&v);
     }
 
     const RunFn* run = nullptr;
@@ -601,6 +717,10 @@ std::vector<Tensor> Executor::Run(const std::map<std::string, Tensor>& inputs,
       }
     }
     RunContext ctx(step.node, in_ptrs, &outs, pool_.get(), parallel_);
+    if (takes_values) {
+      value_outs.assign(step.outputs.size(), Value());
+      ctx.bind_values(&in_values, &value_outs);
+    }
     try {
       (*run)(ctx);
     } catch (const Error&) {
@@ -611,13 +731,21 @@ std::vector<Tensor> Executor::Run(const std::map<std::string, Tensor>& inputs,
     for (size_t i = 0; i < outs.size(); ++i) {
       const int id = step.outputs[i];
       if (id < 0) continue;
-      if (!outs[i].defined()) {
+      Value out = takes_values && value_outs[i].defined() ? std::move(value_outs[i])
+                                                          : Value(std::move(outs[i]));
+      if (!out.defined()) {
         throw Error(ErrorCode::kInternal, step.node.Describe() + ": produced no value for output '" +
                                               step.node.outputs[i] + "'");
       }
-      values_[id] = std::move(outs[i]);
+      const ValueType& type = plan.values()[id].type;
+      if (out.is_none() ? !type.optional : out.is_sequence() != type.sequence) {
+        throw Error(ErrorCode::kInternal, step.node.Describe() + ": output '" +
+                                              step.node.outputs[i] + "' is " + out.Describe() +
+                                              ", its type is " + type.ToString());
+      }
+      values_[id] = std::move(out);
     }
-    for (int id : step.release_after) values_[id] = Tensor();
+    for (int id : step.release_after) values_[id] = Value();
     if (profiling_) {
       const double ms = std::chrono::duration<double, std::milli>(
                             std::chrono::steady_clock::now() - start).count();
@@ -625,10 +753,10 @@ std::vector<Tensor> Executor::Run(const std::map<std::string, Tensor>& inputs,
     }
   }
 
-  std::vector<Tensor> result;
+  std::vector<Value> result;
   result.reserve(plan.output_ids().size());
   for (int id : plan.output_ids()) result.push_back(values_[id]);
-  values_.assign(values_.size(), Tensor());
+  values_.assign(values_.size(), Value());
   return result;
 }
 

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -25,12 +26,17 @@ struct PlanOptions {
   bool constant_folding = true;
   int64_t max_nodes = 1 << 22;
   int64_t max_graph_depth = 64;
+  // Per-tensor limits, checked at load for statically known shapes and at run time for every
+  // output; max_total_bytes bounds an executor's working memory (its pool's bytes in use).
+  TensorLimits tensor_limits;
+  int64_t max_total_bytes = std::numeric_limits<int64_t>::max();
 };
 
 // What Build learned about one value.
 struct ValueState {
   std::string name;
-  DType dtype = DType::kUndefined;
+  DType dtype = DType::kUndefined;  // == type.dtype
+  ValueType type;                    // tensor, sequence or optional
   bool static_shape = false;  // dims known at load
   Dims dims;
   bool is_constant = false;   // initializer or folded
@@ -55,7 +61,7 @@ class Plan {
   // `outer_scope` names values a subgraph may read from its enclosing graph, with their dtypes.
   static std::shared_ptr<const Plan> Build(const Graph& graph, const OpsetMap& opsets,
                                            const PlanOptions& options,
-                                           const std::map<std::string, DType>& outer_scope = {},
+                                           const std::map<std::string, ValueType>& outer_scope = {},
                                            int depth = 0);
 
   const std::vector<ValueInfo>& inputs() const { return inputs_; }   // excludes initializers
@@ -66,6 +72,7 @@ class Plan {
   const std::vector<int>& output_ids() const { return output_ids_; }
   const std::vector<std::pair<std::string, int>>& outer_ids() const { return outer_ids_; }
   int64_t folded_nodes() const { return folded_nodes_; }
+  const PlanOptions& options() const { return options_; }  // what Build was given
   int FindValue(const std::string& name) const;  // -1 when unknown
 
  private:
@@ -76,6 +83,7 @@ class Plan {
   std::vector<std::pair<std::string, int>> outer_ids_;
   std::map<std::string, int> ids_;
   int64_t folded_nodes_ = 0;
+  PlanOptions options_;
   friend class PlanBuilder;
 };
 
@@ -86,10 +94,12 @@ class Executor {
   explicit Executor(std::shared_ptr<const Plan> plan, const kernels::Parallel* parallel = nullptr);
   ~Executor();
 
-  // inputs: name -> tensor for every graph input; outer: values of the enclosing graph (for
+  // inputs: name -> value for every graph input; outer: values of the enclosing graph (for
   // subgraphs). Returns the graph outputs in order. Throws Error on bad inputs.
-  std::vector<Tensor> Run(const std::map<std::string, Tensor>& inputs,
-                          const std::map<std::string, Tensor>* outer = nullptr);
+  std::vector<Value> RunValues(const std::map<std::string, Value>& inputs,
+                               const std::map<std::string, Value>* outer = nullptr);
+  // Tensors only: throws Error(kInvalidArgument) when an output is a sequence or optional.
+  std::vector<Tensor> Run(const std::map<std::string, Tensor>& inputs);
 
   void set_profiling(bool on) { profiling_ = on; }
   struct Timing {
@@ -113,7 +123,7 @@ class Executor {
   const kernels::Parallel* parallel_;
   std::shared_ptr<BufferPool> pool_;
   std::vector<NodeCache> caches_;
-  std::vector<Tensor> values_;
+  std::vector<Value> values_;
   std::vector<int64_t> key_scratch_;
   bool profiling_ = false;
   std::vector<Timing> profile_;

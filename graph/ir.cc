@@ -1,6 +1,8 @@
 // Small helpers of the IR (graph/ir.h).
 #include "graph/ir.h"
 
+#include "simplecpp/error.h"
+
 namespace simplecpp::graph {
 
 const char* AttrKindName(AttrKind k) {
@@ -43,6 +45,57 @@ const Tensor* Graph::FindInitializer(const std::string& value_name) const {
     if (n == value_name) return &t;
   }
   return nullptr;
+}
+
+std::string ValueType::ToString() const {
+  std::string s = DTypeName(dtype);
+  if (sequence) s = "seq(" + s + ")";
+  if (optional) s = "opt(" + s + ")";
+  return s;
+}
+
+ValueType ValueTypeOf(const TypeInfo& type, const std::string& what) {
+  using Kind = TypeInfo::Kind;
+  auto unsupported = [&]() -> ValueType {
+    throw Error(ErrorCode::kUnsupported,
+                what + " has a type this library does not run (maps, sparse tensors and sequences "
+                       "of sequences are not supported)");
+  };
+  switch (type.kind) {
+    case Kind::kUnknown:
+    case Kind::kTensor: return ValueType::TensorOf(type.dtype);
+    case Kind::kSequence:
+      if (!type.elem || (type.elem->kind != Kind::kTensor && type.elem->kind != Kind::kUnknown)) {
+        return unsupported();
+      }
+      return ValueType::SequenceOf(type.elem->dtype);
+    case Kind::kOptional: {
+      if (!type.elem) return unsupported();
+      const ValueType inner = ValueTypeOf(*type.elem, what);
+      if (inner.optional) return unsupported();
+      return inner.AsOptional();
+    }
+    default: return unsupported();
+  }
+}
+
+TypeInfo TypeInfoOf(const ValueType& type) {
+  TypeInfo t;
+  t.kind = TypeInfo::Kind::kTensor;
+  t.dtype = type.dtype;
+  if (type.sequence) {
+    TypeInfo seq;
+    seq.kind = TypeInfo::Kind::kSequence;
+    seq.elem = std::make_shared<TypeInfo>(t);
+    t = seq;
+  }
+  if (type.optional) {
+    TypeInfo opt;
+    opt.kind = TypeInfo::Kind::kOptional;
+    opt.elem = std::make_shared<TypeInfo>(t);
+    t = opt;
+  }
+  return t;
 }
 
 std::string CanonicalDomain(const std::string& domain) {

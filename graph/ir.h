@@ -53,6 +53,33 @@ struct TypeInfo {
   std::shared_ptr<TypeInfo> elem;   // sequence / optional / map value element
 };
 
+// The type of a value while a plan runs: a tensor, a sequence of tensors, or an optional of
+// either (simplecpp::Value is the matching run-time value). `dtype` is the tensor / element dtype.
+struct ValueType {
+  DType dtype = DType::kUndefined;
+  bool sequence = false;
+  bool optional = false;
+
+  static ValueType TensorOf(DType d) { return ValueType{d, false, false}; }
+  static ValueType SequenceOf(DType d) { return ValueType{d, true, false}; }
+  bool is_tensor() const { return !sequence && !optional; }
+  // Without the optional wrapper (what OptionalGetElement returns).
+  ValueType Element() const { return ValueType{dtype, sequence, false}; }
+  ValueType AsOptional() const { return ValueType{dtype, sequence, true}; }
+  bool operator==(const ValueType& o) const {
+    return dtype == o.dtype && sequence == o.sequence && optional == o.optional;
+  }
+  bool operator!=(const ValueType& o) const { return !(*this == o); }
+  // "float32", "seq(float32)", "opt(seq(float32))"
+  std::string ToString() const;
+};
+
+// The ValueType of a declared type; throws Error(kUnsupported) for maps, sparse tensors and
+// nestings other than optional(sequence(tensor)). An unknown kind reads as a tensor.
+ValueType ValueTypeOf(const TypeInfo& type, const std::string& what);
+// The TypeInfo describing a ValueType (no shape).
+TypeInfo TypeInfoOf(const ValueType& type);
+
 struct ValueInfo {
   std::string name;
   TypeInfo type;

@@ -17,7 +17,60 @@ std::string OpLabel(const Node& node, int64_t opset) {
   return who + " (" + op + ", opset " + std::to_string(opset) + ")";
 }
 
+// "tensor 'y' of node 'Conv_3'" for output i of a node.
+std::string OutputLabel(const Node& node, int i) {
+  const std::string name =
+      i >= 0 && i < static_cast<int>(node.outputs.size()) ? node.outputs[i] : std::to_string(i);
+  const std::string who = node.name.empty() ? node.op_type + " node" : "node '" + node.name + "'";
+  return "tensor '" + name + "' of " + who;
+}
+
+thread_local const TensorLimits* current_limits = nullptr;
+
 }  // namespace
+
+// ---- tensor limits ----
+
+ScopedTensorLimits::ScopedTensorLimits(const TensorLimits& limits)
+    : limits_(limits), previous_(current_limits) {
+  current_limits = &limits_;
+}
+ScopedTensorLimits::~ScopedTensorLimits() { current_limits = previous_; }
+
+const TensorLimits& CurrentTensorLimits() {
+  static const TensorLimits kUnlimited;
+  return current_limits ? *current_limits : kUnlimited;
+}
+
+void CheckTensorLimits(const TensorLimits& limits, DType dtype, const Dims& dims,
+                       const std::string& what) {
+  const int64_t elements = CheckedNumElements(dims);
+  if (elements > limits.max_tensor_elements) {
+    throw Error(ErrorCode::kLimitExceeded,
+                what + " needs " + std::to_string(elements) + " elements (shape " +
+                    DimsToString(dims) + "), over the limit max_tensor_elements=" +
+                    std::to_string(limits.max_tensor_elements));
+  }
+  // Each dim too (matters for empty tensors): ops build per-axis tables as long as a dim,
+  // even when another dim is 0.
+  for (int64_t d : dims) {
+    if (d > limits.max_tensor_elements) {
+      throw Error(ErrorCode::kLimitExceeded,
+                  what + " has a dimension of " + std::to_string(d) + " (shape " +
+                      DimsToString(dims) + "), over the limit max_tensor_elements=" +
+                      std::to_string(limits.max_tensor_elements));
+    }
+  }
+  // Strings are not sized by dtype; undefined dtypes are rejected elsewhere.
+  if (dtype == DType::kString || DTypeBits(dtype) == 0) return;
+  const size_t bytes = CheckedByteSize(dtype, elements);
+  if (static_cast<uint64_t>(bytes) > static_cast<uint64_t>(limits.max_tensor_bytes)) {
+    throw Error(ErrorCode::kLimitExceeded,
+                what + " needs " + std::to_string(bytes) + " bytes (" + DTypeName(dtype) +
+                    DimsToString(dims) + "), over the limit max_tensor_bytes=" +
+                    std::to_string(limits.max_tensor_bytes));
+  }
+}
 
 // ---- OpInit ----
 
@@ -172,7 +225,8 @@ const Tensor& PrepareContext::RequireValue(int i) const {
 
 void PrepareContext::set_output(int i, DType dtype, Dims dims) {
   if (i < 0 || i >= num_outputs()) return;
-  CheckedNumElements(dims);  // rejects negative dims and overflow
+  // Rejects negative dims and overflow, then the size limits (at load for static shapes).
+  CheckTensorLimits(CurrentTensorLimits(), dtype, dims, OutputLabel(node_, i));
   outputs_[i] = OutputSpec{dtype, std::move(dims), false, true};
 }
 void PrepareContext::set_output_dynamic(int i, DType dtype) {
@@ -212,6 +266,7 @@ bool RunContext::has_input(int i) const {
 }
 
 Tensor& RunContext::allocate_output(int i, DType dtype, Dims dims) {
+  CheckTensorLimits(CurrentTensorLimits(), dtype, dims, OutputLabel(node_, i));
   (*outputs_)[i] = allocator_->Allocate(dtype, dims);
   return (*outputs_)[i];
 }

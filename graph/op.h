@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -24,6 +25,7 @@
 #include "kernels/parallel.h"
 #include "simplecpp/error.h"
 #include "simplecpp/tensor.h"
+#include "simplecpp/value.h"
 
 namespace simplecpp::graph {
 
@@ -61,6 +63,31 @@ class OpInit {
   int64_t opset_;
 };
 
+// Size limits for any one tensor (from simplecpp::Limits). PrepareContext::set_output and
+// RunContext::allocate_output check the limits installed for the calling thread; the executor
+// installs its plan's limits while it builds a plan and while it runs one (none otherwise).
+struct TensorLimits {
+  int64_t max_tensor_elements = std::numeric_limits<int64_t>::max();
+  int64_t max_tensor_bytes = std::numeric_limits<int64_t>::max();
+};
+class ScopedTensorLimits {
+ public:
+  explicit ScopedTensorLimits(const TensorLimits& limits);
+  ~ScopedTensorLimits();
+  ScopedTensorLimits(const ScopedTensorLimits&) = delete;
+  ScopedTensorLimits& operator=(const ScopedTensorLimits&) = delete;
+
+ private:
+  TensorLimits limits_;
+  const TensorLimits* previous_;
+};
+// Throws Error(kLimitExceeded) when a tensor of `dtype` and `dims` is over `limits`; the message
+// starts with `what` ("tensor 'y' of node 'Conv_3'"). Also rejects negative dims and overflow.
+void CheckTensorLimits(const TensorLimits& limits, DType dtype, const Dims& dims,
+                       const std::string& what);
+// The limits installed for this thread (unlimited when none).
+const TensorLimits& CurrentTensorLimits();
+
 // Load-time dtype inference.
 class TypeContext {
  public:
@@ -76,6 +103,27 @@ class TypeContext {
   bool has_output(int i) const;
   void set_output_dtype(int i, DType dtype);
   DType output_dtype(int i) const { return output_dtypes_[i]; }
+
+  // Sequence / optional types (ops with takes_values()). input_dtype(i) is the element dtype of a
+  // sequence. Outputs not given a type by set_output_type are tensors of their output dtype.
+  ValueType input_type(int i) const {
+    if (i >= 0 && i < static_cast<int>(input_types_.size())) return input_types_[i];
+    return ValueType::TensorOf(input_dtype(i));
+  }
+  void set_output_type(int i, const ValueType& type) {
+    if (i < 0 || i >= num_outputs()) return;
+    set_output_dtype(i, type.dtype);
+    if (output_types_.size() < output_dtypes_.size()) output_types_.resize(output_dtypes_.size());
+    output_types_[i] = type;
+    output_type_set_.resize(output_dtypes_.size(), false);
+    output_type_set_[i] = true;
+  }
+  ValueType output_type(int i) const {
+    if (i < static_cast<int>(output_type_set_.size()) && output_type_set_[i]) return output_types_[i];
+    return ValueType::TensorOf(output_dtypes_[i]);
+  }
+  // Called by the executor right after construction.
+  void set_input_types(std::vector<ValueType> types) { input_types_ = std::move(types); }
 
   // Throws Unsupported (naming all input dtypes) unless input i is present with an allowed dtype.
   void RequireDType(int i, std::initializer_list<DType> allowed) const;
@@ -93,6 +141,9 @@ class TypeContext {
   std::vector<DType> input_dtypes_;
   std::vector<const Tensor*> input_constants_;
   std::vector<DType> output_dtypes_;
+  std::vector<ValueType> input_types_;
+  std::vector<ValueType> output_types_;
+  std::vector<bool> output_type_set_;
 };
 
 // Prepare-time view of one input: dtype and concrete dims (the data is not available unless the
@@ -178,8 +229,22 @@ class RunContext {
   std::string Prefix() const;
   [[noreturn]] void Fail(const std::string& message) const;  // kRuntime, names node and op
 
+  // Values of ops with takes_values(): input(i) / has_input(i) see only tensor inputs; value(i)
+  // sees every input (nullptr when omitted). set_value replaces output i by any value.
+  const Value* value(int i) const {
+    return values_in_ && i >= 0 && i < static_cast<int>(values_in_->size()) ? (*values_in_)[i] : nullptr;
+  }
+  void set_value(int i, Value v) { (*values_out_)[i] = std::move(v); }
+  // Called by the executor for ops with takes_values().
+  void bind_values(const std::vector<const Value*>* in, std::vector<Value>* out) {
+    values_in_ = in;
+    values_out_ = out;
+  }
+
  private:
   const Node& node_;
+  const std::vector<const Value*>* values_in_ = nullptr;
+  std::vector<Value>* values_out_ = nullptr;
   std::vector<const Tensor*> inputs_;
   std::vector<Tensor>* outputs_;
   TensorAllocator* allocator_;
@@ -196,7 +261,7 @@ using OpsetMap = std::map<std::string, int64_t>;  // canonical domain -> version
 // after the node's own inputs in `implicit_inputs` order (TypeContext, PrepareContext and
 // RunContext all see them at those indices).
 struct SubgraphContext {
-  const std::map<std::string, DType>* outer_types;  // every value visible to the subgraphs
+  const std::map<std::string, ValueType>* outer_types;  // every value visible to the subgraphs
   const OpsetMap* opsets;
   const PlanOptions* options;
   int depth;  // nesting depth of the subgraphs
@@ -214,9 +279,19 @@ class Op {
   virtual bool deterministic() const { return true; }
   // Called at load, before InferTypes, for nodes with GRAPH/GRAPHS attributes.
   virtual void BindSubgraphs(const SubgraphContext& ctx) { (void)ctx; }
+  // True for ops that take or produce sequences / optionals (sequence.cc, optional.cc, If,
+  // Loop, SequenceMap). The executor gives them TypeContext::input_type, RunContext::value and
+  // set_value, never folds them, and calls Prepare once at load (with whatever shapes are known
+  // then: such ops check shapes in their RunFn, since sequence contents are known only there).
+  // Other ops never see a sequence or optional input (a load-time Unsupported error).
+  virtual bool takes_values() const { return false; }
 };
 
 using OpFactory = std::function<std::unique_ptr<Op>(const OpInit&)>;
+
+// Identity for sequence and optional values (graph/ops/sequence.cc). The executor uses it for an
+// Identity node whose input is not a tensor (the registered Identity is tensor-only).
+std::unique_ptr<Op> MakeValueIdentityOp(const OpInit& init);
 
 template <typename OpT>
 OpFactory MakeFactory() {

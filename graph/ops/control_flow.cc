@@ -1,7 +1,7 @@
-// Control flow: If, Loop, Scan. Each compiles its body graphs into Plans at load
+// Control flow: If, Loop, Scan and SequenceMap. Each compiles its body graphs into Plans at load
 // (BindSubgraphs) and runs them with nested Executors. Values of the enclosing graph that a body
 // reads arrive as implicit inputs (after the node's own inputs) and are passed to the body as its
-// outer scope.
+// outer scope. If, Loop and SequenceMap pass sequences and optionals through (takes_values()).
 #include <cstring>
 #include <mutex>
 
@@ -14,44 +14,67 @@ namespace {
 
 // A compiled body plus a free list of executors, so concurrent sessions (and nested calls) each
 // get their own Executor while the prepared kernels of earlier runs are reused.
+// A pooled executor moves between sessions, so it must not keep the Parallel of the session that
+// created it (that session's thread pool may be gone: use after free): it runs through `parallel`,
+// which forwards to the Parallel of the run that has checked the executor out.
 class Body {
  public:
   explicit Body(std::shared_ptr<const Plan> plan) : plan_(std::move(plan)) {}
   const Plan& plan() const { return *plan_; }
 
-  std::vector<Tensor> Run(const std::map<std::string, Tensor>& inputs,
-                          const std::map<std::string, Tensor>& outer,
-                          const kernels::Parallel& parallel) const {
-    std::unique_ptr<Executor> exec;
+  std::vector<Value> Run(const std::map<std::string, Value>& inputs,
+                         const std::map<std::string, Value>& outer,
+                         const kernels::Parallel& parallel) const {
+    std::unique_ptr<Pooled> pooled;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (!free_.empty()) {
-        exec = std::move(free_.back());
+        pooled = std::move(free_.back());
         free_.pop_back();
       }
     }
-    if (!exec) exec = std::make_unique<Executor>(plan_, &parallel);
-    std::vector<Tensor> out = exec->Run(inputs, &outer);
+    if (!pooled) {
+      pooled = std::make_unique<Pooled>();
+      pooled->exec = std::make_unique<Executor>(plan_, &pooled->parallel);
+    }
+    pooled->parallel.target = &parallel;
+    std::vector<Value> out = pooled->exec->RunValues(inputs, &outer);
+    pooled->parallel.target = nullptr;
     std::lock_guard<std::mutex> lock(mu_);
-    free_.push_back(std::move(exec));
+    free_.push_back(std::move(pooled));
     return out;
   }
 
  private:
+  class ForwardingParallel final : public kernels::Parallel {
+   public:
+    int num_threads() const override { return target->num_threads(); }
+    void For(int64_t n, const std::function<void(int64_t, int64_t)>& fn) const override {
+      target->For(n, fn);
+    }
+    const kernels::Parallel* target = nullptr;
+  };
+  struct Pooled {
+    ForwardingParallel parallel;
+    std::unique_ptr<Executor> exec;  // destroyed before `parallel`
+  };
   std::shared_ptr<const Plan> plan_;
   mutable std::mutex mu_;
-  mutable std::vector<std::unique_ptr<Executor>> free_;
+  mutable std::vector<std::unique_ptr<Pooled>> free_;
 };
 
-// Compiles `g` with the given input dtypes filled in where the body leaves them undeclared.
-// Declared body input shapes are not enforced: loop-carried values may change shape.
+// Compiles `g` with the given input types (those with a known dtype replace the body's
+// declarations). Declared body input shapes are not enforced: loop-carried values may change shape.
 std::shared_ptr<const Body> CompileBody(const Graph& g, const SubgraphContext& ctx,
-                                        const std::vector<DType>& input_dtypes) {
+                                        const std::vector<ValueType>& input_types) {
   Graph copy = g;
   for (size_t i = 0; i < copy.inputs.size(); ++i) {
     TypeInfo& t = copy.inputs[i].type;
-    if (t.kind == TypeInfo::Kind::kUnknown) t.kind = TypeInfo::Kind::kTensor;
-    if (i < input_dtypes.size() && input_dtypes[i] != DType::kUndefined) t.dtype = input_dtypes[i];
+    if (i < input_types.size() && input_types[i].dtype != DType::kUndefined) {
+      t = TypeInfoOf(input_types[i]);
+    } else if (t.kind == TypeInfo::Kind::kUnknown) {
+      t.kind = TypeInfo::Kind::kTensor;
+    }
     t.has_shape = false;
     t.dims.clear();
   }
@@ -59,15 +82,28 @@ std::shared_ptr<const Body> CompileBody(const Graph& g, const SubgraphContext& c
       Plan::Build(copy, *ctx.opsets, *ctx.options, *ctx.outer_types, ctx.depth));
 }
 
-std::map<std::string, Tensor> OuterValues(const RunContext& ctx, int first_implicit,
-                                          const std::vector<std::string>& names) {
-  std::map<std::string, Tensor> outer;
-  for (size_t i = 0; i < names.size(); ++i) outer[names[i]] = ctx.input(first_implicit + static_cast<int>(i));
+// Outer-scope values for a body. Ops with takes_values() see every value; others only tensors.
+std::map<std::string, Value> OuterValues(const RunContext& ctx, int first_implicit,
+                                         const std::vector<std::string>& names) {
+  std::map<std::string, Value> outer;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const int k = first_implicit + static_cast<int>(i);
+    outer[names[i]] = ctx.value(k) ? *ctx.value(k) : Value(ctx.input(k));
+  }
   return outer;
 }
 
 DType BodyOutputDType(const Body& body, size_t i) {
   return body.plan().values()[body.plan().output_ids()[i]].dtype;
+}
+ValueType BodyOutputType(const Body& body, size_t i) {
+  return body.plan().values()[body.plan().output_ids()[i]].type;
+}
+
+// The type of a node input as the outer plan knows it (kUndefined dtype when unknown).
+ValueType OuterType(const SubgraphContext& ctx, const std::string& name) {
+  auto it = ctx.outer_types->find(name);
+  return it == ctx.outer_types->end() ? ValueType() : it->second;
 }
 
 bool ReadCondition(const Tensor& t, const RunContext& ctx) {
@@ -99,15 +135,17 @@ class IfOp final : public Op {
     then_ = CompileBody(*then_graph_, ctx, {});
     else_ = CompileBody(*else_graph_, ctx, {});
   }
+  bool takes_values() const override { return true; }
   void InferTypes(TypeContext& ctx) const override {
     ctx.RequireDType(0, {DType::kBool});
     for (int i = 0; i < ctx.num_outputs(); ++i) {
-      const DType a = BodyOutputDType(*then_, i), b = BodyOutputDType(*else_, i);
-      if (a != b) {
-        ctx.Fail("output " + std::to_string(i) + " is " + DTypeName(a) + " in then_branch but " +
-                 DTypeName(b) + " in else_branch");
+      const ValueType a = BodyOutputType(*then_, i), b = BodyOutputType(*else_, i);
+      // Branches may differ in optionality only (one gives a value, the other none).
+      if (a.Element() != b.Element()) {
+        ctx.Fail("output " + std::to_string(i) + " is " + a.ToString() + " in then_branch but " +
+                 b.ToString() + " in else_branch");
       }
-      ctx.set_output_dtype(i, a);
+      ctx.set_output_type(i, a.optional ? a : b);
     }
   }
   RunFn Prepare(PrepareContext& ctx) const override {
@@ -117,9 +155,9 @@ class IfOp final : public Op {
     const std::vector<std::string> names = implicit_;
     return [then_body, else_body, first, names](RunContext& rc) {
       const Body& body = ReadCondition(rc.input(0), rc) ? *then_body : *else_body;
-      std::vector<Tensor> outs = body.Run({}, OuterValues(rc, first, names), rc.parallel());
+      std::vector<Value> outs = body.Run({}, OuterValues(rc, first, names), rc.parallel());
       for (int i = 0; i < rc.num_outputs() && i < static_cast<int>(outs.size()); ++i) {
-        rc.set_output(i, outs[i]);
+        rc.set_value(i, outs[i]);
       }
     };
   }
@@ -206,21 +244,28 @@ class LoopOp final : public Op {
     if (init.num_outputs() > num_carried_ + num_scan_) init.Fail("too many outputs");
     node_inputs_ = init.node().inputs;
   }
+  bool takes_values() const override { return true; }
   void BindSubgraphs(const SubgraphContext& ctx) override {
     implicit_ = ctx.implicit_inputs;
-    std::vector<DType> types = {DType::kInt64, DType::kBool};
+    std::vector<ValueType> types = {ValueType::TensorOf(DType::kInt64),
+                                    ValueType::TensorOf(DType::kBool)};
     for (int i = 0; i < num_carried_; ++i) {
-      // Loop-carried dtypes come from the node's initial values (known to the outer plan).
-      auto it = ctx.outer_types->find(node_inputs_[2 + i]);
-      types.push_back(it == ctx.outer_types->end() ? DType::kUndefined : it->second);
+      // Loop-carried types come from the node's initial values (known to the outer plan).
+      types.push_back(OuterType(ctx, node_inputs_[2 + i]));
     }
     body_ = CompileBody(*graph_, ctx, types);
   }
   void InferTypes(TypeContext& ctx) const override {
     if (ctx.has_input(0)) ctx.RequireDType(0, {DType::kInt64});
     if (ctx.has_input(1)) ctx.RequireDType(1, {DType::kBool});
+    for (int i = 0; i < num_carried_; ++i) ctx.RequireInput(2 + i);
     for (int i = 0; i < num_carried_ + num_scan_ && i < ctx.num_outputs(); ++i) {
-      ctx.set_output_dtype(i, BodyOutputDType(*body_, 1 + i));
+      const ValueType t = BodyOutputType(*body_, 1 + i);
+      if (i >= num_carried_ && !t.is_tensor()) {
+        ctx.Unsupported("scan output " + std::to_string(i - num_carried_) + " is " + t.ToString() +
+                        "; only tensors can be stacked");
+      }
+      ctx.set_output_type(i, t);
     }
   }
   RunFn Prepare(PrepareContext& ctx) const override {
@@ -240,15 +285,15 @@ class LoopOp final : public Op {
         max_trips = rc.input(0).data<int64_t>()[0];
       }
       bool cond = has_cond ? ReadCondition(rc.input(1), rc) : true;
-      std::vector<Tensor> carried_values;
-      for (int i = 0; i < carried; ++i) carried_values.push_back(rc.input(2 + i));
+      std::vector<Value> carried_values;
+      for (int i = 0; i < carried; ++i) carried_values.push_back(*rc.value(2 + i));
       std::vector<std::vector<Tensor>> scan_values(scans);
       const auto outer = OuterValues(rc, first, names);
       Tensor iter(DType::kInt64, {});
       Tensor cond_t(DType::kBool, {});
       for (int64_t i = 0; (max_trips < 0 || i < max_trips) && cond; ++i) {
         if (!has_m && !has_cond && i > (int64_t{1} << 40)) rc.Fail("loop does not terminate");
-        std::map<std::string, Tensor> feeds;
+        std::map<std::string, Value> feeds;
         Tensor it_value(DType::kInt64, {});
         it_value.data<int64_t>()[0] = i;
         Tensor c_value(DType::kBool, {});
@@ -256,12 +301,13 @@ class LoopOp final : public Op {
         feeds[body_inputs[0]] = it_value;
         feeds[body_inputs[1]] = c_value;
         for (int k = 0; k < carried; ++k) feeds[body_inputs[2 + k]] = carried_values[k];
-        std::vector<Tensor> outs = body->Run(feeds, outer, rc.parallel());
-        cond = ReadCondition(outs[0], rc);
+        std::vector<Value> outs = body->Run(feeds, outer, rc.parallel());
+        if (!outs[0].is_tensor()) rc.Fail("the body's condition output is " + outs[0].Describe());
+        cond = ReadCondition(outs[0].tensor(), rc);
         for (int k = 0; k < carried; ++k) carried_values[k] = outs[1 + k];
-        for (int k = 0; k < scans; ++k) scan_values[k].push_back(outs[1 + carried + k]);
+        for (int k = 0; k < scans; ++k) scan_values[k].push_back(outs[1 + carried + k].tensor());
       }
-      for (int k = 0; k < carried && k < rc.num_outputs(); ++k) rc.set_output(k, carried_values[k]);
+      for (int k = 0; k < carried && k < rc.num_outputs(); ++k) rc.set_value(k, carried_values[k]);
       for (int k = 0; k < scans && carried + k < rc.num_outputs(); ++k) {
         rc.set_output(carried + k, Stack(scan_values[k], 0, false, rc, scan_types[k]));
       }
@@ -305,15 +351,18 @@ class ScanOp final : public Op {
   }
   void BindSubgraphs(const SubgraphContext& ctx) override {
     implicit_ = ctx.implicit_inputs;
-    std::vector<DType> types;
-    for (const std::string& name : node_inputs_) {
-      auto it = ctx.outer_types->find(name);
-      types.push_back(it == ctx.outer_types->end() ? DType::kUndefined : it->second);
-    }
+    std::vector<ValueType> types;
+    for (const std::string& name : node_inputs_) types.push_back(OuterType(ctx, name));
     body_ = CompileBody(*graph_, ctx, types);
   }
   void InferTypes(TypeContext& ctx) const override {
-    for (int i = 0; i < ctx.num_outputs(); ++i) ctx.set_output_dtype(i, BodyOutputDType(*body_, i));
+    for (int i = 0; i < ctx.num_outputs(); ++i) {
+      if (!BodyOutputType(*body_, i).is_tensor()) {
+        ctx.Unsupported("body output " + std::to_string(i) + " is " +
+                        BodyOutputType(*body_, i).ToString() + "; Scan runs tensors only");
+      }
+      ctx.set_output_dtype(i, BodyOutputDType(*body_, i));
+    }
   }
   RunFn Prepare(PrepareContext& ctx) const override {
     for (int i = 0; i < ctx.num_outputs(); ++i) ctx.set_output_dynamic(i, BodyOutputDType(*body_, i));
@@ -342,19 +391,23 @@ class ScanOp final : public Op {
     return [=](RunContext& rc) {
       std::vector<Tensor> states;
       for (int64_t i = 0; i < state; ++i) states.push_back(rc.input(static_cast<int>(i)));
+      auto tensor_of = [&rc](const Value& v) -> const Tensor& {
+        if (!v.is_tensor()) rc.Fail("the body gave " + v.Describe() + ", expected a tensor");
+        return v.tensor();
+      };
       std::vector<std::vector<Tensor>> scans(nout);
       const auto outer = OuterValues(rc, first, names);
       for (int64_t t = 0; t < seq; ++t) {
-        std::map<std::string, Tensor> feeds;
+        std::map<std::string, Value> feeds;
         for (int64_t i = 0; i < state; ++i) feeds[body_inputs[i]] = states[i];
         for (int64_t j = 0; j < nin; ++j) {
           const Tensor& x = rc.input(static_cast<int>(state + j));
           if (DTypeSize(x.dtype()) == 0) rc.Fail("scan inputs of dtype " + DTypeName(x.dtype()) + " are not supported");
           feeds[body_inputs[state + j]] = SliceAt(x, in_axes[j], in_dirs[j] ? seq - 1 - t : t);
         }
-        std::vector<Tensor> outs = body->Run(feeds, outer, rc.parallel());
-        for (int64_t i = 0; i < state; ++i) states[i] = outs[i];
-        for (int64_t k = 0; k < nout; ++k) scans[k].push_back(outs[state + k]);
+        std::vector<Value> outs = body->Run(feeds, outer, rc.parallel());
+        for (int64_t i = 0; i < state; ++i) states[i] = tensor_of(outs[i]);
+        for (int64_t k = 0; k < nout; ++k) scans[k].push_back(tensor_of(outs[state + k]));
       }
       for (int64_t i = 0; i < state && i < rc.num_outputs(); ++i) rc.set_output(static_cast<int>(i), states[i]);
       for (int64_t k = 0; k < nout && state + k < rc.num_outputs(); ++k) {
@@ -373,9 +426,104 @@ class ScanOp final : public Op {
   std::vector<int64_t> input_axes_, input_dirs_, output_axes_, output_dirs_;
 };
 
+// ---- SequenceMap (opset 17) ----
+// Runs the body once per position i of the first input sequence. Body input 0 is element i of
+// input_sequence; each additional input is element i of a sequence (of the same length) or the
+// same tensor every time. Body output k, collected over i, is output sequence k.
+class SequenceMapOp final : public Op {
+ public:
+  explicit SequenceMapOp(const OpInit& init) : num_node_inputs_(init.num_inputs()) {
+    graph_ = init.GetGraph("body");
+    if (!graph_) init.Fail("needs a body graph");
+    if (init.num_inputs() < 1) init.Fail("needs input_sequence");
+    if (graph_->inputs.size() != static_cast<size_t>(init.num_inputs())) {
+      init.Fail("body has " + std::to_string(graph_->inputs.size()) + " inputs, the node " +
+                std::to_string(init.num_inputs()));
+    }
+    if (graph_->outputs.size() != static_cast<size_t>(init.num_outputs())) {
+      init.Fail("body has " + std::to_string(graph_->outputs.size()) + " outputs, the node " +
+                std::to_string(init.num_outputs()));
+    }
+    node_inputs_ = init.node().inputs;
+  }
+  bool takes_values() const override { return true; }
+  void BindSubgraphs(const SubgraphContext& ctx) override {
+    implicit_ = ctx.implicit_inputs;
+    std::vector<ValueType> types;
+    for (size_t i = 0; i < node_inputs_.size(); ++i) {
+      const ValueType t = OuterType(ctx, node_inputs_[i]);
+      if (t.optional) {
+        throw Error(ErrorCode::kUnsupported,
+                    "SequenceMap input '" + node_inputs_[i] + "' is " + t.ToString() +
+                        "; expected a sequence or a tensor");
+      }
+      types.push_back(ValueType::TensorOf(t.dtype));  // the body sees one element
+    }
+    body_ = CompileBody(*graph_, ctx, types);
+  }
+  void InferTypes(TypeContext& ctx) const override {
+    for (int i = 0; i < num_node_inputs_; ++i) ctx.RequireInput(i);
+    if (!ctx.input_type(0).sequence || ctx.input_type(0).optional) {
+      ctx.Fail("input_sequence is " + ctx.input_type(0).ToString() + ", expected a sequence");
+    }
+    for (int k = 0; k < ctx.num_outputs(); ++k) {
+      const ValueType t = BodyOutputType(*body_, k);
+      if (!t.is_tensor()) ctx.Unsupported("body output " + std::to_string(k) + " is " + t.ToString());
+      ctx.set_output_type(k, ValueType::SequenceOf(t.dtype));
+    }
+  }
+  RunFn Prepare(PrepareContext& ctx) const override {
+    for (int k = 0; k < ctx.num_outputs(); ++k) ctx.set_output_dynamic(k, BodyOutputDType(*body_, k));
+    auto body = body_;
+    const int first = num_node_inputs_;
+    const std::vector<std::string> names = implicit_;
+    std::vector<std::string> body_inputs;
+    for (const ValueInfo& v : body->plan().inputs()) body_inputs.push_back(v.name);
+    std::vector<DType> out_types;
+    for (int k = 0; k < ctx.num_outputs(); ++k) out_types.push_back(BodyOutputDType(*body, k));
+    return [body, first, names, body_inputs, out_types](RunContext& rc) {
+      const std::vector<Tensor>& seq = rc.value(0)->sequence();
+      const size_t n = seq.size();
+      for (int j = 1; j < first; ++j) {
+        const Value& v = *rc.value(j);
+        if (v.is_sequence() && v.sequence().size() != n) {
+          rc.Fail("additional input " + std::to_string(j) + " has " +
+                  std::to_string(v.sequence().size()) + " elements, input_sequence " +
+                  std::to_string(n));
+        }
+      }
+      const auto outer = OuterValues(rc, first, names);
+      std::vector<std::vector<Tensor>> results(out_types.size());
+      for (size_t i = 0; i < n; ++i) {
+        std::map<std::string, Value> feeds;
+        feeds[body_inputs[0]] = seq[i];
+        for (int j = 1; j < first; ++j) {
+          const Value& v = *rc.value(j);
+          feeds[body_inputs[j]] = v.is_sequence() ? Value(v.sequence()[i]) : v;
+        }
+        std::vector<Value> outs = body->Run(feeds, outer, rc.parallel());
+        for (size_t k = 0; k < results.size(); ++k) {
+          if (!outs[k].is_tensor()) rc.Fail("the body gave " + outs[k].Describe());
+          results[k].push_back(outs[k].tensor());
+        }
+      }
+      for (size_t k = 0; k < results.size(); ++k) {
+        rc.set_value(static_cast<int>(k), Value::Sequence(out_types[k], std::move(results[k])));
+      }
+    };
+  }
+
+ private:
+  int num_node_inputs_;
+  std::shared_ptr<Graph> graph_;
+  std::shared_ptr<const Body> body_;
+  std::vector<std::string> implicit_, node_inputs_;
+};
+
 }  // namespace
 
 void RegisterControlFlowOps(OpRegistry& registry) {
+  registry.Register("", "SequenceMap", 17, MakeFactory<SequenceMapOp>());
   for (int v : {1, 11, 13, 16, 19, 21, 23, 24}) registry.Register("", "If", v, MakeFactory<IfOp>());
   for (int v : {1, 11, 13, 16, 19, 21, 23, 24}) registry.Register("", "Loop", v, MakeFactory<LoopOp>());
   for (int v : {8, 9, 11, 16, 19, 21, 23, 24}) registry.Register("", "Scan", v, MakeFactory<ScanOp>());

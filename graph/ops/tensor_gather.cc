@@ -427,7 +427,6 @@ class ExpandOp : public Op {
     const int64_t sh_pad = r - static_cast<int64_t>(shape.size());
     const std::vector<int64_t> strides = Strides(in);
     Dims out(static_cast<size_t>(r));
-    std::vector<std::vector<int64_t>> offsets(static_cast<size_t>(r));
     for (int64_t k = 0; k < r; ++k) {
       const int64_t a = k >= in_pad ? in[k - in_pad] : 1;
       const int64_t b = k >= sh_pad ? shape[k - sh_pad] : 1;
@@ -436,11 +435,17 @@ class ExpandOp : public Op {
         ctx.Fail("input shape " + DimsToString(in) + " cannot be broadcast to " + IntsToString(shape));
       }
       out[k] = a == 1 ? b : a;
+    }
+    // Declare (and so size-check) the output before the per-axis tables, which are as long as
+    // the output's dims: a huge shape must be a limit error, not a huge allocation.
+    ctx.set_output(0, ctx.input_dtype(0), out);
+    std::vector<std::vector<int64_t>> offsets(static_cast<size_t>(r));
+    for (int64_t k = 0; k < r; ++k) {
+      const int64_t a = k >= in_pad ? in[k - in_pad] : 1;
       const int64_t stride = (k >= in_pad && a != 1) ? strides[k - in_pad] : 0;
       offsets[k].resize(static_cast<size_t>(out[k]));
       for (int64_t i = 0; i < out[k]; ++i) offsets[k][i] = i * stride;
     }
-    ctx.set_output(0, ctx.input_dtype(0), out);
     return AxisGatherRunFn(ctx.input_dtype(0), out, std::move(offsets));
   }
 };
@@ -475,15 +480,18 @@ class TileOp : public Op {
     }
     const std::vector<int64_t> strides = Strides(in);
     Dims out(static_cast<size_t>(r));
-    std::vector<std::vector<int64_t>> offsets(static_cast<size_t>(r));
     for (int64_t k = 0; k < r; ++k) {
       if (repeats[k] < 0) ctx.Fail("repeats " + IntsToString(repeats) + " has a negative entry");
       if (in[k] != 0 && repeats[k] > INT64_MAX / in[k]) ctx.Fail("output size overflows");
       out[k] = in[k] * repeats[k];
+    }
+    // Size-check the output before building tables as long as its dims (see Expand).
+    ctx.set_output(0, ctx.input_dtype(0), out);
+    std::vector<std::vector<int64_t>> offsets(static_cast<size_t>(r));
+    for (int64_t k = 0; k < r; ++k) {
       offsets[k].resize(static_cast<size_t>(out[k]));
       for (int64_t i = 0; i < out[k]; ++i) offsets[k][i] = (i % in[k]) * strides[k];
     }
-    ctx.set_output(0, ctx.input_dtype(0), out);
     return AxisGatherRunFn(ctx.input_dtype(0), out, std::move(offsets));
   }
 

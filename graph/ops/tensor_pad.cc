@@ -79,12 +79,19 @@ class PadOp : public Op {
       end[axes[i]] = pads[i + na];
     }
     const std::vector<int64_t> strides = Strides(in);
+    // Output dims first (overflow-checked) and registered with set_output, which enforces the
+    // tensor-size limits, before any per-axis table is sized from them: a hostile `pads` must
+    // give an Error, not a huge allocation.
     Dims out(static_cast<size_t>(r));
-    bool needs_fill = false;
-    std::vector<std::vector<int64_t>> offsets(static_cast<size_t>(r));
     for (int64_t k = 0; k < r; ++k) {
       const int64_t d = in[k];
-      out[k] = d + begin[k] + end[k];
+      int64_t padded = 0;
+      if (__builtin_add_overflow(d, begin[k], &padded) ||
+          __builtin_add_overflow(padded, end[k], &padded)) {
+        ctx.Fail("pads " + IntsToString(pads) + " overflow axis " + std::to_string(k) +
+                 " of size " + std::to_string(d));
+      }
+      out[k] = padded;
       if (out[k] < 0) {
         ctx.Fail("pads " + IntsToString(pads) + " crop axis " + std::to_string(k) + " of size " +
                  std::to_string(d) + " below zero");
@@ -92,6 +99,22 @@ class PadOp : public Op {
       if (d == 0 && out[k] > 0 && mode_ != PadMode::kConstant) {
         ctx.Fail("cannot pad the empty axis " + std::to_string(k) + " in a non-constant mode");
       }
+    }
+    const DType dtype = ctx.input_dtype(0);
+    ctx.set_output(0, dtype, out);
+    // One table entry per output index of each axis: with another axis empty the output is
+    // within limits however long this axis is, so bound each axis on its own too.
+    const int64_t max_axis = CurrentTensorLimits().max_tensor_elements;
+    for (int64_t k = 0; k < r; ++k) {
+      if (out[k] > max_axis) {
+        ctx.Fail("padded axis " + std::to_string(k) + " would have " + std::to_string(out[k]) +
+                 " elements, over the limit max_tensor_elements=" + std::to_string(max_axis));
+      }
+    }
+    bool needs_fill = false;
+    std::vector<std::vector<int64_t>> offsets(static_cast<size_t>(r));
+    for (int64_t k = 0; k < r; ++k) {
+      const int64_t d = in[k];
       offsets[k].resize(static_cast<size_t>(out[k]));
       for (int64_t i = 0; i < out[k]; ++i) {
         int64_t src = i - begin[k];
@@ -117,8 +140,6 @@ class PadOp : public Op {
         offsets[k][i] = src < 0 ? -1 : src * strides[k];
       }
     }
-    const DType dtype = ctx.input_dtype(0);
-    ctx.set_output(0, dtype, out);
     const bool is_string = dtype == DType::kString;
     auto plan = std::make_shared<const kernels::AxisGatherPlan>(
         kernels::PlanAxisGather(is_string ? 1 : DTypeSize(dtype), out, std::move(offsets)));

@@ -5,21 +5,8 @@
 #include <new>
 #include <string>
 
+#include "simplecpp/api/c_api_handles.h"
 #include "simplecpp/simplecpp.h"
-
-struct sc_status {
-  int32_t code;
-  std::string message;
-};
-struct sc_model {
-  simplecpp::Model model;
-};
-struct sc_session {
-  simplecpp::Session session;
-};
-struct sc_tensor {
-  simplecpp::Tensor tensor;
-};
 
 namespace {
 
@@ -206,6 +193,62 @@ sc_status* sc_session_run(sc_session* session, const char* const* input_names,
     }
     for (int64_t i = 0; i < num_outputs; ++i) out_tensors[i] = made[i];
   });
+}
+
+sc_status* sc_load_options_create(sc_load_options** out_options) {
+  if (!out_options) return NullArgument("out_options");
+  *out_options = nullptr;
+  return Guard([&] { *out_options = new sc_load_options{}; });
+}
+void sc_load_options_free(sc_load_options* options) { delete options; }
+
+#define SC_LIMIT_SETTER(field)                                                              \
+  sc_status* sc_load_options_set_##field(sc_load_options* options, int64_t value) {        \
+    if (!options) return NullArgument("options");                                          \
+    if (value < 0) {                                                                        \
+      return MakeStatus(SC_ERR_INVALID_ARGUMENT,                                            \
+                        #field " must not be negative (got " + std::to_string(value) + ")"); \
+    }                                                                                       \
+    options->options.limits.field = value;                                                  \
+    return nullptr;                                                                         \
+  }
+SC_LIMIT_SETTER(max_model_bytes)
+SC_LIMIT_SETTER(max_tensor_elements)
+SC_LIMIT_SETTER(max_tensor_bytes)
+SC_LIMIT_SETTER(max_nodes)
+SC_LIMIT_SETTER(max_graph_depth)
+SC_LIMIT_SETTER(max_total_bytes)
+#undef SC_LIMIT_SETTER
+
+sc_status* sc_load_options_set_constant_folding(sc_load_options* options, int32_t enabled) {
+  if (!options) return NullArgument("options");
+  options->options.constant_folding = enabled != 0;
+  return nullptr;
+}
+
+sc_status* sc_load_options_set_external_data_dir(sc_load_options* options, const char* dir) {
+  if (!options) return NullArgument("options");
+  return Guard([&] { options->options.external_data_dir = dir ? dir : ""; });
+}
+
+sc_status* sc_model_load_with_options(const char* path, const sc_load_options* options,
+                                      sc_model** out_model) {
+  if (!path) return NullArgument("path");
+  if (!out_model) return NullArgument("out_model");
+  *out_model = nullptr;
+  const simplecpp::LoadOptions defaults;
+  const simplecpp::LoadOptions& o = options ? options->options : defaults;
+  return Guard([&] { *out_model = new sc_model{simplecpp::Model::Load(path, o)}; });
+}
+
+sc_status* sc_model_load_bytes_with_options(const void* data, size_t size,
+                                            const sc_load_options* options, sc_model** out_model) {
+  if (!data && size) return NullArgument("data");
+  if (!out_model) return NullArgument("out_model");
+  *out_model = nullptr;
+  const simplecpp::LoadOptions defaults;
+  const simplecpp::LoadOptions& o = options ? options->options : defaults;
+  return Guard([&] { *out_model = new sc_model{simplecpp::Model::LoadFromBytes(data, size, o)}; });
 }
 
 }  // extern "C"

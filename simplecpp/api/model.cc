@@ -1,4 +1,6 @@
 // simplecpp::Model: import + Plan::Build (simplecpp/simplecpp.h).
+#include <sys/stat.h>
+
 #include <fstream>
 
 #include "simplecpp/api/model_impl.h"
@@ -17,7 +19,42 @@ ValueDescription Describe(const graph::ValueInfo& v) {
     d.dims.push_back(dim.known() ? dim.value : -1);
     d.dim_params.push_back(dim.param);
   }
+  DescribeValueKind(v.type, &d);  // sequences and optionals
   return d;
+}
+
+// Element/byte limits of every tensor stored in the model: initializers and tensor attributes
+// (Constant values), subgraphs included. The reader has already bounded each one's bytes before
+// allocating it; this adds the element count (and the bytes of the densified sparse tensors).
+void CheckStoredTensors(const graph::Graph& g, const graph::TensorLimits& limits, int depth) {
+  for (const auto& [name, t] : g.initializers) {
+    graph::CheckTensorLimits(limits, t.dtype(), t.dims(), "initializer '" + name + "'");
+  }
+  for (const graph::Node& n : g.nodes) {
+    for (const graph::Attribute& a : n.attributes) {
+      const std::string what = "attribute '" + a.name + "' of " + n.Describe();
+      if (a.t.defined()) graph::CheckTensorLimits(limits, a.t.dtype(), a.t.dims(), what);
+      for (const Tensor& t : a.tensors) graph::CheckTensorLimits(limits, t.dtype(), t.dims(), what);
+      // The reader bounds the nesting depth, so this recursion is bounded too.
+      if (a.g) CheckStoredTensors(*a.g, limits, depth + 1);
+      for (const auto& sub : a.graphs) {
+        if (sub) CheckStoredTensors(*sub, limits, depth + 1);
+      }
+    }
+  }
+}
+
+void CheckLimitValues(const Limits& l) {
+  const std::pair<const char*, int64_t> values[] = {
+      {"max_model_bytes", l.max_model_bytes},       {"max_tensor_elements", l.max_tensor_elements},
+      {"max_tensor_bytes", l.max_tensor_bytes},     {"max_nodes", l.max_nodes},
+      {"max_graph_depth", l.max_graph_depth},       {"max_total_bytes", l.max_total_bytes}};
+  for (const auto& [name, value] : values) {
+    if (value < 0) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  std::string("Limits::") + name + " is negative (" + std::to_string(value) + ")");
+    }
+  }
 }
 
 onnx::ReadOptions ToReadOptions(const LoadOptions& options) {
@@ -33,6 +70,11 @@ onnx::ReadOptions ToReadOptions(const LoadOptions& options) {
 }  // namespace
 
 std::shared_ptr<const ModelImpl> CompileModel(graph::Model model, const LoadOptions& options) {
+  CheckLimitValues(options.limits);
+  graph::TensorLimits tensor_limits;
+  tensor_limits.max_tensor_elements = options.limits.max_tensor_elements;
+  tensor_limits.max_tensor_bytes = options.limits.max_tensor_bytes;
+  CheckStoredTensors(model.graph, tensor_limits, 0);
   auto impl = std::make_shared<ModelImpl>();
   impl->model = std::move(model);
   graph::OpsetMap opsets;
@@ -43,6 +85,8 @@ std::shared_ptr<const ModelImpl> CompileModel(graph::Model model, const LoadOpti
   plan_options.constant_folding = options.constant_folding;
   plan_options.max_nodes = options.limits.max_nodes;
   plan_options.max_graph_depth = options.limits.max_graph_depth;
+  plan_options.tensor_limits = tensor_limits;
+  plan_options.max_total_bytes = options.limits.max_total_bytes;
   impl->plan = graph::Plan::Build(impl->model.graph, opsets, plan_options);
   for (const graph::ValueInfo& v : impl->plan->inputs()) impl->inputs.push_back(Describe(v));
   for (const graph::ValueInfo& v : impl->plan->outputs()) impl->outputs.push_back(Describe(v));
@@ -52,11 +96,21 @@ std::shared_ptr<const ModelImpl> CompileModel(graph::Model model, const LoadOpti
 }  // namespace detail
 
 Model Model::Load(const std::string& path, const LoadOptions& options) {
+  detail::CheckLimitValues(options.limits);
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+      static_cast<int64_t>(st.st_size) > options.limits.max_model_bytes) {
+    throw Error(ErrorCode::kLimitExceeded, "model file '" + path + "' has " +
+                                               std::to_string(st.st_size) +
+                                               " bytes, over the limit max_model_bytes=" +
+                                               std::to_string(options.limits.max_model_bytes));
+  }
   return Model(detail::CompileModel(onnx::ReadModelFile(path, detail::ToReadOptions(options)), options));
 }
 
 Model Model::LoadFromBytes(const void* data, size_t size, const LoadOptions& options) {
   // The bytes belong to the caller: the reader copies what it keeps (no owner given).
+  detail::CheckLimitValues(options.limits);
   return Model(detail::CompileModel(
       onnx::ReadModel(data, size, detail::ToReadOptions(options), nullptr), options));
 }

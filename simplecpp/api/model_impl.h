@@ -17,6 +17,19 @@ struct ModelImpl {
   std::vector<ValueDescription> outputs;
 };
 
+// Sets d->sequence / d->optional / d->dtype (the element dtype) of a sequence or optional type;
+// leaves tensor types alone.
+inline void DescribeValueKind(const graph::TypeInfo& type, ValueDescription* d) {
+  if (type.kind != graph::TypeInfo::Kind::kSequence && type.kind != graph::TypeInfo::Kind::kOptional) return;
+  const graph::ValueType t = graph::ValueTypeOf(type, "'" + d->name + "'");
+  d->sequence = t.sequence;
+  d->optional = t.optional;
+  d->dtype = t.dtype;
+  d->has_shape = false;
+  d->dims.clear();
+  d->dim_params.clear();
+}
+
 // Builds the ModelImpl from an imported graph::Model (plan, descriptions).
 std::shared_ptr<const ModelImpl> CompileModel(graph::Model model, const LoadOptions& options);
 

@@ -25,13 +25,16 @@ Session::~Session() = default;
 Session::Session(Session&&) noexcept = default;
 Session& Session::operator=(Session&&) noexcept = default;
 
-std::map<std::string, Tensor> Session::Run(const std::map<std::string, Tensor>& inputs,
-                                           const std::vector<std::string>& output_names) {
-  std::vector<Tensor> values = impl_->executor->Run(inputs);
-  const auto& outs = impl_->model->plan->outputs();
-  std::map<std::string, Tensor> result;
+namespace {
+
+// The outputs named in `output_names` (all when empty), by name.
+template <typename T>
+std::map<std::string, T> SelectOutputs(const graph::Plan& plan, std::vector<T> values,
+                                       const std::vector<std::string>& output_names) {
+  const auto& outs = plan.outputs();
+  std::map<std::string, T> result;
   if (output_names.empty()) {
-    for (size_t i = 0; i < outs.size(); ++i) result[outs[i].name] = values[i];
+    for (size_t i = 0; i < outs.size(); ++i) result[outs[i].name] = std::move(values[i]);
     return result;
   }
   for (const std::string& name : output_names) {
@@ -46,6 +49,29 @@ std::map<std::string, Tensor> Session::Run(const std::map<std::string, Tensor>& 
     if (!found) throw Error(ErrorCode::kInvalidArgument, "'" + name + "' is not an output of the model");
   }
   return result;
+}
+
+}  // namespace
+
+std::map<std::string, Tensor> Session::Run(const std::map<std::string, Tensor>& inputs,
+                                           const std::vector<std::string>& output_names) {
+  std::map<std::string, Value> feeds;
+  for (const auto& [name, t] : inputs) feeds.emplace(name, Value(t));
+  std::map<std::string, Value> values = RunValues(feeds, output_names);
+  std::map<std::string, Tensor> result;
+  for (auto& [name, v] : values) {
+    if (!v.is_tensor()) {
+      throw Error(ErrorCode::kInvalidArgument, "output '" + name + "' is " + v.Describe() +
+                                                   ", not a tensor: use Session::RunValues");
+    }
+    result[name] = v.tensor();
+  }
+  return result;
+}
+
+std::map<std::string, Value> Session::RunValues(const std::map<std::string, Value>& inputs,
+                                                const std::vector<std::string>& output_names) {
+  return SelectOutputs(*impl_->model->plan, impl_->executor->RunValues(inputs), output_names);
 }
 
 void Session::set_profiling(bool on) { impl_->executor->set_profiling(on); }

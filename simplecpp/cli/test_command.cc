@@ -1,10 +1,12 @@
 // `simplecpp test`: the ONNX backend conformance runner.
 //
 // A case is a folder holding model.onnx and test_data_set_*/ folders with input_<i>.pb and
-// output_<i>.pb (TensorProto). input_i goes to the i-th non-initializer graph input (by the
-// TensorProto's name when it names one), output_i is compared with the i-th graph output: dtype
-// and shape exactly; floats within |got - expected| <= atol + rtol * |expected| (NaN equals NaN,
-// infinities must match); integers, bools and strings exactly; other dtypes byte for byte.
+// output_<i>.pb (TensorProto; SequenceProto / OptionalProto where the graph value is declared a
+// sequence / optional). input_i goes to the i-th non-initializer graph input (by the proto's name
+// when it names one), output_i is compared with the i-th graph output: dtype and shape exactly;
+// floats within |got - expected| <= atol + rtol * |expected| (NaN equals NaN, infinities must
+// match); integers, bools and strings exactly; other dtypes byte for byte. Sequences compare
+// length, then element by element; an empty optional must be empty.
 // A case is UNSUPPORTED when the library raises ErrorCode::kUnsupported (at load, or during the
 // first run for checks that need shapes), FAIL on any other error or mismatch.
 //
@@ -39,6 +41,7 @@
 #endif
 
 #include "simplecpp/cli/cli_util.h"
+#include "simplecpp/onnx/sequence_proto.h"
 #include "simplecpp/onnx/tensor_proto.h"
 #include "simplecpp/simplecpp.h"
 
@@ -193,17 +196,68 @@ std::string CompareOutput(const std::string& name, const Tensor& expected, const
   return msg + ")";
 }
 
+// Compares any two values: kinds, then tensors (sequences element by element).
+std::string CompareValue(const std::string& name, const Value& expected, const Value& got,
+                         const TestOptions& opt) {
+  if (expected.kind() != got.kind()) {
+    return "output '" + name + "': expected " + expected.Describe() + ", got " + got.Describe();
+  }
+  if (expected.is_tensor()) return CompareOutput(name, expected.tensor(), got.tensor(), opt);
+  if (!expected.is_sequence()) return "";
+  const std::vector<Tensor>& e = expected.sequence();
+  const std::vector<Tensor>& g = got.sequence();
+  if (e.size() != g.size()) {
+    return "output '" + name + "': expected a sequence of " + std::to_string(e.size()) +
+           " elements, got " + std::to_string(g.size());
+  }
+  for (size_t i = 0; i < e.size(); ++i) {
+    std::string diff = CompareOutput(name + "[" + std::to_string(i) + "]", e[i], g[i], opt);
+    if (!diff.empty()) return diff;
+  }
+  return "";
+}
+
+// The declared description of a graph value by name (nullptr when none has that name).
+const ValueDescription* FindDescription(const std::vector<ValueDescription>& values,
+                                        const std::string& name) {
+  for (const ValueDescription& v : values) {
+    if (v.name == name) return &v;
+  }
+  return nullptr;
+}
+
+// Reads an input/output .pb as the proto its declared type calls for.
+Value ReadValueFile(const fs::path& path, const ValueDescription* declared, std::string* name) {
+  return onnx::ReadValueProtoFile(path.string(), declared && declared->sequence,
+                                  declared && declared->optional, name);
+}
+
+// Protos name their value: peek at the name with the input's positional guess first, so that a
+// file naming another input is read as that input's declared kind.
+Value ReadInputFile(const fs::path& path, const std::vector<ValueDescription>& inputs, size_t index,
+                    std::string* name) {
+  const ValueDescription* positional = index < inputs.size() ? &inputs[index] : nullptr;
+  Value v = ReadValueFile(path, positional, name);
+  const ValueDescription* named = name->empty() ? nullptr : FindDescription(inputs, *name);
+  if (named && named != positional &&
+      (named->sequence != (positional && positional->sequence) ||
+       named->optional != (positional && positional->optional))) {
+    v = ReadValueFile(path, named, name);
+  }
+  return v;
+}
+
 // ---- one case ----
 
 CaseResult RunDataSet(Session& session, const Model& model, const fs::path& set_dir,
                       const TestOptions& opt) {
   const std::vector<ValueDescription>& model_inputs = model.inputs();
   const std::vector<ValueDescription>& model_outputs = model.outputs();
-  std::map<std::string, Tensor> inputs;
+  std::map<std::string, Value> inputs;
   const std::vector<fs::path> input_files = IndexedFiles(set_dir, "input_");
   for (size_t i = 0; i < input_files.size(); ++i) {
     std::string name;
-    Tensor t = onnx::ReadTensorProtoFile(input_files[i].string(), &name);
+    Value t = ReadInputFile(input_files[i], model_inputs, i, &name);
     bool named_input = false;
     for (const ValueDescription& v : model_inputs) named_input |= !name.empty() && v.name == name;
     if (!named_input) {
@@ -222,13 +276,14 @@ CaseResult RunDataSet(Session& session, const Model& model, const fs::path& set_
                                std::to_string(output_files.size()) + " expected outputs"};
   }
 
-  const std::map<std::string, Tensor> got = session.Run(inputs);
+  const std::map<std::string, Value> got = session.RunValues(inputs);
   for (size_t k = 0; k < output_files.size(); ++k) {
     const std::string& name = model_outputs[k].name;
-    const Tensor expected = onnx::ReadTensorProtoFile(output_files[k].string());
+    std::string file_name;
+    const Value expected = ReadValueFile(output_files[k], &model_outputs[k], &file_name);
     auto it = got.find(name);
     if (it == got.end()) return {Status::kFail, "output '" + name + "' was not produced"};
-    std::string diff = CompareOutput(name, expected, it->second, opt);
+    std::string diff = CompareValue(name, expected, it->second, opt);
     if (!diff.empty()) return {Status::kFail, std::move(diff)};
   }
   return {Status::kPass, ""};

@@ -35,9 +35,9 @@ std::string DescribeGraphProto(const pbf_reader& msg) {
 
 void CheckDepth(int depth, const ParseContext& ctx) {
   if (depth > ctx.options.max_graph_depth) {
-    throw Error(ErrorCode::kLimitExceeded, "subgraphs nested deeper than " +
-                                               std::to_string(ctx.options.max_graph_depth) +
-                                               " levels");
+    throw Error(ErrorCode::kLimitExceeded, "subgraphs nested " + std::to_string(depth) +
+                                               " levels deep, over the limit max_graph_depth=" +
+                                               std::to_string(ctx.options.max_graph_depth));
   }
 }
 
@@ -91,7 +91,9 @@ std::string DescribeNodeProto(pbf_reader msg, size_t index) {
 graph::Node ReadNode(pbf_reader msg, ParseContext& ctx, int graph_depth) {
   if (++ctx.num_nodes > ctx.options.max_nodes) {
     throw Error(ErrorCode::kLimitExceeded,
-                "the model has more than " + std::to_string(ctx.options.max_nodes) + " nodes");
+                "the model has more than " + std::to_string(ctx.options.max_nodes) +
+                    " nodes (subgraphs included), over the limit max_nodes=" +
+                    std::to_string(ctx.options.max_nodes));
   }
   namespace nf = fields::node;
   graph::Node node;
@@ -171,7 +173,7 @@ graph::Model ReadModel(const void* data, size_t size, const ReadOptions& options
   namespace mf = fields::model;
   if (size > static_cast<uint64_t>(options.max_model_bytes)) {
     throw Error(ErrorCode::kLimitExceeded, "model has " + std::to_string(size) +
-                                               " bytes, more than the limit of " +
+                                               " bytes, over the limit max_model_bytes=" +
                                                std::to_string(options.max_model_bytes));
   }
   ParseContext ctx;
@@ -201,7 +203,7 @@ graph::Model ReadModel(const void* data, size_t size, const ReadOptions& options
           pbf_reader m = ReadMessage(msg, "graph");
           model.graph = graph::Graph();  // a repeated singular field: the last one wins
           WithContext([&] { return DescribeGraphProto(m); },
-                      [&] { ReadGraphInto(m, ctx, 1, &model.graph); });
+                      [&] { ReadGraphInto(m, ctx, 0, &model.graph); });
           has_graph = true;
           break;
         }

@@ -145,7 +145,7 @@ Tensor TensorFromBytes(DType dtype, const Dims& dims, const char* data, size_t s
 void CheckTensorBytes(uint64_t bytes, const ParseContext& ctx) {
   if (bytes > static_cast<uint64_t>(ctx.options.max_tensor_bytes)) {
     throw Error(ErrorCode::kLimitExceeded,
-                "tensor needs " + std::to_string(bytes) + " bytes, more than the limit of " +
+                "tensor needs " + std::to_string(bytes) + " bytes, over the limit max_tensor_bytes=" +
                     std::to_string(ctx.options.max_tensor_bytes));
   }
 }

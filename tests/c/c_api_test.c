@@ -207,6 +207,160 @@ static void run_add(const sc_model* model) {
   sc_session_free(session);
 }
 
+/* z = If(c) { then: z = Identity(x) } else { z = Identity(x) }: one level of subgraph. */
+static void build_if_model(Buf* model) {
+  const int64_t dims[2] = {2, 3};
+  Buf node = {{0}, 0}, graph = {{0}, 0}, opset = {{0}, 0};
+  const char* branches[2] = {"then_branch", "else_branch"};
+  put_str(&node, 1, "c");
+  put_str(&node, 2, "z");
+  put_str(&node, 3, "the_if");
+  put_str(&node, 4, "If");
+  for (int b = 0; b < 2; ++b) {
+    Buf sub_node = {{0}, 0}, sub = {{0}, 0}, attr = {{0}, 0};
+    put_str(&sub_node, 1, "x");
+    put_str(&sub_node, 2, b == 0 ? "t" : "e");
+    put_str(&sub_node, 4, "Identity");
+    put_msg(&sub, 1, &sub_node);
+    put_str(&sub, 2, branches[b]);
+    put_value_info(&sub, 12, b == 0 ? "t" : "e", 1, dims, 2);
+    put_str(&attr, 1, branches[b]); /* AttributeProto.name */
+    put_int(&attr, 20, 5);          /* AttributeProto.type = GRAPH */
+    put_msg(&attr, 6, &sub);        /* AttributeProto.g */
+    put_msg(&node, 5, &attr);       /* NodeProto.attribute */
+  }
+  put_msg(&graph, 1, &node);
+  put_str(&graph, 2, "if");
+  put_value_info(&graph, 11, "c", 9, NULL, 0);
+  put_value_info(&graph, 11, "x", 1, dims, 2);
+  put_value_info(&graph, 12, "z", 1, dims, 2);
+  put_str(&opset, 1, "");
+  put_int(&opset, 2, 17);
+  model->size = 0;
+  put_int(model, 1, 8);
+  put_msg(model, 7, &graph);
+  put_msg(model, 8, &opset);
+}
+
+/* Checks that the message of an expected limit error names the limit. */
+static void check_limit(sc_status* st, const char* limit_name, const char* what) {
+  ++g_checks;
+  if (st == NULL || sc_status_code(st) != SC_ERR_LIMIT_EXCEEDED ||
+      strstr(sc_status_message(st), limit_name) == NULL) {
+    ++g_failures;
+    fprintf(stderr, "%s: expected SC_ERR_LIMIT_EXCEEDED naming %s, got %d: %s\n", what,
+            limit_name, st ? (int)sc_status_code(st) : 0, st ? sc_status_message(st) : "success");
+  } else {
+    printf("  expected limit error (%s): %s\n", what, sc_status_message(st));
+  }
+  sc_status_free(st);
+}
+
+/* Every resource limit through sc_load_options. The Add model has 1 node, no subgraph, and
+ * tensors of 6 float32 elements (24 bytes). */
+static void test_limits(const Buf* add, const char* dir) {
+  sc_load_options* o = NULL;
+  sc_model* m = NULL;
+  CHECK_OK(sc_load_options_create(&o));
+  if (o == NULL) return;
+
+  /* Defaults (and NULL options) load. */
+  CHECK_OK(sc_model_load_bytes_with_options(add->data, add->size, o, &m));
+  sc_model_free(m);
+  m = NULL;
+  CHECK_OK(sc_model_load_bytes_with_options(add->data, add->size, NULL, &m));
+  sc_model_free(m);
+  m = NULL;
+
+  check_error(sc_load_options_set_max_nodes(o, -1), SC_ERR_INVALID_ARGUMENT, "negative limit");
+  check_error(sc_load_options_set_max_total_bytes(NULL, 1), SC_ERR_INVALID_ARGUMENT,
+              "NULL options");
+
+  CHECK_OK(sc_load_options_set_max_model_bytes(o, (int64_t)add->size - 1));
+  check_limit(sc_model_load_bytes_with_options(add->data, add->size, o, &m), "max_model_bytes",
+              "model bytes");
+  CHECK(m == NULL);
+  if (dir != NULL) {
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/c_api_test_limits.onnx", dir);
+    FILE* f = fopen(path, "wb");
+    if (f != NULL) {
+      fwrite(add->data, 1, add->size, f);
+      fclose(f);
+      check_limit(sc_model_load_with_options(path, o, &m), "max_model_bytes", "model file bytes");
+      CHECK(m == NULL);
+      remove(path);
+    }
+  }
+  CHECK_OK(sc_load_options_set_max_model_bytes(o, (int64_t)add->size));
+  CHECK_OK(sc_model_load_bytes_with_options(add->data, add->size, o, &m));
+  sc_model_free(m);
+  m = NULL;
+
+  CHECK_OK(sc_load_options_set_max_nodes(o, 0));
+  check_limit(sc_model_load_bytes_with_options(add->data, add->size, o, &m), "max_nodes", "nodes");
+  CHECK_OK(sc_load_options_set_max_nodes(o, 1));
+
+  /* z is [2,3] at load (static shapes): 6 elements, 24 bytes. */
+  CHECK_OK(sc_load_options_set_max_tensor_elements(o, 5));
+  check_limit(sc_model_load_bytes_with_options(add->data, add->size, o, &m), "max_tensor_elements",
+              "tensor elements");
+  CHECK_OK(sc_load_options_set_max_tensor_elements(o, 6));
+  CHECK_OK(sc_load_options_set_max_tensor_bytes(o, 23));
+  check_limit(sc_model_load_bytes_with_options(add->data, add->size, o, &m), "max_tensor_bytes",
+              "tensor bytes");
+  CHECK_OK(sc_load_options_set_max_tensor_bytes(o, 24));
+
+  /* Working memory: the model loads, the run needs a 24-byte buffer (a 64-byte size class). */
+  CHECK_OK(sc_load_options_set_max_total_bytes(o, 16));
+  CHECK_OK(sc_model_load_bytes_with_options(add->data, add->size, o, &m));
+  if (m != NULL) {
+    sc_session* session = NULL;
+    CHECK_OK(sc_session_create(m, 1, &session));
+    const int64_t dims[2] = {2, 3};
+    const float x[6] = {1, 2, 3, 4, 5, 6};
+    sc_tensor* t = NULL;
+    CHECK_OK(sc_tensor_create(1, dims, 2, x, sizeof(x), &t));
+    const char* in_names[2] = {"x", "y"};
+    const sc_tensor* ins[2] = {t, t};
+    const char* out_names[1] = {"z"};
+    sc_tensor* outs[1] = {NULL};
+    if (session != NULL && t != NULL) {
+      check_limit(sc_session_run(session, in_names, ins, 2, out_names, 1, outs), "max_total_bytes",
+                  "working memory");
+      CHECK(outs[0] == NULL);
+    }
+    sc_tensor_free(t);
+    sc_session_free(session);
+    sc_model_free(m);
+    m = NULL;
+  }
+
+  /* Subgraph depth: the If model nests one level. */
+  Buf if_model = {{0}, 0};
+  build_if_model(&if_model);
+  CHECK_OK(sc_load_options_set_max_total_bytes(o, 1 << 20));
+  CHECK_OK(sc_load_options_set_max_nodes(o, 3));
+  CHECK_OK(sc_load_options_set_max_model_bytes(o, 1 << 20));
+  CHECK_OK(sc_model_load_bytes_with_options(if_model.data, if_model.size, o, &m));
+  sc_model_free(m);
+  m = NULL;
+  CHECK_OK(sc_load_options_set_max_graph_depth(o, 0));
+  check_limit(sc_model_load_bytes_with_options(if_model.data, if_model.size, o, &m),
+              "max_graph_depth", "graph depth");
+  CHECK(m == NULL);
+  /* Nodes are counted across subgraphs: If + 2 Identity = 3. */
+  CHECK_OK(sc_load_options_set_max_graph_depth(o, 4));
+  CHECK_OK(sc_load_options_set_max_nodes(o, 2));
+  check_limit(sc_model_load_bytes_with_options(if_model.data, if_model.size, o, &m), "max_nodes",
+              "nodes in subgraphs");
+
+  CHECK_OK(sc_load_options_set_constant_folding(o, 0));
+  CHECK_OK(sc_load_options_set_external_data_dir(o, NULL));
+  sc_load_options_free(o);
+  sc_load_options_free(NULL);
+}
+
 int main(int argc, char** argv) {
   Buf bytes = {{0}, 0};
   build_model(&bytes, "Add");
@@ -284,6 +438,8 @@ int main(int argc, char** argv) {
   check_error(sc_tensor_create(1, negative, 2, data, sizeof(data), &t), SC_ERR_INVALID_ARGUMENT,
               "tensor with a negative dim");
   CHECK(t == NULL);
+
+  test_limits(&bytes, argc > 1 ? argv[1] : NULL);
 
   sc_status_free(NULL); /* freeing NULL is allowed */
   sc_tensor_free(NULL);

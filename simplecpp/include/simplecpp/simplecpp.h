@@ -5,6 +5,9 @@
 //   auto outputs = session.Run({{"x", input_tensor}});
 //   const simplecpp::Tensor& y = outputs.at("y");
 //
+// Models whose inputs or outputs are sequences or optionals run through Session::RunValues with
+// simplecpp::Value (simplecpp/value.h); Session::Run handles tensors only.
+//
 // A Model is immutable after loading and may be shared by many threads; a Session belongs to one
 // caller at a time (it owns the scratch memory and prepared kernels). Errors are simplecpp::Error.
 #pragma once
@@ -19,6 +22,7 @@
 #include "simplecpp/dtype.h"
 #include "simplecpp/error.h"
 #include "simplecpp/tensor.h"
+#include "simplecpp/value.h"
 
 namespace simplecpp {
 
@@ -28,6 +32,9 @@ struct Limits {
   int64_t max_tensor_bytes = int64_t{16} << 30;      // bytes in any one tensor
   int64_t max_nodes = 1 << 22;                       // nodes in a graph (all subgraphs together)
   int64_t max_graph_depth = 64;                      // nesting of subgraphs
+  // Working memory of one Session::Run: tensor buffers the session's pool holds in use at once
+  // (intermediate values, outputs, op scratch; inputs and initializers are not counted).
+  int64_t max_total_bytes = int64_t{64} << 30;
 };
 
 struct LoadOptions {
@@ -43,9 +50,12 @@ struct SessionOptions {
 };
 
 // Description of a graph input or output: name, dtype, dims (-1 for unknown, with the symbolic
-// name in dim_params when the model gives one).
+// name in dim_params when the model gives one). For a sequence, dtype is the element dtype and
+// there is no shape; `optional` marks an optional (of a tensor or of a sequence).
 struct ValueDescription {
   std::string name;
+  bool sequence = false;
+  bool optional = false;
   DType dtype = DType::kUndefined;
   bool has_shape = false;
   std::vector<int64_t> dims;
@@ -84,8 +94,14 @@ class Session {
 
   // Runs the model. Every graph input without an initializer must be given. Returns every graph
   // output by name (or only `output_names` when non-empty).
+  // Throws Error(kInvalidArgument) when a requested output is a sequence or optional.
   std::map<std::string, Tensor> Run(const std::map<std::string, Tensor>& inputs,
                                     const std::vector<std::string>& output_names = {});
+  // As Run, for any value: tensors, sequences (Value::Sequence), optionals (the value itself, or
+  // Value::None() for an empty one). A distinct name, not a Run overload, so that braced
+  // initializer lists of tensors stay unambiguous.
+  std::map<std::string, Value> RunValues(const std::map<std::string, Value>& inputs,
+                                         const std::vector<std::string>& output_names = {});
   // Per-node timings of the last Run when profiling is on.
   void set_profiling(bool on);
   struct NodeTiming {

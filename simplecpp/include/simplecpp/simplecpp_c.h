@@ -71,6 +71,36 @@ sc_status* sc_session_run(sc_session* session, const char* const* input_names,
                           const char* const* output_names, int64_t num_outputs,
                           sc_tensor** out_tensors);
 
+/* Load options (simplecpp::LoadOptions): resource limits and loading switches. Create, set what
+ * differs from the defaults, pass to sc_model_load_with_options / sc_model_load_bytes_with_options,
+ * free (the model does not keep the options). Limit setters refuse negative values
+ * (SC_ERR_INVALID_ARGUMENT). Going over a limit makes load or run fail with SC_ERR_LIMIT_EXCEEDED
+ * and a message naming the limit, e.g. "... over the limit max_tensor_elements=1000000". */
+typedef struct sc_load_options sc_load_options;
+sc_status* sc_load_options_create(sc_load_options** out_options);
+void sc_load_options_free(sc_load_options* options);
+/* Size of the model file or buffer, in bytes (default 4 GiB). */
+sc_status* sc_load_options_set_max_model_bytes(sc_load_options* options, int64_t value);
+/* Elements of any one tensor: initializers, and every value computed at load or run time. */
+sc_status* sc_load_options_set_max_tensor_elements(sc_load_options* options, int64_t value);
+/* Bytes of any one tensor (default 16 GiB). */
+sc_status* sc_load_options_set_max_tensor_bytes(sc_load_options* options, int64_t value);
+/* Nodes in the model, subgraphs included. */
+sc_status* sc_load_options_set_max_nodes(sc_load_options* options, int64_t value);
+/* Nesting depth of subgraphs (If/Loop/Scan bodies). */
+sc_status* sc_load_options_set_max_graph_depth(sc_load_options* options, int64_t value);
+/* Working memory of one run: bytes of tensor buffers in use at once (default 64 GiB). */
+sc_status* sc_load_options_set_max_total_bytes(sc_load_options* options, int64_t value);
+/* 0 disables constant folding at load (default on). */
+sc_status* sc_load_options_set_constant_folding(sc_load_options* options, int32_t enabled);
+/* Folder external-data paths resolve against (NULL or "" resets to the default). */
+sc_status* sc_load_options_set_external_data_dir(sc_load_options* options, const char* dir);
+/* As sc_model_load / sc_model_load_bytes; options may be NULL (defaults). */
+sc_status* sc_model_load_with_options(const char* path, const sc_load_options* options,
+                                      sc_model** out_model);
+sc_status* sc_model_load_bytes_with_options(const void* data, size_t size,
+                                            const sc_load_options* options, sc_model** out_model);
+
 #ifdef __cplusplus
 }
 #endif
