@@ -1,0 +1,291 @@
+// com.microsoft (opset 1) quantized pooling contrib ops: QLinearGlobalAveragePool and
+// QLinearAveragePool (auto_pad, ceil_mode, count_include_pad, kernel_shape, pads, strides), both
+// with the channels_last attribute (X is [N, C, spatial...], or [N, spatial..., C] when set).
+//
+// Inputs: X, x_scale, [x_zero_point], y_scale, [y_zero_point] (uint8 or int8, per-tensor). Each
+// output is the mean of the dequantized window, requantized; in double:
+//   mean = double(sum (x - x_zp)) * double(x_scale) / count
+//   y = saturate(round_half_even(mean / double(y_scale) + y_zp))
+// count is the window's element count inside the input (count_include_pad = 0), or inside the
+// padded input (count_include_pad = 1; a ceil_mode window running past the end padding is cut
+// there).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "graph/ops/quant_ops_internal.h"
+#include "graph/registry.h"
+
+namespace simplecpp::graph {
+namespace quant_contrib {
+
+void RegisterQuantContribPoolOps(OpRegistry& registry);
+
+namespace {
+
+using quant_ops::IsOneElement;
+using quant_ops::ScalesAsF32;
+using quant_ops::ZeroPointsAsI32;
+
+struct PoolShape {
+  int64_t batch = 0, channels = 0;
+  Dims in, out, kernel, strides, pad_begin, pad_end;
+  bool channels_last = false;
+  bool count_include_pad = false;
+};
+
+template <typename T>
+T QuantizeMean(double v, double y_scale, int32_t y_zp) {
+  constexpr double lo = std::is_signed<T>::value ? -128.0 : 0.0;
+  constexpr double hi = std::is_signed<T>::value ? 127.0 : 255.0;
+  double q = v / y_scale;
+  if (std::isnan(q)) q = 0.0;
+  q = std::nearbyint(q) + y_zp;
+  q = q < lo ? lo : (q > hi ? hi : q);
+  return static_cast<T>(q);
+}
+
+template <typename T>
+void PoolRun(const PoolShape& s, RunContext& rc) {
+  const double x_scale = ScalesAsF32(rc.input(1))[0];
+  const int32_t x_zp = rc.has_input(2) ? ZeroPointsAsI32(rc.input(2))[0] : 0;
+  const double y_scale = ScalesAsF32(rc.input(3))[0];
+  const int32_t y_zp = rc.has_input(4) ? ZeroPointsAsI32(rc.input(4))[0] : 0;
+  const T* x = rc.input(0).data<T>();
+  T* y = rc.output(0).data<T>();
+  const size_t rank = s.in.size();
+  const int64_t in_size = CheckedNumElements(s.in), out_size = CheckedNumElements(s.out);
+  // Element strides of the spatial dims within one image, and of the channel.
+  std::vector<int64_t> in_stride(rank), out_stride(rank);
+  {
+    int64_t a = s.channels_last ? s.channels : 1, b = a;
+    for (size_t d = rank; d-- > 0;) {
+      in_stride[d] = a;
+      out_stride[d] = b;
+      a *= s.in[d];
+      b *= s.out[d];
+    }
+  }
+  const int64_t in_c_stride = s.channels_last ? 1 : in_size;
+  const int64_t out_c_stride = s.channels_last ? 1 : out_size;
+  // One task per (image, channel) plane: each output element has one writer, and the split
+  // depends only on the shape.
+  auto plane = [&](int64_t p0, int64_t p1) {
+    std::vector<int64_t> pos(rank), lo(rank), hi(rank), w(rank);
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t n = p / s.channels, c = p % s.channels;
+      const T* xc = x + n * s.channels * in_size + c * in_c_stride;
+      T* yc = y + n * s.channels * out_size + c * out_c_stride;
+      std::fill(pos.begin(), pos.end(), 0);
+      for (int64_t o = 0; o < out_size; ++o) {
+        int64_t count = 1, padded_count = 1;
+        bool empty = false;
+        for (size_t d = 0; d < rank; ++d) {
+          const int64_t start = pos[d] * s.strides[d] - s.pad_begin[d];
+          const int64_t end = start + s.kernel[d];
+          lo[d] = std::max<int64_t>(start, 0);
+          hi[d] = std::min<int64_t>(end, s.in[d]);
+          if (hi[d] <= lo[d]) empty = true;
+          count *= std::max<int64_t>(hi[d] - lo[d], 0);
+          padded_count *= std::min<int64_t>(end, s.in[d] + s.pad_end[d]) - start;
+        }
+        int64_t sum = 0;
+        if (!empty) {
+          for (size_t d = 0; d < rank; ++d) w[d] = lo[d];
+          while (true) {
+            int64_t off = 0;
+            for (size_t d = 0; d < rank; ++d) off += w[d] * in_stride[d];
+            sum += static_cast<int32_t>(xc[off]) - x_zp;
+            size_t d = rank;
+            while (d-- > 0) {
+              if (++w[d] < hi[d]) break;
+              w[d] = lo[d];
+            }
+            if (d == static_cast<size_t>(-1)) break;
+          }
+        }
+        const int64_t div = s.count_include_pad ? padded_count : count;
+        const double mean =
+            div > 0 ? static_cast<double>(sum) * x_scale / static_cast<double>(div) : 0.0;
+        int64_t out_off = 0;
+        for (size_t d = 0; d < rank; ++d) out_off += pos[d] * out_stride[d];
+        yc[out_off] = QuantizeMean<T>(mean, y_scale, y_zp);
+        for (size_t d = rank; d-- > 0;) {
+          if (++pos[d] < s.out[d]) break;
+          pos[d] = 0;
+        }
+      }
+    }
+  };
+  const int64_t planes = s.batch * s.channels;
+  if (planes == 1) {
+    plane(0, 1);
+  } else if (planes > 1) {
+    rc.parallel().For(planes, plane);
+  }
+}
+
+void CheckParams(const PrepareContext& ctx) {
+  const char* names[] = {"X", "x_scale", "x_zero_point", "y_scale", "y_zero_point"};
+  for (int i : {1, 2, 3, 4}) {
+    if (ctx.has_input(i) && !IsOneElement(ctx.input_dims(i))) {
+      ctx.Fail(std::string(names[i]) + " must be a scalar (per-tensor), got shape " +
+               DimsToString(ctx.input_dims(i)));
+    }
+  }
+}
+
+void InferQ8(TypeContext& ctx) {
+  ctx.RequireInput(0);
+  ctx.RequireDType(0, {DType::kUInt8, DType::kInt8});
+  ctx.RequireDType(1, {DType::kFloat32});
+  if (ctx.has_input(2)) ctx.RequireSameDType(0, 2);
+  ctx.RequireDType(3, {DType::kFloat32});
+  if (ctx.has_input(4)) ctx.RequireSameDType(0, 4);
+  ctx.set_output_dtype(0, ctx.input_dtype(0));
+}
+
+// Splits x's dims into batch, channels and spatial dims.
+void SplitDims(const PrepareContext& ctx, bool channels_last, PoolShape* s) {
+  const Dims& xd = ctx.input_dims(0);
+  if (xd.size() < 3)
+    ctx.Fail("X must have rank >= 3 ([N, C, spatial...]), got " + DimsToString(xd));
+  s->channels_last = channels_last;
+  s->batch = xd[0];
+  s->channels = channels_last ? xd.back() : xd[1];
+  s->in = channels_last ? Dims(xd.begin() + 1, xd.end() - 1) : Dims(xd.begin() + 2, xd.end());
+}
+
+Dims JoinDims(const PoolShape& s) {
+  Dims out{s.batch};
+  if (!s.channels_last) out.push_back(s.channels);
+  out.insert(out.end(), s.out.begin(), s.out.end());
+  if (s.channels_last) out.push_back(s.channels);
+  return out;
+}
+
+RunFn MakeRun(PrepareContext& ctx, const PoolShape& s) {
+  const DType t = ctx.input_dtype(0);
+  ctx.set_output(0, t, JoinDims(s));
+  auto fn = t == DType::kInt8 ? &PoolRun<int8_t> : &PoolRun<uint8_t>;
+  return [fn, s](RunContext& rc) { fn(s, rc); };
+}
+
+class QLinearGlobalAveragePoolOp final : public Op {
+ public:
+  explicit QLinearGlobalAveragePoolOp(const OpInit& init) {
+    if (init.num_inputs() < 4 || init.num_inputs() > 5)
+      init.Fail("QLinearGlobalAveragePool takes 4 or 5 inputs, got " +
+                std::to_string(init.num_inputs()));
+    channels_last_ = init.GetInt("channels_last", 0) != 0;
+  }
+  void InferTypes(TypeContext& ctx) const override { InferQ8(ctx); }
+  RunFn Prepare(PrepareContext& ctx) const override {
+    CheckParams(ctx);
+    PoolShape s;
+    SplitDims(ctx, channels_last_, &s);
+    s.kernel = s.in;
+    s.strides.assign(s.in.size(), 1);
+    s.pad_begin.assign(s.in.size(), 0);
+    s.pad_end.assign(s.in.size(), 0);
+    s.out.assign(s.in.size(), 1);
+    for (int64_t d : s.in) {
+      if (d == 0) ctx.Fail("spatial dimensions must not be 0 (the average of nothing)");
+    }
+    return MakeRun(ctx, s);
+  }
+
+ private:
+  bool channels_last_ = false;
+};
+
+class QLinearAveragePoolOp final : public Op {
+ public:
+  explicit QLinearAveragePoolOp(const OpInit& init) {
+    if (init.num_inputs() < 4 || init.num_inputs() > 5)
+      init.Fail("QLinearAveragePool takes 4 or 5 inputs, got " + std::to_string(init.num_inputs()));
+    channels_last_ = init.GetInt("channels_last", 0) != 0;
+    count_include_pad_ = init.GetInt("count_include_pad", 0) != 0;
+    ceil_mode_ = init.GetInt("ceil_mode", 0) != 0;
+    auto_pad_ = init.GetString("auto_pad", "NOTSET");
+    kernel_ = init.GetInts("kernel_shape");
+    strides_ = init.GetInts("strides");
+    pads_ = init.GetInts("pads");
+    if (kernel_.empty()) init.Fail("kernel_shape is required");
+    for (int64_t k : kernel_)
+      if (k < 1) init.Fail("kernel_shape values must be >= 1");
+    for (int64_t st : strides_)
+      if (st < 1) init.Fail("strides must be >= 1");
+    for (int64_t p : pads_)
+      if (p < 0) init.Fail("pads must be >= 0");
+    if (auto_pad_ != "NOTSET" && auto_pad_ != "VALID" && auto_pad_ != "SAME_UPPER" &&
+        auto_pad_ != "SAME_LOWER")
+      init.Fail("auto_pad '" + auto_pad_ + "' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER");
+  }
+  void InferTypes(TypeContext& ctx) const override { InferQ8(ctx); }
+  RunFn Prepare(PrepareContext& ctx) const override {
+    CheckParams(ctx);
+    PoolShape s;
+    SplitDims(ctx, channels_last_, &s);
+    const size_t r = s.in.size();
+    if (kernel_.size() != r)
+      ctx.Fail("kernel_shape has " + std::to_string(kernel_.size()) + " values for " +
+               std::to_string(r) + " spatial dims");
+    if (!strides_.empty() && strides_.size() != r)
+      ctx.Fail("strides must have one value per spatial dim");
+    if (!pads_.empty() && pads_.size() != 2 * r)
+      ctx.Fail("pads must have two values per spatial dim");
+    s.kernel = kernel_;
+    s.strides = strides_.empty() ? Dims(r, 1) : strides_;
+    s.pad_begin.assign(r, 0);
+    s.pad_end.assign(r, 0);
+    s.out.assign(r, 0);
+    s.count_include_pad = count_include_pad_;
+    for (size_t d = 0; d < r; ++d) {
+      const int64_t in = s.in[d], k = s.kernel[d], st = s.strides[d];
+      if (auto_pad_ == "SAME_UPPER" || auto_pad_ == "SAME_LOWER") {
+        const int64_t out = (in + st - 1) / st;
+        const int64_t total = std::max<int64_t>(0, (out - 1) * st + k - in);
+        s.pad_begin[d] = auto_pad_ == "SAME_UPPER" ? total / 2 : total - total / 2;
+        s.pad_end[d] = total - s.pad_begin[d];
+        s.out[d] = out;
+        continue;
+      }
+      if (auto_pad_ == "NOTSET" && !pads_.empty()) {
+        s.pad_begin[d] = pads_[d];
+        s.pad_end[d] = pads_[d + r];
+      }
+      const int64_t span = in + s.pad_begin[d] + s.pad_end[d] - k;
+      if (span < 0) {
+        ctx.Fail("kernel " + std::to_string(k) + " is larger than the padded input " +
+                 std::to_string(in + s.pad_begin[d] + s.pad_end[d]) + " in spatial dim " +
+                 std::to_string(d));
+      }
+      int64_t out = (ceil_mode_ ? (span + st - 1) / st : span / st) + 1;
+      // A ceil_mode window must start inside the input or its begin padding.
+      if (ceil_mode_ && (out - 1) * st >= in + s.pad_begin[d]) --out;
+      s.out[d] = out;
+    }
+    return MakeRun(ctx, s);
+  }
+
+ private:
+  bool channels_last_ = false, count_include_pad_ = false, ceil_mode_ = false;
+  std::string auto_pad_;
+  std::vector<int64_t> kernel_, strides_, pads_;
+};
+
+}  // namespace
+
+void RegisterQuantContribPoolOps(OpRegistry& registry) {
+  registry.Register("com.microsoft", "QLinearGlobalAveragePool", 1,
+                    MakeFactory<QLinearGlobalAveragePoolOp>());
+  registry.Register("com.microsoft", "QLinearAveragePool", 1, MakeFactory<QLinearAveragePoolOp>());
+}
+
+}  // namespace quant_contrib
+}  // namespace simplecpp::graph
