@@ -1,11 +1,11 @@
-// Integer GEMM (kernels/qgemm.h): B packing, the Highway int16 dot-product micro-kernel, the
-// tiled driver with the zero-point correction epilogue, and the 8-bit im2row for ConvInteger.
+// Integer GEMM (kernels/qgemm.h): B packing into k-quad interleaved panels, the register-tiled
+// micro-kernels (VNNI vpdpbusd on AVX3_DL, int16 pairwise multiply-add elsewhere), the blocked
+// driver with the zero-point correction epilogue, and the 8-bit im2row for ConvInteger.
 //
-// The micro-kernel computes an kMR x kNR tile of dot products sum_k a'[m,k]*b'[n,k] with both
-// operands stored as int16 rows of Kp elements (K zero-padded to a multiple of 32, so every
-// target runs whole vectors and padding adds 0). Each (row, column) pair has its own int32
-// accumulator vector fed by ReorderWidenMulAccumulate; the lanes are summed once at the end.
-// Integer adds are associative modulo 2^32, so the lane order does not change the result.
+// Micro-kernel: an MR x 32 tile of C (one 32-column panel of packed B) accumulated in int32
+// registers over a block of k-quads. Per quad and row, 4 consecutive a' bytes are broadcast to
+// every 32-bit lane and multiplied with the quad of each column (the panel stores
+// [quad][32 columns][4 k], so a 512-bit load holds 16 columns x 4 k).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/qgemm.cc"
 #include "kernels/hwy_policy.h"
@@ -15,186 +15,294 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "kernels/qgemm.h"
+
+#ifndef SIMPLECPP_KERNELS_QGEMM_SHARED_
+#define SIMPLECPP_KERNELS_QGEMM_SHARED_
+namespace simplecpp::kernels::qgemm_detail {
+// Task and cache blocking (problem-size constants, equal on every target: the task split never
+// depends on the thread count or the target).
+constexpr int64_t kNR = PackedQB::kNR;  // columns per panel / micro-tile
+constexpr int64_t kMB = 64;             // rows of A per task (normalized once per task)
+constexpr int64_t kNB = 4 * kNR;        // columns per task (4 panels)
+constexpr int64_t kKcQuads = 128;       // K block (512 k): keeps a panel block (16 KiB) in L1
+inline uint32_t U(int32_t v) { return static_cast<uint32_t>(v); }
+}  // namespace simplecpp::kernels::qgemm_detail
+#endif
 
 HWY_BEFORE_NAMESPACE();
 namespace simplecpp::kernels {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
+using namespace qgemm_detail;  // NOLINT
 
 using D16 = hn::ScalableTag<int16_t>;
 using D32 = hn::Repartition<int32_t, D16>;
 
-constexpr int kMR = 2;
-constexpr int kNR = 4;
+// Portable kernel geometry: one int16 vector holds kColsPerVec columns x 4 k (a quad widened
+// from bytes); a pass covers kVecsPerPass such vectors per row.
+constexpr int kLanes16 = HWY_MAX_BYTES / 2;
+constexpr int kColsPerVec = kLanes16 / 4;
+// 128-bit without VEX: pmaddwd overwrites an operand, so sharing a B vector between rows costs a
+// register copy per row; there one row with 8 vectors per pass is faster.
+constexpr int kVecsPerPass = HWY_MAX_BYTES >= 32 ? 4 : 8;
+constexpr int kColsPerPass = kColsPerVec * kVecsPerPass;  // 16 (128-bit, AVX2), 32 (AVX-512)
+constexpr int kPasses = static_cast<int>(kNR) / kColsPerPass;
+static_assert(kNR % kColsPerPass == 0, "panel width must be a multiple of a pass");
+// Rows per tile: MR x kVecsPerPass accumulators + B vectors + 1 A vector within the registers.
+constexpr int kMRPortable = HWY_MAX_BYTES >= 64 ? 6 : (HWY_MAX_BYTES >= 32 ? 3 : 1);
 
-// c[i*ldc_tile + j] = sum_k a[i][k] * b[j][k] for i < MR, j < NR (rows of kp int16).
-template <int MR, int NR>
-HWY_INLINE void DotTile(const int16_t* HWY_RESTRICT a, int64_t kp, const int16_t* HWY_RESTRICT b,
-                        int32_t* out /* [MR][kNR] */) {
+// acc[i*ldacc + j] (+)= sum_{q < quads} sum_{r < 4} a[i*lda + 4q + r] * b[(q*32 + j)*4 + r]
+// for i < MR, j < 32: a is int16 a' rows, b a packed panel (already offset to the first quad).
+template <int MR>
+HWY_NOINLINE void TilePortable(const int16_t* HWY_RESTRICT a, int64_t lda,
+                               const int8_t* HWY_RESTRICT b, int64_t quads,
+                               int32_t* HWY_RESTRICT acc, int64_t ldacc, bool first) {
   const D16 d16;
   const D32 d32;
-  const size_t N = hn::Lanes(d16);
-  hn::Vec<D32> s0[MR][NR], s1[MR][NR];
-  for (int i = 0; i < MR; ++i) {
-    for (int j = 0; j < NR; ++j) {
-      s0[i][j] = hn::Zero(d32);
-      s1[i][j] = hn::Zero(d32);
+  const hn::Rebind<int8_t, D16> d8;
+  const hn::Repartition<uint64_t, D16> d64;
+  (void)d64;
+  for (int pass = 0; pass < kPasses; ++pass) {
+    const int8_t* bp = b + pass * kColsPerPass * 4;
+    hn::Vec<D32> s0[MR][kVecsPerPass], s1[MR][kVecsPerPass];
+    for (int i = 0; i < MR; ++i) {
+      for (int v = 0; v < kVecsPerPass; ++v) {
+        s0[i][v] = hn::Zero(d32);
+        s1[i][v] = hn::Zero(d32);
+      }
     }
-  }
-  for (int64_t k = 0; k < kp; k += static_cast<int64_t>(N)) {
-    hn::Vec<D16> va[MR];
-    for (int i = 0; i < MR; ++i) va[i] = hn::LoadU(d16, a + i * kp + k);
-    for (int j = 0; j < NR; ++j) {
-      const hn::Vec<D16> vb = hn::LoadU(d16, b + j * kp + k);
+    for (int64_t q = 0; q < quads; ++q) {
+      hn::Vec<D16> vb[kVecsPerPass];
+      for (int v = 0; v < kVecsPerPass; ++v) {
+        vb[v] = hn::PromoteTo(d16, hn::LoadU(d8, bp + q * kNR * 4 + v * kColsPerVec * 4));
+      }
       for (int i = 0; i < MR; ++i) {
-        s0[i][j] = hn::ReorderWidenMulAccumulate(d32, va[i], vb, s0[i][j], s1[i][j]);
+        // a'[4q..4q+3] as int16, broadcast to every 64-bit lane.
+#if HWY_TARGET == HWY_SSE4
+        // movddup: a load-broadcast without a shuffle (SSE4 has no vpbroadcastq).
+        const hn::Vec<D16> va{_mm_castpd_si128(
+            _mm_loaddup_pd(reinterpret_cast<const double*>(a + i * lda + q * 4)))};
+#else
+        uint64_t quad;
+        std::memcpy(&quad, a + i * lda + q * 4, sizeof(quad));
+        const hn::Vec<D16> va = hn::BitCast(d16, hn::Set(d64, quad));
+#endif
+        for (int v = 0; v < kVecsPerPass; ++v) {
+          s0[i][v] = hn::ReorderWidenMulAccumulate(d32, va, vb[v], s0[i][v], s1[i][v]);
+        }
       }
     }
-  }
-  for (int i = 0; i < MR; ++i) {
-    for (int j = 0; j < NR; ++j) {
-      // Horizontal sum in uint32: int32 results wrap (as the ONNX int32 output does), and a
-      // signed scalar add of the lanes would be undefined behaviour on overflow.
-      HWY_ALIGN int32_t lanes[HWY_MAX_BYTES / sizeof(int32_t)];
-      hn::Store(hn::Add(s0[i][j], s1[i][j]), d32, lanes);
-      uint32_t sum = 0;
-      for (size_t l = 0; l < hn::Lanes(d32); ++l) sum += static_cast<uint32_t>(lanes[l]);
-      out[i * kNR + j] = static_cast<int32_t>(sum);
+    // Lane 2c / 2c+1 of a vector hold the sums of k%4 in {0,1} / {2,3} of its column c.
+    HWY_ALIGN int32_t lanes[2 * kColsPerPass];
+    const size_t n32 = hn::Lanes(d32);
+    for (int i = 0; i < MR; ++i) {
+      for (int v = 0; v < kVecsPerPass; ++v) {
+        hn::Store(hn::RearrangeToOddPlusEven(s0[i][v], s1[i][v]), d32, lanes + v * n32);
+      }
+      int32_t* out = acc + i * ldacc + pass * kColsPerPass;
+      for (int j = 0; j < kColsPerPass; ++j) {
+        const uint32_t sum = U(lanes[2 * j]) + U(lanes[2 * j + 1]);
+        out[j] = static_cast<int32_t>(first ? sum : U(out[j]) + sum);
+      }
     }
   }
 }
 
+#if HWY_TARGET == HWY_AVX3_DL
+// acc += 4-way u8 x s8 dot products per 32-bit lane. Inline asm instead of
+// _mm512_dpbusd_epi32: GCC 12 copies the tied accumulator register around the intrinsic
+// (a register move per instruction and spills in 8-row tiles).
+HWY_INLINE __attribute__((target("avx512vnni"))) __m512i Dpbusd(__m512i acc, __m512i a_u8,
+                                                                __m512i b_s8) {
+#if defined(__GNUC__)
+  __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a_u8), "v"(b_s8));
+  return acc;
+#else
+  return _mm512_dpbusd_epi32(acc, a_u8, b_s8);
+#endif
+}
+
+// One k-quad of an MR x 32 tile: c0/c1 hold columns 0-15 / 16-31 of each row.
 template <int MR>
-HWY_INLINE void DotTileCols(int nr, const int16_t* a, int64_t kp, const int16_t* b, int32_t* out) {
-  switch (nr) {
-    case 4: DotTile<MR, 4>(a, kp, b, out); break;
-    case 3: DotTile<MR, 3>(a, kp, b, out); break;
-    case 2: DotTile<MR, 2>(a, kp, b, out); break;
-    default: DotTile<MR, 1>(a, kp, b, out); break;
+HWY_INLINE __attribute__((target("avx512vnni"))) void VnniQuad(
+    const uint8_t* HWY_RESTRICT a, int64_t lda, const int8_t* HWY_RESTRICT b, int64_t q,
+    __m512i* HWY_RESTRICT c0, __m512i* HWY_RESTRICT c1) {
+  const __m512i b0 = _mm512_loadu_si512(b + q * kNR * 4);
+  const __m512i b1 = _mm512_loadu_si512(b + q * kNR * 4 + 64);
+  for (int i = 0; i < MR; ++i) {
+    int32_t quad;  // a'[4q..4q+3] of row i, broadcast to every 32-bit lane
+    std::memcpy(&quad, a + i * lda + q * 4, sizeof(quad));
+    const __m512i va = _mm512_set1_epi32(quad);
+    c0[i] = Dpbusd(c0[i], va, b0);
+    c1[i] = Dpbusd(c1[i], va, b1);
   }
 }
 
-// Dot products of rows [0, rows) of `a` (int16 [rows][kp]) with columns [n0, n1) of the packed B:
-// dots[i * ldd + (j - n0)].
-void QDotBlockImpl(const int16_t* a, int64_t rows, int64_t kp, const int16_t* b, int64_t n0,
-                   int64_t n1, int32_t* dots, int64_t ldd) {
-  int32_t tile[kMR * kNR];
-  for (int64_t j = n0; j < n1; j += kNR) {
-    const int nr = static_cast<int>(std::min<int64_t>(kNR, n1 - j));
-    const int16_t* bj = b + j * kp;
-    for (int64_t i = 0; i < rows; i += kMR) {
-      const int mr = static_cast<int>(std::min<int64_t>(kMR, rows - i));
-      if (mr == 2) {
-        DotTileCols<2>(nr, a + i * kp, kp, bj, tile);
+// Same contract with a as uint8 a' rows: vpdpbusd adds the 4 products u8 x s8 of each 32-bit
+// lane to the accumulator without saturation (exact modulo 2^32).
+template <int MR>
+HWY_NOINLINE __attribute__((target("avx512vnni"))) void TileVnni(
+    const uint8_t* HWY_RESTRICT a, int64_t lda, const int8_t* HWY_RESTRICT b, int64_t quads,
+    int32_t* HWY_RESTRICT acc, int64_t ldacc, bool first) {
+  // vpdpbusd accumulates in place, so each accumulator is a dependency chain of its latency
+  // (~4-5 cycles); tiles of 1-2 rows rotate kS accumulator sets over consecutive quads so that
+  // at least 4 chains are in flight, and add the sets at the end.
+  constexpr int kS = MR == 1 ? 4 : (MR == 2 ? 2 : 1);
+  __m512i c0[kS][MR], c1[kS][MR];
+  for (int s = 0; s < kS; ++s) {
+    for (int i = 0; i < MR; ++i) {
+      if (first || s > 0) {
+        c0[s][i] = _mm512_setzero_si512();
+        c1[s][i] = _mm512_setzero_si512();
       } else {
-        DotTileCols<1>(nr, a + i * kp, kp, bj, tile);
-      }
-      for (int ii = 0; ii < mr; ++ii) {
-        for (int jj = 0; jj < nr; ++jj) dots[(i + ii) * ldd + (j - n0) + jj] = tile[ii * kNR + jj];
+        c0[s][i] = _mm512_loadu_si512(acc + i * ldacc);
+        c1[s][i] = _mm512_loadu_si512(acc + i * ldacc + 16);
       }
     }
   }
+  int64_t q = 0;
+  for (; q + kS <= quads; q += kS) {
+    for (int s = 0; s < kS; ++s) VnniQuad<MR>(a, lda, b, q + s, c0[s], c1[s]);
+  }
+  for (; q < quads; ++q) VnniQuad<MR>(a, lda, b, q, c0[0], c1[0]);
+  for (int i = 0; i < MR; ++i) {
+    for (int s = 1; s < kS; ++s) {
+      c0[0][i] = _mm512_add_epi32(c0[0][i], c0[s][i]);
+      c1[0][i] = _mm512_add_epi32(c1[0][i], c1[s][i]);
+    }
+    _mm512_storeu_si512(acc + i * ldacc, c0[0][i]);
+    _mm512_storeu_si512(acc + i * ldacc + 16, c1[0][i]);
+  }
 }
 
-}  // namespace HWY_NAMESPACE
-}  // namespace simplecpp::kernels
-HWY_AFTER_NAMESPACE();
+inline bool HasVnni() {
+  static const bool has = __builtin_cpu_supports("avx512vnni");
+  return has;
+}
+constexpr int kMRVnni = 8;  // 16 accumulators + 2 B vectors + 1 broadcast of 32 zmm
+#endif
 
-#if HWY_ONCE
-namespace simplecpp::kernels {
+// One row tile of `rows` <= MR rows.
+template <typename TA>
+struct Tiler;
 
-HWY_EXPORT(QDotBlockImpl);
+template <>
+struct Tiler<int16_t> {
+  static constexpr int kMR = kMRPortable;
+  static void Run(int rows, const int16_t* a, int64_t lda, const int8_t* b, int64_t quads,
+                  int32_t* acc, int64_t ldacc, bool first) {
+    switch (rows) {
+#if HWY_MAX_BYTES >= 32
+      case 1: return TilePortable<1>(a, lda, b, quads, acc, ldacc, first);
+      case 2: return TilePortable<2>(a, lda, b, quads, acc, ldacc, first);
+#endif
+#if HWY_MAX_BYTES >= 64
+      case 3: return TilePortable<3>(a, lda, b, quads, acc, ldacc, first);
+      case 4: return TilePortable<4>(a, lda, b, quads, acc, ldacc, first);
+      case 5: return TilePortable<5>(a, lda, b, quads, acc, ldacc, first);
+#endif
+      default: return TilePortable<kMR>(a, lda, b, quads, acc, ldacc, first);
+    }
+  }
+};
 
-namespace {
+#if HWY_TARGET == HWY_AVX3_DL
+template <>
+struct Tiler<uint8_t> {
+  static constexpr int kMR = kMRVnni;
+  static void Run(int rows, const uint8_t* a, int64_t lda, const int8_t* b, int64_t quads,
+                  int32_t* acc, int64_t ldacc, bool first) {
+    switch (rows) {
+      case 1: return TileVnni<1>(a, lda, b, quads, acc, ldacc, first);
+      case 2: return TileVnni<2>(a, lda, b, quads, acc, ldacc, first);
+      case 3: return TileVnni<3>(a, lda, b, quads, acc, ldacc, first);
+      case 4: return TileVnni<4>(a, lda, b, quads, acc, ldacc, first);
+      case 5: return TileVnni<5>(a, lda, b, quads, acc, ldacc, first);
+      case 6: return TileVnni<6>(a, lda, b, quads, acc, ldacc, first);
+      case 7: return TileVnni<7>(a, lda, b, quads, acc, ldacc, first);
+      default: return TileVnni<8>(a, lda, b, quads, acc, ldacc, first);
+    }
+  }
+};
+#endif
 
-constexpr int64_t kRowBlock = 16;
-constexpr int64_t kColBlock = 256;
-
-inline uint32_t U(int32_t v) { return static_cast<uint32_t>(v); }
-
-}  // namespace
-
-PackedQB::PackedQB(bool b_signed, int64_t k, int64_t n)
-    : b_signed_(b_signed),
-      k_(k),
-      n_(n),
-      kp_((k + kKAlign - 1) / kKAlign * kKAlign),
-      data_(static_cast<size_t>(n * kp_), 0),
-      col_sums_(static_cast<size_t>(n), 0) {}
-
-std::shared_ptr<const PackedQB> PackedQB::Pack(bool b_signed, bool trans_b, int64_t k, int64_t n,
-                                               const void* b, int64_t ldb) {
-  auto p = std::make_shared<PackedQB>(b_signed, k, n);
-  const int64_t kp = p->kp_;
-  for (int64_t j = 0; j < n; ++j) {
-    int16_t* row = p->data_.data() + j * kp;
-    int32_t sum = 0;
+// Normalizes rows of A to a' (TA: uint8 for VNNI, int16 otherwise), zero-padded to kp, and
+// returns their row sums (wrapping uint32, exact modulo 2^32).
+template <typename TA>
+void NormalizeRows(const void* a, bool a_signed, int64_t lda, int64_t m0, int64_t rows, int64_t k,
+                   int64_t kp, TA* HWY_RESTRICT wa, uint32_t* HWY_RESTRICT rowsum) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint8_t* src = static_cast<const uint8_t*>(a) + (m0 + r) * lda;
+    TA* dst = wa + r * kp;
+    const uint8_t flip = a_signed ? 0x80 : 0;  // int8 a + 128 == its bits with the sign flipped
+    uint32_t sum = 0;
     for (int64_t kk = 0; kk < k; ++kk) {
-      const int64_t idx = trans_b ? j * ldb + kk : kk * ldb + j;
-      const int32_t v = b_signed ? static_cast<int32_t>(static_cast<const int8_t*>(b)[idx])
-                                 : static_cast<int32_t>(static_cast<const uint8_t*>(b)[idx]) - 128;
-      row[kk] = static_cast<int16_t>(v);
-      sum += v;  // |sum| <= 128*K: fits int32 for any K below 2^24
+      const uint8_t v = static_cast<uint8_t>(src[kk] ^ flip);
+      dst[kk] = static_cast<TA>(v);
+      sum += v;
     }
-    p->col_sums_[j] = sum;
+    for (int64_t kk = k; kk < kp; ++kk) dst[kk] = 0;
+    rowsum[r] = sum;
   }
-  return p;
 }
 
-void QGemmToI32(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t* a_zp,
-                int64_t a_zp_step, const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
-                int32_t* c, int64_t ldc, const Parallel& parallel) {
-  const int64_t n = b.n(), k = b.k(), kp = b.kp();
-  if (m <= 0 || n <= 0) return;
-  const int64_t row_blocks = (m + kRowBlock - 1) / kRowBlock;
-  const int64_t col_blocks = (n + kColBlock - 1) / kColBlock;
-  const int32_t a_shift = a_signed ? 128 : 0;
+template <typename TA>
+void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t* a_zp,
+                  int64_t a_zp_step, const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
+                  int32_t* c, int64_t ldc, const Parallel& parallel) {
+  const int64_t n = b.n(), k = b.k(), kp = b.kp(), quads = kp / 4;
+  const int64_t row_blocks = (m + kMB - 1) / kMB;
+  const int64_t col_blocks = (n + kNB - 1) / kNB;
+  const uint32_t a_shift = a_signed ? 128 : 0;
   const int32_t b_shift = b.shift();
+  const int8_t* bdata = b.data();
+  const int32_t* col_sums = b.col_sums();
+  const uint32_t uk = static_cast<uint32_t>(k);
+  constexpr int kMR = Tiler<TA>::kMR;
   auto task = [&](int64_t t0, int64_t t1) {
-    std::vector<int16_t> wa(static_cast<size_t>(kRowBlock * kp), 0);
-    std::vector<int32_t> rowsum(static_cast<size_t>(kRowBlock));
-    std::vector<int32_t> dots(static_cast<size_t>(kRowBlock * kColBlock));
+    std::unique_ptr<TA[]> wa(new TA[static_cast<size_t>(kMB * kp + 8)]);
+    std::unique_ptr<int32_t[]> acc(new int32_t[static_cast<size_t>(kMB * kNB)]);
+    uint32_t rowsum[kMB], zbv[kNB], ct[kNB];
+    int64_t packed_rb = -1;
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t rb = t / col_blocks, cb = t % col_blocks;
-      const int64_t m0 = rb * kRowBlock, m1 = std::min(m, m0 + kRowBlock);
-      const int64_t n0 = cb * kColBlock, n1 = std::min(n, n0 + kColBlock);
-      // Widen rows m0..m1 to a' = a + a_shift (int16, zero-padded to kp), with row sums.
-      for (int64_t i = m0; i < m1; ++i) {
-        int16_t* row = wa.data() + (i - m0) * kp;
-        int32_t sum = 0;
-        if (a_signed) {
-          const int8_t* src = static_cast<const int8_t*>(a) + i * lda;
-          for (int64_t kk = 0; kk < k; ++kk) {
-            row[kk] = static_cast<int16_t>(src[kk] + 128);
-            sum += row[kk];
-          }
-        } else {
-          const uint8_t* src = static_cast<const uint8_t*>(a) + i * lda;
-          for (int64_t kk = 0; kk < k; ++kk) {
-            row[kk] = static_cast<int16_t>(src[kk]);
-            sum += row[kk];
+      // Row-major task order: consecutive tasks share the normalized A block.
+      const int64_t rb = t / col_blocks, cblk = t % col_blocks;
+      const int64_t m0 = rb * kMB, rows = std::min(m, m0 + kMB) - m0;
+      const int64_t n0 = cblk * kNB, cols = std::min(n, n0 + kNB) - n0;
+      if (rb != packed_rb) {
+        NormalizeRows<TA>(a, a_signed, lda, m0, rows, k, kp, wa.get(), rowsum);
+        packed_rb = rb;
+      }
+      const int64_t panel0 = n0 / kNR, npanels = (cols + kNR - 1) / kNR;
+      // K blocks (at least one, so K == 0 still zeroes the accumulators).
+      for (int64_t q0 = 0; q0 == 0 || q0 < quads; q0 += kKcQuads) {
+        const int64_t qn = std::min(kKcQuads, quads - q0);
+        for (int64_t p = 0; p < npanels; ++p) {
+          const int8_t* bp = bdata + ((panel0 + p) * quads + q0) * kNR * 4;
+          for (int64_t i = 0; i < rows; i += kMR) {
+            Tiler<TA>::Run(static_cast<int>(std::min<int64_t>(kMR, rows - i)),
+                           wa.get() + i * kp + q0 * 4, kp, bp, qn, acc.get() + i * kNB + p * kNR,
+                           kNB, q0 == 0);
           }
         }
-        rowsum[i - m0] = sum;  // <= 255*K: fits int32 for any K below 2^23
       }
-      const int64_t ldd = n1 - n0;
-      HWY_DYNAMIC_DISPATCH(QDotBlockImpl)(wa.data(), m1 - m0, kp, b.data(), n0, n1, dots.data(),
-                                          ldd);
-      // Epilogue: sum a'b' - zb'*rowsum - za'*colsum + K*za'*zb', modulo 2^32.
-      const uint32_t uk = static_cast<uint32_t>(k);
-      for (int64_t i = m0; i < m1; ++i) {
-        const int32_t za = (a_zp ? a_zp[a_zp_step * i] : 0) + a_shift;
-        const uint32_t rs = U(rowsum[i - m0]);
-        const int32_t* drow = dots.data() + (i - m0) * ldd;
-        int32_t* crow = c + i * ldc;
-        for (int64_t j = n0; j < n1; ++j) {
-          const int32_t zb = (b_zp ? b_zp[b_zp_step * j] : 0) + b_shift;
-          const uint32_t v = U(drow[j - n0]) - U(zb) * rs - U(za) * U(b.col_sums()[j]) +
-                             uk * U(za) * U(zb);
-          crow[j] = static_cast<int32_t>(v);
+      // Epilogue: sum a'b' - zb'*rowsum - za'*(colsum - K*zb'), modulo 2^32.
+      for (int64_t j = 0; j < cols; ++j) {
+        const uint32_t zb = U((b_zp ? b_zp[b_zp_step * (n0 + j)] : 0) + b_shift);
+        zbv[j] = zb;
+        ct[j] = U(col_sums[n0 + j]) - uk * zb;
+      }
+      for (int64_t i = 0; i < rows; ++i) {
+        const uint32_t za = U(a_zp ? a_zp[a_zp_step * (m0 + i)] : 0) + a_shift;
+        const uint32_t rs = rowsum[i];
+        const int32_t* HWY_RESTRICT arow = acc.get() + i * kNB;
+        int32_t* HWY_RESTRICT crow = c + (m0 + i) * ldc + n0;
+        for (int64_t j = 0; j < cols; ++j) {
+          crow[j] = static_cast<int32_t>(U(arow[j]) - zbv[j] * rs - za * ct[j]);
         }
       }
     }
@@ -205,6 +313,71 @@ void QGemmToI32(int64_t m, const void* a, bool a_signed, int64_t lda, const int3
   } else {
     parallel.For(tasks, task);
   }
+}
+
+void QGemmToI32Impl(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t* a_zp,
+                    int64_t a_zp_step, const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
+                    int32_t* c, int64_t ldc, const Parallel& parallel) {
+#if HWY_TARGET == HWY_AVX3_DL
+  if (HasVnni()) {
+    QGemmBlocked<uint8_t>(m, a, a_signed, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c, ldc,
+                          parallel);
+    return;
+  }
+#endif
+  QGemmBlocked<int16_t>(m, a, a_signed, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c, ldc,
+                        parallel);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace simplecpp::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace simplecpp::kernels {
+
+HWY_EXPORT(QGemmToI32Impl);
+
+PackedQB::PackedQB(bool b_signed, int64_t k, int64_t n)
+    : b_signed_(b_signed),
+      k_(k),
+      n_(n),
+      kp_((k + kKAlign - 1) / kKAlign * kKAlign),
+      data_(static_cast<size_t>((n + kNR - 1) / kNR * kNR * kp_), 0),
+      col_sums_(static_cast<size_t>(n), 0) {}
+
+std::shared_ptr<const PackedQB> PackedQB::Pack(bool b_signed, bool trans_b, int64_t k, int64_t n,
+                                               const void* b, int64_t ldb) {
+  auto p = std::make_shared<PackedQB>(b_signed, k, n);
+  const int64_t quads = p->kp_ / 4;
+  const uint8_t* src = static_cast<const uint8_t*>(b);
+  const uint8_t flip = b_signed ? 0 : 0x80;  // uint8 b - 128 == its bits with the top one flipped
+  int8_t* dst = p->data_.data();
+  std::vector<uint32_t> sums(static_cast<size_t>(n), 0);  // wrapping: exact modulo 2^32
+  auto put = [&](int64_t kk, int64_t j, uint8_t raw) {
+    const int8_t v = static_cast<int8_t>(raw ^ flip);
+    dst[((j / kNR * quads + kk / 4) * kNR + j % kNR) * 4 + kk % 4] = v;
+    sums[static_cast<size_t>(j)] += static_cast<uint32_t>(static_cast<int32_t>(v));
+  };
+  if (trans_b) {
+    for (int64_t j = 0; j < n; ++j) {
+      for (int64_t kk = 0; kk < k; ++kk) put(kk, j, src[j * ldb + kk]);
+    }
+  } else {
+    for (int64_t kk = 0; kk < k; ++kk) {
+      for (int64_t j = 0; j < n; ++j) put(kk, j, src[kk * ldb + j]);
+    }
+  }
+  for (int64_t j = 0; j < n; ++j) p->col_sums_[j] = static_cast<int32_t>(sums[j]);
+  return p;
+}
+
+void QGemmToI32(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t* a_zp,
+                int64_t a_zp_step, const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
+                int32_t* c, int64_t ldc, const Parallel& parallel) {
+  if (m <= 0 || b.n() <= 0) return;
+  HWY_DYNAMIC_DISPATCH(QGemmToI32Impl)(m, a, a_signed, lda, a_zp, a_zp_step, b, b_zp, b_zp_step,
+                                       c, ldc, parallel);
 }
 
 void Im2RowBytes(const ConvGeometry& g, const uint8_t* x, int64_t channels, int64_t p_begin,

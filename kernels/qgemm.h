@@ -11,16 +11,23 @@
 //   uint8 B: b' = b - 128, zb' = zb - 128      (b - zb = b' - zb')
 // and the identity  sum (a'-za')(b'-zb') = sum a'b' - zb'*rowsum(a') - za'*colsum(b') + K*za'*zb'
 // is evaluated in uint32 arithmetic (so every term wraps like int32 and the sum is exact mod 2^32).
-// The core widens both operands to int16 and uses Highway's ReorderWidenMulAccumulate (vpmaddwd
-// on x86: each pair sum is at most 2*255*128 in magnitude, so nothing saturates); a saturating
-// 16-bit pair sum (vpmaddubsw) is deliberately never used because it is not exact.
 //
-// B (the weights) is packed once (PackedQB::Pack, e.g. at Prepare) into int16 rows of b', one
-// row per column n ([N][Kp], K zero-padded to a multiple of kKAlign so the core has no tails),
-// together with colsum(b'). A is widened per call, a block of rows per task.
+// The core is a register-tiled micro-kernel: B is packed once (PackedQB::Pack, e.g. at Prepare)
+// into panels of kNR = 32 columns, each panel [Kq][32][4] int8 of b' (Kq = K/4 rounded up; the
+// 4 consecutive k of one column are adjacent, K and N zero-padded), plus colsum(b'). A block of
+// A rows is normalized to a' per call (with its row sums) and the kernel accumulates an
+// MR x 32 int32 tile in registers, broadcasting 4 a' values of a row against one k-quad of the
+// panel:
+//  - AVX3_DL: vpdpbusd (u8 x s8 -> int32, 4 products summed into each lane; it does not saturate,
+//    unlike vpmaddubsw, so it is exact), one 512-bit load = 16 columns x 4 k, 8 x 32 tiles.
+//  - other targets: the quad is sign-extended to int16 and multiplied pairwise
+//    (ReorderWidenMulAccumulate, vpmaddwd on x86: |pair sum| <= 2*255*128, nothing saturates);
+//    the two pair sums of a column are added at the end of each K block.
+// int32 lane sums wrap modulo 2^32, and integer addition is associative modulo 2^32, so the
+// order of the partial sums (K blocking, lanes) cannot change the result.
 //
-// Threading: tasks are blocks of kRowBlock rows x kColBlock columns (problem-size constants);
-// each C element is written by exactly one task, so results never depend on the thread count.
+// Threading: tasks are blocks of rows x columns whose sizes are problem-size constants; each C
+// element is written by exactly one task, so results never depend on the thread count.
 #pragma once
 
 #include <cstdint>
@@ -33,12 +40,15 @@
 namespace simplecpp::kernels {
 
 // Packed layout format of PackedQB (append-only numbering: a new layout gets a new number).
-enum class QGemmPackFormat : int32_t { kI16RowsPerColumnV1 = 1 };
+//   1: int16 rows per column [N][Kp] (retired).
+//   2: int8 panels of 32 columns, [N/32][Kq][32][4] (k-quads interleaved).
+enum class QGemmPackFormat : int32_t { kI16RowsPerColumnV1 = 1, kI8PanelsK4V2 = 2 };
 
 class PackedQB {
  public:
-  static constexpr int64_t kKAlign = 32;  // int16 lanes of the widest target (AVX-512)
-  static constexpr QGemmPackFormat kFormat = QGemmPackFormat::kI16RowsPerColumnV1;
+  static constexpr int64_t kKAlign = 4;   // k per quad: K is zero-padded to a multiple of it
+  static constexpr int64_t kNR = 32;      // columns per panel (N is zero-padded to a multiple)
+  static constexpr QGemmPackFormat kFormat = QGemmPackFormat::kI8PanelsK4V2;
 
   // Packs op(B) [K,N] of 8-bit values (int8 when b_signed, else uint8):
   //   trans_b == false: B stored [K,N], element (k,n) at b[k*ldb + n]
@@ -48,19 +58,22 @@ class PackedQB {
 
   int64_t k() const { return k_; }
   int64_t n() const { return n_; }
-  int64_t kp() const { return kp_; }  // K rounded up to kKAlign
+  int64_t kp() const { return kp_; }  // K rounded up to kKAlign (= 4 * quads)
+  int64_t panels() const { return (n_ + kNR - 1) / kNR; }
   bool b_signed() const { return b_signed_; }
   // b' = b + shift(): 0 for int8, -128 for uint8.
   int32_t shift() const { return b_signed_ ? 0 : -128; }
-  const int16_t* data() const { return data_.data(); }         // [N][Kp] of b'
-  const int32_t* col_sums() const { return col_sums_.data(); }  // [N]: sum_k b'[k,n]
+  // [panels][Kp/4][kNR][4] int8 of b': b'[k,n] at
+  //   ((n / kNR * (Kp/4) + k / 4) * kNR + n % kNR) * 4 + k % 4; padding is 0.
+  const int8_t* data() const { return data_.data(); }
+  const int32_t* col_sums() const { return col_sums_.data(); }  // [N]: sum_k b'[k,n] (wrapping)
 
   PackedQB(bool b_signed, int64_t k, int64_t n);  // zero-filled; use Pack
 
  private:
   bool b_signed_;
   int64_t k_, n_, kp_;
-  std::vector<int16_t> data_;
+  std::vector<int8_t> data_;
   std::vector<int32_t> col_sums_;
 };
 

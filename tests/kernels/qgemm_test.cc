@@ -1,7 +1,9 @@
 // Tests for kernels/qgemm.h: QGemmToI32 bit-exact against a straightforward int64 reference
 // (truncated to int32) for all four signedness combinations, every zero-point layout, sizes
 // around the vector and tile widths, extreme values with K large enough to wrap int32, both
-// B layouts, on every compiled target and independent of the thread count; plus Im2RowBytes.
+// B layouts, on every compiled target and independent of the thread count; sizes around the
+// micro-kernel's tile edges (rows per tile, 32-column panels, k-quads, K blocks of 512, task
+// blocks of 64 rows x 128 columns); plus Im2RowBytes.
 #include "kernels/qgemm.h"
 
 #include <doctest/doctest.h>
@@ -163,16 +165,112 @@ TEST_CASE("QGemmToI32 is independent of the thread count") {
   Check({70, 600, 45, true, false, ZpLayout::kScalar, ZpLayout::kVector}, 12, par3);
 }
 
-TEST_CASE("PackedQB stores b' and column sums") {
+TEST_CASE("PackedQB stores b' in k-quad interleaved panels with column sums") {
   const std::vector<uint8_t> b = {0, 255, 128, 1, 2, 3};  // uint8 [K=2, N=3]
   auto p = PackedQB::Pack(false, false, 2, 3, b.data(), 3);
-  CHECK(p->kp() == PackedQB::kKAlign);
+  CHECK(p->kp() == 4);
+  CHECK(p->panels() == 1);
   CHECK(p->shift() == -128);
-  CHECK(p->data()[0 * p->kp() + 0] == -128);
-  CHECK(p->data()[0 * p->kp() + 1] == 1 - 128);
-  CHECK(p->data()[1 * p->kp() + 0] == 127);
-  CHECK(p->data()[0 * p->kp() + 2] == 0);  // zero padding
+  // b'[k,n] at (n * 4 + k) inside the first panel's first quad.
+  CHECK(p->data()[0 * 4 + 0] == -128);
+  CHECK(p->data()[1 * 4 + 0] == 127);
+  CHECK(p->data()[0 * 4 + 1] == 1 - 128);
+  CHECK(p->data()[2 * 4 + 1] == 3 - 128);
+  CHECK(p->data()[0 * 4 + 2] == 0);  // K padding
+  CHECK(p->data()[5 * 4 + 0] == 0);  // N padding
   CHECK(p->col_sums()[2] == (128 - 128) + (3 - 128));
+  // Second panel, second quad: n = 33, k = 5 of an int8 [K=6, N=40] stored [N,K].
+  std::vector<uint8_t> bt(40 * 6);
+  for (size_t i = 0; i < bt.size(); ++i) bt[i] = static_cast<uint8_t>(i * 7);
+  auto q = PackedQB::Pack(true, true, 6, 40, bt.data(), 6);
+  CHECK(q->kp() == 8);
+  CHECK(q->panels() == 2);
+  const int64_t quads = q->kp() / 4;
+  CHECK(q->data()[((1 * quads + 1) * PackedQB::kNR + 1) * 4 + 1] ==
+        static_cast<int8_t>(bt[33 * 6 + 5]));
+}
+
+TEST_CASE("QGemmToI32 tile edges on every target") {
+  const int64_t sizes[] = {1, 3, 4, 5, 15, 16, 17, 33, 64, 65};
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    uint32_t seed = 100;
+    for (int64_t m : sizes) {
+      for (int64_t n : sizes) {
+        for (int64_t k : sizes) {
+          const int combo = static_cast<int>(seed % 4);
+          const ZpLayout za = seed % 3 == 0 ? ZpLayout::kVector : ZpLayout::kScalar;
+          const ZpLayout zb = seed % 5 < 2 ? ZpLayout::kVector : ZpLayout::kScalar;
+          Check({m, n, k, (combo & 1) != 0, (combo & 2) != 0, za, zb, seed % 2 == 0}, seed,
+                SerialParallel());
+          ++seed;
+        }
+      }
+    }
+    // Every signedness combination and zero-point layout on shapes with tails in every dim,
+    // several K blocks (K > 512) and several task blocks.
+    const ZpLayout layouts[] = {ZpLayout::kNone, ZpLayout::kScalar, ZpLayout::kVector};
+    for (int combo = 0; combo < 4; ++combo) {
+      for (ZpLayout za : layouts) {
+        for (ZpLayout zb : layouts) {
+          Check({65, 33, 1031, (combo & 1) != 0, (combo & 2) != 0, za, zb, combo >= 2}, seed++,
+                SerialParallel());
+          Check({9, 161, 517, (combo & 1) != 0, (combo & 2) != 0, za, zb, combo < 2}, seed++,
+                SerialParallel());
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("QGemmToI32 extreme values with K = 4096 on tile edges") {
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (int combo = 0; combo < 4; ++combo) {
+      for (int extreme = 1; extreme <= 2; ++extreme) {
+        for (int64_t k : {4093, 4096}) {
+          Check({17, 33, k, (combo & 1) != 0, (combo & 2) != 0, ZpLayout::kVector,
+                 ZpLayout::kVector, extreme == 2, extreme},
+                static_cast<uint32_t>(combo), SerialParallel());
+          Check({5, 3, k, (combo & 1) != 0, (combo & 2) != 0, ZpLayout::kNone, ZpLayout::kScalar,
+                 extreme == 1, extreme},
+                static_cast<uint32_t>(combo), SerialParallel());
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("QGemmToI32 gives identical results for 1, 2, 3 and 8 threads") {
+  // Several row and column task blocks with tails; compared bit for bit across thread counts.
+  const int64_t m = 131, n = 290, k = 600;
+  std::mt19937 rng(5);
+  std::vector<uint8_t> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n));
+  for (auto& v : a) v = static_cast<uint8_t>(rng());
+  for (auto& v : b) v = static_cast<uint8_t>(rng());
+  std::vector<int32_t> za(static_cast<size_t>(m)), zb(static_cast<size_t>(n));
+  for (auto& z : za) z = static_cast<int32_t>(rng() % 256) - 128;
+  for (auto& z : zb) z = static_cast<int32_t>(rng() % 256);
+  auto packed = PackedQB::Pack(false, false, k, n, b.data(), n);
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    std::vector<int32_t> first;
+    for (int threads : {1, 2, 3, 8}) {
+      CAPTURE(threads);
+      const ThreadParallel par(threads);
+      std::vector<int32_t> out(static_cast<size_t>(m * n), 0);
+      QGemmToI32(m, a.data(), true, k, za.data(), 1, *packed, zb.data(), 1, out.data(), n, par);
+      if (first.empty()) {
+        first = out;
+      } else {
+        CHECK(out == first);
+      }
+    }
+    Check({m, n, k, true, false, ZpLayout::kVector, ZpLayout::kVector}, 21, ThreadParallel(3));
+  }
 }
 
 TEST_CASE("Im2RowBytes fills padding with the zero point") {
