@@ -20,6 +20,13 @@ void RegisterAllOps(OpRegistry& registry) {
   RegisterRecurrentOps(registry);     // recurrent.cc: RNN, GRU, LSTM
   RegisterQuantizationOps(registry);  // quantize.cc (+ qlinear, matmul_integer, conv_integer .cc)
   RegisterSpatialOps(registry);       // spatial.cc (+ conv_transpose, resize .cc): Resize, RoiAlign...
+  RegisterSequenceOps(registry);      // sequence.cc: Sequence*, SplitToSequence, ConcatFromSequence
+  RegisterOptionalOps(registry);      // optional.cc: Optional, OptionalHasElement, OptionalGetElement
+  RegisterLossOps(registry);          // loss.cc: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
+  RegisterBitCastOps(registry);       // bitcast.cc: BitCast, TensorScatter
+  RegisterSignalOps(registry);        // signal.cc: DFT, STFT, Hann/Hamming/BlackmanWindow
+  RegisterAttentionOps(registry);     // attention.cc: Attention, RotaryEmbedding, RMSNormalization
+  RegisterQuantContribOps(registry);  // quant_contrib_*.cc: com.microsoft QLinear*/QGemm/MatMulIntegerToFloat
 }
 
 }  // namespace simplecpp::graph

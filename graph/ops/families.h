@@ -19,5 +19,12 @@ void RegisterControlFlowOps(OpRegistry& registry);
 void RegisterRecurrentOps(OpRegistry& registry);
 void RegisterQuantizationOps(OpRegistry& registry);
 void RegisterSpatialOps(OpRegistry& registry);
+void RegisterSequenceOps(OpRegistry& registry);
+void RegisterOptionalOps(OpRegistry& registry);
+void RegisterLossOps(OpRegistry& registry);
+void RegisterBitCastOps(OpRegistry& registry);
+void RegisterSignalOps(OpRegistry& registry);
+void RegisterAttentionOps(OpRegistry& registry);
+void RegisterQuantContribOps(OpRegistry& registry);  // quant_contrib_*.cc: com.microsoft Q ops
 
 }  // namespace simplecpp::graph
