@@ -5,6 +5,7 @@
 #include <cmath>
 #include <utility>
 
+#include "simplecpp/api/builtin_builder.h"
 #include "simplecpp/error.h"
 
 namespace simplecpp::builtin {
@@ -32,95 +33,12 @@ Tensor RandomFloatTensor(const Dims& dims, uint64_t seed, float lo, float hi) {
 
 namespace {
 
+using namespace detail;  // NOLINT: the builder helpers (builtin_builder.h)
+
 constexpr int64_t kOpset = 17;
-constexpr int64_t kIrVersion = 8;  // the IR version that goes with opset 17
-
-graph::Attribute AttrInt(const std::string& name, int64_t v) {
-  graph::Attribute a;
-  a.name = name;
-  a.kind = graph::AttrKind::kInt;
-  a.i = v;
-  return a;
-}
-
-graph::Attribute AttrFloat(const std::string& name, float v) {
-  graph::Attribute a;
-  a.name = name;
-  a.kind = graph::AttrKind::kFloat;
-  a.f = v;
-  return a;
-}
-
-graph::Attribute AttrInts(const std::string& name, std::vector<int64_t> v) {
-  graph::Attribute a;
-  a.name = name;
-  a.kind = graph::AttrKind::kInts;
-  a.ints = std::move(v);
-  return a;
-}
-
-graph::ValueInfo TensorValue(const std::string& name, const Dims& dims) {
-  graph::ValueInfo v;
-  v.name = name;
-  v.type.kind = graph::TypeInfo::Kind::kTensor;
-  v.type.dtype = DType::kFloat32;
-  v.type.has_shape = true;
-  for (int64_t d : dims) v.type.dims.push_back(graph::Dim{d, ""});
-  return v;
-}
-
-// Appends nodes and initializers to a graph; every weight gets its own seed from one stream.
-class Builder {
- public:
-  explicit Builder(graph::Graph* g, uint64_t seed) : g_(g), rng_(seed) {}
-
-  // A weight of `dims`, uniform in [-scale, scale).
-  std::string Weight(const std::string& name, const Dims& dims, float scale) {
-    return Initializer(name, RandomFloatTensor(dims, rng_.Next(), -scale, scale));
-  }
-  // A weight uniform in [lo, hi) (BatchNorm variances, LayerNorm gains).
-  std::string WeightRange(const std::string& name, const Dims& dims, float lo, float hi) {
-    return Initializer(name, RandomFloatTensor(dims, rng_.Next(), lo, hi));
-  }
-  std::string Scalar(const std::string& name, float value) {
-    return Initializer(name, Tensor::FromVector<float>(DType::kFloat32, {}, {value}));
-  }
-  std::string Shape(const std::string& name, std::vector<int64_t> dims) {
-    const int64_t n = static_cast<int64_t>(dims.size());
-    return Initializer(name, Tensor::FromVector<int64_t>(DType::kInt64, {n}, dims));
-  }
-  std::string Initializer(const std::string& name, Tensor t) {
-    g_->initializers.emplace_back(name, std::move(t));
-    return name;
-  }
-
-  // Adds a one-output node; the output is named after the node.
-  std::string Op(const std::string& op_type, const std::string& name,
-                 std::vector<std::string> inputs, std::vector<graph::Attribute> attributes = {}) {
-    graph::Node n;
-    n.name = name;
-    n.op_type = op_type;
-    n.inputs = std::move(inputs);
-    n.outputs = {name};
-    n.attributes = std::move(attributes);
-    g_->nodes.push_back(std::move(n));
-    return name;
-  }
-
- private:
-  graph::Graph* g_;
-  Random rng_;
-};
 
 graph::Model NewModel(const std::string& graph_name, const std::string& doc) {
-  graph::Model m;
-  m.ir_version = kIrVersion;
-  m.opsets.push_back(graph::OpsetImport{"", kOpset});
-  m.producer_name = "simplecpp";
-  m.producer_version = "builtin";
-  m.doc = doc;
-  m.graph.name = graph_name;
-  return m;
+  return detail::NewModel(graph_name, doc, kOpset);
 }
 
 graph::Model MakeCnn() {
@@ -220,11 +138,18 @@ graph::Model MakeTransformer() {
 
 }  // namespace
 
-std::vector<std::string> BuiltinModelNames() { return {"cnn", "transformer"}; }
+std::vector<std::string> BuiltinModelNames() {
+  return {"cnn", "transformer", "vad", "crnn", "segmentation", "segmentation-int8", "bert"};
+}
 
 graph::Model MakeBuiltinModel(const std::string& name) {
   if (name == "cnn") return MakeCnn();
   if (name == "transformer") return MakeTransformer();
+  if (name == "vad") return MakeVadModel();
+  if (name == "crnn") return MakeCrnnModel();
+  if (name == "segmentation") return MakeSegmentationModel(kSegmentationSize, false);
+  if (name == "segmentation-int8") return MakeSegmentationModel(kSegmentationSize, true);
+  if (name == "bert") return MakeBertModel();
   std::string known;
   for (const std::string& n : BuiltinModelNames()) known += (known.empty() ? "" : ", ") + n;
   throw Error(ErrorCode::kInvalidArgument,

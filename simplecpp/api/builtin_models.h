@@ -1,10 +1,34 @@
 // The built-in demo models, generated in code with deterministic weights: what
 // `simplecpp run default` runs, and a ready-made end-to-end test of the import/export/executor
-// path without any model file. They use only ai.onnx opset-17 ops.
+// path without any model file. "cnn" and "transformer" use ai.onnx opset 17; the others have the
+// structure of common real models (random weights) at the opsets such models ship with:
 //   "cnn"          input [1,3,32,32] float32 -> Conv+Relu, MaxPool, Conv+BatchNorm+Relu,
 //                  GlobalAveragePool, Flatten, Gemm, Softmax -> "probabilities" [1,10]
 //   "transformer"  input [1,16,64] float32 -> one pre-norm encoder layer (4 heads, Erf-spelled
 //                  Gelu MLP of width 256) -> "y" [1,16,64]
+//   "vad"          (opset 17, builtin_vad.cc) a voice-activity detector: "input" [1,512] float32,
+//                  "sr" int64 scalar, "h"/"c" [2,1,64] LSTM states. An If on sr == 16000 picks
+//                  one of two framing sub-networks -> [1,8,32]; two stacked LSTMs (hidden 64)
+//                  take and return the states; MLP + Sigmoid head. Outputs "output" [1,1],
+//                  "hn"/"cn" [2,1,64].
+//   "crnn"         (opset 9, builtin_crnn.cc) a text-line recognizer: "image" [1,1,32,128] ->
+//                  Conv/BatchNorm/Relu/MaxPool, depthwise-separable blocks, a strided conv
+//                  branch brought back by ConvTranspose and by Upsample, reshape to a sequence
+//                  of 32 steps, bidirectional GRU (hidden 48), one self-attention block, Gemm,
+//                  Softmax -> "probs" [32,37].
+//   "segmentation" (opset 13, builtin_segmentation.cc) "image" [1,3,1024,1024] -> encoder of
+//                  strided and depthwise-separable convs down to 1/16, decoder with Resize
+//                  (nearest and linear) and skip connections (Add, Concat) -> per-pixel Softmax
+//                  over 4 classes "mask" [1,4,1024,1024].
+//   "segmentation-int8"  the same weights quantized the way ONNX Runtime's dynamic quantizer
+//                  does it: DynamicQuantizeLinear on activations, ConvInteger with int8 weights
+//                  (per-tensor, symmetric) and one layer ("dec2.fuse") with uint8 weights and a
+//                  per-channel w_zero_point, Cast, Mul by x_scale * w_scale, Add bias.
+//   "bert"         (opset 13, builtin_bert.cc) "input_ids" int64 [1,16] (vocabulary 100),
+//                  "attention_mask" int64 [1,16] -> embeddings, 2 encoder layers (hidden 64,
+//                  4 heads, FFN 128) with LayerNorm spelled ReduceMean/Sub/Pow/Sqrt/Div, Gelu
+//                  spelled with Erf, the mask added as (1 - mask) * -10000 ->
+//                  "last_hidden_state" [1,16,64], "pooler_output" [1,64].
 #pragma once
 
 #include <cstdint>
@@ -16,11 +40,22 @@
 
 namespace simplecpp::builtin {
 
-// {"cnn", "transformer"}; the first is the default model.
+// {"cnn", "transformer", "vad", "crnn", "segmentation", "segmentation-int8", "bert"}; the first is
+// the default model.
 std::vector<std::string> BuiltinModelNames();
 
 // Builds the named model. Throws Error(kInvalidArgument) for an unknown name.
 graph::Model MakeBuiltinModel(const std::string& name);
+
+// The builders behind the names; tests build smaller segmentation instances (`size` a multiple
+// of 16) to compare with a scalar reference. per_channel_zero_point false gives "dec2.fuse" one
+// uint8 zero point and scale for the whole tensor (ONNX Runtime's CPU ConvInteger refuses
+// per-channel zero points, so that is the variant compared with it).
+constexpr int64_t kSegmentationSize = 1024;
+graph::Model MakeVadModel();
+graph::Model MakeCrnnModel();
+graph::Model MakeSegmentationModel(int64_t size, bool int8, bool per_channel_zero_point = true);
+graph::Model MakeBertModel();
 
 // Deterministic pseudo-random generator (SplitMix64) shared by the model weights and the CLI's
 // generated inputs, so a given seed gives the same numbers on every platform.
