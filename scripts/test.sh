@@ -3,7 +3,8 @@
 #   1. Release build in build/: every ctest (unit tests, the C API test, the ONNX conformance run
 #      against tests/conformance/expected_pass.txt);
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/: the same ctests
-#      (set SIMPLECPP_ASAN_CONFORMANCE=0 to leave the conformance run out of it).
+#      (set SIMPLECPP_ASAN_CONFORMANCE=0 to leave the conformance run out of it);
+#   3. ThreadSanitizer build of the concurrency test (scripts/tsan-test.sh, counted as one test).
 # The conformance data is $SIMPLECPP_ONNX_TESTS (default: ../shared/onnx-tests when present);
 # without it that test reports "skipping" and passes. Prints "N passed, N failed" (ctest tests of
 # both builds) last and exits non-zero on any build or test failure (a failed Release build stops
@@ -84,6 +85,16 @@ else
   total_failed=$((total_failed + 1))
 fi
 echo "test.sh: sanitizer build and tests took $((SECONDS - asan_start)) s (total $((SECONDS - start)) s)"
+
+# 3. ThreadSanitizer: one Model shared by 8 threads with their own Sessions (scripts/tsan-test.sh
+#    builds only the libraries and simplecpp_concurrency_test in build-tsan/).
+tsan_start=$SECONDS
+if SIMPLECPP_JOBS=$jobs bash scripts/tsan-test.sh; then
+  total_passed=$((total_passed + 1))
+else
+  total_failed=$((total_failed + 1))
+fi
+echo "test.sh: ThreadSanitizer stage took $((SECONDS - tsan_start)) s (total $((SECONDS - start)) s)"
 
 echo "$total_passed passed, $total_failed failed"
 [ "$total_failed" -eq 0 ]

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (build-fuzz/: clang, ASan + UBSan + coverage, RelWithDebInfo) and
+# runs each one for SECONDS (default 60) on a temporary copy of its seed corpus
+# (tests/fuzz/corpus/<target>), one process at a time. Fails on any crash, leak, timeout or
+# sanitizer report; prints libFuzzer's executions per target and the total.
+#   scripts/fuzz.sh [seconds-per-target] [target...]
+# Environment: JOBS (build parallelism, default 2), FUZZ_BUILD_DIR (default build-fuzz),
+# FUZZ_KEEP_CORPUS=DIR (keep the grown corpora there instead of deleting them).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_PER_TARGET=${1:-60}
+shift || true
+TARGETS=("$@")
+if [ ${#TARGETS[@]} -eq 0 ]; then TARGETS=(fuzz_model_load fuzz_model_run fuzz_tensor_readers); fi
+BUILD=${FUZZ_BUILD_DIR:-build-fuzz}
+JOBS=${JOBS:-2}
+
+CC=clang CXX=clang++ cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIMPLECPP_FUZZ=ON \
+  -DSIMPLECPP_FEW_HWY_TARGETS=ON -DSIMPLECPP_BUILD_TESTS=OFF -DSIMPLECPP_BUILD_TOOLS=OFF >/dev/null
+cmake --build "$BUILD" -j"$JOBS" --target "${TARGETS[@]}"
+
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+total=0
+status=0
+for target in "${TARGETS[@]}"; do
+  corpus="$WORK/$target"
+  mkdir -p "$corpus" "$WORK/artifacts-$target"
+  cp tests/fuzz/corpus/"$target"/* "$corpus"/ 2>/dev/null || true
+  log="$WORK/$target.log"
+  echo "== $target: ${SECONDS_PER_TARGET}s, $(ls "$corpus" | wc -l) seed files"
+  set +e
+  "$BUILD/bin/$target" -max_total_time="$SECONDS_PER_TARGET" -print_final_stats=1 -max_len=16384 \
+    -timeout=30 -rss_limit_mb=3072 -artifact_prefix="$WORK/artifacts-$target/" "$corpus" >"$log" 2>&1
+  rc=$?
+  set -e
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  execs=${execs:-0}
+  total=$((total + execs))
+  echo "   executions: $execs (exit $rc)"
+  if [ $rc -ne 0 ] || grep -qE "ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:" "$log"; then
+    echo "   FAILED: $target; log tail:"
+    tail -60 "$log"
+    for a in "$WORK/artifacts-$target"/*; do
+      [ -e "$a" ] || continue
+      mkdir -p "$BUILD/fuzz-artifacts"
+      cp "$a" "$BUILD/fuzz-artifacts/" && echo "   reproducer: $BUILD/fuzz-artifacts/$(basename "$a")"
+    done
+    status=1
+  fi
+  if [ -n "${FUZZ_KEEP_CORPUS:-}" ]; then mkdir -p "$FUZZ_KEEP_CORPUS/$target" && cp "$corpus"/* "$FUZZ_KEEP_CORPUS/$target"/; fi
+done
+echo "total executions: $total"
+exit $status
