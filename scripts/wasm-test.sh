@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# Builds the library, unit tests and CLI for WebAssembly with Debian's emscripten and runs the
-# tests under node through ctest (see ../shared/TOOLCHAIN.md, "WebAssembly").
+# Builds the library, unit tests, CLI and the JavaScript API module (simplecpp/js) for WebAssembly
+# with Debian's emscripten and runs the tests under node through ctest (see ../shared/TOOLCHAIN.md,
+# "WebAssembly"), then packs the npm package (simplecpp/js) in a temp folder, installs the tarball
+# there and runs the JS API test against the installed package.
 # Usage: scripts/wasm-test.sh [build-dir]   (default: build-wasm; JOBS=N to change -j2)
 # The ONNX conformance ctest runs when SIMPLECPP_ONNX_TESTS points at the ONNX test data.
+# The JS API test compares against the native CLI when NATIVE_CLI names one (default:
+# build/bin/simplecpp if it exists), else against the wasm CLI under node.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+ROOT="$(pwd)"
 BUILD_DIR="${1:-build-wasm}"
 JOBS="${JOBS:-2}"
 
@@ -12,20 +17,44 @@ if ! command -v emcmake >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; th
   SUDO=""
   if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
   $SUDO apt-get update
-  $SUDO apt-get install -y --no-install-recommends emscripten nodejs
+  $SUDO apt-get install -y --no-install-recommends emscripten nodejs npm
 fi
 
 # emcc needs acorn and friends from Debian's node modules.
 export NODE_PATH="${NODE_PATH:-/usr/share/nodejs}"
 NODE="$(command -v node)"
+NATIVE_CLI="${NATIVE_CLI:-}"
+if [ -z "$NATIVE_CLI" ] && [ -x build/bin/simplecpp ]; then NATIVE_CLI="$ROOT/build/bin/simplecpp"; fi
 
 emcmake cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CROSSCOMPILING_EMULATOR="$NODE"
-cmake --build "$BUILD_DIR" -j"$JOBS" --target simplecpp_tests simplecpp_cli
+  -DCMAKE_CROSSCOMPILING_EMULATOR="$NODE" -DSIMPLECPP_NATIVE_CLI="$NATIVE_CLI"
+cmake --build "$BUILD_DIR" -j"$JOBS" --target simplecpp_tests simplecpp_cli simplecpp_wasm
 
-cd "$BUILD_DIR"
-if [ -n "${SIMPLECPP_ONNX_TESTS:-}" ]; then
-  ctest --output-on-failure -R 'unit_tests|cli_run|onnx_conformance'
+(
+  cd "$BUILD_DIR"
+  if [ -n "${SIMPLECPP_ONNX_TESTS:-}" ]; then
+    ctest --output-on-failure -R 'unit_tests|cli_run|js_api|onnx_conformance'
+  else
+    ctest --output-on-failure -R 'unit_tests|cli_run|js_api'
+  fi
+)
+
+# The npm package: pack it in a temp folder (nothing built lands in the source tree), install the
+# tarball and test the installed copy.
+if command -v npm >/dev/null 2>&1; then
+  PKG_TMP="$(mktemp -d)"
+  trap 'rm -rf "$PKG_TMP"' EXIT
+  mkdir -p "$PKG_TMP/src" "$PKG_TMP/app"
+  cp simplecpp/js/package.json simplecpp/js/index.mjs simplecpp/js/README.md simplecpp/js/copy-build.sh \
+     "$PKG_TMP/src/"
+  sh "$PKG_TMP/src/copy-build.sh" "$ROOT/$BUILD_DIR"
+  (cd "$PKG_TMP/src" && npm pack --silent --pack-destination "$PKG_TMP")
+  TARBALL="$(ls "$PKG_TMP"/simplecpp-wasm-*.tgz)"
+  echo "npm pack: $(basename "$TARBALL"), $(wc -c < "$TARBALL") bytes"
+  tar -tzf "$TARBALL"
+  (cd "$PKG_TMP/app" && npm init -y >/dev/null && npm install --silent --offline --no-audit --no-fund "$TARBALL")
+  "$NODE" simplecpp/js/test/js_api_test.mjs --package "$PKG_TMP/app/node_modules/simplecpp-wasm" \
+    --work-dir "$PKG_TMP/work"
 else
-  ctest --output-on-failure -R 'unit_tests|cli_run'
+  echo "npm not found: skipping the npm package check"
 fi
