@@ -1,7 +1,8 @@
-// Control flow: If, Loop, Scan and SequenceMap. Each compiles its body graphs into Plans at load
-// (BindSubgraphs) and runs them with nested Executors. Values of the enclosing graph that a body
-// reads arrive as implicit inputs (after the node's own inputs) and are passed to the body as its
-// outer scope. If, Loop and SequenceMap pass sequences and optionals through (takes_values()).
+// Control flow: If, Loop, Scan (opset 8 and 9+) and SequenceMap. Each compiles its body graphs
+// into Plans at load (BindSubgraphs) and runs them with nested Executors. Values of the enclosing
+// graph that a body reads arrive as implicit inputs (after the node's own inputs) and are passed
+// to the body as its outer scope. If, Loop and SequenceMap pass sequences and optionals through
+// (takes_values()).
 #include <cstring>
 #include <mutex>
 
@@ -322,12 +323,20 @@ class LoopOp final : public Op {
   std::vector<std::string> node_inputs_;
 };
 
+// Copies all of `slice` into `out` at element offset `index * slice.num_elements()` (out is
+// [..., slice dims] and index counts slices of that size).
+void CopySliceInto(const Tensor& slice, Tensor& out, int64_t index) {
+  const size_t bytes = static_cast<size_t>(slice.num_elements()) * DTypeSize(slice.dtype());
+  if (bytes == 0) return;
+  std::memcpy(static_cast<uint8_t*>(out.raw_data()) + static_cast<size_t>(index) * bytes,
+              slice.raw_data(), bytes);
+}
+
 // ---- Scan (opset 9+) ----
 
 class ScanOp final : public Op {
  public:
   explicit ScanOp(const OpInit& init) : num_node_inputs_(init.num_inputs()) {
-    if (init.opset() < 9) init.Unsupported("Scan-8 (with batch axis and sequence_lens) is not supported");
     graph_ = init.GetGraph("body");
     if (!graph_) init.Fail("needs a body graph");
     num_scan_inputs_ = init.RequireInt("num_scan_inputs");
@@ -424,6 +433,190 @@ class ScanOp final : public Op {
   std::shared_ptr<const Body> body_;
   std::vector<std::string> implicit_, node_inputs_;
   std::vector<int64_t> input_axes_, input_dirs_, output_axes_, output_dirs_;
+};
+
+// ---- Scan (opset 8) ----
+// Batch-major form. Inputs: optional sequence_lens [batch] (int64 per the spec; int32 accepted),
+// then N initial states [batch, ...] and M scan inputs [batch, seq, ...]. Each batch item b runs
+// the body sequence_lens[b] times on its own slices (scan input j read forward, or backward over
+// positions len-1..0 when directions[j] == 1). Outputs: N final states [batch, ...] and K scan
+// outputs [batch, seq, ...]; positions at or beyond an item's length are zero.
+class Scan8Op final : public Op {
+ public:
+  explicit Scan8Op(const OpInit& init) : num_node_inputs_(init.num_inputs()) {
+    graph_ = init.GetGraph("body");
+    if (!graph_) init.Fail("needs a body graph");
+    if (init.num_inputs() < 1) init.Fail("needs the (possibly empty) sequence_lens input");
+    num_scan_inputs_ = init.RequireInt("num_scan_inputs");
+    num_state_ = init.num_inputs() - 1 - num_scan_inputs_;
+    if (num_scan_inputs_ < 1 || num_state_ < 0) {
+      init.Fail("num_scan_inputs = " + std::to_string(num_scan_inputs_) + " does not fit " +
+                std::to_string(init.num_inputs() - 1) + " state and scan inputs");
+    }
+    num_scan_outputs_ = static_cast<int64_t>(graph_->outputs.size()) - num_state_;
+    if (num_scan_outputs_ < 0 || graph_->inputs.size() != static_cast<size_t>(init.num_inputs() - 1)) {
+      init.Fail("body has " + std::to_string(graph_->inputs.size()) + " inputs and " +
+                std::to_string(graph_->outputs.size()) + " outputs; the node has " +
+                std::to_string(num_state_) + " states and " + std::to_string(num_scan_inputs_) +
+                " scan inputs");
+    }
+    if (init.num_outputs() > num_state_ + num_scan_outputs_) init.Fail("too many outputs");
+    dirs_ = init.GetInts("directions", std::vector<int64_t>(num_scan_inputs_, 0));
+    if (static_cast<int64_t>(dirs_.size()) != num_scan_inputs_) {
+      init.Fail("directions has " + std::to_string(dirs_.size()) + " entries, expected " +
+                std::to_string(num_scan_inputs_));
+    }
+    for (int64_t d : dirs_) {
+      if (d != 0 && d != 1) init.Fail("directions entries must be 0 or 1, got " + std::to_string(d));
+    }
+    for (int i = 1; i < init.num_inputs(); ++i) node_inputs_.push_back(init.node().inputs[i]);
+  }
+  void BindSubgraphs(const SubgraphContext& ctx) override {
+    implicit_ = ctx.implicit_inputs;
+    std::vector<ValueType> types;  // body inputs: the node's inputs minus batch (and seq) axes
+    for (const std::string& name : node_inputs_) types.push_back(OuterType(ctx, name));
+    body_ = CompileBody(*graph_, ctx, types);
+  }
+  void InferTypes(TypeContext& ctx) const override {
+    if (ctx.has_input(0)) ctx.RequireDType(0, {DType::kInt64, DType::kInt32});
+    for (int i = 1; i < num_node_inputs_; ++i) ctx.RequireInput(i);
+    for (int i = 0; i < ctx.num_outputs(); ++i) {
+      if (!BodyOutputType(*body_, i).is_tensor()) {
+        ctx.Unsupported("body output " + std::to_string(i) + " is " +
+                        BodyOutputType(*body_, i).ToString() + "; Scan runs tensors only");
+      }
+      ctx.set_output_dtype(i, BodyOutputDType(*body_, i));
+    }
+  }
+  RunFn Prepare(PrepareContext& ctx) const override {
+    for (int i = 0; i < ctx.num_outputs(); ++i) ctx.set_output_dynamic(i, BodyOutputDType(*body_, i));
+    const int64_t state = num_state_, nin = num_scan_inputs_, nout = num_scan_outputs_;
+    // Shapes: every state/scan input has the batch axis first, scan inputs the sequence axis next.
+    int64_t batch = -1, seq = -1;
+    for (int64_t i = 0; i < state + nin; ++i) {
+      const int k = static_cast<int>(1 + i);
+      const bool is_scan = i >= state;
+      const std::string what = is_scan ? "scan input " + std::to_string(i - state)
+                                       : "initial state " + std::to_string(i);
+      const Dims& dims = ctx.input_dims(k);
+      if (static_cast<int64_t>(dims.size()) < (is_scan ? 2 : 1)) {
+        ctx.Fail(what + " has shape " + DimsToString(dims) + "; Scan-8 needs [batch" +
+                 (is_scan ? ", seq" : "") + ", ...]");
+      }
+      if (DTypeSize(ctx.input_dtype(k)) == 0) {
+        ctx.Unsupported(what + " has dtype " + DTypeName(ctx.input_dtype(k)) + "; not supported");
+      }
+      if (batch >= 0 && dims[0] != batch) {
+        ctx.Fail(what + " has batch size " + std::to_string(dims[0]) + ", earlier inputs " +
+                 std::to_string(batch));
+      }
+      batch = dims[0];
+      if (is_scan) {
+        if (seq >= 0 && dims[1] != seq) {
+          ctx.Fail(what + " has sequence length " + std::to_string(dims[1]) + ", earlier scan inputs " +
+                   std::to_string(seq));
+        }
+        seq = dims[1];
+      }
+    }
+    if (ctx.has_input(0)) {
+      const Dims& d = ctx.input_dims(0);
+      if (d.size() != 1 || d[0] != batch) {
+        ctx.Fail("sequence_lens has shape " + DimsToString(d) + ", expected [" + std::to_string(batch) + "]");
+      }
+    }
+    auto body = body_;
+    const int first = num_node_inputs_;
+    const std::vector<std::string> names = implicit_;
+    std::vector<std::string> body_inputs;
+    for (const ValueInfo& v : body->plan().inputs()) body_inputs.push_back(v.name);
+    const std::vector<int64_t> dirs = dirs_;
+    std::vector<DType> out_types;
+    for (int64_t k = 0; k < state + nout; ++k) out_types.push_back(BodyOutputDType(*body, k));
+    return [=](RunContext& rc) {
+      auto tensor_of = [&rc](const Value& v) -> const Tensor& {
+        if (!v.is_tensor()) rc.Fail("the body gave " + v.Describe() + ", expected a tensor");
+        return v.tensor();
+      };
+      std::vector<int64_t> lens(static_cast<size_t>(batch), seq);
+      if (rc.has_input(0)) {
+        const Tensor& sl = rc.input(0);
+        if (sl.num_elements() != batch) {
+          rc.Fail("sequence_lens has " + std::to_string(sl.num_elements()) + " entries, batch size is " +
+                  std::to_string(batch));
+        }
+        for (int64_t b = 0; b < batch; ++b) {
+          const int64_t v = sl.dtype() == DType::kInt64 ? sl.data<int64_t>()[b] : sl.data<int32_t>()[b];
+          if (v < 0 || v > seq) {
+            rc.Fail("sequence_lens[" + std::to_string(b) + "] = " + std::to_string(v) +
+                    " is out of range [0, " + std::to_string(seq) + "]");
+          }
+          lens[b] = v;
+        }
+      }
+      const auto outer = OuterValues(rc, first, names);
+      // Outputs are allocated once the first batch item tells their per-item shape.
+      std::vector<Tensor> results(static_cast<size_t>(state + nout));
+      std::vector<Dims> item_dims(static_cast<size_t>(state + nout));
+      auto store = [&](int64_t k, const Tensor& slice, int64_t index, bool is_scan) {
+        if (slice.dtype() != out_types[k]) {
+          rc.Fail("body output " + std::to_string(k) + " is " + DTypeName(slice.dtype()) + ", expected " +
+                  DTypeName(out_types[k]));
+        }
+        if (!results[k].defined()) {
+          Dims dims = slice.dims();
+          if (is_scan) dims.insert(dims.begin(), seq);
+          dims.insert(dims.begin(), batch);
+          results[k] = Tensor(out_types[k], dims);  // zero-filled: padding past short sequences
+          item_dims[k] = slice.dims();
+        } else if (slice.dims() != item_dims[k]) {
+          rc.Fail(std::string(is_scan ? "scan output " : "final state ") + std::to_string(k) +
+                  " has shape " + DimsToString(slice.dims()) + " for one batch item or iteration but " +
+                  DimsToString(item_dims[k]) + " for another");
+        }
+        CopySliceInto(slice, results[k], index);
+      };
+      for (int64_t b = 0; b < batch; ++b) {
+        std::vector<Tensor> states, inputs;
+        for (int64_t i = 0; i < state; ++i) states.push_back(SliceAt(rc.input(static_cast<int>(1 + i)), 0, b));
+        for (int64_t j = 0; j < nin; ++j) inputs.push_back(SliceAt(rc.input(static_cast<int>(1 + state + j)), 0, b));
+        const int64_t len = lens[b];
+        for (int64_t t = 0; t < len; ++t) {
+          std::map<std::string, Value> feeds;
+          for (int64_t i = 0; i < state; ++i) feeds[body_inputs[i]] = states[i];
+          for (int64_t j = 0; j < nin; ++j) {
+            feeds[body_inputs[state + j]] = SliceAt(inputs[j], 0, dirs[j] ? len - 1 - t : t);
+          }
+          std::vector<Value> outs = body->Run(feeds, outer, rc.parallel());
+          for (int64_t i = 0; i < state; ++i) states[i] = tensor_of(outs[i]);
+          for (int64_t k = 0; k < nout; ++k) {
+            if (state + k < rc.num_outputs()) store(state + k, tensor_of(outs[state + k]), b * seq + t, true);
+          }
+        }
+        for (int64_t i = 0; i < state; ++i) store(i, states[i], b, false);
+      }
+      for (int64_t k = 0; k < state + nout && k < rc.num_outputs(); ++k) {
+        if (!results[k].defined()) {
+          if (k < state) {  // batch 0: nothing ran, the final states are the (empty) initial ones
+            results[k] = rc.input(static_cast<int>(1 + k));
+          } else {
+            rc.Fail("cannot give scan output " + std::to_string(k - state) +
+                    " a shape: no iteration ran (batch " + std::to_string(batch) +
+                    ", all sequence lengths 0)");
+          }
+        }
+        rc.set_output(static_cast<int>(k), std::move(results[k]));
+      }
+    };
+  }
+
+ private:
+  int num_node_inputs_;
+  int64_t num_scan_inputs_ = 0, num_state_ = 0, num_scan_outputs_ = 0;
+  std::shared_ptr<Graph> graph_;
+  std::shared_ptr<const Body> body_;
+  std::vector<std::string> implicit_, node_inputs_;
+  std::vector<int64_t> dirs_;
 };
 
 // ---- SequenceMap (opset 17) ----
@@ -526,7 +719,8 @@ void RegisterControlFlowOps(OpRegistry& registry) {
   registry.Register("", "SequenceMap", 17, MakeFactory<SequenceMapOp>());
   for (int v : {1, 11, 13, 16, 19, 21, 23, 24}) registry.Register("", "If", v, MakeFactory<IfOp>());
   for (int v : {1, 11, 13, 16, 19, 21, 23, 24}) registry.Register("", "Loop", v, MakeFactory<LoopOp>());
-  for (int v : {8, 9, 11, 16, 19, 21, 23, 24}) registry.Register("", "Scan", v, MakeFactory<ScanOp>());
+  registry.Register("", "Scan", 8, MakeFactory<Scan8Op>());
+  for (int v : {9, 11, 16, 19, 21, 23, 24}) registry.Register("", "Scan", v, MakeFactory<ScanOp>());
 }
 
 }  // namespace simplecpp::graph
