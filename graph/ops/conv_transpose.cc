@@ -1,4 +1,4 @@
-// ConvTranspose (opsets 1, 11, 22): float32, 1-D/2-D/3-D, group, strides, dilations, pads,
+// ConvTranspose (opsets 1, 11, 22): float32, float16 and (opset >= 22) bfloat16, 1-D/2-D/3-D, group, strides, dilations, pads,
 // output_padding, output_shape and auto_pad, optional bias.
 //
 // ConvTranspose is the adjoint of Conv: per image and group,
@@ -14,6 +14,9 @@
 // pads come from total = stride*(in-1) + output_padding + (k-1)*dil + 1 - out: SAME_UPPER puts
 // total/2 at the beginning and the rest at the end; NOTSET and SAME_LOWER put the larger half at
 // the beginning. A negative total (output larger than the kernel reach) leaves zeros (bias).
+//
+// float16 / bfloat16: 16-bit storage, float32 arithmetic (float16_wrap.h): a constant
+// W / B is widened once at Prepare (and packed), X per run, and Y is rounded once to 16 bits.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -21,6 +24,7 @@
 #include <vector>
 
 #include "graph/op.h"
+#include "graph/ops/float16_wrap.h"
 #include "graph/registry.h"
 #include "kernels/col2im.h"
 #include "kernels/conv.h"
@@ -70,13 +74,28 @@ class ConvTransposeOp final : public Op {
   }
 
   void InferTypes(TypeContext& ctx) const override {
-    ctx.RequireDType(0, {DType::kFloat32});
-    ctx.RequireDType(1, {DType::kFloat32});
-    if (ctx.has_input(2)) ctx.RequireDType(2, {DType::kFloat32});
-    ctx.set_output_dtype(0, DType::kFloat32);
+    // T: float16 and float32 in every opset, bfloat16 from opset 22 (float64 is not implemented).
+    if (ctx.opset() >= 22) {
+      ctx.RequireDType(0, {DType::kFloat32, DType::kFloat16, DType::kBFloat16});
+    } else {
+      ctx.RequireDType(0, {DType::kFloat32, DType::kFloat16});
+    }
+    ctx.RequireSameDType(0, 1);
+    if (ctx.has_input(2)) ctx.RequireSameDType(0, 2);
+    ctx.set_output_dtype(0, ctx.input_dtype(0));
   }
 
   RunFn Prepare(PrepareContext& ctx) const override {
+    const DType dt = ctx.input_dtype(0);
+    if (widen16::Is16BitFloat(dt)) {
+      return widen16::PrepareWidened16(ctx, dt, {0, 1, 2},
+                                       [this](PrepareContext& c) { return PrepareF32(c); });
+    }
+    return PrepareF32(ctx);
+  }
+
+ private:
+  RunFn PrepareF32(PrepareContext& ctx) const {
     const Dims& xd = ctx.input_dims(0);
     const Dims& wd = ctx.input_dims(1);
     if (xd.size() < 3 || xd.size() > 5) {
@@ -215,7 +234,6 @@ class ConvTransposeOp final : public Op {
     };
   }
 
- private:
   std::string auto_pad_;
   int64_t group_ = 1;
   std::vector<int64_t> kernel_shape_, strides_, dilations_, pads_, output_padding_, output_shape_;

@@ -21,8 +21,10 @@
 // activation input (also h's input C in LSTM; the cell state itself is not clipped).
 // input_forget couples LSTM's forget gate to the input gate: f = 1 - i.
 //
-// Dtypes: float32 (SIMD gate math, packed GEMM) and float64 (scalar). float16/bfloat16 are not
-// implemented (Unsupported). The opset-1 attribute output_sequence only says that Y is optional;
+// Dtypes: float32 (SIMD gate math, packed GEMM), float64 (scalar), float16 (every opset) and
+// bfloat16 (opset >= 22, as the spec's T allows): 16-bit storage, float32 arithmetic through
+// float16_wrap.h (constant W/R/B/P widened once at Prepare and prepacked; other inputs
+// widened per run; Y/Y_h/Y_c rounded once to 16 bits; the state between steps stays float32). The opset-1 attribute output_sequence only says that Y is optional;
 // Y is computed whenever it is requested.
 #include <algorithm>
 #include <cctype>
@@ -33,6 +35,7 @@
 #include <vector>
 
 #include "graph/ops/families.h"
+#include "graph/ops/float16_wrap.h"
 #include "graph/registry.h"
 #include "kernels/gemm.h"
 #include "kernels/recurrent.h"
@@ -416,8 +419,11 @@ class RecurrentOp final : public Op {
     ctx.RequireInput(1);
     ctx.RequireInput(2);
     const DType t = ctx.input_dtype(0);
-    if (t != DType::kFloat32 && t != DType::kFloat64) {
-      ctx.Unsupported("dtype " + DTypeName(t) + " is not supported (float32 and float64 are)");
+    const bool bf16_ok = ctx.opset() >= 22;  // bfloat16 joined T in opset 22
+    if (t != DType::kFloat32 && t != DType::kFloat64 && t != DType::kFloat16 &&
+        !(t == DType::kBFloat16 && bf16_ok)) {
+      ctx.Unsupported("dtype " + DTypeName(t) + " is not supported (float32, float64, float16" +
+                      std::string(bf16_ok ? " and bfloat16 are)" : " are; bfloat16 needs opset 22)"));
     }
     for (int i : {1, 2, 3, 5, 6, 7}) {
       if (ctx.has_input(i)) ctx.RequireSameDType(0, i);
@@ -427,6 +433,17 @@ class RecurrentOp final : public Op {
   }
 
   RunFn Prepare(PrepareContext& ctx) const override {
+    const DType dt = ctx.input_dtype(0);
+    if (widen16::Is16BitFloat(dt)) {
+      return widen16::PrepareWidened16(ctx, dt, {0, 1, 2, 3, 5, 6, 7},
+                                       [this](PrepareContext& c) { return PrepareTyped(c); });
+    }
+    return PrepareTyped(ctx);
+  }
+
+ private:
+  // float32 / float64 (16-bit dtypes arrive here as float32 through PrepareWidened16).
+  RunFn PrepareTyped(PrepareContext& ctx) const {
     const int64_t G = a_.gates, D = a_.num_dirs;
     const Dims& dx = ctx.input_dims(0);
     const Dims& dw = ctx.input_dims(1);
@@ -514,7 +531,6 @@ class RecurrentOp final : public Op {
     return [a, p, pw](RunContext& rc) { RunRecurrent<float>(a, p, *pw, rc); };
   }
 
- private:
   void ReadActivations(const OpInit& init) {
     const int64_t per_dir = a_.acts_per_dir, D = a_.num_dirs;
     std::vector<std::string> names;

@@ -11,6 +11,9 @@
 //     ping-pong scratch buffers; antialias widens the filter by 1/scale when downscaling;
 //     tf_crop_and_resize then overwrites out-of-range positions (ResizeFillOutside*).
 // Axes whose table is the identity (scale 1 with an identity coordinate map) are skipped.
+// float16 (every opset) and bfloat16 (Resize opset >= 13) linear / cubic: 16-bit storage, float32
+// arithmetic (float16_wrap.h widens X per run and rounds Y once to 16 bits); nearest
+// moves the 16-bit elements as bytes.
 //
 // Coordinates (x = output index, s = scale, in/out = axis lengths, out_f = s * in as a real):
 //   half_pixel            (x + 0.5) / s - 0.5
@@ -31,6 +34,7 @@
 #include <vector>
 
 #include "graph/op.h"
+#include "graph/ops/float16_wrap.h"
 #include "graph/registry.h"
 #include "kernels/cast.h"
 #include "kernels/copy.h"
@@ -149,8 +153,10 @@ class ResizeOp final : public Op {
       if (t == DType::kString || DTypeSize(t) == 0) {
         ctx.Unsupported("nearest resize moves whole-byte elements only");
       }
+    } else if (!upsample_ && opset_ >= 13) {  // bfloat16 joined T1 in Resize-13
+      ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16});
     } else {
-      ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64});
+      ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64, DType::kFloat16});
     }
     if (legacy_) {
       if (!(upsample_ && opset_ < 9)) ctx.RequireDType(1, {DType::kFloat32});
@@ -169,7 +175,16 @@ class ResizeOp final : public Op {
     return {1, 2, 3};
   }
 
-  RunFn Prepare(PrepareContext& ctx) const override;
+  RunFn Prepare(PrepareContext& ctx) const override {
+    const DType dt = ctx.input_dtype(0);
+    if (mode_ != Mode::kNearest && widen16::Is16BitFloat(dt)) {
+      return widen16::PrepareWidened16(ctx, dt, {0},
+                                       [this](PrepareContext& c) { return PrepareImpl(c); });
+    }
+    return PrepareImpl(ctx);
+  }
+  // Nearest: any whole-byte dtype; linear / cubic: float32 or float64.
+  RunFn PrepareImpl(PrepareContext& ctx) const;
 
  private:
   std::vector<double> ReadDoubles(const PrepareContext& ctx, int i) const {
@@ -334,7 +349,7 @@ AxisTable ResizeOp::BuildTable(PrepareContext& ctx, int axis, int64_t in, int64_
   return t;
 }
 
-RunFn ResizeOp::Prepare(PrepareContext& ctx) const {
+RunFn ResizeOp::PrepareImpl(PrepareContext& ctx) const {
   const Dims& xd = ctx.input_dims(0);
   const int64_t r = static_cast<int64_t>(xd.size());
   const DType dtype = ctx.input_dtype(0);

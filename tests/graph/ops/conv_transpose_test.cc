@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "graph/op_test_util.h"
+#include "graph/ops/recurrent_float16_test_util.h"
 #include "simplecpp/error.h"
 
 namespace simplecpp::testing {
@@ -203,6 +204,40 @@ TEST_CASE("ConvTranspose errors") {
   fails({x, RandomF32({2, 2, 3, 3}, 2)}, {AttrString("auto_pad", "BOGUS")});
   fails({x, RandomF32({2, 2, 3, 3}, 2)}, {AttrInt("group", 3)});
   fails({x, RandomF32({2, 2, 3, 3}, 2)}, {AttrInts("pads", {3, 3, 3, 3})});
+}
+
+TEST_CASE("ConvTranspose float16 and bfloat16 against float32") {
+  // Storage 16-bit, arithmetic float32, one rounding per output (Check16). X, W, B are in [-1, 1)
+  // and off by <= eps16/2 after rounding, so each product x*w is off by <= eps16; an output sums at
+  // most cg * kernel = 2 * 9 products plus the bias: atol = (2 * 9 + 1) * eps16.
+  const Tensor x = RandomF32({2, 4, 5, 4}, 21);
+  const Tensor w = RandomF32({4, 3, 3, 3}, 22);  // group 2: cg = 2, og = 3
+  const Tensor b = RandomF32({6}, 23);
+  const std::vector<graph::Attribute> attrs = {AttrInt("group", 2), AttrInts("strides", {2, 2}),
+                                               AttrInts("pads", {1, 0, 0, 1})};
+  for (bool const_w : {false, true}) {
+    for (DType dt : {DType::kFloat16, DType::kBFloat16}) {
+      CAPTURE(const_w);
+      CAPTURE(DTypeName(dt));
+      const RunNodeOptions o = Opset(22, const_w ? std::vector<int>{1, 2} : std::vector<int>{});
+      const std::vector<Tensor> in16 = {To16(x, dt), To16(w, dt), To16(b, dt)};
+      const Tensor got = RunNode("ConvTranspose", in16, attrs, o)[0];
+      const Tensor exact =
+          RunNode("ConvTranspose", {From16(in16[0]), From16(in16[1]), From16(in16[2])}, attrs, o)[0];
+      const Tensor ref = RunNode("ConvTranspose", {x, w, b}, attrs, o)[0];
+      Check16(got, exact, ref, dt, 19 * Eps16(dt));
+    }
+  }
+  // bfloat16 needs opset 22; mixed dtypes and integer inputs are errors.
+  CHECK_THROWS_AS(RunNode("ConvTranspose", {To16(x, DType::kBFloat16), To16(w, DType::kBFloat16)},
+                          {AttrInt("group", 2)}, Opset(11)),
+                  Error);
+  CHECK_THROWS_AS(RunNode("ConvTranspose", {To16(x, DType::kFloat16), w}, {AttrInt("group", 2)},
+                          Opset(22)),
+                  Error);
+  CHECK_THROWS_AS(RunNode("ConvTranspose", {I32({1, 1, 1}, {1}), I32({1, 1, 1}, {1})}, {},
+                          Opset(22)),
+                  Error);
 }
 
 }  // namespace

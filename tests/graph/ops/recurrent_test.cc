@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "graph/op_test_util.h"
+#include "graph/ops/recurrent_float16_test_util.h"
 #include "reference/recurrent_reference.h"
 #include "simplecpp/error.h"
 
@@ -397,6 +398,64 @@ TEST_CASE("Recurrent: invalid shapes and attributes are errors") {
   CHECK_THROWS_AS(run({x, w, r}, {AttrInt("hidden_size", 0)}), Error);
   // Mixed dtypes.
   CHECK_THROWS_AS(run({x, ToF64(w), r}, {}), Error);
+}
+
+TEST_CASE("Recurrent: float16 and bfloat16 against float32") {
+  // Storage 16-bit, arithmetic float32, one rounding per output (Check16). atol bounds the effect
+  // of rounding the inputs: every input is in [-1, 1) and off by <= eps16/2 after rounding, so each
+  // product of two rounded factors is off by <= eps16 and each gate pre-activation by
+  // <= (I + H + 2) * eps16; the activations are 1-Lipschitz and the error may grow over the S
+  // steps: atol = S * (I + H + 2) * eps16.
+  const int64_t S = 4, N = 3, I = 3, H = 5;
+  for (const char* cell : kCells) {
+    const int64_t G = std::string(cell) == "RNN" ? 1 : (std::string(cell) == "GRU" ? 3 : 4);
+    for (const char* direction : {"forward", "bidirectional"}) {
+      const int64_t D = std::string(direction) == "bidirectional" ? 2 : 1;
+      for (bool constant_weights : {false, true}) {
+        for (DType dt : {DType::kFloat16, DType::kBFloat16}) {
+          CAPTURE(cell);
+          CAPTURE(direction);
+          CAPTURE(constant_weights);
+          CAPTURE(DTypeName(dt));
+          std::vector<Tensor> in = {RandomF32({S, N, I}, 1), RandomF32({D, G * H, I}, 2),
+                                    RandomF32({D, G * H, H}, 3), RandomF32({D, 2 * G * H}, 4),
+                                    I32({N}, {4, 2, 0}), RandomF32({D, N, H}, 5)};
+          if (std::string(cell) == "LSTM") {
+            in.push_back(RandomF32({D, N, H}, 6));
+            in.push_back(RandomF32({D, 3 * H}, 7));
+          }
+          std::vector<Tensor> in16, in_rounded;
+          for (const Tensor& t : in) {
+            in16.push_back(To16(t, dt));
+            in_rounded.push_back(From16(in16.back()));
+          }
+          const std::vector<graph::Attribute> attrs = {AttrString("direction", direction)};
+          RunNodeOptions opts;
+          opts.opset = 22;  // bfloat16 is allowed from opset 22
+          opts.num_outputs = std::string(cell) == "LSTM" ? 3 : 2;
+          if (constant_weights) opts.constant_inputs = {1, 2, 3};
+          const std::vector<Tensor> got = RunNode(cell, in16, attrs, opts);
+          const std::vector<Tensor> exact = RunNode(cell, in_rounded, attrs, opts);
+          const std::vector<Tensor> ref = RunNode(cell, in, attrs, opts);
+          REQUIRE(got.size() == ref.size());
+          const double atol = static_cast<double>(S * (I + H + 2)) * Eps16(dt);
+          for (size_t o = 0; o < got.size(); ++o) {
+            CAPTURE(o);
+            Check16(got[o], exact[o], ref[o], dt, atol);
+          }
+        }
+      }
+    }
+  }
+  // bfloat16 needs opset 22; other dtypes stay unsupported.
+  RunNodeOptions old;
+  old.opset = 14;
+  const std::vector<Tensor> bf = {To16(RandomF32({S, N, I}, 1), DType::kBFloat16),
+                                  To16(RandomF32({1, H, I}, 2), DType::kBFloat16),
+                                  To16(RandomF32({1, H, H}, 3), DType::kBFloat16)};
+  CHECK_THROWS_AS(RunNode("RNN", bf, {}, old), Error);
+  CHECK_THROWS_AS(RunNode("RNN", {I32({1, 1, 1}, {1}), I32({1, 1, 1}, {1}), I32({1, 1, 1}, {1})}),
+                  Error);
 }
 
 }  // namespace

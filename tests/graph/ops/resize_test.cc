@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "graph/op_test_util.h"
+#include "graph/ops/recurrent_float16_test_util.h"
 #include "kernels/targets.h"
 #include "simplecpp/error.h"
 
@@ -425,6 +426,40 @@ TEST_CASE("Resize errors") {
         {AttrString("coordinate_transformation_mode", "half_pixel_symmetric")}, 18);
   // Integer data needs nearest.
   fails({I32({1, 2}, {1, 2}), Tensor(), F32({2}, {1, 2})}, {AttrString("mode", "linear")});
+}
+
+TEST_CASE("Resize and Upsample float16 and bfloat16 against float32") {
+  // Storage 16-bit, arithmetic float32, one rounding per output (Check16). X is in [-1, 1) and off
+  // by <= eps16/2 after rounding; an output is a weighted sum whose weights' magnitudes add up to
+  // at most 1 (linear) or about 1.5 per axis (cubic, two axes): atol = 2.5 * eps16 covers both.
+  const Tensor x = RandomF32({1, 2, 5, 6}, 31);
+  const Tensor scales = F32({4}, {1, 1, 1.7f, 0.5f});
+  for (const std::string mode : {"linear", "cubic", "nearest"}) {
+    for (DType dt : {DType::kFloat16, DType::kBFloat16}) {
+      CAPTURE(mode);
+      CAPTURE(DTypeName(dt));
+      const std::vector<graph::Attribute> attrs = {AttrString("mode", mode)};
+      const Tensor x16 = To16(x, dt);
+      const Tensor got = RunNode("Resize", {x16, Tensor(), scales}, attrs, Opset(19))[0];
+      const Tensor exact = RunNode("Resize", {From16(x16), Tensor(), scales}, attrs, Opset(19))[0];
+      const Tensor ref = RunNode("Resize", {x, Tensor(), scales}, attrs, Opset(19))[0];
+      Check16(got, exact, ref, dt, 2.5 * Eps16(dt));
+    }
+  }
+  // Upsample (opset 9, scales input): float16 linear; bfloat16 is not in Upsample's T.
+  const Tensor up_scales = F32({4}, {1, 1, 2, 1.5f});
+  const std::vector<graph::Attribute> lin = {AttrString("mode", "linear")};
+  const Tensor x16 = To16(x, DType::kFloat16);
+  const Tensor got = RunNode("Upsample", {x16, up_scales}, lin, Opset(9))[0];
+  const Tensor exact = RunNode("Upsample", {From16(x16), up_scales}, lin, Opset(9))[0];
+  const Tensor ref = RunNode("Upsample", {x, up_scales}, lin, Opset(9))[0];
+  Check16(got, exact, ref, DType::kFloat16, 2.5 * Eps16(DType::kFloat16));
+  CHECK_THROWS_AS(RunNode("Upsample", {To16(x, DType::kBFloat16), up_scales}, lin, Opset(9)), Error);
+  CHECK_THROWS_AS(RunNode("Resize", {To16(x, DType::kBFloat16), Tensor(), scales}, lin, Opset(11)),
+                  Error);
+  CHECK_THROWS_AS(RunNode("Resize", {I32({1, 1, 2, 2}, {1, 2, 3, 4}), Tensor(), scales}, lin,
+                          Opset(19)),
+                  Error);
 }
 
 }  // namespace
