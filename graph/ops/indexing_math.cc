@@ -1,11 +1,14 @@
 // Indexing-family ops that compute a little besides moving data: CumProd (26), Det (11, 22),
 // MaxUnpool (9, 11, 22) and NonMaxSuppression (10, 11).
+// float16 / bfloat16: Det widens to double and rounds each determinant once to 16 bits; MaxUnpool
+// only moves elements, so 16-bit values are moved bit-exactly.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <string>
 
 #include "graph/ops/indexing_internal.h"
+#include "kernels/float16.h"
 
 namespace simplecpp::graph::indexing {
 namespace {
@@ -66,12 +69,41 @@ class CumProdOp : public Op {
 };
 
 // ---- Det: determinant of [..., M, M] by LU decomposition with partial pivoting ----
-// Each matrix is factored in double precision (also for float input) in a scratch copy.
+// Each matrix is factored in double precision (also for float / 16-bit input) in a scratch copy.
+// Determinant of the m x m row-major matrix in `a` (destroyed).
+double LuDeterminant(std::vector<double>& a, int64_t m) {
+  double det = 1.0;
+  for (int64_t c = 0; c < m && det != 0.0; ++c) {
+    int64_t piv = c;
+    for (int64_t i = c + 1; i < m; ++i) {
+      if (std::fabs(a[i * m + c]) > std::fabs(a[piv * m + c])) piv = i;
+    }
+    if (a[piv * m + c] == 0.0) return 0.0;
+    if (piv != c) {
+      for (int64_t j = 0; j < m; ++j) std::swap(a[c * m + j], a[piv * m + j]);
+      det = -det;
+    }
+    const double d = a[c * m + c];
+    det *= d;
+    for (int64_t i = c + 1; i < m; ++i) {
+      const double f = a[i * m + c] / d;
+      if (f == 0.0) continue;
+      for (int64_t j = c + 1; j < m; ++j) a[i * m + j] -= f * a[c * m + j];
+    }
+  }
+  return det;
+}
+
 class DetOp : public Op {
  public:
   explicit DetOp(const OpInit&) {}
   void InferTypes(TypeContext& ctx) const override {
-    RequireOneOf(ctx, 0, {DType::kFloat32, DType::kFloat64});
+    // T: float16, float, double; bfloat16 from opset 22.
+    if (ctx.opset() >= 22) {
+      RequireOneOf(ctx, 0, {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16});
+    } else {
+      RequireOneOf(ctx, 0, {DType::kFloat32, DType::kFloat64, DType::kFloat16});
+    }
     ctx.set_output_dtype(0, ctx.input_dtype(0));
   }
   RunFn Prepare(PrepareContext& ctx) const override {
@@ -84,6 +116,25 @@ class DetOp : public Op {
     ctx.set_output(0, ctx.input_dtype(0), out);
     const int64_t m = in[r - 1];
     const int64_t batch = Product(in, 0, r - 2);
+    const DType dt = ctx.input_dtype(0);
+    if (dt == DType::kFloat16 || dt == DType::kBFloat16) {
+      // Widening to double is exact; each determinant is rounded once, straight from double.
+      const bool bf16 = dt == DType::kBFloat16;
+      return [=](RunContext& ctx) {
+        const kernels::Float16Kind kind =
+            bf16 ? kernels::Float16Kind::kBFloat16 : kernels::Float16Kind::kHalf;
+        const uint16_t* x = ctx.input(0).data<uint16_t>();
+        uint16_t* y = ctx.output(0).data<uint16_t>();
+        std::vector<double> a(static_cast<size_t>(m * m));
+        for (int64_t b = 0; b < batch; ++b) {
+          for (int64_t i = 0; i < m * m; ++i) {
+            a[i] = static_cast<double>(kernels::Widen16One(kind, x[b * m * m + i]));
+          }
+          const double det = LuDeterminant(a, m);
+          y[b] = bf16 ? kernels::DoubleToBFloat16Bits(det) : kernels::DoubleToHalfBits(det);
+        }
+      };
+    }
     RunFn run;
     VisitNumeric(ctx.input_dtype(0), [&](auto tag) {
       using T = decltype(tag);
@@ -93,29 +144,7 @@ class DetOp : public Op {
         std::vector<double> a(static_cast<size_t>(m * m));
         for (int64_t b = 0; b < batch; ++b) {
           for (int64_t i = 0; i < m * m; ++i) a[i] = static_cast<double>(x[b * m * m + i]);
-          double det = 1.0;
-          for (int64_t c = 0; c < m && det != 0.0; ++c) {
-            int64_t piv = c;
-            for (int64_t i = c + 1; i < m; ++i) {
-              if (std::fabs(a[i * m + c]) > std::fabs(a[piv * m + c])) piv = i;
-            }
-            if (a[piv * m + c] == 0.0) {
-              det = 0.0;
-              break;
-            }
-            if (piv != c) {
-              for (int64_t j = 0; j < m; ++j) std::swap(a[c * m + j], a[piv * m + j]);
-              det = -det;
-            }
-            const double d = a[c * m + c];
-            det *= d;
-            for (int64_t i = c + 1; i < m; ++i) {
-              const double f = a[i * m + c] / d;
-              if (f == 0.0) continue;
-              for (int64_t j = c + 1; j < m; ++j) a[i * m + j] -= f * a[c * m + j];
-            }
-          }
-          y[b] = static_cast<T>(det);
+          y[b] = static_cast<T>(LuDeterminant(a, m));
         }
       };
     });
@@ -151,7 +180,12 @@ class MaxUnpoolOp : public Op {
     }
   }
   void InferTypes(TypeContext& ctx) const override {
-    RequireOneOf(ctx, 0, {DType::kFloat32, DType::kFloat64, DType::kFloat16});
+    // T1: float16, float, double; bfloat16 from opset 22 (moved bit-exactly, no arithmetic).
+    if (ctx.opset() >= 22) {
+      RequireOneOf(ctx, 0, {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16});
+    } else {
+      RequireOneOf(ctx, 0, {DType::kFloat32, DType::kFloat64, DType::kFloat16});
+    }
     RequireOneOf(ctx, 1, {DType::kInt64});
     if (ctx.has_input(2)) RequireOneOf(ctx, 2, {DType::kInt64});
     ctx.set_output_dtype(0, ctx.input_dtype(0));

@@ -639,7 +639,12 @@ class MvnOp final : public Op {
   explicit MvnOp(const OpInit& init) : axes_(init.GetInts("axes", {0, 2, 3})) {}
 
   void InferTypes(TypeContext& ctx) const override {
-    ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64});
+    // T: float16, float, double; bfloat16 from opset 13.
+    if (ctx.opset() >= 13) {
+      ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16});
+    } else {
+      ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64, DType::kFloat16});
+    }
     ctx.set_output_dtype(0, ctx.input_dtype(0));
   }
 
@@ -655,6 +660,19 @@ class MvnOp final : public Op {
     const DType dt = ctx.input_dtype(0);
     ctx.set_output(0, dt, xd);
     const Dims dims = xd;
+    if (Is16(dt)) {
+      // Widen to float32 scratch, normalize in float32, round each output once.
+      const kernels::Float16Kind kind = Kind16(dt);
+      return [dims, reduce, kind](RunContext& rc) {
+        const size_t n = static_cast<size_t>(rc.input(0).num_elements());
+        Tensor x32 = rc.Scratch(DType::kFloat32, dims);
+        Tensor y32 = rc.Scratch(DType::kFloat32, dims);
+        kernels::Widen16(kind, rc.input(0).data<uint16_t>(), x32.data<float>(), n);
+        kernels::MeanVarianceNormalizeF32(x32.data<float>(), y32.data<float>(), dims, reduce,
+                                          1e-9, rc.parallel());
+        kernels::Narrow16(kind, y32.data<float>(), rc.output(0).data<uint16_t>(), n);
+      };
+    }
     return DispatchFloat(ctx, dt, [&](auto tag) -> RunFn {
       using T = decltype(tag);
       return [dims, reduce](RunContext& rc) {

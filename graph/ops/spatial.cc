@@ -3,6 +3,9 @@
 // registers ConvTranspose (conv_transpose.cc) and Resize / Upsample (resize.cc).
 // The sampling math lives in kernels/resize.h, col2im in kernels/col2im.h; CenterCropPad is an
 // axis gather (kernels/copy.h) whose out-of-range positions are zero.
+// float16 / bfloat16 (RoiAlign, GridSample, Col2Im, AffineGrid): 16-bit storage, float32
+// arithmetic: 16-bit inputs are widened to float32 (constant ones once, at Prepare), the float32
+// kernel runs, and each output element is rounded once back to 16 bits (nearest-even).
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -13,6 +16,7 @@
 #include "graph/registry.h"
 #include "kernels/col2im.h"
 #include "kernels/copy.h"
+#include "kernels/float16.h"
 #include "kernels/resize.h"
 
 namespace simplecpp::graph {
@@ -28,6 +32,61 @@ std::vector<int64_t> ReadInt64s(const PrepareContext& ctx, int i, const char* wh
     ctx.Fail(std::string(what) + " must be int64, got " + DTypeName(t.dtype()));
   }
   return TensorToInt64s(t);
+}
+
+// ---- 16-bit float helpers ----
+bool Is16(DType dt) { return dt == DType::kFloat16 || dt == DType::kBFloat16; }
+kernels::Float16Kind Kind16(DType dt) {
+  return dt == DType::kBFloat16 ? kernels::Float16Kind::kBFloat16 : kernels::Float16Kind::kHalf;
+}
+
+// Input `i` must be one of `allowed`, or bfloat16 when the opset is >= `bf16_since` (the version
+// whose type constraint added bfloat16; 0: never).
+void RequireFloatDType(TypeContext& ctx, int i, std::initializer_list<DType> allowed,
+                       int64_t bf16_since) {
+  ctx.RequireInput(i);
+  const DType dt = ctx.input_dtype(i);
+  if (dt == DType::kBFloat16) {
+    if (bf16_since > 0 && ctx.opset() >= bf16_since) return;
+    ctx.Unsupported("bfloat16 is allowed for this op from opset " + std::to_string(bf16_since) +
+                    " only (this node has opset " + std::to_string(ctx.opset()) + ")");
+  }
+  ctx.RequireDType(i, allowed);
+}
+
+// A 16-bit input read as float32: widened once at Prepare when its value is known then
+// (a constant), else widened per run into a scratch tensor.
+struct Input16 {
+  int index = 0;
+  kernels::Float16Kind kind = kernels::Float16Kind::kHalf;
+  std::shared_ptr<const std::vector<float>> constant;
+
+  const float* Widen(RunContext& rc, Tensor* scratch) const {
+    if (constant) return constant->data();
+    const Tensor& t = rc.input(index);
+    *scratch = rc.Scratch(DType::kFloat32, t.dims());
+    kernels::Widen16(kind, t.data<uint16_t>(), scratch->data<float>(),
+                     static_cast<size_t>(t.num_elements()));
+    return scratch->data<float>();
+  }
+};
+
+Input16 MakeInput16(const PrepareContext& ctx, int i, kernels::Float16Kind kind) {
+  Input16 in;
+  in.index = i;
+  in.kind = kind;
+  if (const Tensor* v = ctx.input_value(i)) {
+    auto w = std::make_shared<std::vector<float>>(static_cast<size_t>(v->num_elements()));
+    kernels::Widen16(kind, v->data<uint16_t>(), w->data(), w->size());
+    in.constant = std::move(w);
+  }
+  return in;
+}
+
+// Rounds a float32 result once into the 16-bit output 0.
+void NarrowOutput(RunContext& rc, kernels::Float16Kind kind, const Tensor& y32) {
+  kernels::Narrow16(kind, y32.data<float>(), rc.output(0).data<uint16_t>(),
+                    static_cast<size_t>(y32.num_elements()));
 }
 
 // ---- RoiAlign ----
@@ -55,7 +114,8 @@ class RoiAlignOp final : public Op {
     if (p_.sampling_ratio < 0) init.Fail("sampling_ratio must be >= 0");
   }
   void InferTypes(TypeContext& ctx) const override {
-    ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64});
+    // T1: float16, float, double; bfloat16 from opset 22.
+    RequireFloatDType(ctx, 0, {DType::kFloat32, DType::kFloat64, DType::kFloat16}, 22);
     ctx.RequireSameDType(0, 1);
     ctx.RequireDType(2, {DType::kInt64});
     ctx.set_output_dtype(0, ctx.input_dtype(0));
@@ -78,7 +138,14 @@ class RoiAlignOp final : public Op {
     if (num_rois == 0 || xd[1] == 0) return [](RunContext&) {};
     if (p.height == 0 || p.width == 0) ctx.Fail("X has an empty spatial dim");
     const bool f32 = dt == DType::kFloat32;
-    return [p, num_rois, f32](RunContext& rc) {
+    const bool is16 = Is16(dt);
+    Input16 x16, rois16;
+    if (is16) {
+      x16 = MakeInput16(ctx, 0, Kind16(dt));
+      rois16 = MakeInput16(ctx, 1, Kind16(dt));
+    }
+    const Dims out_dims = {num_rois, xd[1], p.out_h, p.out_w};
+    return [p, num_rois, f32, is16, x16, rois16, out_dims](RunContext& rc) {
       const int64_t* bi = rc.input(2).data<int64_t>();
       for (int64_t r = 0; r < num_rois; ++r) {
         if (bi[r] < 0 || bi[r] >= p.batch) {
@@ -86,7 +153,14 @@ class RoiAlignOp final : public Op {
                   " is out of range [0, " + std::to_string(p.batch) + ")");
         }
       }
-      if (f32) {
+      if (is16) {
+        Tensor xs, rs;
+        const float* x = x16.Widen(rc, &xs);
+        const float* rois = rois16.Widen(rc, &rs);
+        Tensor y32 = rc.Scratch(DType::kFloat32, out_dims);
+        kernels::RoiAlignF32(p, x, rois, bi, num_rois, y32.data<float>(), rc.parallel());
+        NarrowOutput(rc, x16.kind, y32);
+      } else if (f32) {
         kernels::RoiAlignF32(p, rc.input(0).data<float>(), rc.input(1).data<float>(), bi, num_rois,
                              rc.output(0).data<float>(), rc.parallel());
       } else {
@@ -128,7 +202,8 @@ class GridSampleOp final : public Op {
     align_corners_ = init.GetInt("align_corners", 0) != 0;
   }
   void InferTypes(TypeContext& ctx) const override {
-    ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64});
+    // X and grid share one dtype here; grid (T2) is float16, float, double; bfloat16 from 22.
+    RequireFloatDType(ctx, 0, {DType::kFloat32, DType::kFloat64, DType::kFloat16}, 22);
     ctx.RequireSameDType(0, 1);
     ctx.set_output_dtype(0, ctx.input_dtype(0));
   }
@@ -162,6 +237,18 @@ class GridSampleOp final : public Op {
     if (CheckedNumElements(out) == 0) return [](RunContext&) {};
     for (int64_t s = 0; s < rank; ++s) {
       if (p.in[s] == 0) ctx.Fail("X has an empty spatial dim");
+    }
+    if (Is16(dt)) {
+      const Input16 x16 = MakeInput16(ctx, 0, Kind16(dt));
+      const Input16 g16 = MakeInput16(ctx, 1, Kind16(dt));
+      return [p, x16, g16, out](RunContext& rc) {
+        Tensor xs, gs;
+        const float* x = x16.Widen(rc, &xs);
+        const float* grid = g16.Widen(rc, &gs);
+        Tensor y32 = rc.Scratch(DType::kFloat32, out);
+        kernels::GridSampleF32(p, x, grid, y32.data<float>(), rc.parallel());
+        NarrowOutput(rc, x16.kind, y32);
+      };
     }
     if (dt == DType::kFloat32) {
       return [p](RunContext& rc) {
@@ -200,10 +287,12 @@ class Col2ImOp final : public Op {
     }
   }
   void InferTypes(TypeContext& ctx) const override {
-    ctx.RequireDType(0, {DType::kFloat32});
+    // T is every tensor type in the spec; this implementation computes float32, float16 and
+    // bfloat16.
+    ctx.RequireDType(0, {DType::kFloat32, DType::kFloat16, DType::kBFloat16});
     ctx.RequireDType(1, {DType::kInt64});
     ctx.RequireDType(2, {DType::kInt64});
-    ctx.set_output_dtype(0, DType::kFloat32);
+    ctx.set_output_dtype(0, ctx.input_dtype(0));
   }
   std::vector<int> ValueInputs() const override { return {1, 2}; }
   RunFn Prepare(PrepareContext& ctx) const override {
@@ -252,17 +341,24 @@ class Col2ImOp final : public Op {
     const int64_t batch = xd[0], channels = xd[1] / ksize;
     Dims out = {batch, channels};
     for (int64_t v : image) out.push_back(v);
-    ctx.set_output(0, DType::kFloat32, out);
+    const DType dt = ctx.input_dtype(0);
+    ctx.set_output(0, dt, out);
     const int64_t img = g.InSize();
-    return [g, batch, channels, img, ksize, blocks](RunContext& rc) {
-      const float* x = rc.input(0).data<float>();
-      float* y = rc.output(0).data<float>();
+    const bool is16 = Is16(dt);
+    Input16 x16;
+    if (is16) x16 = MakeInput16(ctx, 0, Kind16(dt));
+    return [g, batch, channels, img, ksize, blocks, is16, x16, out](RunContext& rc) {
+      Tensor xs, y32;
+      const float* x = is16 ? x16.Widen(rc, &xs) : rc.input(0).data<float>();
+      if (is16) y32 = rc.Scratch(DType::kFloat32, out);
+      float* y = is16 ? y32.data<float>() : rc.output(0).data<float>();
       for (int64_t n = 0; n < batch; ++n) {
         float* yn = y + n * channels * img;
         kernels::Col2ImInitF32(channels, img, nullptr, yn, rc.parallel());
         kernels::Col2ImF32(g, x + n * channels * ksize * blocks, channels, 0, blocks, yn,
                            rc.parallel());
       }
+      if (is16) NarrowOutput(rc, x16.kind, y32);
     };
   }
 
@@ -348,7 +444,8 @@ class AffineGridOp final : public Op {
     align_corners_ = init.GetInt("align_corners", 0) != 0;
   }
   void InferTypes(TypeContext& ctx) const override {
-    ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64});
+    // T1: bfloat16, float16, float, double (since opset 20).
+    ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16});
     ctx.RequireDType(1, {DType::kInt64});
     ctx.set_output_dtype(0, ctx.input_dtype(0));
   }
@@ -375,6 +472,17 @@ class AffineGridOp final : public Op {
     ctx.set_output(0, dt, out);
     const int64_t batch = size[0];
     const bool ac = align_corners_;
+    if (CheckedNumElements(out) == 0) return [](RunContext&) {};
+    if (Is16(dt)) {
+      const Input16 t16 = MakeInput16(ctx, 0, Kind16(dt));
+      return [rank, batch, spatial, ac, t16, out](RunContext& rc) {
+        Tensor ts;
+        const float* theta = t16.Widen(rc, &ts);
+        Tensor y32 = rc.Scratch(DType::kFloat32, out);
+        kernels::AffineGridF32(rank, batch, spatial.data(), ac, theta, y32.data<float>());
+        NarrowOutput(rc, t16.kind, y32);
+      };
+    }
     if (dt == DType::kFloat32) {
       return [rank, batch, spatial, ac](RunContext& rc) {
         kernels::AffineGridF32(rank, batch, spatial.data(), ac, rc.input(0).data<float>(),

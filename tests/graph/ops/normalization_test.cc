@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "graph/op_test_util.h"
+#include "tests/graph/ops/float16_compare.h"
 #include "simplecpp/error.h"
 
 namespace simplecpp::testing {
@@ -348,6 +349,27 @@ TEST_CASE("Normalization ops give bit-identical results for any thread count") {
     const auto c = RunNode("LayerNormalization", {x, s, b}, {}, many);
     CHECK(a[0].BitwiseEquals(c[0]));
   }
+}
+
+// float16 / bfloat16: the 16-bit output is the float32 result on the widened input rounded once;
+// tolerance (tests/graph/ops/float16_compare.h): |y16 - ref| <= eps16 * max(|ref|, min_normal16),
+// eps16 = 2^-10 (float16) or 2^-7 (bfloat16).
+TEST_CASE("MeanVarianceNormalization, LRN, LpNormalization, GroupNormalization float16 / bfloat16") {
+  const Tensor x = RandomF32({2, 4, 3, 5}, 301, -2.0f, 2.0f);
+  f16::Check16Both("MeanVarianceNormalization", {x}, {}, f16::Opts(13));
+  f16::Check16Both("MeanVarianceNormalization", {x}, {AttrInts("axes", {1, 3})}, f16::Opts(13));
+  f16::Check16(DType::kFloat16, "MeanVarianceNormalization", {x}, {}, f16::Opts(9));
+  // bfloat16 entered MeanVarianceNormalization's type constraint in opset 13.
+  CHECK_THROWS_AS(RunNode("MeanVarianceNormalization", {f16::To16(x, DType::kBFloat16)}, {},
+                          f16::Opts(9)),
+                  Error);
+  f16::Check16Both("LRN", {x}, {AttrInt("size", 3), AttrFloat("alpha", 0.01f)}, f16::Opts(13));
+  f16::Check16Both("LpNormalization", {x}, {AttrInt("axis", 1)}, f16::Opts(22));
+  f16::Check16Both("LpNormalization", {x}, {AttrInt("p", 1)}, f16::Opts(22));
+  f16::Check16Both("GroupNormalization", {x, RandomF32({4}, 302), RandomF32({4}, 303)},
+                   {AttrInt("num_groups", 2)}, f16::Opts(21));
+  f16::Check16Both("GroupNormalization", {x, RandomF32({4}, 302), RandomF32({4}, 303)},
+                   {AttrInt("num_groups", 4)}, f16::Opts(21, {1, 2}));
 }
 
 }  // namespace

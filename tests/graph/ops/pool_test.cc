@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "graph/op_test_util.h"
+#include "tests/graph/ops/float16_compare.h"
 #include "simplecpp/error.h"
 
 namespace simplecpp::testing {
@@ -241,6 +242,20 @@ TEST_CASE("Pool ops give bit-identical results for any thread count") {
     const auto c = RunNode(op, {x}, attrs, many);
     CHECK(a[0].BitwiseEquals(c[0]));
   }
+}
+
+// float16 / bfloat16: the 16-bit output is the float32 result on the widened input rounded once;
+// tolerance (tests/graph/ops/float16_compare.h): |y16 - ref| <= eps16 * max(|ref|, min_normal16),
+// eps16 = 2^-10 (float16) or 2^-7 (bfloat16).
+TEST_CASE("LpPool and GlobalLpPool float16 / bfloat16") {
+  const Tensor x = RandomF32({2, 3, 6, 5}, 401, -2.0f, 2.0f);
+  f16::Check16Both("LpPool", {x}, {AttrInts("kernel_shape", {2, 3})}, f16::Opts(22));
+  f16::Check16Both("LpPool", {x},
+                   {AttrInts("kernel_shape", {3, 3}), AttrInt("p", 3), AttrInts("strides", {2, 2}),
+                    AttrInts("pads", {1, 1, 1, 1})},
+                   f16::Opts(22));
+  f16::Check16Both("GlobalLpPool", {x}, {}, f16::Opts(22));
+  f16::Check16Both("GlobalLpPool", {x}, {AttrInt("p", 1)}, f16::Opts(22));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "graph/op_test_util.h"
+#include "tests/graph/ops/float16_compare.h"
 #include "simplecpp/error.h"
 
 namespace simplecpp::testing {
@@ -341,6 +342,79 @@ TEST_CASE("AffineGrid 2-D and 3-D") {
   CHECK_THROWS_AS(
       RunNode("AffineGrid", {RandomF32({2, 2, 3}, 1), I64({4}, {1, 3, 4, 5})}, {}, Opset(20)),
       Error);
+}
+
+// ---- float16 / bfloat16: each output is the float32 result on the widened inputs rounded once
+// (tolerance formula in tests/graph/ops/float16_compare.h: |y16 - ref| <= eps16 * max(|ref|,
+// min_normal16), eps16 = 2^-10 for float16, 2^-7 for bfloat16).
+
+TEST_CASE("RoiAlign float16 / bfloat16") {
+  const Tensor x = RandomF32({2, 3, 7, 9}, 121, -2.0f, 2.0f);
+  const Tensor rois = F32({3, 4}, {0.5f, 1.0f, 6.0f, 5.5f, 2.f, 0.f, 3.f, 2.f, -1.f, -2.f, 12.f, 10.f});
+  const Tensor bi = I64({3}, {0, 1, 1});
+  for (const std::string mode : {"avg", "max"}) {
+    const std::vector<graph::Attribute> attrs = {AttrString("mode", mode),
+                                                 AttrInt("output_height", 3),
+                                                 AttrInt("output_width", 4),
+                                                 AttrFloat("spatial_scale", 0.75f)};
+    f16::Check16Both("RoiAlign", {x, rois, bi}, attrs, f16::Opts(22));
+    f16::Check16Both("RoiAlign", {x, rois, bi}, attrs, f16::Opts(22, {1}));  // constant rois
+    f16::Check16(DType::kFloat16, "RoiAlign", {x, rois, bi}, attrs, f16::Opts(16));
+  }
+  // bfloat16 entered RoiAlign's type constraint in opset 22.
+  CHECK_THROWS_AS(RunNode("RoiAlign", {f16::To16(x, DType::kBFloat16),
+                                       f16::To16(rois, DType::kBFloat16), bi},
+                          {}, Opset(16)),
+                  Error);
+}
+
+TEST_CASE("GridSample float16 / bfloat16") {
+  const Tensor x = RandomF32({2, 3, 4, 5}, 131, -2.0f, 2.0f);
+  const Tensor grid = RandomF32({2, 3, 6, 2}, 132, -1.2f, 1.2f);
+  for (const std::string mode : {"linear", "nearest", "cubic"}) {
+    for (const std::string pad : {"zeros", "border", "reflection"}) {
+      CAPTURE(mode);
+      CAPTURE(pad);
+      const std::vector<graph::Attribute> attrs = {AttrString("mode", mode),
+                                                   AttrString("padding_mode", pad),
+                                                   AttrInt("align_corners", pad == "border")};
+      f16::Check16Both("GridSample", {x, grid}, attrs, f16::Opts(22));
+    }
+  }
+  f16::Check16Both("GridSample", {x, grid}, {}, f16::Opts(22, {1}));  // constant grid
+  f16::Check16(DType::kFloat16, "GridSample", {x, grid}, {AttrString("mode", "bilinear")},
+               f16::Opts(16));
+  // 3-D (opset 20+).
+  f16::Check16Both("GridSample",
+                   {RandomF32({1, 2, 3, 4, 5}, 133), RandomF32({1, 2, 3, 2, 3}, 134, -1.1f, 1.1f)},
+                   {}, f16::Opts(22));
+  CHECK_THROWS_AS(RunNode("GridSample", {f16::To16(x, DType::kBFloat16),
+                                         f16::To16(grid, DType::kBFloat16)},
+                          {}, Opset(20)),
+                  Error);
+}
+
+TEST_CASE("Col2Im float16 / bfloat16") {
+  // Same geometry as the float32 test: image [5, 6], block [2, 3], overlapping blocks (sums).
+  const std::vector<int64_t> image = {5, 6}, block = {2, 3}, dil = {1, 2}, st = {2, 1},
+                             pads = {1, 0, 0, 1};
+  const int64_t L = 3 * 3, C = 2, K = 6;
+  const Tensor x = RandomF32({2, C * K, L}, 141, -2.0f, 2.0f);
+  const std::vector<graph::Attribute> attrs = {AttrInts("dilations", dil), AttrInts("strides", st),
+                                               AttrInts("pads", pads)};
+  f16::Check16Both("Col2Im", {x, I64({2}, image), I64({2}, block)}, attrs, f16::Opts(18, {1, 2}));
+  f16::Check16Both("Col2Im", {x, I64({2}, image), I64({2}, block)}, attrs,
+                   f16::Opts(18, {0, 1, 2}));  // constant input
+}
+
+TEST_CASE("AffineGrid float16 / bfloat16") {
+  for (int ac : {0, 1}) {
+    CAPTURE(ac);
+    f16::Check16Both("AffineGrid", {RandomF32({2, 2, 3}, 151), I64({4}, {2, 3, 4, 5})},
+                     {AttrInt("align_corners", ac)}, f16::Opts(20, {1}));
+    f16::Check16Both("AffineGrid", {RandomF32({1, 3, 4}, 152), I64({5}, {1, 2, 3, 4, 5})},
+                     {AttrInt("align_corners", ac)}, f16::Opts(20, {0, 1}));  // constant theta
+  }
 }
 
 }  // namespace
