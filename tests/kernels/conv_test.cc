@@ -142,5 +142,43 @@ TEST_CASE("DepthwiseConvF32 matches direct convolution (1-D, 2-D, multipliers)")
   }
 }
 
+TEST_CASE("DepthwiseConvF32 3x3 rows of every width around the vector length") {
+  // The 3x3 register path, the overlapping last vector and the scalar edges, pad 0..2.
+  std::mt19937 rng(11);
+  for (int64_t width : {1, 2, 3, 4, 15, 16, 17, 18, 31, 33, 47, 56}) {
+    for (int64_t pad : {0, 1, 2}) {
+      for (int64_t height : {1, 3, 5}) {
+        ConvRefParams p;
+        p.in = {height, width};
+        p.kernel = {3, 3};
+        p.stride = {1, 1};
+        p.dilation = {1, 1};
+        p.pad_begin = {pad, pad};
+        p.out = {height + 2 * pad - 2, width + 2 * pad - 2};
+        if (p.out[0] <= 0 || p.out[1] <= 0) continue;
+        p.channels = 3;
+        p.group = 3;
+        p.out_channels = 3;
+        const ConvGeometry g = ToGeometry(p);
+        const auto x = RandomVector(rng, p.channels * g.InSize());
+        const auto w = RandomVector(rng, p.out_channels * g.KernelSize());
+        const auto bias = RandomVector(rng, p.out_channels);
+        const auto ref = ConvReference(p, x, w, bias);
+        for (const auto& t : CompiledTargets()) {
+          ScopedTarget st(t);
+          CAPTURE(t.name);
+          CAPTURE(width);
+          CAPTURE(pad);
+          CAPTURE(height);
+          std::vector<float> y(static_cast<size_t>(p.out_channels * g.OutSize()), -7.0f);
+          DepthwiseConvF32(g, x.data(), p.channels, 1, w.data(), bias.data(), y.data(),
+                           SerialParallel());
+          ExpectClose(y, ref, 1e-5);
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace simplecpp::kernels
