@@ -1,5 +1,6 @@
-// Reduction kernels (see reduce.h): Highway float32 passes over a row-major [outer, n, inner] view,
-// and portable templates for the other dtypes, ArgMax/ArgMin and CumSum.
+// Reduction kernels (see reduce.h): Highway float32 passes over a row-major [outer, n, inner] view
+// (also serving 16-bit inputs, widened block by block), and portable templates for the other
+// dtypes, ArgMax/ArgMin and CumSum (with their 16-bit versions).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -191,11 +192,8 @@ HWY_INLINE void ReduceColumns(const float* HWY_RESTRICT x, int64_t n, int64_t in
   }
 }
 
-// log(sum(exp(x))) of a contiguous row, as m + log(sum(exp(x - m))).
-HWY_INLINE float LogSumExpRow(const float* HWY_RESTRICT x, int64_t n) {
-  const float m = ReduceRow<MaxP>(x, n);
-  // NaN, +inf, or -inf (every element -inf, or n == 0): the result is m itself.
-  if (!std::isfinite(m)) return m;
+// sum of exp(x[i] - m) over the contiguous row x[0, n) (m finite).
+HWY_INLINE float SumExpShifted(const float* HWY_RESTRICT x, int64_t n, float m) {
   const DF d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
   const VF vm = hn::Set(d, m);
@@ -208,7 +206,15 @@ HWY_INLINE float LogSumExpRow(const float* HWY_RESTRICT x, int64_t n) {
   for (; i + N <= n; i += N) s0 = hn::Add(s0, hn::Exp(d, hn::Sub(hn::LoadU(d, x + i), vm)));
   float s = FoldLanes<SumP>(d, hn::Add(s0, s1));
   for (; i < n; ++i) s += std::exp(x[i] - m);
-  return m + std::log(s);
+  return s;
+}
+
+// log(sum(exp(x))) of a contiguous row, as m + log(sum(exp(x - m))).
+HWY_INLINE float LogSumExpRow(const float* HWY_RESTRICT x, int64_t n) {
+  const float m = ReduceRow<MaxP>(x, n);
+  // NaN, +inf, or -inf (every element -inf, or n == 0): the result is m itself.
+  if (!std::isfinite(m)) return m;
+  return m + std::log(SumExpShifted(x, n, m));
 }
 
 template <class V>
@@ -311,6 +317,167 @@ void ReduceLogSumExpF32Impl(const float* x, int64_t outer, int64_t n, int64_t in
       });
 }
 
+// ---- 16-bit input (float16 / bfloat16 bits): blocks of at most kWiden16 elements are widened
+// (exactly) into a stack buffer and reduced with the float32 code above; the partial results of
+// the blocks are combined in float32.
+constexpr int64_t kWiden16 = 2048;
+
+// P's combine of two partial results; Max/Min propagate NaN.
+template <class P>
+HWY_INLINE float CombinePartial(float a, float b) {
+  if (P::kTrackNaN && (std::isnan(a) || std::isnan(b))) {
+    return std::numeric_limits<float>::quiet_NaN();
+  }
+  return P::CombineS(a, b);
+}
+
+// acc[j] = combine(acc[j], part[j]) for j in [0, len).
+template <class P>
+HWY_INLINE void CombineInto(float* HWY_RESTRICT acc, const float* HWY_RESTRICT part, int64_t len) {
+  const DF d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const VF qnan = hn::Set(d, std::numeric_limits<float>::quiet_NaN());
+  int64_t j = 0;
+  for (; j + N <= len; j += N) {
+    const VF a = hn::LoadU(d, acc + j);
+    const VF p = hn::LoadU(d, part + j);
+    VF r = P::Combine(a, p);
+    if (P::kTrackNaN) {
+      r = hn::IfThenElse(hn::MaskFromVec(hn::Or(NaNBits(d, a), NaNBits(d, p))), qnan, r);
+    }
+    hn::StoreU(r, d, acc + j);
+  }
+  for (; j < len; ++j) acc[j] = CombinePartial<P>(acc[j], part[j]);
+}
+
+// Widens rows [0, rows) of the column block x[i * inner + j], j in [0, len), into buf [rows, len].
+HWY_INLINE void WidenRows(Float16Kind kind, const uint16_t* x, int64_t rows, int64_t len,
+                          int64_t inner, float* HWY_RESTRICT buf) {
+  if (len == inner) {  // the rows are contiguous
+    Widen16(kind, x, buf, static_cast<size_t>(rows * len));
+    return;
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    Widen16(kind, x + r * inner, buf + r * len, static_cast<size_t>(len));
+  }
+}
+
+// Rows of the column block [j0, j1) (at most kColumnChunk columns) per widened block.
+HWY_INLINE int64_t RowsPerBlock16(int64_t len) {
+  return std::max<int64_t>(1, kWiden16 / std::max<int64_t>(len, 1));
+}
+
+template <class P>
+HWY_INLINE float ReduceRow16(Float16Kind kind, const uint16_t* x, int64_t n) {
+  HWY_ALIGN float buf[kWiden16];
+  float r = P::Identity();
+  for (int64_t b = 0; b < n; b += kWiden16) {
+    const int64_t len = std::min(kWiden16, n - b);
+    Widen16(kind, x + b, buf, static_cast<size_t>(len));
+    r = CombinePartial<P>(r, ReduceRow<P>(buf, len));
+  }
+  return r;
+}
+
+// y[j] = reduce over i of x[i * inner + j] for j in [j0, j1), j1 - j0 <= kColumnChunk.
+template <class P>
+HWY_INLINE void ReduceColumns16(Float16Kind kind, const uint16_t* x, int64_t n, int64_t inner,
+                                int64_t j0, int64_t j1, float* HWY_RESTRICT y) {
+  HWY_ALIGN float buf[kWiden16];
+  HWY_ALIGN float part[kColumnChunk];
+  const int64_t len = j1 - j0;
+  const int64_t rows = RowsPerBlock16(len);
+  float* acc = y + j0;
+  for (int64_t j = 0; j < len; ++j) acc[j] = P::Identity();
+  for (int64_t i0 = 0; i0 < n; i0 += rows) {
+    const int64_t r = std::min(rows, n - i0);
+    WidenRows(kind, x + i0 * inner + j0, r, len, inner, buf);
+    ReduceColumns<P>(buf, r, len, 0, len, part);
+    CombineInto<P>(acc, part, len);
+  }
+}
+
+HWY_INLINE float LogSumExpRow16(Float16Kind kind, const uint16_t* x, int64_t n) {
+  const float m = ReduceRow16<MaxP>(kind, x, n);
+  if (!std::isfinite(m)) return m;
+  HWY_ALIGN float buf[kWiden16];
+  float s = 0.0f;
+  for (int64_t b = 0; b < n; b += kWiden16) {
+    const int64_t len = std::min(kWiden16, n - b);
+    Widen16(kind, x + b, buf, static_cast<size_t>(len));
+    s += SumExpShifted(buf, len, m);
+  }
+  return m + std::log(s);
+}
+
+HWY_INLINE void LogSumExpColumns16(Float16Kind kind, const uint16_t* x, int64_t n, int64_t inner,
+                                   int64_t j0, int64_t j1, float* HWY_RESTRICT y) {
+  const DF d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  // Column maxima (NaN propagating) into y[j0, j1) first, then the sums of exp(x - m).
+  ReduceColumns16<MaxP>(kind, x, n, inner, j0, j1, y);
+  HWY_ALIGN float buf[kWiden16];
+  HWY_ALIGN float mf[kColumnChunk];  // the max where finite, else 0 (keeps Exp's argument valid)
+  HWY_ALIGN float s[kColumnChunk];
+  const int64_t len = j1 - j0;
+  for (int64_t j = 0; j < len; ++j) {
+    mf[j] = std::isfinite(y[j0 + j]) ? y[j0 + j] : 0.0f;
+    s[j] = 0.0f;
+  }
+  const int64_t rows = RowsPerBlock16(len);
+  for (int64_t i0 = 0; i0 < n; i0 += rows) {
+    const int64_t r = std::min(rows, n - i0);
+    WidenRows(kind, x + i0 * inner + j0, r, len, inner, buf);
+    for (int64_t rr = 0; rr < r; ++rr) {
+      const float* row = buf + rr * len;
+      int64_t j = 0;
+      for (; j + N <= len; j += N) {
+        const VF e = hn::Exp(d, hn::Sub(hn::LoadU(d, row + j), hn::LoadU(d, mf + j)));
+        hn::StoreU(hn::Add(hn::LoadU(d, s + j), e), d, s + j);
+      }
+      for (; j < len; ++j) s[j] += std::exp(row[j] - mf[j]);
+    }
+  }
+  for (int64_t j = 0; j < len; ++j) {
+    const float m = y[j0 + j];
+    if (std::isfinite(m)) y[j0 + j] = m + std::log(s[j]);
+  }
+}
+
+template <class P>
+void Reduce16Impl(Float16Kind kind, const uint16_t* x, int64_t outer, int64_t n, int64_t inner,
+                  float* y, const Parallel& parallel) {
+  RunPass(
+      outer, n, inner, parallel, [&](int64_t o) { y[o] = ReduceRow16<P>(kind, x + o * n, n); },
+      [&](int64_t o, int64_t j0, int64_t j1) {
+        ReduceColumns16<P>(kind, x + o * n * inner, n, inner, j0, j1, y + o * inner);
+      });
+}
+
+void Reduce16ToF32Impl(Float16Kind kind, ReduceKind op, const uint16_t* x, int64_t outer, int64_t n,
+                       int64_t inner, float* y, const Parallel& parallel) {
+  switch (op) {
+    case ReduceKind::kSum:
+      return Reduce16Impl<SumP>(kind, x, outer, n, inner, y, parallel);
+    case ReduceKind::kSumSquare:
+      return Reduce16Impl<SumSquareP>(kind, x, outer, n, inner, y, parallel);
+    case ReduceKind::kAbsSum:
+      return Reduce16Impl<AbsSumP>(kind, x, outer, n, inner, y, parallel);
+    case ReduceKind::kProd:
+      return Reduce16Impl<ProdP>(kind, x, outer, n, inner, y, parallel);
+    case ReduceKind::kMax:
+      return Reduce16Impl<MaxP>(kind, x, outer, n, inner, y, parallel);
+    case ReduceKind::kMin:
+      return Reduce16Impl<MinP>(kind, x, outer, n, inner, y, parallel);
+    case ReduceKind::kLogSumExp:
+      return RunPass(
+          outer, n, inner, parallel, [&](int64_t o) { y[o] = LogSumExpRow16(kind, x + o * n, n); },
+          [&](int64_t o, int64_t j0, int64_t j1) {
+            LogSumExpColumns16(kind, x + o * n * inner, n, inner, j0, j1, y + o * inner);
+          });
+  }
+}
+
 void DivideF32Impl(float* HWY_RESTRICT y, int64_t count, float divisor) {
   const DF d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
@@ -344,6 +511,7 @@ HWY_EXPORT(ReduceMinF32Impl);
 HWY_EXPORT(ReduceLogSumExpF32Impl);
 HWY_EXPORT(DivideF32Impl);
 HWY_EXPORT(SqrtF32Impl);
+HWY_EXPORT(Reduce16ToF32Impl);
 
 void ReduceSumF32(const float* x, int64_t outer, int64_t n, int64_t inner, float* y,
                   const Parallel& parallel) {
@@ -377,6 +545,10 @@ void DivideF32(float* y, int64_t count, float divisor) {
   HWY_DYNAMIC_DISPATCH(DivideF32Impl)(y, count, divisor);
 }
 void SqrtF32(float* y, int64_t count) { HWY_DYNAMIC_DISPATCH(SqrtF32Impl)(y, count); }
+void Reduce16ToF32(Float16Kind kind, ReduceKind op, const uint16_t* x, int64_t outer, int64_t n,
+                   int64_t inner, float* y, const Parallel& parallel) {
+  HWY_DYNAMIC_DISPATCH(Reduce16ToF32Impl)(kind, op, x, outer, n, inner, y, parallel);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Portable templates for the other dtypes.
@@ -567,6 +739,15 @@ ReduceFn<T> GenericReduceFn(ReduceKind kind) {
 }
 
 // "better" for ArgMax (kMax) / ArgMin: NaN wins; ties keep the first index unless select_last.
+// Whether v replaces the current best.
+template <typename T, bool kMax>
+bool ArgTakes(T best, T v, bool select_last) {
+  if (IsNaN(best)) return select_last && IsNaN(v);
+  if (IsNaN(v)) return true;
+  if (select_last) return kMax ? !(v < best) : !(best < v);
+  return kMax ? (best < v) : (v < best);
+}
+
 template <typename T, bool kMax>
 void GenericArg(const T* x, int64_t outer, int64_t n, int64_t inner, bool select_last, int64_t* y,
                 const Parallel& parallel) {
@@ -583,18 +764,51 @@ void GenericArg(const T* x, int64_t outer, int64_t n, int64_t inner, bool select
       const T* row = base + i * inner;
       for (int64_t j = 0; j < len; ++j) {
         const T v = row[j];
-        bool take;
-        if (IsNaN(best[j])) {
-          take = select_last && IsNaN(v);
-        } else if (IsNaN(v)) {
-          take = true;
-        } else if (select_last) {
-          take = kMax ? !(v < best[j]) : !(best[j] < v);
-        } else {
-          take = kMax ? (best[j] < v) : (v < best[j]);
-        }
-        if (take) {
+        if (ArgTakes<T, kMax>(best[j], v, select_last)) {
           best[j] = v;
+          out[j] = i;
+        }
+      }
+    }
+  });
+}
+
+// ArgMax / ArgMin of 16-bit x on the exact float32 widenings, widened kBlock elements at a time.
+template <bool kMax>
+void Arg16(Float16Kind kind, const uint16_t* x, int64_t outer, int64_t n, int64_t inner,
+           bool select_last, int64_t* y, const Parallel& parallel) {
+  ForBlocks(outer, n, inner, parallel, [&](int64_t o, int64_t j0, int64_t j1) {
+    float buf[kBlock];
+    if (inner == 1) {  // one contiguous row x[o, 0, n)
+      const uint16_t* row = x + o * n;
+      float best = 0.0f;
+      int64_t best_i = 0;
+      for (int64_t b = 0; b < n; b += kBlock) {
+        const int64_t len = std::min(kBlock, n - b);
+        Widen16(kind, row + b, buf, static_cast<size_t>(len));
+        int64_t r = 0;
+        if (b == 0) best = buf[r++];
+        for (; r < len; ++r) {
+          if (ArgTakes<float, kMax>(best, buf[r], select_last)) {
+            best = buf[r];
+            best_i = b + r;
+          }
+        }
+      }
+      y[o] = best_i;
+      return;
+    }
+    const int64_t len = j1 - j0;
+    const uint16_t* base = x + o * n * inner + j0;
+    int64_t* out = y + o * inner + j0;
+    float best[kBlock];
+    Widen16(kind, base, best, static_cast<size_t>(len));
+    for (int64_t j = 0; j < len; ++j) out[j] = 0;
+    for (int64_t i = 1; i < n; ++i) {
+      Widen16(kind, base + i * inner, buf, static_cast<size_t>(len));
+      for (int64_t j = 0; j < len; ++j) {
+        if (ArgTakes<float, kMax>(best[j], buf[j], select_last)) {
+          best[j] = buf[j];
           out[j] = i;
         }
       }
@@ -706,6 +920,64 @@ void CumSum(const T* x, int64_t outer, int64_t n, int64_t inner, bool exclusive,
       const T* yp = yb + prev * inner;
       const T* xr = xb + (exclusive ? prev : i) * inner;
       for (int64_t j = 0; j < len; ++j) yr[j] = WrapAdd(yp[j], xr[j]);
+    }
+  });
+}
+
+void ArgMax16(Float16Kind kind, const uint16_t* x, int64_t outer, int64_t n, int64_t inner,
+              bool select_last, int64_t* y, const Parallel& parallel) {
+  Arg16<true>(kind, x, outer, n, inner, select_last, y, parallel);
+}
+void ArgMin16(Float16Kind kind, const uint16_t* x, int64_t outer, int64_t n, int64_t inner,
+              bool select_last, int64_t* y, const Parallel& parallel) {
+  Arg16<false>(kind, x, outer, n, inner, select_last, y, parallel);
+}
+
+void CumSum16(Float16Kind kind, const uint16_t* x, int64_t outer, int64_t n, int64_t inner,
+              bool exclusive, bool reverse, uint16_t* y, const Parallel& parallel) {
+  ForBlocks(outer, n, inner, parallel, [&](int64_t o, int64_t j0, int64_t j1) {
+    float buf[kBlock];
+    float sums[kBlock];
+    if (inner == 1) {  // one contiguous row, kBlock elements at a time in scan order
+      const uint16_t* xr = x + o * n;
+      uint16_t* yr = y + o * n;
+      float acc = 0.0f;
+      for (int64_t s0 = 0; s0 < n; s0 += kBlock) {
+        const int64_t len = std::min(kBlock, n - s0);
+        const int64_t start = reverse ? n - s0 - len : s0;
+        Widen16(kind, xr + start, buf, static_cast<size_t>(len));
+        for (int64_t t = 0; t < len; ++t) {
+          const int64_t r = reverse ? len - 1 - t : t;
+          if (exclusive) {
+            sums[r] = acc;
+            acc += buf[r];
+          } else {
+            acc += buf[r];
+            sums[r] = acc;
+          }
+        }
+        Narrow16(kind, sums, yr + start, static_cast<size_t>(len));
+      }
+      return;
+    }
+    const int64_t len = j1 - j0;
+    const uint16_t* xb = x + o * n * inner + j0;
+    uint16_t* yb = y + o * n * inner + j0;
+    float acc[kBlock];
+    for (int64_t j = 0; j < len; ++j) acc[j] = 0.0f;
+    for (int64_t s = 0; s < n; ++s) {
+      const int64_t i = reverse ? n - 1 - s : s;
+      Widen16(kind, xb + i * inner, buf, static_cast<size_t>(len));
+      for (int64_t j = 0; j < len; ++j) {
+        if (exclusive) {
+          sums[j] = acc[j];
+          acc[j] += buf[j];
+        } else {
+          acc[j] += buf[j];
+          sums[j] = acc[j];
+        }
+      }
+      Narrow16(kind, sums, yb + i * inner, static_cast<size_t>(len));
     }
   });
 }

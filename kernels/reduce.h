@@ -23,6 +23,7 @@
 
 #include <cstdint>
 
+#include "kernels/float16.h"
 #include "kernels/parallel.h"
 
 namespace simplecpp::kernels {
@@ -91,5 +92,27 @@ void ArgMin(const T* x, int64_t outer, int64_t n, int64_t inner, bool select_las
 template <typename T>
 void CumSum(const T* x, int64_t outer, int64_t n, int64_t inner, bool exclusive, bool reverse, T* y,
             const Parallel& parallel);
+
+// ---- 16-bit floats (float16 / bfloat16 bits, `kind` says which). Storage stays 16-bit: the
+// kernels widen small blocks (at most a few thousand elements) into a stack buffer, never a
+// float32 copy of the whole input, and do the arithmetic in float32.
+
+// One pass of `op` over a 16-bit x [outer, n, inner] into float32 y [outer, inner] (same
+// semantics, identities and NaN rules as the float32 kernels above). The op runs the later
+// passes and the finishing step (DivideF32 / SqrtF32 / ReduceLog) on the float32 result and
+// rounds each final value to 16 bits once.
+void Reduce16ToF32(Float16Kind kind, ReduceKind op, const uint16_t* x, int64_t outer, int64_t n,
+                   int64_t inner, float* y, const Parallel& parallel);
+
+// ArgMax / ArgMin of 16-bit x, comparing the (exact) float32 widenings; same rules as ArgMax.
+void ArgMax16(Float16Kind kind, const uint16_t* x, int64_t outer, int64_t n, int64_t inner,
+              bool select_last, int64_t* y, const Parallel& parallel);
+void ArgMin16(Float16Kind kind, const uint16_t* x, int64_t outer, int64_t n, int64_t inner,
+              bool select_last, int64_t* y, const Parallel& parallel);
+
+// CumSum of 16-bit x with a float32 running sum per column; each output element is the running
+// sum rounded once to 16 bits (round to nearest even). y must not alias x.
+void CumSum16(Float16Kind kind, const uint16_t* x, int64_t outer, int64_t n, int64_t inner,
+              bool exclusive, bool reverse, uint16_t* y, const Parallel& parallel);
 
 }  // namespace simplecpp::kernels

@@ -31,18 +31,18 @@ bool Greater(T a, T b) {
 // Columns (o, j) per task: enough work per task, boundaries depend only on the sizes.
 constexpr int64_t kTaskElements = 1 << 16;
 
-}  // namespace
-
-template <typename T>
-void TopK(const T* x, int64_t outer, int64_t n, int64_t inner, int64_t k, bool largest, T* values,
-          int64_t* indices, const Parallel& parallel) {
+// x's elements (type T) are ordered by key(x) (type V, exact); values receive the selected
+// elements of x unchanged.
+template <typename T, typename V, class Key>
+void TopKImpl(const T* x, int64_t outer, int64_t n, int64_t inner, int64_t k, bool largest,
+              T* values, int64_t* indices, const Parallel& parallel, const Key& key) {
   const int64_t columns = outer * inner;
   if (columns <= 0 || k <= 0) return;
   const int64_t per_task = std::max<int64_t>(1, kTaskElements / std::max<int64_t>(n, 1));
   const int64_t tasks = (columns + per_task - 1) / per_task;
   parallel.For(tasks, [&](int64_t t0, int64_t t1) {
-    std::vector<std::pair<T, int64_t>> items(static_cast<size_t>(n));
-    const auto before = [largest](const std::pair<T, int64_t>& a, const std::pair<T, int64_t>& b) {
+    std::vector<std::pair<V, int64_t>> items(static_cast<size_t>(n));
+    const auto before = [largest](const std::pair<V, int64_t>& a, const std::pair<V, int64_t>& b) {
       const bool gt = Greater(a.first, b.first);
       const bool lt = Greater(b.first, a.first);
       if (gt || lt) return largest ? gt : lt;
@@ -53,7 +53,7 @@ void TopK(const T* x, int64_t outer, int64_t n, int64_t inner, int64_t k, bool l
       const int64_t o = c / inner;
       const int64_t j = c % inner;
       const T* src = x + o * n * inner + j;
-      for (int64_t i = 0; i < n; ++i) items[i] = {src[i * inner], i};
+      for (int64_t i = 0; i < n; ++i) items[i] = {key(src[i * inner]), i};
       if (k < n) {
         std::partial_sort(items.begin(), items.begin() + k, items.end(), before);
       } else {
@@ -62,11 +62,25 @@ void TopK(const T* x, int64_t outer, int64_t n, int64_t inner, int64_t k, bool l
       T* vout = values + o * k * inner + j;
       int64_t* iout = indices + o * k * inner + j;
       for (int64_t r = 0; r < k; ++r) {
-        vout[r * inner] = items[r].first;
+        vout[r * inner] = src[items[r].second * inner];
         iout[r * inner] = items[r].second;
       }
     }
   });
+}
+
+}  // namespace
+
+template <typename T>
+void TopK(const T* x, int64_t outer, int64_t n, int64_t inner, int64_t k, bool largest, T* values,
+          int64_t* indices, const Parallel& parallel) {
+  TopKImpl<T, T>(x, outer, n, inner, k, largest, values, indices, parallel, [](T v) { return v; });
+}
+
+void TopK16(Float16Kind kind, const uint16_t* x, int64_t outer, int64_t n, int64_t inner, int64_t k,
+            bool largest, uint16_t* values, int64_t* indices, const Parallel& parallel) {
+  TopKImpl<uint16_t, float>(x, outer, n, inner, k, largest, values, indices, parallel,
+                            [kind](uint16_t v) { return Widen16One(kind, v); });
 }
 
 #define SIMPLECPP_TOPK_INSTANTIATE(T)                                                     \

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "kernels/float16.h"
 #include "kernels/parallel.h"
 
 namespace simplecpp::kernels {
@@ -20,5 +21,10 @@ namespace simplecpp::kernels {
 template <typename T>
 void TopK(const T* x, int64_t outer, int64_t n, int64_t inner, int64_t k, bool largest, T* values,
           int64_t* indices, const Parallel& parallel);
+
+// 16-bit floats (float16 / bfloat16 bits): ordered by their exact float32 widening, same rules as
+// above; `values` receives the selected input bit patterns unchanged.
+void TopK16(Float16Kind kind, const uint16_t* x, int64_t outer, int64_t n, int64_t inner, int64_t k,
+            bool largest, uint16_t* values, int64_t* indices, const Parallel& parallel);
 
 }  // namespace simplecpp::kernels

@@ -11,6 +11,8 @@
 // Labels are case-sensitive letters; implicit output = the ellipsis dims, then every letter that
 // occurs exactly once in the equation, in ASCII order (numpy's rule). Dims of the same label must
 // match, except that size 1 broadcasts (for letters and ellipsis dims alike).
+// float16 (in Einsum-12's type constraint; bfloat16 is not): the operands are widened to float32,
+// the float32 steps run, and each output element is rounded once (graph/ops/float16_wrap.h).
 #include <algorithm>
 #include <cctype>
 #include <cstring>
@@ -26,6 +28,7 @@
 #include "kernels/copy.h"
 #include "kernels/einsum.h"
 #include "graph/ops/families.h"
+#include "graph/ops/float16_wrap.h"
 #include "kernels/reduce.h"
 #include "kernels/transpose.h"
 
@@ -113,15 +116,26 @@ class EinsumOp final : public Op {
   void InferTypes(TypeContext& ctx) const override {
     for (int i = 0; i < ctx.num_inputs(); ++i) {
       ctx.RequireDType(i, {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64,
-                           DType::kUInt32, DType::kUInt64});
+                           DType::kUInt32, DType::kUInt64, DType::kFloat16});
       ctx.RequireSameDType(0, i);
     }
     ctx.set_output_dtype(0, ctx.input_dtype(0));
   }
 
-  RunFn Prepare(PrepareContext& ctx) const override;
+  RunFn Prepare(PrepareContext& ctx) const override {
+    if (ctx.input_dtype(0) == DType::kFloat16) {
+      std::vector<int> all(static_cast<size_t>(ctx.num_inputs()));
+      for (int i = 0; i < ctx.num_inputs(); ++i) all[i] = i;
+      return widen16::PrepareWidened16(ctx, DType::kFloat16, all,
+                                       [this](PrepareContext& c) { return PrepareTyped(c); });
+    }
+    return PrepareTyped(ctx);
+  }
 
  private:
+  // Prepare for a dtype with kernels (every allowed dtype except float16).
+  RunFn PrepareTyped(PrepareContext& ctx) const;
+
   static std::vector<int> ParseTerm(const OpInit& init, const std::string& raw,
                                     const std::string& term) {
     std::vector<int> labels;
@@ -150,7 +164,7 @@ class EinsumOp final : public Op {
   std::vector<int> output_term_;
 };
 
-RunFn EinsumOp::Prepare(PrepareContext& ctx) const {
+RunFn EinsumOp::PrepareTyped(PrepareContext& ctx) const {
   const int num_inputs = ctx.num_inputs();
   const DType dtype = ctx.input_dtype(0);
   const size_t elem = DTypeSize(dtype);

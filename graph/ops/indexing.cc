@@ -16,6 +16,7 @@
 #include "graph/ops/families.h"
 #include "graph/ops/indexing_internal.h"
 #include "kernels/copy.h"
+#include "kernels/float16.h"
 
 namespace simplecpp::graph {
 namespace indexing {
@@ -377,15 +378,22 @@ int64_t ReadAsIndex(const void* d, int64_t i) {
   return static_cast<int64_t>(v);
 }
 
+// float16 index (OneHot-11's T1 / T2 include it): the exact float32 value, then as above.
+int64_t ReadHalfAsIndex(const void* d, int64_t i) {
+  const float v = kernels::HalfBitsToFloat(static_cast<const uint16_t*>(d)[i]);
+  return ReadAsIndex<float>(&v, 0);
+}
+
 const std::vector<DType>& OneHotIndexDTypes() {
   static const std::vector<DType> kTypes = {DType::kFloat32, DType::kFloat64, DType::kInt8,
                                             DType::kUInt8,   DType::kInt16,   DType::kUInt16,
                                             DType::kInt32,   DType::kUInt32,  DType::kInt64,
-                                            DType::kUInt64};
+                                            DType::kUInt64,  DType::kFloat16};
   return kTypes;
 }
 
 IndexReader NumericIndexReader(DType dt) {
+  if (dt == DType::kFloat16) return &ReadHalfAsIndex;
   IndexReader r = nullptr;
   VisitNumeric(dt, [&](auto tag) {
     using T = decltype(tag);

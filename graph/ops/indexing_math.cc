@@ -1,6 +1,7 @@
 // Indexing-family ops that compute a little besides moving data: CumProd (26), Det (11, 22),
 // MaxUnpool (9, 11, 22) and NonMaxSuppression (10, 11).
-// float16 / bfloat16: Det widens to double and rounds each determinant once to 16 bits; MaxUnpool
+// float16 / bfloat16: CumProd keeps a float32 running product and rounds each output once;
+// Det widens to double and rounds each determinant once to 16 bits; MaxUnpool
 // only moves elements, so 16-bit values are moved bit-exactly.
 #include <algorithm>
 #include <cmath>
@@ -20,7 +21,7 @@ class CumProdOp : public Op {
       : exclusive_(init.GetInt("exclusive", 0) != 0), reverse_(init.GetInt("reverse", 0) != 0) {}
   void InferTypes(TypeContext& ctx) const override {
     RequireOneOf(ctx, 0, {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64,
-                          DType::kUInt32, DType::kUInt64});
+                          DType::kUInt32, DType::kUInt64, DType::kFloat16, DType::kBFloat16});
     RequireIntegerIndex(ctx, 1, "axis");
     ctx.set_output_dtype(0, ctx.input_dtype(0));
   }
@@ -37,6 +38,32 @@ class CumProdOp : public Op {
     const int64_t inner = Product(dims, static_cast<size_t>(axis) + 1, dims.size());
     ctx.set_output(0, ctx.input_dtype(0), dims);
     const bool exclusive = exclusive_, reverse = reverse_;
+    const DType dt = ctx.input_dtype(0);
+    if (dt == DType::kFloat16 || dt == DType::kBFloat16) {
+      const kernels::Float16Kind kind = dt == DType::kBFloat16 ? kernels::Float16Kind::kBFloat16
+                                                               : kernels::Float16Kind::kHalf;
+      return [=](RunContext& ctx) {
+        const uint16_t* x = ctx.input(0).data<uint16_t>();
+        uint16_t* y = ctx.output(0).data<uint16_t>();
+        for (int64_t o = 0; o < outer; ++o) {
+          for (int64_t i = 0; i < inner; ++i) {
+            float acc = 1.0f;
+            for (int64_t s = 0; s < n; ++s) {
+              const int64_t j = reverse ? n - 1 - s : s;
+              const int64_t p = (o * n + j) * inner + i;
+              const float v = kernels::Widen16One(kind, x[p]);
+              if (exclusive) {
+                y[p] = kernels::Narrow16One(kind, acc);
+                acc *= v;
+              } else {
+                acc *= v;
+                y[p] = kernels::Narrow16One(kind, acc);
+              }
+            }
+          }
+        }
+      };
+    }
     RunFn run;
     VisitNumeric(ctx.input_dtype(0), [&](auto tag) {
       using T = decltype(tag);

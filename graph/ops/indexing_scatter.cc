@@ -6,12 +6,15 @@
 // "none" the spec leaves duplicate indices undefined: here they are applied in order, so the last
 // update (in row-major order of indices) wins. With add/mul/max/min every update is combined, in
 // order, with what the output holds. Reductions need a numeric dtype (bool: add and max act as
-// "or", mul and min as "and"); float16/bfloat16/strings scatter only with reduction "none".
+// "or", mul and min as "and"; float16/bfloat16 combine in float32 and round the result once per
+// update; strings scatter only with reduction "none").
 // Indices may be negative (counted from the end); every index is range-checked before use.
 #include <algorithm>
 #include <string>
+#include <type_traits>
 
 #include "graph/ops/indexing_internal.h"
+#include "kernels/float16.h"
 
 namespace simplecpp::graph::indexing {
 namespace {
@@ -32,9 +35,24 @@ Reduction ParseReduction(const OpInit& init) {
             std::string(init.opset() >= 18 ? ", max, min)" : ")"));
 }
 
+// A float16 / bfloat16 element (storage only) for the reductions: combined in float32.
+template <kernels::Float16Kind K>
+struct Float16Elem {
+  static constexpr kernels::Float16Kind kKind = K;
+  uint16_t bits;
+};
+template <typename T>
+struct IsFloat16Elem : std::false_type {};
+template <kernels::Float16Kind K>
+struct IsFloat16Elem<Float16Elem<K>> : std::true_type {};
+
 template <typename T, Reduction R>
 inline void Combine(T& y, const T& u) {
-  if constexpr (R == Reduction::kNone) {
+  if constexpr (IsFloat16Elem<T>::value) {
+    float a = kernels::Widen16One(T::kKind, y.bits);
+    Combine<float, R>(a, kernels::Widen16One(T::kKind, u.bits));
+    y.bits = kernels::Narrow16One(T::kKind, a);
+  } else if constexpr (R == Reduction::kNone) {
     y = u;
   } else if constexpr (R == Reduction::kAdd) {
     y = static_cast<T>(y + u);
@@ -57,14 +75,22 @@ RunFn VisitScatter(const PrepareContext& ctx, DType dtype, Reduction red, F&& f)
     });
   }
   RunFn run;
-  const bool ok = VisitNumeric(dtype, [&](auto tag) {
+  const auto visit = [&](auto tag) {
     switch (red) {
       case Reduction::kAdd: run = f(tag, std::integral_constant<Reduction, Reduction::kAdd>{}); break;
       case Reduction::kMul: run = f(tag, std::integral_constant<Reduction, Reduction::kMul>{}); break;
       case Reduction::kMax: run = f(tag, std::integral_constant<Reduction, Reduction::kMax>{}); break;
       default: run = f(tag, std::integral_constant<Reduction, Reduction::kMin>{}); break;
     }
-  });
+  };
+  bool ok = true;
+  if (dtype == DType::kFloat16) {
+    visit(Float16Elem<kernels::Float16Kind::kHalf>{});
+  } else if (dtype == DType::kBFloat16) {
+    visit(Float16Elem<kernels::Float16Kind::kBFloat16>{});
+  } else {
+    ok = VisitNumeric(dtype, visit);
+  }
   if (!ok) ctx.Unsupported("a scatter reduction on dtype " + DTypeName(dtype) + " is not supported");
   return run;
 }

@@ -1,11 +1,13 @@
 // Indexing ops whose output shape depends on the data (declared with set_output_dynamic and
-// allocated by the RunFn): NonZero (9, 13), Compress (9, 11 negative axis), Unique (11).
+// allocated by the RunFn): NonZero (9, 13), Compress (9, 11 negative axis), Unique (11; float16
+// items compare by their exact float32 value).
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <string>
 
 #include "graph/ops/indexing_internal.h"
+#include "kernels/float16.h"
 
 namespace simplecpp::graph::indexing {
 namespace {
@@ -173,6 +175,18 @@ bool ElemEqual(const T& a, const T& b) {
   }
 }
 
+// A float16 element (Unique-11's T includes float16): compared by its exact float32 value, copied
+// as bits.
+struct HalfItem {
+  uint16_t bits;
+};
+inline bool ElemLess(const HalfItem& a, const HalfItem& b) {
+  return ElemLess(kernels::HalfBitsToFloat(a.bits), kernels::HalfBitsToFloat(b.bits));
+}
+inline bool ElemEqual(const HalfItem& a, const HalfItem& b) {
+  return ElemEqual(kernels::HalfBitsToFloat(a.bits), kernels::HalfBitsToFloat(b.bits));
+}
+
 class UniqueOp : public Op {
  public:
   explicit UniqueOp(const OpInit& init)
@@ -180,7 +194,7 @@ class UniqueOp : public Op {
   void InferTypes(TypeContext& ctx) const override {
     ctx.RequireInput(0);
     const DType dt = ctx.input_dtype(0);
-    bool ok = dt == DType::kString;
+    bool ok = dt == DType::kString || dt == DType::kFloat16;
     VisitNumeric(dt, [&](auto) { ok = true; });
     if (!ok) ctx.Unsupported("Unique does not support dtype " + DTypeName(dt) + " yet");
     ctx.set_output_dtype(0, dt);
@@ -281,6 +295,7 @@ class UniqueOp : public Op {
       };
     };
     if (dtype == DType::kString) return make(std::string{});
+    if (dtype == DType::kFloat16) return make(HalfItem{});
     RunFn run;
     VisitNumeric(dtype, [&](auto tag) { run = make(tag); });
     return run;

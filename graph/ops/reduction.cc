@@ -8,6 +8,13 @@
 // A reduction over zero elements gives the identity: sum 0, prod 1, max -inf (lowest value for
 // integers, false for bool), min +inf (highest value, true), log-sum / log-sum-exp -inf, and
 // ReduceMean NaN (0 for integers).
+//
+// float16 / bfloat16 (where the opset's type constraint lists them): storage stays 16-bit. Reduce*
+// widens the input block by block inside the first pass (kernels::Reduce16ToF32), runs the later
+// passes and the finishing step in float32 on output-sized buffers, and rounds each output once
+// (round to nearest even). ArgMax/ArgMin and TopK compare the exact float32 widenings (TopK's
+// values are the input bit patterns); CumSum keeps a float32 running sum per column and rounds
+// each output once.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -18,6 +25,7 @@
 #include "graph/ops/families.h"
 #include "graph/ops/reduction_plan.h"
 #include "graph/registry.h"
+#include "kernels/float16.h"
 #include "kernels/reduce.h"
 #include "kernels/topk.h"
 
@@ -67,6 +75,19 @@ void RequireOneOf(const TypeContext& ctx, int input, const std::vector<DType>& a
   for (DType d : allowed) list += (list.empty() ? "" : ", ") + DTypeName(d);
   ctx.Unsupported("input " + std::to_string(input) + " has dtype " + DTypeName(dt) +
                   "; supported: " + list);
+}
+
+bool Is16(DType dt) { return dt == DType::kFloat16 || dt == DType::kBFloat16; }
+
+kernels::Float16Kind KindOf16(DType dt) {
+  return dt == DType::kBFloat16 ? kernels::Float16Kind::kBFloat16 : kernels::Float16Kind::kHalf;
+}
+
+// Appends float16 (always) and bfloat16 (from opset `bf16_since` on) to `types`.
+std::vector<DType> With16(std::vector<DType> types, int64_t opset, int64_t bf16_since) {
+  types.push_back(DType::kFloat16);
+  if (opset >= bf16_since) types.push_back(DType::kBFloat16);
+  return types;
 }
 
 void RequireIndexDType(const TypeContext& ctx, int input) {
@@ -168,7 +189,7 @@ class ReduceOp final : public Op {
       allowed.push_back(DType::kUInt8);
       if (opset >= 20) allowed.push_back(DType::kBool);
     }
-    RequireOneOf(ctx, 0, allowed);
+    RequireOneOf(ctx, 0, With16(allowed, opset, 13));
     if (axes_input_ && ctx.has_input(1)) RequireOneOf(ctx, 1, {DType::kInt64});
     ctx.set_output_dtype(0, ctx.input_dtype(0));
   }
@@ -216,6 +237,7 @@ class ReduceOp final : public Op {
 
     const std::vector<ReducePass> passes = PlanReducePasses(dims, reduced);
     const ReduceSpec spec = SpecOf(type_);
+    if (Is16(dtype)) return Prepare16(passes, spec, KindOf16(dtype), count, out_count);
     return VisitDType(dtype, [&](auto tag) -> RunFn {
       using T = decltype(tag);
       const kernels::ReduceFn<T> first = kernels::GetReduceFn<T>(spec.first);
@@ -248,6 +270,51 @@ class ReduceOp final : public Op {
   }
 
  private:
+  // 16-bit input: the first pass widens blocks of the input and writes float32; the later passes
+  // and the finishing step run in float32 on output-sized scratch; one rounding per output.
+  static RunFn Prepare16(const std::vector<ReducePass>& passes, const ReduceSpec& spec,
+                         kernels::Float16Kind kind, int64_t count, int64_t out_count) {
+    const kernels::ReduceKind first = spec.first;
+    const kernels::ReduceFn<float> rest = kernels::GetReduceFn<float>(spec.rest);
+    void (*finish)(float*, int64_t, int64_t) = nullptr;
+    switch (spec.finish) {
+      case Finish::kNone:
+        break;
+      case Finish::kDivide:
+        finish = &FinishDivide<float>;
+        break;
+      case Finish::kSqrt:
+        finish = &FinishSqrt<float>;
+        break;
+      case Finish::kLog:
+        finish = &FinishLog<float>;
+        break;
+    }
+    return [passes, first, rest, finish, kind, count, out_count](RunContext& rc) {
+      Tensor result = rc.Scratch(DType::kFloat32, {out_count});
+      Tensor buffers[2];
+      const float* src = nullptr;
+      for (size_t p = 0; p < passes.size(); ++p) {
+        const ReducePass& pass = passes[p];
+        float* dst = result.data<float>();
+        if (p + 1 < passes.size()) {
+          buffers[p % 2] = rc.Scratch(DType::kFloat32, {pass.outer * pass.inner});
+          dst = buffers[p % 2].data<float>();
+        }
+        if (p == 0) {
+          kernels::Reduce16ToF32(kind, first, rc.input(0).data<uint16_t>(), pass.outer, pass.n,
+                                 pass.inner, dst, rc.parallel());
+        } else {
+          rest(src, pass.outer, pass.n, pass.inner, dst, rc.parallel());
+        }
+        src = dst;
+      }
+      if (finish != nullptr) finish(result.data<float>(), out_count, count);
+      kernels::Narrow16(kind, result.data<float>(), rc.output(0).data<uint16_t>(),
+                        static_cast<size_t>(out_count));
+    };
+  }
+
   ReduceOpType type_;
   bool axes_input_;
   bool keepdims_ = true;
@@ -272,7 +339,7 @@ class ArgReduceOp final : public Op {
   }
 
   void InferTypes(TypeContext& ctx) const override {
-    RequireOneOf(ctx, 0, NumericDTypes());
+    RequireOneOf(ctx, 0, With16(NumericDTypes(), ctx.opset(), 13));
     ctx.set_output_dtype(0, DType::kInt64);
   }
 
@@ -297,6 +364,15 @@ class ArgReduceOp final : public Op {
     if (outer * inner == 0) return [](RunContext&) {};
     if (n == 0) ctx.Fail("cannot take the arg max/min over an empty axis");
     const bool is_max = is_max_, select_last = select_last_;
+    const DType dtype = ctx.input_dtype(0);
+    if (Is16(dtype)) {
+      const auto fn = is_max ? &kernels::ArgMax16 : &kernels::ArgMin16;
+      const kernels::Float16Kind kind = KindOf16(dtype);
+      return [fn, kind, outer, n, inner, select_last](RunContext& rc) {
+        fn(kind, rc.input(0).data<uint16_t>(), outer, n, inner, select_last,
+           rc.output(0).data<int64_t>(), rc.parallel());
+      };
+    }
     return VisitDType(ctx.input_dtype(0), [&](auto tag) -> RunFn {
       using T = decltype(tag);
       if constexpr (std::is_same_v<T, bool>) {
@@ -328,9 +404,13 @@ class CumSumOp final : public Op {
   }
 
   void InferTypes(TypeContext& ctx) const override {
-    RequireOneOf(ctx, 0,
-                 {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64, DType::kUInt32,
-                  DType::kUInt64});
+    std::vector<DType> allowed = {DType::kFloat32, DType::kFloat64, DType::kInt32,
+                                  DType::kInt64,   DType::kUInt32,  DType::kUInt64};
+    if (ctx.opset() >= 14) {
+      allowed.push_back(DType::kFloat16);
+      allowed.push_back(DType::kBFloat16);
+    }
+    RequireOneOf(ctx, 0, allowed);
     RequireIndexDType(ctx, 1);
     ctx.set_output_dtype(0, ctx.input_dtype(0));
   }
@@ -357,6 +437,13 @@ class CumSumOp final : public Op {
     const DType dtype = ctx.input_dtype(0);
     ctx.set_output(0, dtype, dims);
     const bool exclusive = exclusive_, reverse = reverse_;
+    if (Is16(dtype)) {
+      const kernels::Float16Kind kind = KindOf16(dtype);
+      return [kind, outer, n, inner, exclusive, reverse](RunContext& rc) {
+        kernels::CumSum16(kind, rc.input(0).data<uint16_t>(), outer, n, inner, exclusive, reverse,
+                          rc.output(0).data<uint16_t>(), rc.parallel());
+      };
+    }
     return VisitDType(dtype, [&](auto tag) -> RunFn {
       using T = decltype(tag);
       if constexpr (std::is_same_v<T, bool>) {
@@ -394,9 +481,9 @@ class TopKOp final : public Op {
 
   void InferTypes(TypeContext& ctx) const override {
     if (opset_ < 11) {
-      RequireOneOf(ctx, 0, {DType::kFloat32, DType::kFloat64});
+      RequireOneOf(ctx, 0, {DType::kFloat32, DType::kFloat64, DType::kFloat16});
     } else {
-      RequireOneOf(ctx, 0, NumericDTypes());
+      RequireOneOf(ctx, 0, With16(NumericDTypes(), opset_, 24));
     }
     if (opset_ >= 10) RequireOneOf(ctx, 1, {DType::kInt64});
     ctx.set_output_dtype(0, ctx.input_dtype(0));
@@ -435,6 +522,21 @@ class TopKOp final : public Op {
     ctx.set_output(1, DType::kInt64, out_dims);
     const bool largest = largest_;
     const bool want_values = ctx.has_output(0), want_indices = ctx.has_output(1);
+    if (Is16(dtype)) {
+      const kernels::Float16Kind kind = KindOf16(dtype);
+      return [kind, outer, n, inner, k, largest, dtype, out_dims, want_values,
+              want_indices](RunContext& rc) {
+        Tensor values_tmp, indices_tmp;  // an omitted output still needs a buffer
+        if (!want_values) values_tmp = rc.Scratch(dtype, out_dims);
+        if (!want_indices) indices_tmp = rc.Scratch(DType::kInt64, out_dims);
+        uint16_t* values =
+            want_values ? rc.output(0).data<uint16_t>() : values_tmp.data<uint16_t>();
+        int64_t* indices =
+            want_indices ? rc.output(1).data<int64_t>() : indices_tmp.data<int64_t>();
+        kernels::TopK16(kind, rc.input(0).data<uint16_t>(), outer, n, inner, k, largest, values,
+                        indices, rc.parallel());
+      };
+    }
     return VisitDType(dtype, [&](auto tag) -> RunFn {
       using T = decltype(tag);
       if constexpr (std::is_same_v<T, bool>) {
