@@ -26,5 +26,8 @@ void RegisterBitCastOps(OpRegistry& registry);
 void RegisterSignalOps(OpRegistry& registry);
 void RegisterAttentionOps(OpRegistry& registry);
 void RegisterQuantContribOps(OpRegistry& registry);  // quant_contrib_*.cc: com.microsoft Q ops
+void RegisterLinearAttentionOps(OpRegistry& registry);  // attention_linear.cc: LinearAttention
+void RegisterCausalConvOps(OpRegistry& registry);       // causal_conv.cc: CausalConvWithState
+void RegisterFlexAttentionOps(OpRegistry& registry);    // flex_attention.cc: FlexAttention (preview)
 
 }  // namespace simplecpp::graph
