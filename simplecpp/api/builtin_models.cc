@@ -139,12 +139,13 @@ graph::Model MakeTransformer() {
 }  // namespace
 
 std::vector<std::string> BuiltinModelNames() {
-  return {"cnn", "transformer", "vad", "crnn", "segmentation", "segmentation-int8", "bert"};
+  return {"cnn", "transformer", "mlp", "vad", "crnn", "segmentation", "segmentation-int8", "bert"};
 }
 
 graph::Model MakeBuiltinModel(const std::string& name) {
   if (name == "cnn") return MakeCnn();
   if (name == "transformer") return MakeTransformer();
+  if (name == "mlp") return MakeMlpModel();
   if (name == "vad") return MakeVadModel();
   if (name == "crnn") return MakeCrnnModel();
   if (name == "segmentation") return MakeSegmentationModel(kSegmentationSize, false);

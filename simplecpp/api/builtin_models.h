@@ -6,6 +6,9 @@
 //                  GlobalAveragePool, Flatten, Gemm, Softmax -> "probabilities" [1,10]
 //   "transformer"  input [1,16,64] float32 -> one pre-norm encoder layer (4 heads, Erf-spelled
 //                  Gelu MLP of width 256) -> "y" [1,16,64]
+//   "mlp"          (opset 17, builtin_mlp.cc) "features" [16,512] float32 -> MatMul+Add+Relu
+//                  layers 512-1024-1024-256, MatMul+Add to 10 classes, Softmax ->
+//                  "probabilities" [16,10] (28 M multiply-adds: a GEMM-bound model)
 //   "vad"          (opset 17, builtin_vad.cc) a voice-activity detector: "input" [1,512] float32,
 //                  "sr" int64 scalar, "h"/"c" [2,1,64] LSTM states. An If on sr == 16000 picks
 //                  one of two framing sub-networks -> [1,8,32]; two stacked LSTMs (hidden 64)
@@ -40,7 +43,7 @@
 
 namespace simplecpp::builtin {
 
-// {"cnn", "transformer", "vad", "crnn", "segmentation", "segmentation-int8", "bert"}; the first is
+// {"cnn", "transformer", "mlp", "vad", "crnn", "segmentation", "segmentation-int8", "bert"}; the first is
 // the default model.
 std::vector<std::string> BuiltinModelNames();
 
@@ -52,6 +55,7 @@ graph::Model MakeBuiltinModel(const std::string& name);
 // uint8 zero point and scale for the whole tensor (ONNX Runtime's CPU ConvInteger refuses
 // per-channel zero points, so that is the variant compared with it).
 constexpr int64_t kSegmentationSize = 1024;
+graph::Model MakeMlpModel();
 graph::Model MakeVadModel();
 graph::Model MakeCrnnModel();
 graph::Model MakeSegmentationModel(int64_t size, bool int8, bool per_channel_zero_point = true);

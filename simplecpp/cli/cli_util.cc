@@ -238,7 +238,7 @@ const char* UsageText() {
   return R"(usage: simplecpp <command> [options]
 
 commands:
-  run MODEL|default [--builtin cnn|transformer] [--input NAME=FILE]... [--dim NAME=VALUE]...
+  run MODEL|default [--builtin NAME] [--input NAME=FILE]... [--dim NAME=VALUE]...
       [--output-dir DIR] [--threads N] [--repeat N] [--profile]
       Runs a model. Inputs come from TensorProto .pb or .npy files; inputs not given get
       deterministic pseudo-random data (symbolic dims from --dim, else 1). Writes output_K.pb and
@@ -260,7 +260,21 @@ commands:
   ops
       Every op this build implements, with the ONNX versions each implementation starts at.
   export-builtin NAME PATH
-      Writes the built-in model NAME (cnn, transformer) as an ONNX file.
+      Writes the built-in model NAME (cnn, transformer, mlp, vad, crnn, segmentation,
+      segmentation-int8, bert) as an ONNX file.
+  quantize [--mode dynamic|qdq] [--input NAME=FILE]... [--per-channel|--per-tensor] [--no-gemm]
+      IN.onnx OUT.onnx
+      int8 quantization in ONNX Runtime's patterns. dynamic (default): MatMul/Gemm with constant
+      float32 weights -> DynamicQuantizeLinear, MatMulInteger (int8 symmetric weights, per tensor
+      or --per-channel per column), Cast, Mul by x_scale * w_scale (--no-gemm: MatMul only).
+      qdq: static QuantizeLinear/DequantizeLinear pairs (uint8 activations from min/max
+      calibration), int8 per-channel weights (--per-tensor: one scale) and int32 biases, with
+      BatchNormalization folded into Conv and Relu after Conv/Gemm removed. Calibration data:
+      --input NAME=FILE (.pb or .npy; repeating the first NAME starts another input set),
+      default one set of pseudo-random floats in [-1, 1).
+  convert --to float16 IN.onnx OUT.onnx
+      float32 -> float16: initializers, graph inputs/outputs, value types, Constant values and
+      Cast targets; quantization ops keep float32 behind Casts.
   help
       This text.
 

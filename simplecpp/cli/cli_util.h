@@ -70,6 +70,8 @@ int InfoCommand(const std::vector<std::string>& args);
 int OpsCommand(const std::vector<std::string>& args);
 int TestCommand(const std::vector<std::string>& args);
 int ExportBuiltinCommand(const std::vector<std::string>& args);
+int QuantizeCommand(const std::vector<std::string>& args);  // convert_command.cc
+int ConvertCommand(const std::vector<std::string>& args);   // convert_command.cc
 
 // Usage text of every subcommand.
 const char* UsageText();

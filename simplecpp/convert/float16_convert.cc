@@ -1,0 +1,222 @@
+// float32 -> float16 model conversion (quantize.h): initializers, declared value types, Constant
+// values and Cast targets become float16; nodes that must compute on float32 inputs get Casts.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernels/float16.h"
+#include "simplecpp/convert/convert_util.h"
+#include "simplecpp/convert/quantize.h"
+
+namespace simplecpp::convert {
+
+using namespace detail;  // NOLINT: converter helpers
+
+namespace {
+
+constexpr float kHalfMax = 65504.0f;
+
+Tensor ToHalf(const Tensor& t) {
+  Tensor h(DType::kFloat16, t.dims());
+  const float* in = t.data<float>();
+  uint16_t* out = static_cast<uint16_t*>(h.raw_data());
+  for (int64_t i = 0; i < t.num_elements(); ++i) {
+    const float v = std::isnan(in[i]) ? in[i] : std::min(kHalfMax, std::max(-kHalfMax, in[i]));
+    out[i] = kernels::FloatToHalfBits(v);
+  }
+  return h;
+}
+
+void ConvertType(graph::TypeInfo* t) {
+  if (t->dtype == DType::kFloat32 &&
+      (t->kind == graph::TypeInfo::Kind::kTensor || t->kind == graph::TypeInfo::Kind::kUnknown ||
+       t->kind == graph::TypeInfo::Kind::kSparseTensor)) {
+    t->dtype = DType::kFloat16;
+  }
+  if (t->elem) {
+    auto e = std::make_shared<graph::TypeInfo>(*t->elem);
+    ConvertType(e.get());
+    t->elem = e;
+  }
+}
+
+// Nodes computed entirely in float32 (every float input cast up, every float output cast back
+// down): the quantization ops, whose scales are float32 before opset 19.
+bool KeepsFloat32(const graph::Node& n) {
+  static const std::set<std::string> kOps = {"QuantizeLinear", "DequantizeLinear",
+                                             "DynamicQuantizeLinear"};
+  return IsDefaultDomain(n.domain) && kOps.count(n.op_type) > 0;
+}
+
+// Inputs that the ONNX spec types as float32 whatever the data type (left unconverted).
+bool FloatOnlyInput(const graph::Node& n, size_t index) {
+  if (!IsDefaultDomain(n.domain)) return false;
+  if (n.op_type == "Resize") return index == 2;         // scales
+  if (n.op_type == "Upsample") return index == 1;       // scales
+  if (n.op_type == "BatchNormalization") return false;  // T1 / T2 accept float16
+  return false;
+}
+
+void ConvertGraph(graph::Graph* g, std::set<std::string>* taken);
+
+void ConvertAttributes(graph::Node* n, std::set<std::string>* taken, bool keep_cast_float32) {
+  for (graph::Attribute& a : n->attributes) {
+    if (a.kind == graph::AttrKind::kTensor && a.t.dtype() == DType::kFloat32 &&
+        (n->op_type == "Constant" || n->op_type == "ConstantOfShape")) {
+      a.t = ToHalf(a.t);
+    }
+    if ((n->op_type == "Constant") && (a.name == "value_float" || a.name == "value_floats")) {
+      // Turn scalar/list float attributes into a float16 tensor value.
+      std::vector<float> v = a.name == "value_float" ? std::vector<float>{a.f} : a.floats;
+      Tensor t = a.name == "value_float"
+                     ? Tensor::FromVector<float>(DType::kFloat32, {}, v)
+                     : Tensor::FromVector<float>(DType::kFloat32, {static_cast<int64_t>(v.size())}, v);
+      a = graph::Attribute();
+      a.name = "value";
+      a.kind = graph::AttrKind::kTensor;
+      a.t = ToHalf(t);
+    }
+    if (n->op_type == "Cast" && a.name == "to" && a.kind == graph::AttrKind::kInt &&
+        a.i == static_cast<int64_t>(DType::kFloat32) && !keep_cast_float32) {
+      a.i = static_cast<int64_t>(DType::kFloat16);
+    }
+    if (a.kind == graph::AttrKind::kGraph && a.g) {
+      auto sub = std::make_shared<graph::Graph>(*a.g);
+      ConvertGraph(sub.get(), taken);
+      a.g = sub;
+    }
+    for (auto& sg : a.graphs) {
+      auto sub = std::make_shared<graph::Graph>(*sg);
+      ConvertGraph(sub.get(), taken);
+      sg = sub;
+    }
+  }
+}
+
+void ConvertGraph(graph::Graph* g, std::set<std::string>* taken) {
+  // Initializers read through float-only inputs stay float32; all others become float16.
+  std::set<std::string> keep_f32;
+  for (const graph::Node& n : g->nodes) {
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      if (FloatOnlyInput(n, i) || KeepsFloat32(n)) keep_f32.insert(n.inputs[i]);
+    }
+  }
+  std::set<std::string> used_as_f16;
+  for (const graph::Node& n : g->nodes) {
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      if (!FloatOnlyInput(n, i) && !KeepsFloat32(n)) used_as_f16.insert(n.inputs[i]);
+    }
+  }
+  std::vector<std::pair<std::string, Tensor>> extra;
+  std::map<std::string, std::string> f32_copy;  // initializer used both ways -> its float32 copy
+  for (auto& [name, t] : g->initializers) {
+    if (t.dtype() != DType::kFloat32) continue;
+    if (keep_f32.count(name) && used_as_f16.count(name)) {
+      const std::string copy = UniqueName(name + "_fp32", taken);
+      extra.emplace_back(copy, t);
+      f32_copy[name] = copy;
+      t = ToHalf(t);
+    } else if (!keep_f32.count(name)) {
+      t = ToHalf(t);
+    }
+  }
+  for (auto& e : extra) g->initializers.push_back(std::move(e));
+  for (auto& v : g->inputs) {
+    if (!g->FindInitializer(v.name) || g->FindInitializer(v.name)->dtype() == DType::kFloat16) ConvertType(&v.type);
+  }
+  for (auto& v : g->outputs) ConvertType(&v.type);
+  for (auto& v : g->value_info) ConvertType(&v.type);
+
+  // Integer accumulators (MatMulInteger / ConvInteger int32 results) overflow float16 (|acc| reaches
+  // 127 * 127 * K): their Cast(to FLOAT) stays float32, and the element-wise node that rescales
+  // them (ORT's Mul by x_scale * w_scale) runs in float32 with its result cast down.
+  std::map<std::string, std::string> producer_op;
+  for (const graph::Node& n : g->nodes) {
+    for (const std::string& o : n.outputs) producer_op[o] = n.op_type;
+  }
+  std::set<std::string> wide_values;  // outputs of the Casts kept at float32
+  auto is_wide_cast = [&](const graph::Node& n) {
+    if (n.op_type != "Cast" || !IsDefaultDomain(n.domain) || n.inputs.empty()) return false;
+    if (IntAttrOr(n, "to", 0) != static_cast<int64_t>(DType::kFloat32)) return false;
+    auto it = producer_op.find(n.inputs[0]);
+    return it != producer_op.end() && (it->second == "MatMulInteger" || it->second == "ConvInteger");
+  };
+  for (const graph::Node& n : g->nodes) {
+    if (is_wide_cast(n)) wide_values.insert(n.outputs[0]);
+  }
+  auto is_wide_consumer = [&](const graph::Node& n) {
+    static const std::set<std::string> kElementwise = {"Mul", "Add", "Sub", "Div"};
+    if (!IsDefaultDomain(n.domain) || !kElementwise.count(n.op_type)) return false;
+    for (const std::string& in : n.inputs) {
+      if (wide_values.count(in)) return true;
+    }
+    return false;
+  };
+
+  std::vector<graph::Node> nodes;
+  for (graph::Node& n : g->nodes) {
+    const bool wide_cast = is_wide_cast(n);
+    const bool wide_consumer = is_wide_consumer(n);
+    ConvertAttributes(&n, taken, wide_cast);
+    if (!KeepsFloat32(n) && !wide_consumer) {
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        if (FloatOnlyInput(n, i) && f32_copy.count(n.inputs[i])) n.inputs[i] = f32_copy[n.inputs[i]];
+      }
+      nodes.push_back(std::move(n));
+      continue;
+    }
+    // Float32 island: cast float16 inputs up (initializers stayed float32), outputs back down.
+    // Which inputs/outputs are float: QuantizeLinear x (0) and scale (1); DequantizeLinear
+    // scale (1) and output; DynamicQuantizeLinear x (0) and output 1 (scale); a rescaling
+    // element-wise node of an integer accumulator: its other inputs and its output.
+    std::vector<size_t> float_inputs, float_outputs;
+    if (n.op_type == "QuantizeLinear") float_inputs = {0, 1};
+    if (n.op_type == "DequantizeLinear") float_inputs = {1}, float_outputs = {0};
+    if (n.op_type == "DynamicQuantizeLinear") float_inputs = {0}, float_outputs = {1};
+    if (wide_consumer) {
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        if (!wide_values.count(n.inputs[i])) float_inputs.push_back(i);
+      }
+      float_outputs = {0};
+    }
+    for (size_t i : float_inputs) {
+      if (i >= n.inputs.size() || n.inputs[i].empty()) continue;
+      const Tensor* init = g->FindInitializer(n.inputs[i]);
+      if (init && init->dtype() == DType::kFloat32) continue;
+      if (f32_copy.count(n.inputs[i])) {
+        n.inputs[i] = f32_copy[n.inputs[i]];
+        continue;
+      }
+      const std::string up = UniqueName(n.inputs[i] + "_fp32", taken);
+      nodes.push_back(MakeNode("Cast", UniqueName(up + "_cast", taken), {n.inputs[i]}, {up},
+                               {IntAttr("to", static_cast<int64_t>(DType::kFloat32))}));
+      n.inputs[i] = up;
+    }
+    std::vector<graph::Node> after;
+    for (size_t o : float_outputs) {
+      if (o >= n.outputs.size() || n.outputs[o].empty()) continue;
+      const std::string wide = UniqueName(n.outputs[o] + "_fp32", taken);
+      after.push_back(MakeNode("Cast", UniqueName(n.outputs[o] + "_cast", taken), {wide}, {n.outputs[o]},
+                               {IntAttr("to", static_cast<int64_t>(DType::kFloat16))}));
+      n.outputs[o] = wide;
+    }
+    nodes.push_back(std::move(n));
+    for (auto& a : after) nodes.push_back(std::move(a));
+  }
+  g->nodes = std::move(nodes);
+}
+
+}  // namespace
+
+graph::Model ConvertToFloat16(const graph::Model& model) {
+  graph::Model out = model;
+  std::set<std::string> taken = AllNames(out.graph);
+  ConvertGraph(&out.graph, &taken);
+  return out;
+}
+
+}  // namespace simplecpp::convert

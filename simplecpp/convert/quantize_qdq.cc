@@ -1,0 +1,393 @@
+// Static int8 quantization in ONNX Runtime's QDQ format (quantize.h): BatchNormalization folded
+// into Conv, Relu after a quantized producer removed, activation ranges from calibration runs of the
+// float model (through the public Session API), QuantizeLinear/DequantizeLinear pairs on
+// activations (uint8) and DequantizeLinear on int8 weights and int32 biases.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "simplecpp/convert/convert_util.h"
+#include "simplecpp/convert/quantize.h"
+#include "simplecpp/onnx/model_writer.h"
+#include "simplecpp/simplecpp.h"
+
+namespace simplecpp::convert {
+
+using namespace detail;  // NOLINT: converter helpers
+
+namespace {
+
+struct Range {
+  float lo = std::numeric_limits<float>::infinity();
+  float hi = -std::numeric_limits<float>::infinity();
+};
+
+struct QParams {
+  float scale = 1.0f;
+  uint8_t zero_point = 0;
+};
+
+// uint8 asymmetric parameters of a range widened to contain 0.
+QParams ParamsOf(const Range& r) {
+  const float lo = std::min(0.0f, r.lo), hi = std::max(0.0f, r.hi);
+  QParams p;
+  if (!(hi > lo)) return p;
+  p.scale = (hi - lo) / 255.0f;
+  const float zp = std::nearbyint(-lo / p.scale);
+  p.zero_point = static_cast<uint8_t>(std::min(255.0f, std::max(0.0f, zp)));
+  return p;
+}
+
+// Folds BatchNormalization(Conv(x, W, b)) into Conv(x, W', b') where the Conv output feeds only
+// that BatchNormalization and every parameter is a float32 initializer.
+void FoldBatchNorm(graph::Graph* g, std::set<std::string>* taken) {
+  std::map<std::string, int> uses = CountUses(*g);
+  std::map<std::string, size_t> producer;
+  for (size_t i = 0; i < g->nodes.size(); ++i) {
+    for (const std::string& o : g->nodes[i].outputs) producer[o] = i;
+  }
+  std::vector<bool> drop(g->nodes.size(), false);
+  for (size_t bi = 0; bi < g->nodes.size(); ++bi) {
+    const graph::Node& bn = g->nodes[bi];
+    if (bn.op_type != "BatchNormalization" || !IsDefaultDomain(bn.domain) || bn.inputs.size() != 5 ||
+        bn.outputs.size() != 1 || IntAttrOr(bn, "training_mode", 0) != 0) {
+      continue;
+    }
+    auto pit = producer.find(bn.inputs[0]);
+    if (pit == producer.end() || uses[bn.inputs[0]] != 1) continue;
+    graph::Node& conv = g->nodes[pit->second];
+    if (conv.op_type != "Conv" || !IsDefaultDomain(conv.domain) || conv.inputs.size() < 2) continue;
+    const Tensor* w = g->FindInitializer(conv.inputs[1]);
+    const Tensor* b = conv.inputs.size() > 2 && !conv.inputs[2].empty() ? g->FindInitializer(conv.inputs[2]) : nullptr;
+    const bool has_b = conv.inputs.size() > 2 && !conv.inputs[2].empty();
+    const Tensor* prm[4];
+    bool ok = w && w->dtype() == DType::kFloat32 && w->rank() >= 1 && (!has_b || b);
+    for (int k = 0; k < 4 && ok; ++k) {
+      prm[k] = g->FindInitializer(bn.inputs[static_cast<size_t>(k) + 1]);
+      ok = prm[k] && prm[k]->dtype() == DType::kFloat32 && prm[k]->num_elements() == w->dim(0);
+    }
+    if (!ok || (b && (b->dtype() != DType::kFloat32 || b->num_elements() != w->dim(0)))) continue;
+    const float eps = FloatAttrOr(bn, "epsilon", 1e-5f);
+    const int64_t cout = w->dim(0), inner = w->num_elements() / std::max<int64_t>(1, cout);
+    std::vector<float> wv = FloatValues(*w);
+    std::vector<float> bv = b ? FloatValues(*b) : std::vector<float>(static_cast<size_t>(cout), 0.0f);
+    const float* scale = prm[0]->data<float>();
+    const float* shift = prm[1]->data<float>();
+    const float* mean = prm[2]->data<float>();
+    const float* var = prm[3]->data<float>();
+    for (int64_t c = 0; c < cout; ++c) {
+      const float f = scale[c] / std::sqrt(var[c] + eps);
+      for (int64_t i = 0; i < inner; ++i) wv[static_cast<size_t>(c * inner + i)] *= f;
+      bv[static_cast<size_t>(c)] = (bv[static_cast<size_t>(c)] - mean[c]) * f + shift[c];
+    }
+    const std::string wn = UniqueName(conv.inputs[1] + "_bn_folded", taken);
+    const std::string bname = UniqueName((has_b ? conv.inputs[2] : conv.name + ".bias") + "_bn_folded", taken);
+    g->initializers.emplace_back(wn, Tensor::FromVector<float>(DType::kFloat32, w->dims(), wv));
+    g->initializers.emplace_back(bname, Tensor::FromVector<float>(DType::kFloat32, {cout}, bv));
+    conv.inputs.resize(3);
+    conv.inputs[1] = wn;
+    conv.inputs[2] = bname;
+    conv.outputs[0] = bn.outputs[0];
+    drop[bi] = true;
+  }
+  std::set<std::string> candidates;
+  std::vector<graph::Node> kept;
+  for (size_t i = 0; i < g->nodes.size(); ++i) {
+    if (drop[i]) {
+      for (size_t k = 1; k < g->nodes[i].inputs.size(); ++k) candidates.insert(g->nodes[i].inputs[k]);
+      continue;
+    }
+    kept.push_back(std::move(g->nodes[i]));
+  }
+  g->nodes = std::move(kept);
+  for (const auto& init : g->initializers) candidates.insert(init.first);
+  DropUnusedInitializers(g, candidates);
+}
+
+// Floats uniform in [-1, 1) from a fixed-seed generator (SplitMix64), for the default calibration.
+Tensor RandomTensorForCalibration(const Dims& dims, uint64_t seed) {
+  Tensor t(DType::kFloat32, dims);
+  uint64_t state = seed * 0x9E3779B97F4A7C15ull;
+  float* p = t.data<float>();
+  for (int64_t i = 0; i < t.num_elements(); ++i) {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    p[i] = -1.0f + 2.0f * static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
+  }
+  return t;
+}
+
+// Runs the float model over the calibration inputs and returns min/max of every float32 value
+// (graph inputs and every node output of the top-level graph).
+std::map<std::string, Range> Calibrate(const graph::Model& model,
+                                       std::vector<std::map<std::string, Tensor>> sets) {
+  graph::Model probe = model;
+  std::set<std::string> outputs;
+  for (const auto& v : probe.graph.outputs) outputs.insert(v.name);
+  for (const graph::Node& n : probe.graph.nodes) {
+    for (const std::string& o : n.outputs) {
+      if (o.empty() || outputs.count(o)) continue;
+      graph::ValueInfo v;
+      v.name = o;
+      probe.graph.outputs.push_back(v);
+      outputs.insert(o);
+    }
+  }
+  const std::string bytes = onnx::WriteModel(probe);
+  LoadOptions load;
+  load.constant_folding = false;
+  const Model loaded = Model::LoadFromBytes(bytes.data(), bytes.size(), load);
+  if (sets.empty()) {
+    // One deterministic input set: floats uniform in [-1, 1), unknown dims 1.
+    std::map<std::string, Tensor> set;
+    uint64_t seed = 1;
+    for (const ValueDescription& v : loaded.inputs()) {
+      Dims dims;
+      for (int64_t d : v.dims) dims.push_back(d < 0 ? 1 : d);
+      if (v.dtype != DType::kFloat32 || !v.has_shape) {
+        throw Error(ErrorCode::kInvalidArgument,
+                    "QDQ calibration: input '" + v.name +
+                        "' is not a float32 tensor with a known rank; give calibration inputs");
+      }
+      set[v.name] = RandomTensorForCalibration(dims, seed++);
+    }
+    sets.push_back(std::move(set));
+  }
+  std::map<std::string, Range> ranges;
+  auto account = [&](const std::string& name, const Tensor& t) {
+    if (t.dtype() != DType::kFloat32) return;
+    Range& r = ranges[name];
+    const float* p = t.data<float>();
+    for (int64_t i = 0; i < t.num_elements(); ++i) {
+      r.lo = std::min(r.lo, p[i]);
+      r.hi = std::max(r.hi, p[i]);
+    }
+  };
+  SessionOptions so;
+  so.threads = 1;
+  Session session(loaded, so);
+  for (const auto& set : sets) {
+    for (const auto& [name, t] : set) account(name, t);
+    for (const auto& [name, t] : session.Run(set)) account(name, t);
+  }
+  return ranges;
+}
+
+bool ProducesQuantizedOutput(const std::string& op) {
+  static const std::set<std::string> kOps = {"Conv", "Gemm", "MatMul", "Add", "Mul", "MaxPool",
+                                             "AveragePool", "GlobalAveragePool", "Flatten",
+                                             "Reshape", "Transpose", "Concat", "Relu"};
+  return kOps.count(op) > 0;
+}
+
+// Ops whose output reuses the input's quantization parameters (ORT's "direct 8-bit" ops).
+bool SharesInputParams(const std::string& op) {
+  return op == "MaxPool" || op == "Flatten" || op == "Reshape" || op == "Transpose";
+}
+
+}  // namespace
+
+graph::Model QuantizeQdq(const graph::Model& model, const QdqOptions& options) {
+  const int64_t opset = model.OpsetVersion("");
+  if (opset < 10) {
+    throw Error(ErrorCode::kUnsupported, "QDQ quantization needs ai.onnx opset >= 10 (QuantizeLinear)");
+  }
+  const bool per_channel = options.per_channel && opset >= 13;  // DequantizeLinear axis: opset 13
+  graph::Model out = model;
+  graph::Graph& g = out.graph;
+  std::set<std::string> taken = AllNames(g);
+  FoldBatchNorm(&g, &taken);
+
+  // Which nodes get quantized: weights must be float32 initializers; data inputs must not be.
+  std::map<std::string, Range> ranges = Calibrate(out, options.calibration);
+  auto is_float_activation = [&](const std::string& v) {
+    return !v.empty() && !g.FindInitializer(v) && ranges.count(v) > 0;
+  };
+  auto quantizable = [&](const graph::Node& n) {
+    if (!IsDefaultDomain(n.domain) || !ProducesQuantizedOutput(n.op_type) || n.inputs.empty() ||
+        n.outputs.empty() || !is_float_activation(n.outputs[0])) {
+      return false;
+    }
+    if (n.op_type == "Conv" || n.op_type == "Gemm" || n.op_type == "MatMul") {
+      const Tensor* w = n.inputs.size() > 1 ? g.FindInitializer(n.inputs[1]) : nullptr;
+      if (!w || w->dtype() != DType::kFloat32 || !is_float_activation(n.inputs[0])) return false;
+      if (n.op_type == "Gemm" && (IntAttrOr(n, "transA", 0) != 0 || w->rank() != 2)) return false;
+      if (n.op_type == "MatMul" && w->rank() != 2) return false;
+      return true;
+    }
+    if (n.op_type == "Add" || n.op_type == "Mul" || n.op_type == "Concat") {
+      for (const std::string& in : n.inputs) {
+        if (!is_float_activation(in)) return false;
+      }
+      return true;
+    }
+    return is_float_activation(n.inputs[0]);
+  };
+
+  // Relu removal: Conv/Gemm/MatMul -> Relu with the Relu the sole consumer.
+  {
+    const std::map<std::string, int> uses = CountUses(g);
+    std::set<std::string> graph_outputs;
+    for (const auto& v : g.outputs) graph_outputs.insert(v.name);
+    std::map<std::string, size_t> producer;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      for (const std::string& o : g.nodes[i].outputs) producer[o] = i;
+    }
+    std::vector<bool> drop(g.nodes.size(), false);
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const graph::Node& r = g.nodes[i];
+      if (r.op_type != "Relu" || !IsDefaultDomain(r.domain) || r.inputs.size() != 1) continue;
+      auto pit = producer.find(r.inputs[0]);
+      if (pit == producer.end() || graph_outputs.count(r.inputs[0]) || uses.at(r.inputs[0]) != 1) continue;
+      graph::Node& p = g.nodes[pit->second];
+      if ((p.op_type != "Conv" && p.op_type != "Gemm" && p.op_type != "MatMul") || !quantizable(p) ||
+          !is_float_activation(r.outputs[0])) {
+        continue;
+      }
+      p.outputs[0] = r.outputs[0];
+      drop[i] = true;
+    }
+    std::vector<graph::Node> kept;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
+    }
+    g.nodes = std::move(kept);
+  }
+
+  // Quantization parameters of every activation to quantize, in topological order.
+  std::map<std::string, QParams> params;
+  std::vector<bool> is_q(g.nodes.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const graph::Node& n = g.nodes[i];
+    if (!quantizable(n)) continue;
+    is_q[i] = true;
+    const size_t data_inputs = (n.op_type == "Conv" || n.op_type == "Gemm" || n.op_type == "MatMul" ||
+                                n.op_type == "Reshape")
+                                   ? 1
+                                   : n.inputs.size();
+    for (size_t k = 0; k < data_inputs; ++k) {
+      if (!params.count(n.inputs[k])) params[n.inputs[k]] = ParamsOf(ranges.at(n.inputs[k]));
+    }
+    params[n.outputs[0]] = SharesInputParams(n.op_type) ? params.at(n.inputs[0]) : ParamsOf(ranges.at(n.outputs[0]));
+  }
+
+  // Emit: a Q/DQ pair right after each quantized value's producer (graph inputs first); weight
+  // and bias DequantizeLinear nodes right before their node.
+  std::set<std::string> graph_outputs;
+  for (const auto& v : g.outputs) graph_outputs.insert(v.name);
+  std::map<std::string, std::string> dq_name;  // quantized value -> what consumers read
+  std::map<std::string, std::string> q_input;  // quantized value -> what its Q node reads
+  for (const auto& [v, p] : params) {
+    if (graph_outputs.count(v)) {
+      dq_name[v] = v;
+      q_input[v] = UniqueName(v + "_QuantizeLinear_Input", &taken);
+    } else {
+      dq_name[v] = UniqueName(v + "_DequantizeLinear_Output", &taken);
+      q_input[v] = v;
+    }
+  }
+  std::vector<graph::Node> nodes;
+  auto emit_pair = [&](const std::string& v) {
+    const QParams p = params.at(v);
+    const std::string s = UniqueName(v + "_scale", &taken), z = UniqueName(v + "_zero_point", &taken);
+    g.initializers.emplace_back(s, Tensor::FromVector<float>(DType::kFloat32, {}, {p.scale}));
+    g.initializers.emplace_back(z, Tensor::FromVector<uint8_t>(DType::kUInt8, {}, {p.zero_point}));
+    const std::string q = UniqueName(v + "_QuantizeLinear_Output", &taken);
+    nodes.push_back(MakeNode("QuantizeLinear", UniqueName(v + "_QuantizeLinear", &taken), {q_input[v], s, z}, {q}));
+    nodes.push_back(MakeNode("DequantizeLinear", UniqueName(v + "_DequantizeLinear", &taken), {q, s, z}, {dq_name[v]}));
+  };
+  for (const auto& in : g.inputs) {
+    if (params.count(in.name) && !g.FindInitializer(in.name)) emit_pair(in.name);
+  }
+  std::set<std::string> replaced;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    graph::Node n = std::move(g.nodes[i]);
+    const std::string x_orig = n.inputs.empty() ? std::string() : n.inputs[0];
+    for (std::string& in : n.inputs) {
+      auto it = dq_name.find(in);
+      if (it != dq_name.end()) in = it->second;
+    }
+    if (is_q[i] && (n.op_type == "Conv" || n.op_type == "Gemm" || n.op_type == "MatMul")) {
+      const std::string w_name = n.inputs[1];
+      const Tensor& w = *g.FindInitializer(w_name);
+      // The output-channel axis of the weight: Conv [M, C/g, ...] axis 0; Gemm B [N,K] (transB)
+      // axis 0, [K,N] axis 1; MatMul [K,N] axis 1.
+      int axis = 0;
+      if (n.op_type == "MatMul" || (n.op_type == "Gemm" && IntAttrOr(n, "transB", 0) == 0)) axis = 1;
+      const int64_t channels = w.dim(axis);
+      auto [wq, wscales] = QuantizeWeightSymmetric(w, per_channel ? axis : -1);
+      const std::string qn = UniqueName(w_name + "_quantized", &taken);
+      const std::string sn = UniqueName(w_name + "_scale", &taken);
+      const std::string zn = UniqueName(w_name + "_zero_point", &taken);
+      const std::string dn = UniqueName(w_name + "_DequantizeLinear_Output", &taken);
+      g.initializers.emplace_back(qn, std::move(wq));
+      g.initializers.emplace_back(sn, FloatVector(wscales, !per_channel));
+      g.initializers.emplace_back(
+          zn, per_channel ? Tensor::FromVector<int8_t>(DType::kInt8, {channels},
+                                                       std::vector<int8_t>(static_cast<size_t>(channels), 0))
+                          : Tensor::FromVector<int8_t>(DType::kInt8, {}, {0}));
+      std::vector<graph::Attribute> attrs;
+      if (per_channel) attrs.push_back(IntAttr("axis", axis));
+      nodes.push_back(MakeNode("DequantizeLinear", UniqueName(w_name + "_DequantizeLinear", &taken),
+                               {qn, sn, zn}, {dn}, attrs));
+      replaced.insert(w_name);
+      n.inputs[1] = dn;
+      // int32 bias with scale x_scale * w_scale (Conv bias [M]; Gemm C of [N]).
+      const std::string b_name = n.inputs.size() > 2 ? n.inputs[2] : std::string();
+      const Tensor* b = b_name.empty() ? nullptr : g.FindInitializer(b_name);
+      if (b && b->dtype() == DType::kFloat32 && b->rank() == 1 && b->dim(0) == channels &&
+          (n.op_type != "Gemm" || (FloatAttrOr(n, "beta", 1.0f) == 1.0f && FloatAttrOr(n, "alpha", 1.0f) == 1.0f))) {
+        const float xs = params.at(x_orig).scale;
+        std::vector<float> bs(static_cast<size_t>(channels));
+        Tensor bq(DType::kInt32, {channels});
+        const float* bp = b->data<float>();
+        for (int64_t c = 0; c < channels; ++c) {
+          bs[static_cast<size_t>(c)] = xs * wscales[per_channel ? static_cast<size_t>(c) : 0];
+          const double v = std::nearbyint(static_cast<double>(bp[c]) / bs[static_cast<size_t>(c)]);
+          bq.data<int32_t>()[c] = static_cast<int32_t>(std::min(2147483647.0, std::max(-2147483648.0, v)));
+        }
+        const std::string bqn = UniqueName(b_name + "_quantized", &taken);
+        const std::string bsn = UniqueName(b_name + "_quantized_scale", &taken);
+        const std::string bzn = UniqueName(b_name + "_quantized_zero_point", &taken);
+        const std::string bdn = UniqueName(b_name + "_DequantizeLinear_Output", &taken);
+        g.initializers.emplace_back(bqn, std::move(bq));
+        if (per_channel) {
+          g.initializers.emplace_back(bsn, Tensor::FromVector<float>(DType::kFloat32, {channels}, bs));
+          g.initializers.emplace_back(
+              bzn, Tensor::FromVector<int32_t>(DType::kInt32, {channels},
+                                               std::vector<int32_t>(static_cast<size_t>(channels), 0)));
+        } else {
+          g.initializers.emplace_back(bsn, Tensor::FromVector<float>(DType::kFloat32, {}, {bs[0]}));
+          g.initializers.emplace_back(bzn, Tensor::FromVector<int32_t>(DType::kInt32, {}, {0}));
+        }
+        std::vector<graph::Attribute> battrs;
+        if (per_channel) battrs.push_back(IntAttr("axis", 0));
+        nodes.push_back(MakeNode("DequantizeLinear", UniqueName(b_name + "_DequantizeLinear", &taken),
+                                 {bqn, bsn, bzn}, {bdn}, battrs));
+        replaced.insert(b_name);
+        n.inputs[2] = bdn;
+      }
+    }
+    std::vector<std::string> quantized_outputs;
+    for (std::string& o : n.outputs) {
+      if (params.count(o)) {
+        quantized_outputs.push_back(o);
+        o = q_input[o];
+      }
+    }
+    nodes.push_back(std::move(n));
+    for (const std::string& o : quantized_outputs) emit_pair(o);
+  }
+  g.nodes = std::move(nodes);
+  DropUnusedInitializers(&g, replaced);
+  return out;
+}
+
+}  // namespace simplecpp::convert
