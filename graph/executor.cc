@@ -6,6 +6,7 @@
 #include <set>
 
 #include "graph/buffer_pool.h"
+#include "graph/passes/quant_fusion.h"
 #include "graph/registry.h"
 
 namespace simplecpp::graph {
@@ -480,6 +481,13 @@ class PlanBuilder {
 std::shared_ptr<const Plan> Plan::Build(const Graph& graph, const OpsetMap& opsets,
                                         const PlanOptions& options,
                                         const std::map<std::string, ValueType>& outer_scope, int depth) {
+  if (options.fuse_quantized) {
+    Graph fused;
+    OpsetMap fused_opsets;
+    if (passes::FuseQuantized(graph, opsets, &fused, &fused_opsets)) {
+      return PlanBuilder(fused, fused_opsets, options, outer_scope, depth).Build();
+    }
+  }
   return PlanBuilder(graph, opsets, options, outer_scope, depth).Build();
 }
 

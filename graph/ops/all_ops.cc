@@ -27,6 +27,7 @@ void RegisterAllOps(OpRegistry& registry) {
   RegisterSignalOps(registry);        // signal.cc: DFT, STFT, Hann/Hamming/BlackmanWindow
   RegisterAttentionOps(registry);     // attention.cc: Attention, RotaryEmbedding, RMSNormalization
   RegisterQuantContribOps(registry);  // quant_contrib_*.cc: com.microsoft QLinear*/QGemm/MatMulIntegerToFloat
+  RegisterQuantFusedOps(registry);    // quant_fused.cc: simplecpp.fused ops of graph/passes/quant_fusion
   RegisterLinearAttentionOps(registry);  // attention_linear.cc: LinearAttention (27)
   RegisterCausalConvOps(registry);       // causal_conv.cc: CausalConvWithState (27)
   RegisterFlexAttentionOps(registry);    // flex_attention.cc: ai.onnx.preview FlexAttention (1)

@@ -26,6 +26,7 @@ void RegisterBitCastOps(OpRegistry& registry);
 void RegisterSignalOps(OpRegistry& registry);
 void RegisterAttentionOps(OpRegistry& registry);
 void RegisterQuantContribOps(OpRegistry& registry);  // quant_contrib_*.cc: com.microsoft Q ops
+void RegisterQuantFusedOps(OpRegistry& registry);    // quant_fused.cc: simplecpp.fused (fusion pass)
 void RegisterLinearAttentionOps(OpRegistry& registry);  // attention_linear.cc: LinearAttention
 void RegisterCausalConvOps(OpRegistry& registry);       // causal_conv.cc: CausalConvWithState
 void RegisterFlexAttentionOps(OpRegistry& registry);    // flex_attention.cc: FlexAttention (preview)

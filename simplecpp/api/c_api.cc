@@ -226,6 +226,12 @@ sc_status* sc_load_options_set_constant_folding(sc_load_options* options, int32_
   return nullptr;
 }
 
+sc_status* sc_load_options_set_fuse_quantized(sc_load_options* options, int32_t enabled) {
+  if (!options) return NullArgument("options");
+  options->options.fuse_quantized = enabled != 0;
+  return nullptr;
+}
+
 sc_status* sc_load_options_set_external_data_dir(sc_load_options* options, const char* dir) {
   if (!options) return NullArgument("options");
   return Guard([&] { options->options.external_data_dir = dir ? dir : ""; });

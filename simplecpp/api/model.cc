@@ -83,6 +83,7 @@ std::shared_ptr<const ModelImpl> CompileModel(graph::Model model, const LoadOpti
   }
   graph::PlanOptions plan_options;
   plan_options.constant_folding = options.constant_folding;
+  plan_options.fuse_quantized = options.fuse_quantized;
   plan_options.max_nodes = options.limits.max_nodes;
   plan_options.max_graph_depth = options.limits.max_graph_depth;
   plan_options.tensor_limits = tensor_limits;

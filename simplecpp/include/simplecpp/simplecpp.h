@@ -42,6 +42,11 @@ struct LoadOptions {
   // for Load(bytes) external data is refused unless this is set).
   std::string external_data_dir;
   bool constant_folding = true;
+  // Fuse quantized patterns (DynamicQuantizeLinear -> MatMulInteger/ConvInteger -> Cast -> Mul
+  // [-> Add], and DequantizeLinear -> MatMul/Gemm/Conv [-> Add] -> QuantizeLinear) into single
+  // integer kernels. Exact in the integer part; the float epilogue is bit-identical for the
+  // dynamic patterns and within 1 of the quantized output for QDQ (README, "Integer quantization").
+  bool fuse_quantized = true;
   Limits limits;
 };
 

@@ -93,6 +93,8 @@ sc_status* sc_load_options_set_max_graph_depth(sc_load_options* options, int64_t
 sc_status* sc_load_options_set_max_total_bytes(sc_load_options* options, int64_t value);
 /* 0 disables constant folding at load (default on). */
 sc_status* sc_load_options_set_constant_folding(sc_load_options* options, int32_t enabled);
+/* 0 disables the fusion of quantized patterns into integer kernels at load (default on). */
+sc_status* sc_load_options_set_fuse_quantized(sc_load_options* options, int32_t enabled);
 /* Folder external-data paths resolve against (NULL or "" resets to the default). */
 sc_status* sc_load_options_set_external_data_dir(sc_load_options* options, const char* dir);
 /* As sc_model_load / sc_model_load_bytes; options may be NULL (defaults). */

@@ -1,0 +1,706 @@
+// Quantized-pattern fusion (see quant_fusion.h for the patterns and the exactness bounds).
+//
+// The pass is a pure function of the graph: it reads the graph once to find, for every value,
+// its producer, its readers (including reads from nested subgraphs) and its constant value, then
+// matches each pattern from its integer / quantize node outwards. A match claims its nodes; the
+// rewrite copies the graph, drops the claimed nodes and puts the fused node where the pattern's
+// last node was (Plan::Build orders nodes topologically anyway).
+#include "graph/passes/quant_fusion.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <set>
+#include <utility>
+#include <vector>
+
+namespace simplecpp::graph::passes {
+namespace {
+
+bool IsQ8(DType t) { return t == DType::kUInt8 || t == DType::kInt8; }
+
+// One element and rank <= max_rank.
+bool IsOneElementOfRank(const Tensor& t, int64_t max_rank) {
+  return t.num_elements() == 1 && t.rank() <= max_rank;
+}
+
+// Reads an int attribute; false when it exists with another kind.
+bool IntAttr(const Node& n, const char* name, int64_t def, int64_t* v) {
+  const Attribute* a = n.FindAttribute(name);
+  if (a == nullptr) {
+    *v = def;
+    return true;
+  }
+  if (a->kind != AttrKind::kInt) return false;
+  *v = a->i;
+  return true;
+}
+
+bool FloatAttrIs(const Node& n, const char* name, float expected) {
+  const Attribute* a = n.FindAttribute(name);
+  if (a == nullptr) return true;  // the default (1.0 for alpha / beta)
+  return a->kind == AttrKind::kFloat && a->f == expected;
+}
+
+std::vector<float> FloatValues(const Tensor& t) {
+  const float* p = t.data<float>();
+  return std::vector<float>(p, p + t.num_elements());
+}
+
+bool AllPositiveFinite(const std::vector<float>& v) {
+  for (float x : v) {
+    if (!(x > 0.0f) || !std::isfinite(x)) return false;
+  }
+  return true;
+}
+
+// Every name read by the nodes (and output lists) of g and its nested subgraphs.
+void CollectSubgraphReads(const Graph& g, std::vector<std::string>* reads) {
+  for (const Node& n : g.nodes) {
+    for (const std::string& i : n.inputs) {
+      if (!i.empty()) reads->push_back(i);
+    }
+    for (const Attribute& a : n.attributes) {
+      if (a.g) CollectSubgraphReads(*a.g, reads);
+      for (const auto& sg : a.graphs) {
+        if (sg) CollectSubgraphReads(*sg, reads);
+      }
+    }
+  }
+  for (const ValueInfo& o : g.outputs) reads->push_back(o.name);
+}
+
+// A rewrite found on the input graph.
+struct Rewrite {
+  std::vector<int> nodes;  // claimed node indices
+  // DequantizeLinear / DynamicQuantizeLinear nodes the fused node no longer needs; they may feed other nodes too (a
+  // shared activation or weight), so they are dropped only when nothing reads them any more.
+  std::vector<int> maybe_dead;
+  int anchor = -1;         // where the fused node goes
+  Node fused;
+  std::vector<std::pair<std::string, Tensor>> initializers;
+  int kind = 0;  // 1..4 as in quant_fusion.h
+};
+
+class Matcher {
+ public:
+  explicit Matcher(const Graph& g) : g_(g) {
+    for (const auto& [name, t] : g.initializers) {
+      constants_[name] = &t;
+      names_.insert(name);
+    }
+    for (const ValueInfo& v : g.inputs) names_.insert(v.name);
+    for (const ValueInfo& v : g.outputs) {
+      outputs_.insert(v.name);
+      ++uses_[v.name];
+    }
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const Node& n = g.nodes[i];
+      for (const std::string& in : n.inputs) {
+        if (in.empty()) continue;
+        ++uses_[in];
+        readers_[in].push_back(static_cast<int>(i));
+      }
+      for (const std::string& out : n.outputs) {
+        if (out.empty()) continue;
+        producer_[out] = static_cast<int>(i);
+        names_.insert(out);
+      }
+      if (n.op_type == "Constant" && CanonicalDomain(n.domain).empty() && n.outputs.size() == 1) {
+        const Attribute* v = n.FindAttribute("value");
+        if (v != nullptr && v->kind == AttrKind::kTensor && v->t.defined() &&
+            !constants_.count(n.outputs[0])) {
+          constants_[n.outputs[0]] = &v->t;
+        }
+      }
+      std::vector<std::string> sub;
+      for (const Attribute& a : n.attributes) {
+        if (a.g) CollectSubgraphReads(*a.g, &sub);
+        for (const auto& sg : a.graphs) {
+          if (sg) CollectSubgraphReads(*sg, &sub);
+        }
+      }
+      for (const std::string& s : sub) ++uses_[s];  // conservative: any read may be ours
+    }
+  }
+
+  std::vector<Rewrite> FindAll() {
+    std::vector<Rewrite> found;
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const Node& n = g_.nodes[i];
+      if (!CanonicalDomain(n.domain).empty()) continue;
+      Rewrite rw;
+      bool ok = false;
+      if (n.op_type == "MatMulInteger" || n.op_type == "ConvInteger") {
+        ok = MatchDynamic(static_cast<int>(i), &rw);
+      } else if (n.op_type == "QuantizeLinear") {
+        ok = MatchQdq(static_cast<int>(i), &rw);
+      }
+      if (!ok) continue;
+      bool overlap = false;
+      for (int c : rw.nodes) overlap = overlap || claimed_.count(c) > 0;
+      if (overlap) continue;
+      claimed_.insert(rw.nodes.begin(), rw.nodes.end());
+      found.push_back(std::move(rw));
+    }
+    return found;
+  }
+
+ private:
+  const Node& node(int i) const { return g_.nodes[static_cast<size_t>(i)]; }
+
+  // The default-domain node `op_type` producing `value` with exactly `outputs` outputs; -1 if none.
+  int Producer(const std::string& value, const char* op_type, size_t outputs = 1) const {
+    auto it = producer_.find(value);
+    if (it == producer_.end()) return -1;
+    const Node& n = node(it->second);
+    if (n.op_type != op_type || !CanonicalDomain(n.domain).empty()) return -1;
+    if (n.outputs.size() != outputs) return -1;
+    return it->second;
+  }
+  // The one reader of `value` when it is read once, by a default-domain node, and is no graph
+  // output; -1 otherwise.
+  int SoleReader(const std::string& value) const {
+    if (!SingleUse(value)) return -1;
+    auto it = readers_.find(value);
+    if (it == readers_.end() || it->second.size() != 1) return -1;
+    return it->second[0];
+  }
+  bool SingleUse(const std::string& value) const {
+    if (value.empty() || outputs_.count(value)) return false;
+    auto it = uses_.find(value);
+    return it != uses_.end() && it->second == 1;
+  }
+  const Tensor* Const(const std::string& value) const {
+    if (value.empty()) return nullptr;
+    auto it = constants_.find(value);
+    return it == constants_.end() ? nullptr : it->second;
+  }
+  const Tensor* ConstOf(const std::string& value, DType dtype) const {
+    const Tensor* t = Const(value);
+    return t != nullptr && t->dtype() == dtype ? t : nullptr;
+  }
+  static bool IsOp(const Node& n, const char* op_type, size_t min_in, size_t max_in) {
+    return n.op_type == op_type && CanonicalDomain(n.domain).empty() && n.inputs.size() >= min_in &&
+           n.inputs.size() <= max_in && n.outputs.size() == 1 && !n.outputs[0].empty();
+  }
+  static const std::string& Input(const Node& n, size_t i) {
+    static const std::string kNone;
+    return i < n.inputs.size() ? n.inputs[i] : kNone;
+  }
+
+  std::string FreshName(const std::string& base) {
+    for (int k = 0;; ++k) {
+      std::string name = base + "__qfuse" + (k ? "_" + std::to_string(k) : "");
+      if (names_.insert(name).second) return name;
+    }
+  }
+
+  // A per-channel float vector for an output [N, M, spatial...] of rank `rank`: t is one element
+  // (rank <= rank) or M values along the channel axis ([M, 1, ...] right-aligned to the output).
+  // Returns the M values (or 1) in *out.
+  static bool ChannelVector(const Tensor& t, int64_t m, int64_t rank, std::vector<float>* out) {
+    if (t.dtype() != DType::kFloat32 || t.rank() > rank) return false;
+    if (t.num_elements() == 1) {
+      *out = FloatValues(t);
+      return true;
+    }
+    if (t.rank() < rank - 1) return false;
+    const int64_t channel_axis = 1 - (rank - t.rank());
+    for (int64_t d = 0; d < t.rank(); ++d) {
+      if (t.dim(d) != (d == channel_axis ? m : 1)) return false;
+    }
+    *out = FloatValues(t);
+    return true;
+  }
+
+  std::string VectorInitializer(Rewrite* rw, const std::string& base, const std::vector<float>& v) {
+    const std::string name = FreshName(base);
+    rw->initializers.emplace_back(
+        name, Tensor::FromVector(DType::kFloat32, {static_cast<int64_t>(v.size())}, v));
+    return name;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Patterns 1 and 2: DynamicQuantizeLinear -> MatMulInteger / ConvInteger -> Cast -> Mul [-> Add]
+
+  bool MatchDynamic(int mi_idx, Rewrite* rw) {
+    const Node& mi = node(mi_idx);
+    const bool conv = mi.op_type == "ConvInteger";
+    if (!IsOp(mi, mi.op_type.c_str(), 3, 4)) return false;
+    const std::string& xq = mi.inputs[0];
+    const int dq_idx = Producer(xq, "DynamicQuantizeLinear", 3);
+    if (dq_idx < 0) return false;
+    const Node& dq = node(dq_idx);
+    if (dq.inputs.size() != 1 || dq.inputs[0].empty() || dq.outputs[0] != xq ||
+        dq.outputs[2].empty() || dq.outputs[2] != mi.inputs[2] || dq.outputs[1].empty()) {
+      return false;
+    }
+    const std::string& xs = dq.outputs[1];
+    // xq / xs / xzp may have other readers (one DynamicQuantizeLinear shared by the MatMuls of the
+    // same x, as ONNX Runtime's quantizer writes it): the fused op quantizes x itself (the same
+    // arithmetic, so the same bytes) and the DynamicQuantizeLinear stays while others read it.
+    // W and its zero point.
+    const Tensor* w = Const(mi.inputs[1]);
+    if (w == nullptr || !IsQ8(w->dtype())) return false;
+    if (conv ? w->rank() < 3 : w->rank() != 2) return false;
+    const int64_t cols = conv ? w->dim(0) : w->dim(1);  // N (matmul) or M (conv)
+    const std::string& wzp_name = Input(mi, 3);
+    if (!wzp_name.empty()) {
+      const Tensor* wzp = ConstOf(wzp_name, w->dtype());
+      if (wzp == nullptr) return false;
+      if (!IsOneElementOfRank(*wzp, 1) && !(wzp->rank() == 1 && wzp->dim(0) == cols)) return false;
+    }
+    // Cast to float.
+    const std::string& acc = mi.outputs[0];
+    const int cast_idx = SoleReader(acc);
+    if (cast_idx < 0 || !IsOp(node(cast_idx), "Cast", 1, 1)) return false;
+    int64_t to = 0;
+    if (!IntAttr(node(cast_idx), "to", 0, &to) || to != static_cast<int64_t>(DType::kFloat32))
+      return false;
+    const std::string& accf = node(cast_idx).outputs[0];
+    // y = Mul(accf, s), s = Mul(xs, ws).
+    const int mul2_idx = SoleReader(accf);
+    if (mul2_idx < 0 || !IsOp(node(mul2_idx), "Mul", 2, 2)) return false;
+    const Node& mul2 = node(mul2_idx);
+    const std::string& s = mul2.inputs[0] == accf ? mul2.inputs[1] : mul2.inputs[0];
+    const int mul1_idx = Producer(s, "Mul");
+    if (mul1_idx < 0 || !SingleUse(s) || !IsOp(node(mul1_idx), "Mul", 2, 2)) return false;
+    const Node& mul1 = node(mul1_idx);
+    if (mul1.inputs[0] != xs && mul1.inputs[1] != xs) return false;
+    const std::string& ws_name = mul1.inputs[0] == xs ? mul1.inputs[1] : mul1.inputs[0];
+    const Tensor* ws = ConstOf(ws_name, DType::kFloat32);
+    if (ws == nullptr) return false;
+    std::vector<float> ws_vec;
+    if (conv) {
+      if (!ChannelVector(*ws, cols, w->rank(), &ws_vec)) return false;
+    } else if (!IsOneElementOfRank(*ws, 1) && !(ws->rank() == 1 && ws->dim(0) == cols)) {
+      return false;
+    }
+    // Optional Add of a constant bias.
+    std::string y = mul2.outputs[0];
+    int last = mul2_idx;
+    int add_idx = -1;
+    std::vector<float> bias;
+    const int reader = SoleReader(y);
+    if (reader >= 0 && IsOp(node(reader), "Add", 2, 2)) {
+      const Node& add = node(reader);
+      const std::string& b = add.inputs[0] == y ? add.inputs[1] : add.inputs[0];
+      const Tensor* bt = ConstOf(b, DType::kFloat32);
+      bool ok = bt != nullptr;
+      if (ok && conv) {
+        ok = ChannelVector(*bt, cols, w->rank(), &bias);
+      } else if (ok) {
+        ok = IsOneElementOfRank(*bt, 1) || (bt->rank() == 1 && bt->dim(0) == cols);
+        if (ok) bias = FloatValues(*bt);
+      }
+      if (ok) {
+        add_idx = reader;
+        last = reader;
+        y = add.outputs[0];
+      }
+    }
+    if (add_idx >= 0 && bias.size() == 1 && cols != 1) bias.assign(cols, bias[0]);
+
+    Node f;
+    f.name = node(last).name.empty() ? y + "_fused" : node(last).name + "_fused";
+    f.outputs = {y};
+    if (!conv) {
+      f.domain = "com.microsoft";
+      f.op_type = "DynamicQuantizeMatMul";
+      f.inputs = {dq.inputs[0], mi.inputs[1], ws_name, wzp_name, ""};
+      if (add_idx >= 0) {
+        // DynamicQuantizeMatMul wants bias [N]: a one-element bias is expanded (same values).
+        const Node& add = node(add_idx);
+        const std::string& bname = add.inputs[0] == mul2.outputs[0] ? add.inputs[1] : add.inputs[0];
+        const Tensor* bt = Const(bname);
+        f.inputs[4] = (bt->rank() == 1 && bt->dim(0) == cols) ? bname
+                                                              : VectorInitializer(rw, y + "_bias", bias);
+      }
+      rw->kind = 1;
+    } else {
+      f.domain = kFusedDomain;
+      f.op_type = "DynamicQuantizeConv";
+      const std::string ws_in = ws_vec.size() == 1 && ws->rank() <= 1
+                                    ? ws_name
+                                    : VectorInitializer(rw, y + "_scale", ws_vec);
+      f.inputs = {dq.inputs[0], mi.inputs[1], ws_in, wzp_name,
+                  add_idx >= 0 ? VectorInitializer(rw, y + "_bias", bias) : ""};
+      f.attributes = mi.attributes;  // auto_pad, dilations, group, kernel_shape, pads, strides
+      rw->kind = 2;
+    }
+    while (!f.inputs.empty() && f.inputs.back().empty()) f.inputs.pop_back();
+    rw->fused = std::move(f);
+    rw->nodes = {mi_idx, cast_idx, mul1_idx, mul2_idx};
+    if (add_idx >= 0) rw->nodes.push_back(add_idx);
+    rw->maybe_dead = {dq_idx};
+    rw->anchor = last;
+    return true;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Patterns 3 and 4: DequantizeLinear x2 -> MatMul / Gemm / Conv [-> Add] -> QuantizeLinear
+
+  // DequantizeLinear attributes that keep the plain per-tensor / per-axis float32 semantics.
+  static bool PlainDequantize(const Node& n) {
+    int64_t block = 0, out_dtype = 0;
+    if (!IntAttr(n, "block_size", 0, &block) || block != 0) return false;
+    if (!IntAttr(n, "output_dtype", 0, &out_dtype)) return false;
+    return out_dtype == 0 || out_dtype == static_cast<int64_t>(DType::kFloat32);
+  }
+
+  // A float32 bias: a constant, or DequantizeLinear(int32 constant, float32 scale constant
+  // [, zero int32 zero point]) as ONNX Runtime's QDQ format writes it (values computed as that
+  // DequantizeLinear does: float32(q) * scale). *dq_node is the DequantizeLinear (or -1);
+  // *q / *q_scale hold its int32 values and per-element scales.
+  struct Bias {
+    const Tensor* tensor = nullptr;  // the float constant, or the int32 one when dequantized
+    Dims dims;
+    std::vector<float> values;
+    std::vector<int32_t> q;
+    std::vector<float> q_scale;
+    int dq_node = -1;
+  };
+  bool FloatOrDequantizedBias(const std::string& name, Bias* b) const {
+    if (const Tensor* t = ConstOf(name, DType::kFloat32)) {
+      b->tensor = t;
+      b->dims = t->dims();
+      b->values = FloatValues(*t);
+      return true;
+    }
+    const int dq = Producer(name, "DequantizeLinear");
+    if (dq < 0 || !PlainDequantize(node(dq))) return false;
+    const Node& n = node(dq);
+    if (n.inputs.size() < 2 || n.inputs.size() > 3) return false;
+    const Tensor* q = ConstOf(n.inputs[0], DType::kInt32);
+    const Tensor* sc = ConstOf(n.inputs[1], DType::kFloat32);
+    if (q == nullptr || sc == nullptr || q->rank() > 4) return false;
+    if (n.inputs.size() == 3 && !n.inputs[2].empty()) {
+      const Tensor* zp = ConstOf(n.inputs[2], DType::kInt32);
+      if (zp == nullptr) return false;
+      for (int64_t i = 0; i < zp->num_elements(); ++i) {
+        if (zp->data<int32_t>()[i] != 0) return false;
+      }
+    }
+    const int64_t count = q->num_elements();
+    const bool per_tensor = sc->num_elements() == 1 && sc->rank() <= 1;
+    if (!per_tensor && !(q->rank() == 1 && sc->rank() == 1 && sc->dim(0) == count)) return false;
+    b->tensor = q;
+    b->dims = q->dims();
+    b->dq_node = dq;
+    for (int64_t i = 0; i < count; ++i) {
+      const int32_t v = q->data<int32_t>()[i];
+      const float scale = sc->data<float>()[per_tensor ? 0 : i];
+      b->q.push_back(v);
+      b->q_scale.push_back(scale);
+      b->values.push_back(static_cast<float>(v) * scale);
+    }
+    return true;
+  }
+
+  bool MatchQdq(int q_idx, Rewrite* rw) {
+    const Node& q = node(q_idx);
+    if (!IsOp(q, "QuantizeLinear", 2, 3)) return false;
+    int64_t block = 0, out_dtype = 0;
+    if (!IntAttr(q, "block_size", 0, &block) || block != 0) return false;
+    if (!IntAttr(q, "output_dtype", 0, &out_dtype)) return false;
+    if (q.FindAttribute("precision") != nullptr) return false;
+    const Tensor* ys = ConstOf(q.inputs[1], DType::kFloat32);
+    if (ys == nullptr || ys->num_elements() != 1 || !AllPositiveFinite(FloatValues(*ys)))
+      return false;
+    const std::string& yzp_name = Input(q, 2);
+    const Tensor* yzp = nullptr;
+    if (!yzp_name.empty()) {
+      yzp = Const(yzp_name);
+      if (yzp == nullptr || !IsQ8(yzp->dtype()) || yzp->num_elements() != 1) return false;
+      if (out_dtype != 0 && out_dtype != static_cast<int64_t>(yzp->dtype())) return false;
+    } else if (out_dtype != 0 && out_dtype != static_cast<int64_t>(DType::kUInt8)) {
+      return false;
+    }
+    // [Add(bias)] and the core op.
+    const std::string& y = q.inputs[0];
+    if (!SingleUse(y)) return false;
+    auto it = producer_.find(y);
+    if (it == producer_.end()) return false;
+    int core_idx = it->second;
+    int add_idx = -1;
+    Bias add_bias;
+    std::string add_bias_name;
+    if (IsOp(node(core_idx), "Add", 2, 2)) {
+      add_idx = core_idx;
+      const Node& add = node(add_idx);
+      std::string z;
+      for (int k = 0; k < 2 && add_bias.tensor == nullptr; ++k) {
+        Bias b;
+        if (FloatOrDequantizedBias(add.inputs[k], &b)) {
+          add_bias = b;
+          add_bias_name = add.inputs[k];
+          z = add.inputs[1 - k];
+        }
+      }
+      if (add_bias.tensor == nullptr || !SingleUse(z)) return false;
+      auto zt = producer_.find(z);
+      if (zt == producer_.end()) return false;
+      core_idx = zt->second;
+    }
+    const Node& core = node(core_idx);
+    const bool is_matmul = IsOp(core, "MatMul", 2, 2);
+    const bool is_gemm = IsOp(core, "Gemm", 2, 3);
+    const bool is_conv = IsOp(core, "Conv", 2, 3);
+    if (!is_matmul && !is_gemm && !is_conv) return false;
+    // Dequantized operands.
+    const int dx_idx = Producer(core.inputs[0], "DequantizeLinear");
+    const int dw_idx = Producer(core.inputs[1], "DequantizeLinear");
+    if (dx_idx < 0 || dw_idx < 0 || dx_idx == dw_idx) return false;
+    // xf / wf may have other readers (a dequantized activation shared by several MatMuls): the
+    // fused node reads the quantized inputs, and the DequantizeLinear stays while others read it.
+    const Node& dx = node(dx_idx);
+    const Node& dw = node(dw_idx);
+    if (dx.inputs.size() != 3 || dw.inputs.size() < 2 || dw.inputs.size() > 3) return false;
+    if (!PlainDequantize(dx) || !PlainDequantize(dw)) return false;
+    const Tensor* xs = ConstOf(dx.inputs[1], DType::kFloat32);
+    const Tensor* xzp = Const(dx.inputs[2]);
+    if (xs == nullptr || xs->num_elements() != 1 || !AllPositiveFinite(FloatValues(*xs)))
+      return false;
+    if (xzp == nullptr || !IsQ8(xzp->dtype()) || xzp->num_elements() != 1) return false;
+    if (dx.inputs[0].empty()) return false;
+    const Tensor* w = Const(dw.inputs[0]);
+    if (w == nullptr || !IsQ8(w->dtype())) return false;
+    const Tensor* ws = ConstOf(dw.inputs[1], DType::kFloat32);
+    if (ws == nullptr || !AllPositiveFinite(FloatValues(*ws))) return false;
+    const std::string& wzp_name = Input(dw, 2);
+    const Tensor* wzp = nullptr;
+    if (!wzp_name.empty()) {
+      wzp = ConstOf(wzp_name, w->dtype());
+      if (wzp == nullptr) return false;
+    }
+    // Geometry: the column / output-channel axis of W and the bias length.
+    int64_t trans_b = 0;
+    int64_t col_axis = 1;
+    if (is_gemm) {
+      int64_t trans_a = 0;
+      if (!IntAttr(core, "transA", 0, &trans_a) || trans_a != 0) return false;
+      if (!IntAttr(core, "transB", 0, &trans_b) || (trans_b != 0 && trans_b != 1)) return false;
+      if (!FloatAttrIs(core, "alpha", 1.0f)) return false;
+      if (core.inputs.size() == 3 && !core.inputs[2].empty() && !FloatAttrIs(core, "beta", 1.0f))
+        return false;
+      if (w->rank() != 2) return false;
+      col_axis = trans_b ? 0 : 1;
+    } else if (is_matmul) {
+      if (w->rank() != 2) return false;
+      col_axis = 1;
+    } else {
+      if (w->rank() < 3) return false;
+      col_axis = 0;
+    }
+    const int64_t cols = w->dim(col_axis);
+    // Per-tensor or per-axis along the column axis.
+    std::vector<float> ws_vec = FloatValues(*ws);
+    if (ws->num_elements() == 1) {
+      if (ws->rank() > 1 || (wzp != nullptr && (wzp->num_elements() != 1 || wzp->rank() > 1)))
+        return false;
+    } else {
+      int64_t axis = 1;
+      if (!IntAttr(dw, "axis", 1, &axis)) return false;
+      if (axis < 0) axis += w->rank();
+      if (axis != col_axis || ws->rank() != 1 || ws->dim(0) != cols) return false;
+      if (wzp != nullptr && wzp->dims() != ws->dims()) return false;
+    }
+    // Float bias: Gemm's C / Conv's B, or the Add; not both.
+    Bias bias_src;
+    std::string bias_name;
+    if (core.inputs.size() == 3 && !core.inputs[2].empty()) {
+      if (!FloatOrDequantizedBias(core.inputs[2], &bias_src) || add_bias.tensor != nullptr)
+        return false;
+      bias_name = core.inputs[2];
+    }
+    bool bias_from_add = false;
+    if (add_bias.tensor != nullptr) {
+      bias_src = add_bias;
+      bias_name = add_bias_name;
+      bias_from_add = true;
+    }
+    std::vector<float> bias;
+    if (bias_src.tensor != nullptr) {
+      const Tensor& bt = *bias_src.tensor;
+      if (is_conv) {
+        if (bias_from_add) {
+          // ChannelVector checks the shape; the values are the (dequantized) floats.
+          std::vector<float> unused;
+          Tensor shape_probe(DType::kFloat32, bt.dims());
+          if (!ChannelVector(shape_probe, cols, w->rank(), &unused)) return false;
+        } else if (bt.rank() != 1 || bt.dim(0) != cols) {
+          return false;
+        }
+      } else {
+        const int64_t max_rank = is_gemm ? 2 : 1;  // MatMul's output may be 1-D
+        const bool one = IsOneElementOfRank(bt, max_rank);
+        const bool row = bt.rank() >= 1 && bt.rank() <= max_rank && bt.dim(bt.rank() - 1) == cols &&
+                         bt.num_elements() == cols;
+        if (!one && !row) return false;
+      }
+      bias = bias_src.values;
+      if (bias.size() == 1 && cols != 1) bias.assign(cols, bias[0]);
+    }
+    // int32 bias: the DequantizeLinear's int32 values when its scale is exactly xs * ws[n]
+    // (float32 product), else round_half_even(bias / (xs * ws[n])).
+    std::vector<int32_t> bias_i32;
+    const float xs_v = FloatValues(*xs)[0];
+    for (size_t j = 0; j < bias.size(); ++j) {
+      const float prod = xs_v * ws_vec[ws_vec.size() > 1 ? j : 0];
+      if (!(prod > 0.0f) || !std::isfinite(prod) || !std::isfinite(bias[j])) return false;
+      if (!bias_src.q.empty()) {
+        const size_t bj = bias_src.q.size() > 1 ? j : 0;
+        if (bias_src.q_scale[bj] == prod) {
+          bias_i32.push_back(bias_src.q[bj]);
+          continue;
+        }
+      }
+      const double r = std::nearbyint(static_cast<double>(bias[j]) / static_cast<double>(prod));
+      if (!(std::fabs(r) <= static_cast<double>(std::numeric_limits<int32_t>::max()))) return false;
+      bias_i32.push_back(static_cast<int32_t>(r));
+    }
+
+    const std::string& out = q.outputs[0];
+    Node f;
+    f.name = q.name.empty() ? out + "_fused" : q.name + "_fused";
+    f.outputs = {out};
+    std::string yzp_in = yzp_name;
+    if (yzp_in.empty()) {
+      yzp_in = FreshName(out + "_zero_point");
+      rw->initializers.emplace_back(yzp_in, Tensor(DType::kUInt8, {}));
+    }
+    std::string bias_in;
+    if (!bias_i32.empty()) {
+      bias_in = FreshName(out + "_bias_i32");
+      rw->initializers.emplace_back(
+          bias_in, Tensor::FromVector(DType::kInt32, {cols}, bias_i32));
+    }
+    std::string w_in = dw.inputs[0];
+    if (trans_b) {
+      // W [N,K] -> [K,N] bytes.
+      const int64_t n = w->dim(0), k = w->dim(1);
+      Tensor t(w->dtype(), {k, n});
+      const auto* src = static_cast<const uint8_t*>(w->raw_data());
+      auto* dst = static_cast<uint8_t*>(t.raw_data());
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < k; ++j) dst[j * n + i] = src[i * k + j];
+      w_in = FreshName(dw.inputs[0] + "_t");
+      rw->initializers.emplace_back(w_in, t);
+    }
+    f.inputs = {dx.inputs[0], dx.inputs[1], dx.inputs[2], w_in, dw.inputs[1], wzp_name,
+                q.inputs[1], yzp_in};
+    if (is_conv) {
+      f.op_type = "QLinearConv";
+      f.attributes = core.attributes;  // auto_pad, dilations, group, kernel_shape, pads, strides
+      if (!bias_in.empty()) f.inputs.push_back(bias_in);
+      rw->kind = 4;
+    } else if (is_matmul && bias_in.empty()) {
+      f.op_type = "QLinearMatMul";
+      rw->kind = 3;
+    } else {
+      f.domain = kFusedDomain;
+      f.op_type = "QLinearMatMulBias";
+      f.inputs.push_back(bias_in);
+      Attribute a;
+      a.name = "gemm";
+      a.kind = AttrKind::kInt;
+      a.i = is_gemm ? 1 : 0;
+      f.attributes.push_back(a);
+      while (f.inputs.size() > 8 && f.inputs.back().empty()) f.inputs.pop_back();
+      rw->kind = 3;
+    }
+    rw->fused = std::move(f);
+    rw->nodes = {core_idx, q_idx};
+    if (add_idx >= 0) rw->nodes.push_back(add_idx);
+    rw->maybe_dead = {dx_idx, dw_idx};
+    if (bias_src.dq_node >= 0) rw->maybe_dead.push_back(bias_src.dq_node);
+    rw->anchor = q_idx;
+    return true;
+  }
+
+  const Graph& g_;
+  std::map<std::string, int> producer_;
+  std::map<std::string, std::vector<int>> readers_;
+  std::map<std::string, int> uses_;
+  std::set<std::string> outputs_;
+  std::map<std::string, const Tensor*> constants_;
+  std::set<std::string> names_;
+  std::set<int> claimed_;
+};
+
+}  // namespace
+
+bool FuseQuantized(const Graph& graph, const std::map<std::string, int64_t>& opsets, Graph* out,
+                   std::map<std::string, int64_t>* out_opsets, QuantFusionStats* stats) {
+  // The patterns need the default domain's quantization ops (opset >= 10).
+  auto ai = opsets.find("");
+  if (ai == opsets.end() || ai->second < 10) return false;
+  Matcher matcher(graph);
+  std::vector<Rewrite> rewrites = matcher.FindAll();
+  if (rewrites.empty()) return false;
+
+  std::map<int, const Node*> at_anchor;
+  std::set<int> removed, maybe_dead;
+  bool microsoft = false, fused = false;
+  QuantFusionStats s;
+  for (const Rewrite& rw : rewrites) {
+    at_anchor[rw.anchor] = &rw.fused;
+    removed.insert(rw.nodes.begin(), rw.nodes.end());
+    maybe_dead.insert(rw.maybe_dead.begin(), rw.maybe_dead.end());
+    microsoft = microsoft || rw.fused.domain == "com.microsoft";
+    fused = fused || rw.fused.domain == kFusedDomain;
+    if (rw.kind == 1) ++s.dynamic_matmul;
+    if (rw.kind == 2) ++s.dynamic_conv;
+    if (rw.kind == 3) ++s.qdq_matmul;
+    if (rw.kind == 4) ++s.qdq_conv;
+  }
+  Graph g;
+  g.name = graph.name;
+  g.inputs = graph.inputs;
+  g.outputs = graph.outputs;
+  g.value_info = graph.value_info;
+  g.initializers = graph.initializers;
+  g.doc = graph.doc;
+  g.nodes.reserve(graph.nodes.size());
+  std::vector<int> origin;  // index in graph.nodes, -1 for a fused node
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    auto a = at_anchor.find(static_cast<int>(i));
+    if (a != at_anchor.end()) {
+      g.nodes.push_back(*a->second);
+      origin.push_back(-1);
+    } else if (!removed.count(static_cast<int>(i))) {
+      g.nodes.push_back(graph.nodes[i]);
+      origin.push_back(static_cast<int>(i));
+    }
+  }
+  // Drop the (Dynamic)DequantizeLinear nodes nothing reads any more (reads in subgraphs count).
+  std::set<std::string> read;
+  {
+    std::vector<std::string> names;
+    CollectSubgraphReads(g, &names);  // g's own nodes, their subgraphs and g's outputs
+    read.insert(names.begin(), names.end());
+  }
+  std::vector<Node> kept;
+  kept.reserve(g.nodes.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (origin[i] >= 0 && maybe_dead.count(origin[i])) {
+      bool used = false;
+      for (const std::string& o : g.nodes[i].outputs) used = used || (!o.empty() && read.count(o));
+      if (!used) continue;
+    }
+    kept.push_back(std::move(g.nodes[i]));
+  }
+  g.nodes = std::move(kept);
+  for (const Rewrite& rw : rewrites) {
+    for (const auto& init : rw.initializers) g.initializers.push_back(init);
+  }
+  *out = std::move(g);
+  *out_opsets = opsets;
+  if (microsoft && !out_opsets->count("com.microsoft")) (*out_opsets)["com.microsoft"] = 1;
+  if (fused && !out_opsets->count(kFusedDomain)) (*out_opsets)[kFusedDomain] = 1;
+  if (stats != nullptr) *stats = s;
+  return true;
+}
+
+}  // namespace simplecpp::graph::passes
