@@ -6,6 +6,7 @@
 #include <set>
 
 #include "graph/buffer_pool.h"
+#include "graph/passes/elementwise_fusion.h"
 #include "graph/passes/quant_fusion.h"
 #include "graph/registry.h"
 
@@ -62,6 +63,7 @@ class PlanBuilder {
     AddSources();
     const std::vector<size_t> order = TopologicalOrder();
     for (size_t index : order) AddStep(graph_.nodes[index]);
+    if (options_.fuse_elementwise) FuseElementwise();
     for (const ValueInfo& out : graph_.outputs) {
       const int id = plan_->FindValue(out.name);
       if (id < 0) {
@@ -453,6 +455,17 @@ class PlanBuilder {
         plan_->values_[id].static_shape = true;
         plan_->values_[id].dims = spec.dims;
       }
+    }
+  }
+
+  void FuseElementwise() {
+    std::vector<int> keep;
+    for (const ValueInfo& out : graph_.outputs) {
+      const int id = plan_->FindValue(out.name);
+      if (id >= 0) keep.push_back(id);
+    }
+    for (size_t index : FuseElementwiseChains(&plan_->steps_, plan_->values_, keep)) {
+      TryStaticPrepare(plan_->steps_[index]);
     }
   }
 

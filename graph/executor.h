@@ -27,6 +27,9 @@ struct PlanOptions {
   // Replace quantized patterns (DynamicQuantizeLinear -> MatMulInteger/ConvInteger -> Cast -> Mul,
   // QDQ around MatMul/Gemm/Conv) by fused integer ops: graph/passes/quant_fusion.h.
   bool fuse_quantized = true;
+  // Fuse chains of float elementwise ops into one pass (graph/passes/elementwise_fusion.h);
+  // bit-identical results.
+  bool fuse_elementwise = true;
   int64_t max_nodes = 1 << 22;
   int64_t max_graph_depth = 64;
   // Per-tensor limits, checked at load for statically known shapes and at run time for every

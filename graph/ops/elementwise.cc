@@ -20,6 +20,7 @@
 
 #include "graph/ops/broadcast.h"
 #include "graph/ops/elementwise_common.h"
+#include "graph/ops/elementwise_fused.h"
 #include "graph/ops/families.h"
 #include "kernels/elementwise.h"
 
@@ -110,6 +111,17 @@ class BinaryArithOp : public Op {
     }
     // Legacy attributes exist only for the ops that had them; PRelu / logic ops before 7 follow.
     if (op_ == BinaryOp::kPRelu) legacy_ = LegacyBroadcast{};
+  }
+
+  // Add/Sub/Mul/Div with numpy broadcasting (not the opset < 7 attributes) can join a chain.
+  bool Fusible(BinaryOp* op) const {
+    if (legacy_.legacy) return false;
+    if (op_ != BinaryOp::kAdd && op_ != BinaryOp::kSub && op_ != BinaryOp::kMul &&
+        op_ != BinaryOp::kDiv) {
+      return false;
+    }
+    *op = op_;
+    return true;
   }
 
   void InferTypes(TypeContext& ctx) const override {
@@ -540,6 +552,11 @@ const std::vector<BinaryDef>& BinaryDefs() {
 }
 
 }  // namespace
+
+bool AsFusibleBinary(const Op& op, kernels::BinaryOp* binary) {
+  const auto* arith = dynamic_cast<const BinaryArithOp*>(&op);
+  return arith != nullptr && arith->Fusible(binary);
+}
 
 void RegisterBinaryOps(OpRegistry& registry) {
   for (const BinaryDef& def : BinaryDefs()) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "graph/ops/elementwise_common.h"
+#include "graph/ops/elementwise_fused.h"
 #include "kernels/elementwise.h"
 
 namespace simplecpp::graph::elementwise {
@@ -69,6 +70,9 @@ class UnaryMathOp : public Op {
       default: break;
     }
   }
+
+  UnaryOp float_op() const { return op_; }
+  const UnaryParams& params() const { return params_; }
 
   void InferTypes(TypeContext& ctx) const override {
     std::vector<DType> allowed = FloatTypes();
@@ -348,6 +352,14 @@ const std::vector<UnaryDef>& UnaryDefs() {
 }
 
 }  // namespace
+
+bool AsFusibleUnary(const Op& op, kernels::UnaryOp* unary, kernels::UnaryParams* params) {
+  const auto* math = dynamic_cast<const UnaryMathOp*>(&op);
+  if (math == nullptr) return false;
+  *unary = math->float_op();
+  *params = math->params();
+  return true;
+}
 
 void RegisterUnaryOps(OpRegistry& registry) {
   for (const UnaryDef& def : UnaryDefs()) {

@@ -1,0 +1,123 @@
+// The fused elementwise chain op (graph/ops/elementwise_fused.h). Not registered: only the
+// elementwise fusion pass (graph/passes/elementwise_fusion.cc) creates it, from ops it has
+// checked, so its inputs are x and one-element constants of x's dtype.
+#include "graph/ops/elementwise_fused.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+
+#include "graph/ops/broadcast.h"
+#include "graph/ops/elementwise_common.h"
+
+namespace simplecpp::graph::elementwise {
+namespace {
+
+// Elements per block: the running block stays in L1 between steps (16 KiB of float32).
+constexpr int64_t kFusedBlock = 4096;
+static_assert(kChunk % kFusedBlock == 0, "blocks must not straddle parallel chunks");
+
+// Runs the steps over one block of `len` elements: x is the block of the chain input, y the
+// block of the output; c[k] points to input k's single element (k > 0).
+template <typename T, typename UnaryFn, typename BinaryFn>
+void RunBlock(const std::vector<FusedStep>& steps, const T* x, T* y, int64_t len, const T* const* c,
+              UnaryFn&& unary, BinaryFn&& binary) {
+  const T* running = x;
+  for (const FusedStep& s : steps) {
+    if (s.kind == FusedStep::Kind::kUnary) {
+      unary(s, running, y, len);
+    } else {
+      const T* other = s.operand == 0 ? x : c[s.operand];
+      const int64_t other_step = s.operand == 0 ? 1 : 0;
+      if (s.running_is_lhs) {
+        binary(s, running, int64_t{1}, other, other_step, y, len);
+      } else {
+        binary(s, other, other_step, running, int64_t{1}, y, len);
+      }
+    }
+    running = y;
+  }
+}
+
+class FusedElementwiseOp final : public Op {
+ public:
+  FusedElementwiseOp(std::vector<FusedStep> steps, int num_inputs)
+      : steps_(std::move(steps)), num_inputs_(num_inputs) {}
+
+  void InferTypes(TypeContext& ctx) const override {
+    const DType dt = ctx.input_dtype(0);
+    if (dt != DType::kFloat32 && !Is16BitFloat(dt)) {
+      ctx.Unsupported("fused elementwise chain on " + DTypeName(dt));
+    }
+    for (int i = 1; i < ctx.num_inputs(); ++i) ctx.RequireSameDType(0, i);
+    ctx.set_output_dtype(0, dt);
+  }
+
+  RunFn Prepare(PrepareContext& ctx) const override {
+    if (ctx.num_inputs() != num_inputs_) ctx.Fail("fused chain: wrong number of inputs");
+    std::vector<Dims> shapes;
+    for (int i = 0; i < ctx.num_inputs(); ++i) {
+      if (i > 0 && CheckedNumElements(ctx.input_dims(i)) != 1) {
+        ctx.Fail("fused chain: operand " + std::to_string(i) + " has shape " +
+                 DimsToString(ctx.input_dims(i)) + ", expected one element");
+      }
+      shapes.push_back(ctx.input_dims(i));
+    }
+    Dims out;
+    std::string why;
+    if (!BroadcastShape(shapes, &out, &why)) ctx.Fail(why);
+    const DType dt = ctx.input_dtype(0);
+    ctx.set_output(0, dt, out);  // same element count and order as x: operands are one element
+    const std::vector<FusedStep> steps = steps_;
+    if (dt == DType::kFloat32) {
+      return [steps](RunContext& c) { Run<float>(c, steps, Float32Unary, Float32Binary); };
+    }
+    const kernels::Float16Kind kind = Kind16(dt);
+    return [steps, kind](RunContext& c) {
+      Run<uint16_t>(
+          c, steps,
+          [kind](const FusedStep& s, const uint16_t* x, uint16_t* y, int64_t n) {
+            kernels::Unary16(kind, s.unary, s.params, x, y, n);
+          },
+          [kind](const FusedStep& s, const uint16_t* a, int64_t as, const uint16_t* b, int64_t bs,
+                 uint16_t* o, int64_t n) { kernels::Binary16(kind, s.binary, a, as, b, bs, o, n); });
+    };
+  }
+
+ private:
+  static void Float32Unary(const FusedStep& s, const float* x, float* y, int64_t n) {
+    kernels::UnaryF32(s.unary, s.params, x, y, n);
+  }
+  static void Float32Binary(const FusedStep& s, const float* a, int64_t as, const float* b,
+                            int64_t bs, float* o, int64_t n) {
+    kernels::BinaryF32(s.binary, a, as, b, bs, o, n);
+  }
+
+  template <typename T, typename UnaryFn, typename BinaryFn>
+  static void Run(RunContext& c, const std::vector<FusedStep>& steps, UnaryFn unary,
+                  BinaryFn binary) {
+    const T* x = static_cast<const T*>(c.input(0).raw_data());
+    T* y = static_cast<T*>(c.output(0).raw_data());
+    std::vector<const T*> constants(static_cast<size_t>(c.num_inputs()), nullptr);
+    for (int i = 1; i < c.num_inputs(); ++i) {
+      constants[i] = static_cast<const T*>(c.input(i).raw_data());
+    }
+    ForChunks(c.parallel(), c.input(0).num_elements(), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; i += kFusedBlock) {
+        const int64_t len = std::min(kFusedBlock, e - i);
+        RunBlock<T>(steps, x + i, y + i, len, constants.data(), unary, binary);
+      }
+    });
+  }
+
+  std::vector<FusedStep> steps_;
+  int num_inputs_;
+};
+
+}  // namespace
+
+std::unique_ptr<Op> MakeFusedElementwiseOp(std::vector<FusedStep> steps, int num_inputs) {
+  return std::make_unique<FusedElementwiseOp>(std::move(steps), num_inputs);
+}
+
+}  // namespace simplecpp::graph::elementwise

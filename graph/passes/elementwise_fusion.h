@@ -1,0 +1,25 @@
+// Elementwise fusion: chains of float elementwise steps become one step
+// (graph/ops/elementwise_fused.h) that makes one pass over memory and allocates no intermediates.
+//
+// Runs on a plan's steps after dtype inference and constant folding (Plan::Build), where it knows
+// each value's dtype, which values are constants and who consumes what. A chain starts at a
+// fusible step reading a running value x and grows while the running value has exactly one
+// consumer, is not a graph output, and that consumer is fusible with its other operand a
+// one-element constant of the same dtype or x itself. Chains of one step stay as they are.
+// Results are bit-identical to the unfused steps (the same kernels on the same elements).
+#pragma once
+
+#include <vector>
+
+#include "graph/executor.h"
+
+namespace simplecpp::graph {
+
+// Rewrites *steps in place (values keep their ids; fused-away intermediates simply have no
+// producer any more). `keep` lists value ids that must stay materialized (graph outputs).
+// Returns the indices (in the new *steps) of the fused steps, which the caller may prepare.
+std::vector<size_t> FuseElementwiseChains(std::vector<PlanStep>* steps,
+                                          const std::vector<ValueState>& values,
+                                          const std::vector<int>& keep);
+
+}  // namespace simplecpp::graph
