@@ -3,8 +3,11 @@
 // float32 runs on the packed GEMM (kernels/gemm.h); a constant B (weights) is packed once at
 // Prepare and shared by every run. float16 / bfloat16 run the same GEMM on 16-bit storage (a
 // constant 16-bit B is widened once while packing at Prepare, A per packed block, the output is
-// rounded once per element). double and the 32/64-bit integer types (where the opset
-// allows them) run a plain scalar loop; integer products wrap around like two's complement.
+// rounded once per element), except products of a constant 16-bit B with few rows of A
+// (M <= kernels::kGemv16MaxRows, e.g. one token): those are bound by streaming B from memory,
+// so B is packed 16-bit and widened in registers (kernels/gemv_f16.h, same results bit for
+// bit). double and the 32/64-bit integer types (where the opset allows them) run a plain scalar
+// loop; integer products wrap around like two's complement.
 // (Einsum lives in einsum.cc with its own registration function.)
 #include <algorithm>
 #include <cstdint>
@@ -17,6 +20,7 @@
 #include "graph/ops/families.h"
 #include "graph/registry.h"
 #include "kernels/gemm.h"
+#include "kernels/gemv_f16.h"
 
 namespace simplecpp::graph {
 namespace {
@@ -201,6 +205,19 @@ class MatMulOp final : public Op {
     if (b_batches == 1) {
       // B is one matrix: every batch of A stacks into one [batches*M, K] product.
       const int64_t rows = num_batches * m;
+      if (bconst != nullptr && n >= kMinPackedColumns && type != kernels::GemmType::kF32 &&
+          rows <= kernels::kGemv16MaxRows) {
+        // Few rows: memory-bound, keep the weights 16-bit.
+        const auto kind = type == kernels::GemmType::kBF16 ? kernels::Float16Kind::kBFloat16
+                                                           : kernels::Float16Kind::kHalf;
+        std::shared_ptr<const kernels::PackedB16> packed16 =
+            kernels::PackedB16::Pack(kind, false, k, n, bconst->data<uint16_t>(), n);
+        return [packed16, rows, type](RunContext& rc) {
+          kernels::GemvPackedB16(type, type, false, rows, 1.0f, rc.input(0).raw_data(),
+                                 packed16->k(), *packed16, 0.0f, rc.output(0).raw_data(),
+                                 packed16->n(), rc.parallel());
+        };
+      }
       if (bconst != nullptr && n >= kMinPackedColumns) {
         std::shared_ptr<const kernels::PackedBF32> packed = pack(bconst->raw_data());
         return [packed, rows, type](RunContext& rc) {
@@ -428,8 +445,14 @@ class GemmOp final : public Op {
     const int64_t lda = ta ? m : k, ldb = tb ? k : n;
     const kernels::GemmType type = kernels::GemmTypeOf(kind);
     std::shared_ptr<const kernels::PackedBF32> packed;
+    // Few rows (M <= kGemv16MaxRows): memory-bound, the weights stay 16-bit (same results).
+    std::shared_ptr<const kernels::PackedB16> packed16;
     if (const Tensor* bconst = ctx.input_value(1); bconst != nullptr && n >= kMinPackedColumns) {
-      packed = kernels::PackedBF32::Pack16(kind, tb, k, n, bconst->data<uint16_t>(), ldb);
+      if (m <= kernels::kGemv16MaxRows) {
+        packed16 = kernels::PackedB16::Pack(kind, tb, k, n, bconst->data<uint16_t>(), ldb);
+      } else {
+        packed = kernels::PackedBF32::Pack16(kind, tb, k, n, bconst->data<uint16_t>(), ldb);
+      }
     }
     enum class CMode { kNone, kColBias, kRowBias, kFill };
     CMode mode = CMode::kNone;
@@ -462,7 +485,10 @@ class GemmOp final : public Op {
         }
         gemm_beta = beta;
       }
-      if (packed) {
+      if (packed16) {
+        kernels::GemvPackedB16(type, type, ta, m, alpha, a, lda, *packed16, gemm_beta, y, n,
+                               rc.parallel(), epi);
+      } else if (packed) {
         kernels::GemmPackedBMixed(type, type, ta, m, alpha, a, lda, *packed, gemm_beta, y, n,
                                   rc.parallel(), epi);
       } else {
