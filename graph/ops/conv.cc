@@ -30,6 +30,8 @@ namespace {
 // The buffer grows beyond it only to hold kChunkColumns columns of a very deep kernel.
 constexpr int64_t kColBudget = int64_t{1} << 17;
 constexpr int64_t kChunkColumns = 192;
+// 16-bit input: largest group image (floats) widened whole into scratch before im2col (1 MiB).
+constexpr int64_t kWidenImageLimit = int64_t{1} << 18;
 
 std::string IntsToString(const std::vector<int64_t>& v) { return DimsToString(v); }
 
@@ -381,6 +383,9 @@ class ConvOp final : public Op {
     int64_t chunk = kColBudget / std::max<int64_t>(kdim, 1);
     chunk = chunk >= kChunkColumns ? chunk / kChunkColumns * kChunkColumns : kChunkColumns;
     chunk = std::min(chunk, P);
+    // A group's input image, when small enough, is widened once in one SIMD pass: im2col then
+    // copies float32 runs instead of widening each short run separately (the same values).
+    const bool widen_image = cg * in_size <= kWidenImageLimit;
     return [=](RunContext& rc) {
       Tensor bias_holder;
       const float* b = bias_of(rc, &bias_holder);
@@ -389,13 +394,22 @@ class ConvOp final : public Op {
       uint16_t* y = rc.output(0).data<uint16_t>();
       Tensor scratch = rc.Scratch(DType::kFloat32, {kdim * chunk});
       float* col = scratch.data<float>();
+      Tensor image;
+      if (widen_image) image = rc.Scratch(DType::kFloat32, {cg * in_size});
       for (int64_t n = 0; n < batch; ++n) {
         for (int64_t gi = 0; gi < group; ++gi) {
           const uint16_t* xg = x + (n * channels + gi * cg) * in_size;
           uint16_t* yg = y + (n * out_channels + gi * og) * P;
+          if (widen_image) {
+            kernels::Widen16(kind, xg, image.data<float>(), static_cast<size_t>(cg * in_size));
+          }
           for (int64_t p0 = 0; p0 < P; p0 += chunk) {
             const int64_t pc = std::min(chunk, P - p0);
-            kernels::Im2Col16(kind, g, xg, cg, p0, pc, col, rc.parallel());
+            if (widen_image) {
+              kernels::Im2ColF32(g, image.data<float>(), cg, p0, pc, col, rc.parallel());
+            } else {
+              kernels::Im2Col16(kind, g, xg, cg, p0, pc, col, rc.parallel());
+            }
             gemm(w, gi, kernels::GemmType::kF32, col, pc, pc, b ? b + gi * og : nullptr, yg + p0,
                  rc.parallel());
           }
