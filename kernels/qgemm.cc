@@ -399,24 +399,54 @@ void Im2RowBytes(const ConvGeometry& g, const uint8_t* x, int64_t channels, int6
   constexpr int64_t kPositionsPerTask = 64;
   const int64_t tasks = (p_count + kPositionsPerTask - 1) / kPositionsPerTask;
   auto body = [&](int64_t t0, int64_t t1) {
-    for (int64_t q = t0 * kPositionsPerTask; q < std::min(p_count, t1 * kPositionsPerTask); ++q) {
-      const int64_t p = p_begin + q;
-      const int64_t o2 = p % out[2], o1 = (p / out[2]) % out[1], o0 = p / (out[2] * out[1]);
+    const int64_t q_begin = t0 * kPositionsPerTask;
+    const int64_t q_end = std::min(p_count, t1 * kPositionsPerTask);
+    // Output coordinates of the first position, then advanced without divisions.
+    int64_t o2 = (p_begin + q_begin) % out[2];
+    int64_t o1 = ((p_begin + q_begin) / out[2]) % out[1];
+    int64_t o0 = (p_begin + q_begin) / (out[2] * out[1]);
+    for (int64_t q = q_begin; q < q_end; ++q) {
+      if (q != q_begin && ++o2 == out[2]) {
+        o2 = 0;
+        if (++o1 == out[1]) {
+          o1 = 0;
+          ++o0;
+        }
+      }
       uint8_t* row = rows + q * row_len;
+      // Per position: which kernel rows / columns land inside the image is the same for every
+      // channel; the innermost taps are a contiguous copy when they all do (stride along the
+      // row does not matter for one position; dilation 1 makes the taps adjacent).
+      const int64_t b0 = o0 * str[0] - pad[0], b1 = o1 * str[1] - pad[1];
+      const int64_t b2 = o2 * str[2] - pad[2];
+      const bool row_inside = b2 >= 0 && b2 + (ker[2] - 1) * dil[2] < in[2];
       for (int64_t ch = 0; ch < channels; ++ch) {
         const uint8_t* xc = x + ch * in_size;
         uint8_t* r = row + ch * ksize;
         for (int64_t k0 = 0; k0 < ker[0]; ++k0) {
-          const int64_t i0 = o0 * str[0] - pad[0] + k0 * dil[0];
-          const bool ok0 = i0 >= 0 && i0 < in[0];
+          const int64_t i0 = b0 + k0 * dil[0];
+          if (i0 < 0 || i0 >= in[0]) {
+            std::memset(r, pad_value, static_cast<size_t>(ker[1] * ker[2]));
+            r += ker[1] * ker[2];
+            continue;
+          }
           for (int64_t k1 = 0; k1 < ker[1]; ++k1) {
-            const int64_t i1 = o1 * str[1] - pad[1] + k1 * dil[1];
-            const bool ok1 = ok0 && i1 >= 0 && i1 < in[1];
-            for (int64_t k2 = 0; k2 < ker[2]; ++k2) {
-              const int64_t i2 = o2 * str[2] - pad[2] + k2 * dil[2];
-              const bool ok = ok1 && i2 >= 0 && i2 < in[2];
-              *r++ = ok ? xc[(i0 * in[1] + i1) * in[2] + i2] : pad_value;
+            const int64_t i1 = b1 + k1 * dil[1];
+            if (i1 < 0 || i1 >= in[1]) {
+              std::memset(r, pad_value, static_cast<size_t>(ker[2]));
+              r += ker[2];
+              continue;
             }
+            const uint8_t* src = xc + (i0 * in[1] + i1) * in[2];
+            if (row_inside) {
+              for (int64_t k2 = 0; k2 < ker[2]; ++k2) r[k2] = src[b2 + k2 * dil[2]];
+            } else {
+              for (int64_t k2 = 0; k2 < ker[2]; ++k2) {
+                const int64_t i2 = b2 + k2 * dil[2];
+                r[k2] = (i2 >= 0 && i2 < in[2]) ? src[i2] : pad_value;
+              }
+            }
+            r += ker[2];
           }
         }
       }
