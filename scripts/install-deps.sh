@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages simplecpp builds with, only those that are missing: the compilers,
-# CMake, and the libraries (Highway, Eigen, doctest, protozero). Runs `apt-get update` once, and
-# only when something is missing. Works as root (CI) and through sudo otherwise.
+# CMake, clang's sanitizer/libFuzzer runtimes (libclang-rt-14-dev: only a Recommends of clang-14,
+# which --no-install-recommends skips), and the libraries (Highway, Eigen, doctest, protozero).
+# Runs `apt-get update` once, and only when something is missing. Works as root (CI) and through sudo otherwise.
 set -euo pipefail
 
-packages=(cmake g++ clang libhwy-dev libeigen3-dev doctest-dev libprotozero-dev)
+packages=(cmake g++ clang libclang-rt-14-dev libhwy-dev libeigen3-dev doctest-dev libprotozero-dev)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -398,7 +398,13 @@ RunFn ResizeOp::PrepareImpl(PrepareContext& ctx) const {
     for (size_t i = 0; i < na; ++i) {
       if (!(scales[i] > 0)) ctx.Fail("scales must be > 0, got " + std::to_string(scales[i]));
       scale[axes[i]] = scales[i];
-      out[axes[i]] = static_cast<int64_t>(scales[i] * static_cast<double>(xd[axes[i]]));
+      // Checked before the conversion: a huge or infinite scale must not make it UB.
+      const double dim = scales[i] * static_cast<double>(xd[axes[i]]);
+      if (!(dim < 0x1p62)) {
+        ctx.Fail("scales[" + std::to_string(i) + "] = " + std::to_string(scales[i]) +
+                 " makes the output dim too large");
+      }
+      out[axes[i]] = static_cast<int64_t>(dim);
     }
   } else {
     if (sizes.size() != na) {

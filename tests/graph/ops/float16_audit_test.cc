@@ -747,7 +747,8 @@ TEST_CASE("float16 / bfloat16 audit: every ai.onnx op whose constraint allows th
   // Every registered ai.onnx op is accounted for.
   for (const auto& [domain, op, versions] : graph::OpRegistry::Global().List()) {
     if (!domain.empty() && domain != "ai.onnx") continue;
-    CAPTURE(op);
+    const auto& op_name = op;  // CAPTURE's lambda cannot capture a structured binding (clang, C++17)
+    CAPTURE(op_name);
     CHECK((covered.count(op) + kNo16BitFloat.count(op) + kCoveredByOwnTests.count(op)) == 1);
   }
 }

@@ -40,7 +40,8 @@ TEST_CASE("float16 conversion of cnn, transformer and mlp") {
     const graph::Model h = convert::ConvertToFloat16(f32);
     CHECK(OpTypes(h.graph) == OpTypes(f32.graph));  // nothing needed a float32 island
     for (const auto& [name, t] : h.graph.initializers) {
-      CAPTURE(name);
+      const auto& initializer = name;  // CAPTURE cannot capture a structured binding (clang, C++17)
+      CAPTURE(initializer);
       CHECK(t.dtype() != DType::kFloat32);
     }
     CHECK(h.graph.inputs[0].type.dtype == DType::kFloat16);
