@@ -36,6 +36,8 @@ struct PlanOptions {
   // output; max_total_bytes bounds an executor's working memory (its pool's bytes in use).
   TensorLimits tensor_limits;
   int64_t max_total_bytes = std::numeric_limits<int64_t>::max();
+  // Iterations of any one Loop node per run (checked by the Loop op at run time).
+  int64_t max_loop_iterations = std::numeric_limits<int64_t>::max();
 };
 
 // What Build learned about one value.

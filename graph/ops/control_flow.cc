@@ -4,6 +4,7 @@
 // to the body as its outer scope. If, Loop and SequenceMap pass sequences and optionals through
 // (takes_values()).
 #include <cstring>
+#include <limits>
 #include <mutex>
 
 #include "graph/executor.h"
@@ -248,6 +249,7 @@ class LoopOp final : public Op {
   bool takes_values() const override { return true; }
   void BindSubgraphs(const SubgraphContext& ctx) override {
     implicit_ = ctx.implicit_inputs;
+    max_iterations_ = ctx.options->max_loop_iterations;
     std::vector<ValueType> types = {ValueType::TensorOf(DType::kInt64),
                                     ValueType::TensorOf(DType::kBool)};
     for (int i = 0; i < num_carried_; ++i) {
@@ -278,7 +280,9 @@ class LoopOp final : public Op {
     for (const ValueInfo& v : body->plan().inputs()) body_inputs.push_back(v.name);
     std::vector<DType> scan_types;
     for (int k = 0; k < scans; ++k) scan_types.push_back(BodyOutputDType(*body, 1 + carried + k));
-    return [body, first, carried, scans, names, body_inputs, scan_types](RunContext& rc) {
+    const int64_t max_iterations = max_iterations_;
+    return [body, first, carried, scans, names, body_inputs, scan_types,
+            max_iterations](RunContext& rc) {
       const bool has_m = rc.has_input(0), has_cond = rc.has_input(1);
       int64_t max_trips = -1;
       if (has_m) {
@@ -293,7 +297,13 @@ class LoopOp final : public Op {
       Tensor iter(DType::kInt64, {});
       Tensor cond_t(DType::kBool, {});
       for (int64_t i = 0; (max_trips < 0 || i < max_trips) && cond; ++i) {
-        if (!has_m && !has_cond && i > (int64_t{1} << 40)) rc.Fail("loop does not terminate");
+        if (i >= max_iterations) {
+          throw Error(ErrorCode::kLimitExceeded,
+                      rc.node().Describe() + ": the loop runs more than " +
+                          std::to_string(max_iterations) +
+                          " iterations, over the limit max_loop_iterations=" +
+                          std::to_string(max_iterations));
+        }
         std::map<std::string, Value> feeds;
         Tensor it_value(DType::kInt64, {});
         it_value.data<int64_t>()[0] = i;
@@ -321,6 +331,7 @@ class LoopOp final : public Op {
   std::shared_ptr<const Body> body_;
   std::vector<std::string> implicit_;
   std::vector<std::string> node_inputs_;
+  int64_t max_iterations_ = std::numeric_limits<int64_t>::max();
 };
 
 // Copies all of `slice` into `out` at element offset `index * slice.num_elements()` (out is

@@ -218,6 +218,7 @@ SC_LIMIT_SETTER(max_tensor_bytes)
 SC_LIMIT_SETTER(max_nodes)
 SC_LIMIT_SETTER(max_graph_depth)
 SC_LIMIT_SETTER(max_total_bytes)
+SC_LIMIT_SETTER(max_loop_iterations)
 #undef SC_LIMIT_SETTER
 
 sc_status* sc_load_options_set_constant_folding(sc_load_options* options, int32_t enabled) {

@@ -48,7 +48,8 @@ void CheckLimitValues(const Limits& l) {
   const std::pair<const char*, int64_t> values[] = {
       {"max_model_bytes", l.max_model_bytes},       {"max_tensor_elements", l.max_tensor_elements},
       {"max_tensor_bytes", l.max_tensor_bytes},     {"max_nodes", l.max_nodes},
-      {"max_graph_depth", l.max_graph_depth},       {"max_total_bytes", l.max_total_bytes}};
+      {"max_graph_depth", l.max_graph_depth},       {"max_total_bytes", l.max_total_bytes},
+      {"max_loop_iterations", l.max_loop_iterations}};
   for (const auto& [name, value] : values) {
     if (value < 0) {
       throw Error(ErrorCode::kInvalidArgument,
@@ -88,6 +89,7 @@ std::shared_ptr<const ModelImpl> CompileModel(graph::Model model, const LoadOpti
   plan_options.max_graph_depth = options.limits.max_graph_depth;
   plan_options.tensor_limits = tensor_limits;
   plan_options.max_total_bytes = options.limits.max_total_bytes;
+  plan_options.max_loop_iterations = options.limits.max_loop_iterations;
   impl->plan = graph::Plan::Build(impl->model.graph, opsets, plan_options);
   for (const graph::ValueInfo& v : impl->plan->inputs()) impl->inputs.push_back(Describe(v));
   for (const graph::ValueInfo& v : impl->plan->outputs()) impl->outputs.push_back(Describe(v));

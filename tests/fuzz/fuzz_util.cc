@@ -11,6 +11,7 @@ Limits SmallLimits() {
   l.max_nodes = 512;
   l.max_graph_depth = 8;
   l.max_total_bytes = 16 << 20;
+  l.max_loop_iterations = 10000;  // a cheap body repeated 2^40 times is a hang, not a finding
   return l;
 }
 

@@ -35,6 +35,9 @@ struct Limits {
   // Working memory of one Session::Run: tensor buffers the session's pool holds in use at once
   // (intermediate values, outputs, op scratch; inputs and initializers are not counted).
   int64_t max_total_bytes = int64_t{64} << 30;
+  // Iterations of any one Loop node per run (a Loop's trip count and condition come from the
+  // model or its inputs; a hostile model could otherwise spin for hours).
+  int64_t max_loop_iterations = int64_t{1} << 31;
 };
 
 struct LoadOptions {

@@ -91,6 +91,7 @@ sc_status* sc_load_options_set_max_nodes(sc_load_options* options, int64_t value
 sc_status* sc_load_options_set_max_graph_depth(sc_load_options* options, int64_t value);
 /* Working memory of one run: bytes of tensor buffers in use at once (default 64 GiB). */
 sc_status* sc_load_options_set_max_total_bytes(sc_load_options* options, int64_t value);
+sc_status* sc_load_options_set_max_loop_iterations(sc_load_options* options, int64_t value);
 /* 0 disables constant folding at load (default on). */
 sc_status* sc_load_options_set_constant_folding(sc_load_options* options, int32_t enabled);
 /* 0 disables the fusion of quantized patterns into integer kernels at load (default on). */

@@ -102,6 +102,33 @@ std::string NestedIfModel(int levels) {
   return Serialize(std::move(g));
 }
 
+// A Loop with trip count M (graph input, int64 scalar) and no condition input, carrying a
+// float32 [1] value through an Identity body.
+std::string LoopModel() {
+  auto body = std::make_shared<graph::Graph>();
+  body->name = "body";
+  body->inputs.push_back(Info("i", DType::kInt64, {}));
+  body->inputs.push_back(Info("c_in", DType::kBool, {}));
+  body->inputs.push_back(Info("v_in", DType::kFloat32, {1}));
+  body->nodes.push_back(MakeNode("c_id", "Identity", {"c_in"}, {"c_out"}));
+  body->nodes.push_back(MakeNode("v_id", "Identity", {"v_in"}, {"v_out"}));
+  body->outputs.push_back(Info("c_out", DType::kBool, {}));
+  body->outputs.push_back(Info("v_out", DType::kFloat32, {1}));
+  graph::Graph g;
+  g.name = "loop";
+  g.inputs.push_back(Info("m", DType::kInt64, {}));
+  g.inputs.push_back(Info("v", DType::kFloat32, {1}));
+  graph::Node loop = MakeNode("Loop_3", "Loop", {"m", "", "v"}, {"v_final"});
+  graph::Attribute a;
+  a.name = "body";
+  a.kind = graph::AttrKind::kGraph;
+  a.g = body;
+  loop.attributes.push_back(a);
+  g.nodes.push_back(loop);
+  g.outputs.push_back(Info("v_final", DType::kFloat32, {1}));
+  return Serialize(std::move(g));
+}
+
 Model Load(const std::string& bytes, const Limits& limits) {
   LoadOptions o;
   o.limits = limits;
@@ -220,6 +247,18 @@ TEST_CASE("Limits: max_total_bytes bounds a run's working memory") {
   CHECK(session.Run({{"x", Floats({2, 16})}}).at("y").num_elements() == 32);
   ExpectLimit([&] { session.Run({{"x", Floats({2, 1024})}}); }, {"max_total_bytes=4096", "8192"});
   CHECK(session.Run({{"x", Floats({2, 16})}}).at("y").num_elements() == 32);
+}
+
+TEST_CASE("Limits: max_loop_iterations bounds the iterations of a Loop (fuzz finding loop_huge_trip_count)") {
+  Limits l;
+  l.max_loop_iterations = 100;
+  Session session(Load(LoopModel(), l));
+  Tensor m(DType::kInt64, {});
+  m.data<int64_t>()[0] = 100;
+  CHECK(session.Run({{"m", m}, {"v", Floats({1})}}).at("v_final").data<float>()[0] == -3.0f);
+  m.data<int64_t>()[0] = int64_t{1} << 40;  // would spin for hours
+  ExpectLimit([&] { session.Run({{"m", m}, {"v", Floats({1})}}); },
+              {"Loop_3", "max_loop_iterations=100"});
 }
 
 TEST_CASE("Limits: negative values are refused") {
