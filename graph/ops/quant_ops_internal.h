@@ -23,7 +23,7 @@ std::vector<int32_t> ZeroPointsAsI32(const Tensor& t);
 // Reads all elements of an integer tensor (any of the dtypes above) as int32 (x for the slow
 // paths and tests).
 bool IsQuantIntDType(DType t);  // uint8/int8/uint16/int16/int32/uint4/int4/uint2/int2
-bool IsFloat8DType(DType t);    // float8 (all 5 kinds) and float4e2m1: out of scope here
+bool IsFloat8DType(DType t);    // float8 (all 5 kinds) and float4e2m1 (Q/DQ: quantize.cc only)
 // The one value of a per-tensor (one-element) tensor, for error-checked scalar inputs.
 bool IsOneElement(const Dims& dims);
 

@@ -9,8 +9,13 @@
 // without it the dtype is `output_dtype` (21+) or uint8.
 //
 // Types: quantized uint8/int8 (all opsets), uint16/int16/uint4/int4 (21+), uint2/int2 (25+),
-// DequantizeLinear also int32 input. Scales float32, float16/bfloat16 (19+). float8 / float4
-// quantized types are out of scope: Unsupported.
+// DequantizeLinear also int32 input. Scales float32, float16/bfloat16 (19+). float8e4m3fn,
+// float8e4m3fnuz, float8e5m2, float8e5m2fnuz (19+) and float4e2m1 (23+, packed two per byte like
+// int4) are "float-quantized" types: QuantizeLinear computes v = x / scale (in the precision
+// type), adds the decoded zero point when one is given (the spec's formula; -0 + 0 is +0, which
+// ONNX's float4e2m1 test expects) and encodes v with kernels/float8.h, honouring the
+// `saturate` attribute (float4e2m1 always saturates: it has no Inf / NaN). DequantizeLinear
+// computes (decode(q) - decode(zp)) * scale in float32. float8e8m0 is not a Q/DQ type: Unsupported.
 //
 // Precision (QuantizeLinear): the division x / scale is done in the `precision` attribute's type
 // (23+), else in the scale's type, as the spec says: float32 uses the SIMD kernel; float16 and
@@ -28,6 +33,7 @@
 #include "graph/ops/quant_ops_internal.h"
 #include "graph/registry.h"
 #include "kernels/float16.h"
+#include "kernels/float8.h"
 #include "kernels/quantize.h"
 #include "quant/int4.h"
 #include "quant/quant_params.h"
@@ -105,6 +111,38 @@ std::vector<int32_t> ZeroPointsAsI32(const Tensor& t) {
 }  // namespace quant_ops
 
 namespace {
+
+// The float8 / float4 types QuantizeLinear / DequantizeLinear produce and consume (e8m0 is not one).
+bool IsFloatQuantDType(DType t) {
+  return t == DType::kFloat8E4M3FN || t == DType::kFloat8E4M3FNUZ || t == DType::kFloat8E5M2 ||
+         t == DType::kFloat8E5M2FNUZ || t == DType::kFloat4E2M1;
+}
+
+kernels::Float8Format Float8FormatOf(DType t) {
+  switch (t) {
+    case DType::kFloat8E4M3FNUZ: return kernels::Float8Format::kE4M3FNUZ;
+    case DType::kFloat8E5M2: return kernels::Float8Format::kE5M2;
+    case DType::kFloat8E5M2FNUZ: return kernels::Float8Format::kE5M2FNUZ;
+    default: return kernels::Float8Format::kE4M3FN;
+  }
+}
+
+// Element i of a float8 / float4e2m1 tensor's storage, decoded to float32.
+float FloatQuantElement(const uint8_t* data, int64_t i, DType t) {
+  if (t == DType::kFloat4E2M1) {
+    return kernels::Float4E2M1ToFloat(static_cast<uint8_t>(quant::GetSubByte(data, i, 4, false)));
+  }
+  return kernels::Float8ToFloat(data[i], Float8FormatOf(t));
+}
+
+// A whole float8 / float4e2m1 tensor decoded to float32.
+std::vector<float> FloatQuantAsF32(const Tensor& t) {
+  const int64_t n = t.num_elements();
+  std::vector<float> out(static_cast<size_t>(n));
+  const uint8_t* d = static_cast<const uint8_t*>(t.raw_data());
+  for (int64_t i = 0; i < n; ++i) out[i] = FloatQuantElement(d, i, t.dtype());
+  return out;
+}
 
 using quant_ops::IsFloat8DType;
 using quant_ops::ScalesAsF32;
@@ -258,6 +296,10 @@ class QuantizeLinearOp final : public Op {
     if (block_size_ < 0) init.Fail("block_size must be >= 0, got " + std::to_string(block_size_));
     output_dtype_ = init.opset() >= 21 ? init.GetInt("output_dtype", 0) : 0;
     precision_ = init.opset() >= 23 ? init.GetInt("precision", 0) : 0;
+    const int64_t saturate = init.opset() >= 19 ? init.GetInt("saturate", 1) : 1;
+    if (saturate != 0 && saturate != 1)
+      init.Fail("saturate must be 0 or 1, got " + std::to_string(saturate));
+    saturate_ = saturate == 1;
     if (output_dtype_ != 0 && !IsKnownDType(static_cast<int32_t>(output_dtype_)))
       init.Fail("output_dtype " + std::to_string(output_dtype_) + " is not a dtype");
     if (precision_ != 0 && !IsKnownDType(static_cast<int32_t>(precision_)))
@@ -304,6 +346,7 @@ class QuantizeLinearOp final : public Op {
                                               : nullptr;
     const DType precision =
         precision_ != 0 ? static_cast<DType>(precision_) : ctx.input_dtype(1);
+    if (IsFloatQuantDType(out)) return PrepareFloatQuant(ctx, runs, total, to_f32, precision, out);
     const bool sub_byte = DTypeBits(out) < 8;
     QuantRunFn fn = nullptr;
     if (precision == DType::kFloat16) {
@@ -364,13 +407,70 @@ class QuantizeLinearOp final : public Op {
     };
   }
 
+  // The float8 / float4e2m1 output path: v = x / scale in `precision` (+ zero point where it is
+  // non-zero), encoded per element; float4e2m1 codes are packed two per byte.
+  RunFn PrepareFloatQuant(PrepareContext& ctx, QRuns runs, int64_t total, ToF32Fn to_f32,
+                          DType precision, DType out) const {
+    int round16 = 0;  // 0: float32 division, 1: float16, 2: bfloat16
+    if (precision == DType::kFloat16) {
+      round16 = 1;
+    } else if (precision == DType::kBFloat16) {
+      round16 = 2;
+    } else if (precision != DType::kFloat32 && precision != DType::kInt32) {
+      ctx.Unsupported("QuantizeLinear with precision " + DTypeName(precision) +
+                      " (supported: float32, float16, bfloat16)");
+    }
+    const bool has_zp = ctx.has_input(2);
+    const bool saturate = saturate_;
+    return [runs, total, to_f32, round16, has_zp, saturate, out](RunContext& rc) {
+      const float* x = rc.input(0).data<float>();
+      Tensor xf;
+      if (to_f32 != nullptr) {
+        xf = rc.Scratch(DType::kFloat32, {total});
+        to_f32(rc.input(0).raw_data(), xf.data<float>(), total);
+        x = xf.data<float>();
+      }
+      const std::vector<float> scales = ScalesAsF32(rc.input(1));
+      const std::vector<float> zps = has_zp ? FloatQuantAsF32(rc.input(2)) : std::vector<float>();
+      auto r16 = [round16](float v) {
+        if (round16 == 1) return kernels::HalfBitsToFloat(kernels::FloatToHalfBits(v));
+        if (round16 == 2) return kernels::BFloat16BitsToFloat(kernels::FloatToBFloat16Bits(v));
+        return v;
+      };
+      uint8_t* o = static_cast<uint8_t*>(rc.output(0).raw_data());
+      const bool is_f4 = out == DType::kFloat4E2M1;
+      const kernels::Float8Format fmt = Float8FormatOf(out);
+      Tensor codes;
+      int32_t* c4 = nullptr;
+      if (is_f4) {
+        codes = rc.Scratch(DType::kInt32, {total});
+        c4 = codes.data<int32_t>();
+      }
+      ForEachRun(*runs, total, rc.parallel(), [&](const QRun& r) {
+        for (int64_t i = 0; i < r.length; ++i) {
+          const int64_t p = r.param_offset + i * r.param_step;
+          float v = r16(r16(x[r.x_offset + i]) / r16(scales[p]));
+          if (has_zp) v += zps[p];
+          if (is_f4) {
+            c4[r.x_offset + i] = kernels::FloatToFloat4E2M1(v);
+          } else {
+            o[r.x_offset + i] = kernels::FloatToFloat8(v, fmt, saturate);
+          }
+        }
+      });
+      if (is_f4) quant::PackSubByte(c4, 0, total, 4, o);
+    };
+  }
+
   // Throws Unsupported for a quantized type this op (at this opset) does not produce.
   static void CheckQuantizedType(const TypeContext& ctx, DType t) {
-    if (IsFloat8DType(t)) {
-      ctx.Unsupported("quantization to " + DTypeName(t) +
-                      " (float8 / float4 types) is not supported by this build");
-    }
     const int64_t opset = ctx.opset();
+    if (IsFloat8DType(t)) {
+      if (!IsFloatQuantDType(t) || opset < 19 || (t == DType::kFloat4E2M1 && opset < 23)) {
+        ctx.Unsupported("quantization to " + DTypeName(t) + " at opset " + std::to_string(opset));
+      }
+      return;
+    }
     bool ok = t == DType::kUInt8 || t == DType::kInt8;
     if (opset >= 21) {
       ok = ok || t == DType::kUInt16 || t == DType::kInt16 || t == DType::kUInt4 ||
@@ -385,6 +485,7 @@ class QuantizeLinearOp final : public Op {
   int64_t block_size_ = 0;
   int64_t output_dtype_ = 0;
   int64_t precision_ = 0;
+  bool saturate_ = true;
 };
 
 // One run of DequantizeLinear: q (element offset off) -> y float32 (same offset).
@@ -413,12 +514,13 @@ class DequantizeLinearOp final : public Op {
   void InferTypes(TypeContext& ctx) const override {
     ctx.RequireInput(0);
     const DType xt = ctx.input_dtype(0);
-    if (IsFloat8DType(xt)) {
-      ctx.Unsupported("dequantization of " + DTypeName(xt) +
-                      " (float8 / float4 types) is not supported by this build");
-    }
     const int64_t opset = ctx.opset();
-    bool ok = xt == DType::kUInt8 || xt == DType::kInt8 || xt == DType::kInt32;
+    if (IsFloat8DType(xt) &&
+        (!IsFloatQuantDType(xt) || opset < 19 || (xt == DType::kFloat4E2M1 && opset < 23))) {
+      ctx.Unsupported("dequantization of " + DTypeName(xt) + " at opset " + std::to_string(opset));
+    }
+    bool ok = xt == DType::kUInt8 || xt == DType::kInt8 || xt == DType::kInt32 ||
+              IsFloatQuantDType(xt);
     if (opset >= 21) {
       ok = ok || xt == DType::kUInt16 || xt == DType::kInt16 || xt == DType::kUInt4 ||
            xt == DType::kInt4;
@@ -447,6 +549,7 @@ class DequantizeLinearOp final : public Op {
     const int64_t total = CheckedNumElements(xd);
     if (total == 0) return [](RunContext&) {};
     const DType xt = ctx.input_dtype(0);
+    if (IsFloatQuantDType(xt)) return PrepareFloatDequant(ctx, runs, total, xt, out);
     const bool sub_byte = DTypeBits(xt) < 8;
     DequantRunFn fn = nullptr;
     switch (xt) {
@@ -488,6 +591,35 @@ class DequantizeLinearOp final : public Op {
   }
 
  private:
+  // float8 / float4e2m1 input: y = (decode(q) - decode(zp)) * scale in float32.
+  static RunFn PrepareFloatDequant(PrepareContext& ctx, QRuns runs, int64_t total, DType xt,
+                                   DType out) {
+    const bool has_zp = ctx.has_input(2);
+    return [runs, total, has_zp, xt, out](RunContext& rc) {
+      const uint8_t* q = static_cast<const uint8_t*>(rc.input(0).raw_data());
+      Tensor yf;
+      float* y = rc.output(0).data<float>();
+      if (out != DType::kFloat32) {
+        yf = rc.Scratch(DType::kFloat32, {total});
+        y = yf.data<float>();
+      }
+      const std::vector<float> scales = ScalesAsF32(rc.input(1));
+      const std::vector<float> zps = has_zp ? FloatQuantAsF32(rc.input(2)) : std::vector<float>();
+      ForEachRun(*runs, total, rc.parallel(), [&](const QRun& r) {
+        for (int64_t i = 0; i < r.length; ++i) {
+          const int64_t p = r.param_offset + i * r.param_step;
+          const float v = FloatQuantElement(q, r.x_offset + i, xt);
+          y[r.x_offset + i] = (has_zp ? v - zps[p] : v) * scales[p];
+        }
+      });
+      if (out == DType::kFloat16) {
+        kernels::FloatToHalf(y, rc.output(0).data<uint16_t>(), static_cast<size_t>(total));
+      } else if (out == DType::kBFloat16) {
+        kernels::FloatToBFloat16(y, rc.output(0).data<uint16_t>(), static_cast<size_t>(total));
+      }
+    };
+  }
+
   int64_t axis_ = 1;
   int64_t block_size_ = 0;
   int64_t output_dtype_ = 0;
