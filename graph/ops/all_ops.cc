@@ -31,6 +31,9 @@ void RegisterAllOps(OpRegistry& registry) {
   RegisterLinearAttentionOps(registry);  // attention_linear.cc: LinearAttention (27)
   RegisterCausalConvOps(registry);       // causal_conv.cc: CausalConvWithState (27)
   RegisterFlexAttentionOps(registry);    // flex_attention.cc: ai.onnx.preview FlexAttention (1)
+  RegisterDeformConvOps(registry);       // deform_conv.cc: DeformConv (19, 22)
+  RegisterMelWeightMatrixOps(registry);  // mel_weight_matrix.cc: MelWeightMatrix (17)
+  RegisterTrainingOps(registry);         // training.cc: preview.training Adagrad, Momentum, Adam (1)
 }
 
 }  // namespace simplecpp::graph

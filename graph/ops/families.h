@@ -30,5 +30,8 @@ void RegisterQuantFusedOps(OpRegistry& registry);    // quant_fused.cc: simplecp
 void RegisterLinearAttentionOps(OpRegistry& registry);  // attention_linear.cc: LinearAttention
 void RegisterCausalConvOps(OpRegistry& registry);       // causal_conv.cc: CausalConvWithState
 void RegisterFlexAttentionOps(OpRegistry& registry);    // flex_attention.cc: FlexAttention (preview)
+void RegisterDeformConvOps(OpRegistry& registry);       // deform_conv.cc: DeformConv
+void RegisterMelWeightMatrixOps(OpRegistry& registry);  // mel_weight_matrix.cc: MelWeightMatrix
+void RegisterTrainingOps(OpRegistry& registry);  // training.cc: ai.onnx.preview.training optimizers
 
 }  // namespace simplecpp::graph
