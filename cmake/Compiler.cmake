@@ -9,10 +9,39 @@ if(NOT EMSCRIPTEN AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
   target_compile_options(simplecpp_flags INTERFACE -msse4.2 -mpclmul -maes)
 endif()
 if(EMSCRIPTEN)
-  # SIMD128 selects Highway's WASM target; the library throws and catches C++ exceptions.
-  target_compile_options(simplecpp_flags INTERFACE -msimd128 -fexceptions)
-  target_link_options(simplecpp_flags INTERFACE -fexceptions -sALLOW_MEMORY_GROWTH=1
+  # Exceptions: the library throws and catches C++ exceptions (simplecpp::Error; the JS API turns
+  # them into JS exceptions). "wasm" = native WebAssembly exception handling (-fwasm-exceptions:
+  # smaller and faster code, needs node >= 17 / current browsers); "js" = emscripten's JS-emulated
+  # exceptions (-fexceptions: every call that may throw goes through a JS invoke_* trampoline).
+  set(SIMPLECPP_WASM_EXCEPTIONS "wasm" CACHE STRING "WebAssembly C++ exception handling: wasm or js")
+  set_property(CACHE SIMPLECPP_WASM_EXCEPTIONS PROPERTY STRINGS wasm js)
+  if(SIMPLECPP_WASM_EXCEPTIONS STREQUAL "wasm")
+    set(simplecpp_wasm_eh -fwasm-exceptions)
+  elseif(SIMPLECPP_WASM_EXCEPTIONS STREQUAL "js")
+    set(simplecpp_wasm_eh -fexceptions)
+  else()
+    message(FATAL_ERROR "SIMPLECPP_WASM_EXCEPTIONS must be wasm or js, not '${SIMPLECPP_WASM_EXCEPTIONS}'")
+  endif()
+  # SIMPLECPP_WASM_SIZE: compile with SIMPLECPP_WASM_SIZE_OPT (default -Oz) instead of the build
+  # type's -O3, for a smaller .wasm (the JS package): every target except the Highway kernels
+  # (simplecpp_kernels, the hot loops; about a sixth of the code), which keep -O3 unless
+  # SIMPLECPP_WASM_SIZE_KERNELS is ON too. The option comes after CMAKE_CXX_FLAGS_<CONFIG> on the
+  # command line, so it wins.
+  # Default OFF: measured against onnxruntime-web, -Oz on the graph code costs 1.7-2x run time
+  # for 1.2 MB (bench/README.md, "WebAssembly vs onnxruntime-web").
+  option(SIMPLECPP_WASM_SIZE "WebAssembly: compile for size (SIMPLECPP_WASM_SIZE_OPT), kernels excepted" OFF)
+  option(SIMPLECPP_WASM_SIZE_KERNELS "WebAssembly: with SIMPLECPP_WASM_SIZE, compile the kernels for size too" OFF)
+  set(SIMPLECPP_WASM_SIZE_OPT "-Oz" CACHE STRING "WebAssembly compile optimization when SIMPLECPP_WASM_SIZE is ON")
+  # SIMD128 selects Highway's WASM target.
+  target_compile_options(simplecpp_flags INTERFACE -msimd128 ${simplecpp_wasm_eh})
+  target_link_options(simplecpp_flags INTERFACE ${simplecpp_wasm_eh} -sALLOW_MEMORY_GROWTH=1
     -sMAXIMUM_MEMORY=2GB)
+  if(SIMPLECPP_WASM_SIZE AND SIMPLECPP_WASM_SIZE_KERNELS)
+    target_compile_options(simplecpp_flags INTERFACE ${SIMPLECPP_WASM_SIZE_OPT})
+  elseif(SIMPLECPP_WASM_SIZE)
+    target_compile_options(simplecpp_flags INTERFACE
+      "$<$<NOT:$<STREQUAL:$<TARGET_PROPERTY:NAME>,simplecpp_kernels>>:${SIMPLECPP_WASM_SIZE_OPT}>")
+  endif()
   # Node programs (tests, CLI) need synchronous compilation (else node tries fetch() on the .wasm
   # path), host file access for tests and model files, exit codes, and getenv() that sees the
   # host environment (SIMPLECPP_ONNX_TESTS, --from-env). A target that sets the property

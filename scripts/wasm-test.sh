@@ -3,7 +3,8 @@
 # with Debian's emscripten and runs the tests under node through ctest (see ../shared/TOOLCHAIN.md,
 # "WebAssembly"), then packs the npm package (simplecpp/js) in a temp folder, installs the tarball
 # there and runs the JS API test against the installed package.
-# Usage: scripts/wasm-test.sh [build-dir]   (default: build-wasm; JOBS=N to change -j2)
+# Usage: scripts/wasm-test.sh [build-dir]   (default: build-wasm; JOBS=N to change -j2;
+#   WASM_CMAKE_ARGS="..." adds configure options)
 # The ONNX conformance ctest runs when SIMPLECPP_ONNX_TESTS points at the ONNX test data.
 # The JS API test compares against the native CLI when NATIVE_CLI names one (default:
 # build/bin/simplecpp if it exists), else against the wasm CLI under node.
@@ -26,9 +27,14 @@ NODE="$(command -v node)"
 NATIVE_CLI="${NATIVE_CLI:-}"
 if [ -z "$NATIVE_CLI" ] && [ -x build/bin/simplecpp ]; then NATIVE_CLI="$ROOT/build/bin/simplecpp"; fi
 
+# WASM_CMAKE_ARGS: extra configure options, e.g. "-DSIMPLECPP_WASM_EXCEPTIONS=js" or
+# "-DSIMPLECPP_WASM_SIZE=ON" (cmake/Compiler.cmake, emscripten part).
+# shellcheck disable=SC2086
 emcmake cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CROSSCOMPILING_EMULATOR="$NODE" -DSIMPLECPP_NATIVE_CLI="$NATIVE_CLI"
+  -DCMAKE_CROSSCOMPILING_EMULATOR="$NODE" -DSIMPLECPP_NATIVE_CLI="$NATIVE_CLI" ${WASM_CMAKE_ARGS:-}
 cmake --build "$BUILD_DIR" -j"$JOBS" --target simplecpp_tests simplecpp_cli simplecpp_wasm
+WASM_FILE="$BUILD_DIR/js/simplecpp.wasm"
+echo "JS package module: $WASM_FILE $(wc -c < "$WASM_FILE") bytes, $(gzip -9c "$WASM_FILE" | wc -c) gzip -9"
 
 (
   cd "$BUILD_DIR"
