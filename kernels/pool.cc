@@ -290,12 +290,50 @@ void GlobalAveragePoolF64(const double* x, double* y, int64_t planes, int64_t si
 
 namespace {
 
+// For each output element (plane, o0, o1, o2), in parallel over planes, calls
+// out(plane, oi, window) with oi the flat output index; window(visit) calls visit(i0, i1, i2, v)
+// for each in-bounds input element (i0, i1, i2) of the element's window, kernel order, v its value
+// in plane `plane` of x. All templated, so the loops inline into one nest per caller.
+template <typename T, typename OutFn>
+void ForEachPoolWindow(const T* x, const PoolGeometry& g, const Parallel& parallel, OutFn out) {
+  if (g.planes <= 0) return;
+  const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
+  const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
+  parallel.For(g.planes, [&](int64_t p0, int64_t p1) {
+    for (int64_t plane = p0; plane < p1; ++plane) {
+      const T* xp = x + plane * in_plane;
+      int64_t oi = plane * out_plane;
+      for (int64_t o0 = 0; o0 < g.out[0]; ++o0) {
+        for (int64_t o1 = 0; o1 < g.out[1]; ++o1) {
+          for (int64_t o2 = 0; o2 < g.out[2]; ++o2, ++oi) {
+            const auto window = [&](auto&& visit) {
+              for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
+                const int64_t i0 = o0 * g.stride[0] + k0 * g.dilation[0] - g.pad_begin[0];
+                if (i0 < 0 || i0 >= g.in[0]) continue;
+                for (int64_t k1 = 0; k1 < g.kernel[1]; ++k1) {
+                  const int64_t i1 = o1 * g.stride[1] + k1 * g.dilation[1] - g.pad_begin[1];
+                  if (i1 < 0 || i1 >= g.in[1]) continue;
+                  for (int64_t k2 = 0; k2 < g.kernel[2]; ++k2) {
+                    const int64_t i2 = o2 * g.stride[2] + k2 * g.dilation[2] - g.pad_begin[2];
+                    if (i2 < 0 || i2 >= g.in[2]) continue;
+                    visit(i0, i1, i2, xp[(i0 * g.in[1] + i1) * g.in[2] + i2]);
+                  }
+                }
+              }
+            };
+            out(plane, oi, window);
+          }
+        }
+      }
+    }
+  });
+}
+
 template <typename T>
 void MaxPoolWithIndices(const T* x, T* y, int64_t* indices, const PoolGeometry& g,
                         int spatial_rank, bool column_major, const Parallel& parallel) {
   if (g.planes <= 0) return;
   const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
-  const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
   // Multipliers of (i0, i1, i2) in the flat index within a plane.
   int64_t mul[3];
   if (column_major) {
@@ -312,77 +350,32 @@ void MaxPoolWithIndices(const T* x, T* y, int64_t* indices, const PoolGeometry& 
     mul[1] = g.in[2];
     mul[2] = 1;
   }
-  parallel.For(g.planes, [&](int64_t p0, int64_t p1) {
-    for (int64_t plane = p0; plane < p1; ++plane) {
-      const T* xp = x + plane * in_plane;
-      int64_t oi = plane * out_plane;
-      for (int64_t o0 = 0; o0 < g.out[0]; ++o0) {
-        for (int64_t o1 = 0; o1 < g.out[1]; ++o1) {
-          for (int64_t o2 = 0; o2 < g.out[2]; ++o2, ++oi) {
-            bool found = false;
-            T best = std::numeric_limits<T>::lowest();
-            int64_t best_index = -1;
-            for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
-              const int64_t i0 = o0 * g.stride[0] + k0 * g.dilation[0] - g.pad_begin[0];
-              if (i0 < 0 || i0 >= g.in[0]) continue;
-              for (int64_t k1 = 0; k1 < g.kernel[1]; ++k1) {
-                const int64_t i1 = o1 * g.stride[1] + k1 * g.dilation[1] - g.pad_begin[1];
-                if (i1 < 0 || i1 >= g.in[1]) continue;
-                for (int64_t k2 = 0; k2 < g.kernel[2]; ++k2) {
-                  const int64_t i2 = o2 * g.stride[2] + k2 * g.dilation[2] - g.pad_begin[2];
-                  if (i2 < 0 || i2 >= g.in[2]) continue;
-                  const T v = xp[(i0 * g.in[1] + i1) * g.in[2] + i2];
-                  if (!found || v > best) {
-                    found = true;
-                    best = v;
-                    best_index = i0 * mul[0] + i1 * mul[1] + i2 * mul[2];
-                  }
-                }
-              }
-            }
-            y[oi] = best;
-            indices[oi] = found ? plane * in_plane + best_index : -1;
-          }
-        }
+  ForEachPoolWindow(x, g, parallel, [&](int64_t plane, int64_t oi, const auto& window) {
+    bool found = false;
+    T best = std::numeric_limits<T>::lowest();
+    int64_t best_index = -1;
+    window([&](int64_t i0, int64_t i1, int64_t i2, T v) {
+      if (!found || v > best) {
+        found = true;
+        best = v;
+        best_index = i0 * mul[0] + i1 * mul[1] + i2 * mul[2];
       }
-    }
+    });
+    y[oi] = best;
+    indices[oi] = found ? plane * in_plane + best_index : -1;
   });
 }
 
 template <typename T>
 void LpPool(const T* x, T* y, const PoolGeometry& g, float p, const Parallel& parallel) {
-  if (g.planes <= 0) return;
-  const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
-  const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
   const double pd = static_cast<double>(p);
-  parallel.For(g.planes, [&](int64_t p0, int64_t p1) {
-    for (int64_t plane = p0; plane < p1; ++plane) {
-      const T* xp = x + plane * in_plane;
-      int64_t oi = plane * out_plane;
-      for (int64_t o0 = 0; o0 < g.out[0]; ++o0) {
-        for (int64_t o1 = 0; o1 < g.out[1]; ++o1) {
-          for (int64_t o2 = 0; o2 < g.out[2]; ++o2, ++oi) {
-            double s = 0.0;
-            for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
-              const int64_t i0 = o0 * g.stride[0] + k0 * g.dilation[0] - g.pad_begin[0];
-              if (i0 < 0 || i0 >= g.in[0]) continue;
-              for (int64_t k1 = 0; k1 < g.kernel[1]; ++k1) {
-                const int64_t i1 = o1 * g.stride[1] + k1 * g.dilation[1] - g.pad_begin[1];
-                if (i1 < 0 || i1 >= g.in[1]) continue;
-                for (int64_t k2 = 0; k2 < g.kernel[2]; ++k2) {
-                  const int64_t i2 = o2 * g.stride[2] + k2 * g.dilation[2] - g.pad_begin[2];
-                  if (i2 < 0 || i2 >= g.in[2]) continue;
-                  const double v = std::fabs(static_cast<double>(xp[(i0 * g.in[1] + i1) * g.in[2] + i2]));
-                  s += pd == 2.0 ? v * v : (pd == 1.0 ? v : std::pow(v, pd));
-                }
-              }
-            }
-            y[oi] = static_cast<T>(pd == 2.0 ? std::sqrt(s)
-                                             : (pd == 1.0 ? s : std::pow(s, 1.0 / pd)));
-          }
-        }
-      }
-    }
+  ForEachPoolWindow(x, g, parallel, [&](int64_t, int64_t oi, const auto& window) {
+    double s = 0.0;
+    window([&](int64_t, int64_t, int64_t, T xv) {
+      const double v = std::fabs(static_cast<double>(xv));
+      s += pd == 2.0 ? v * v : (pd == 1.0 ? v : std::pow(v, pd));
+    });
+    y[oi] = static_cast<T>(pd == 2.0 ? std::sqrt(s) : (pd == 1.0 ? s : std::pow(s, 1.0 / pd)));
   });
 }
 

@@ -284,30 +284,21 @@ void ReduceImpl(const float* HWY_RESTRICT x, int64_t outer, int64_t n, int64_t i
       });
 }
 
-void ReduceSumF32Impl(const float* x, int64_t outer, int64_t n, int64_t inner, float* y,
-                      const Parallel& parallel) {
-  ReduceImpl<SumP>(x, outer, n, inner, y, parallel);
-}
-void ReduceSumSquareF32Impl(const float* x, int64_t outer, int64_t n, int64_t inner, float* y,
-                            const Parallel& parallel) {
-  ReduceImpl<SumSquareP>(x, outer, n, inner, y, parallel);
-}
-void ReduceAbsSumF32Impl(const float* x, int64_t outer, int64_t n, int64_t inner, float* y,
-                         const Parallel& parallel) {
-  ReduceImpl<AbsSumP>(x, outer, n, inner, y, parallel);
-}
-void ReduceProdF32Impl(const float* x, int64_t outer, int64_t n, int64_t inner, float* y,
-                       const Parallel& parallel) {
-  ReduceImpl<ProdP>(x, outer, n, inner, y, parallel);
-}
-void ReduceMaxF32Impl(const float* x, int64_t outer, int64_t n, int64_t inner, float* y,
-                      const Parallel& parallel) {
-  ReduceImpl<MaxP>(x, outer, n, inner, y, parallel);
-}
-void ReduceMinF32Impl(const float* x, int64_t outer, int64_t n, int64_t inner, float* y,
-                      const Parallel& parallel) {
-  ReduceImpl<MinP>(x, outer, n, inner, y, parallel);
-}
+// Reduce<Name>F32Impl (Sum, SumSquare, AbsSum, Prod, Max, Min): ReduceImpl of policy P, as a
+// plain function for HWY_EXPORT.
+#define SIMPLECPP_REDUCE_F32_IMPL(Name, P)                                                      \
+  void Reduce##Name##F32Impl(const float* x, int64_t outer, int64_t n, int64_t inner, float* y, \
+                             const Parallel& parallel) {                                       \
+    ReduceImpl<P>(x, outer, n, inner, y, parallel);                                            \
+  }
+SIMPLECPP_REDUCE_F32_IMPL(Sum, SumP)
+SIMPLECPP_REDUCE_F32_IMPL(SumSquare, SumSquareP)
+SIMPLECPP_REDUCE_F32_IMPL(AbsSum, AbsSumP)
+SIMPLECPP_REDUCE_F32_IMPL(Prod, ProdP)
+SIMPLECPP_REDUCE_F32_IMPL(Max, MaxP)
+SIMPLECPP_REDUCE_F32_IMPL(Min, MinP)
+#undef SIMPLECPP_REDUCE_F32_IMPL
+
 void ReduceLogSumExpF32Impl(const float* x, int64_t outer, int64_t n, int64_t inner, float* y,
                             const Parallel& parallel) {
   RunPass(
@@ -502,45 +493,26 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace simplecpp::kernels {
 
-HWY_EXPORT(ReduceSumF32Impl);
-HWY_EXPORT(ReduceSumSquareF32Impl);
-HWY_EXPORT(ReduceAbsSumF32Impl);
-HWY_EXPORT(ReduceProdF32Impl);
-HWY_EXPORT(ReduceMaxF32Impl);
-HWY_EXPORT(ReduceMinF32Impl);
-HWY_EXPORT(ReduceLogSumExpF32Impl);
 HWY_EXPORT(DivideF32Impl);
 HWY_EXPORT(SqrtF32Impl);
 HWY_EXPORT(Reduce16ToF32Impl);
 
-void ReduceSumF32(const float* x, int64_t outer, int64_t n, int64_t inner, float* y,
-                  const Parallel& parallel) {
-  HWY_DYNAMIC_DISPATCH(ReduceSumF32Impl)(x, outer, n, inner, y, parallel);
-}
-void ReduceSumSquareF32(const float* x, int64_t outer, int64_t n, int64_t inner, float* y,
-                        const Parallel& parallel) {
-  HWY_DYNAMIC_DISPATCH(ReduceSumSquareF32Impl)(x, outer, n, inner, y, parallel);
-}
-void ReduceAbsSumF32(const float* x, int64_t outer, int64_t n, int64_t inner, float* y,
-                     const Parallel& parallel) {
-  HWY_DYNAMIC_DISPATCH(ReduceAbsSumF32Impl)(x, outer, n, inner, y, parallel);
-}
-void ReduceProdF32(const float* x, int64_t outer, int64_t n, int64_t inner, float* y,
-                   const Parallel& parallel) {
-  HWY_DYNAMIC_DISPATCH(ReduceProdF32Impl)(x, outer, n, inner, y, parallel);
-}
-void ReduceMaxF32(const float* x, int64_t outer, int64_t n, int64_t inner, float* y,
-                  const Parallel& parallel) {
-  HWY_DYNAMIC_DISPATCH(ReduceMaxF32Impl)(x, outer, n, inner, y, parallel);
-}
-void ReduceMinF32(const float* x, int64_t outer, int64_t n, int64_t inner, float* y,
-                  const Parallel& parallel) {
-  HWY_DYNAMIC_DISPATCH(ReduceMinF32Impl)(x, outer, n, inner, y, parallel);
-}
-void ReduceLogSumExpF32(const float* x, int64_t outer, int64_t n, int64_t inner, float* y,
-                        const Parallel& parallel) {
-  HWY_DYNAMIC_DISPATCH(ReduceLogSumExpF32Impl)(x, outer, n, inner, y, parallel);
-}
+// Reduce<Name>F32 of kernels/reduce.h, dispatching to Reduce<Name>F32Impl.
+#define SIMPLECPP_REDUCE_F32_ENTRY(Name)                                                     \
+  HWY_EXPORT(Reduce##Name##F32Impl);                                                        \
+  void Reduce##Name##F32(const float* x, int64_t outer, int64_t n, int64_t inner, float* y,  \
+                         const Parallel& parallel) {                                        \
+    HWY_DYNAMIC_DISPATCH(Reduce##Name##F32Impl)(x, outer, n, inner, y, parallel);           \
+  }
+SIMPLECPP_REDUCE_F32_ENTRY(Sum)
+SIMPLECPP_REDUCE_F32_ENTRY(SumSquare)
+SIMPLECPP_REDUCE_F32_ENTRY(AbsSum)
+SIMPLECPP_REDUCE_F32_ENTRY(Prod)
+SIMPLECPP_REDUCE_F32_ENTRY(Max)
+SIMPLECPP_REDUCE_F32_ENTRY(Min)
+SIMPLECPP_REDUCE_F32_ENTRY(LogSumExp)
+#undef SIMPLECPP_REDUCE_F32_ENTRY
+
 void DivideF32(float* y, int64_t count, float divisor) {
   HWY_DYNAMIC_DISPATCH(DivideF32Impl)(y, count, divisor);
 }

@@ -5,84 +5,14 @@
 // (takes_values()).
 #include <cstring>
 #include <limits>
-#include <mutex>
 
 #include "graph/executor.h"
 #include "graph/ops/families.h"
+#include "graph/ops/subgraph_body.h"
 #include "graph/registry.h"
 
 namespace simplecpp::graph {
 namespace {
-
-// A compiled body plus a free list of executors, so concurrent sessions (and nested calls) each
-// get their own Executor while the prepared kernels of earlier runs are reused.
-// A pooled executor moves between sessions, so it must not keep the Parallel of the session that
-// created it (that session's thread pool may be gone: use after free): it runs through `parallel`,
-// which forwards to the Parallel of the run that has checked the executor out.
-class Body {
- public:
-  explicit Body(std::shared_ptr<const Plan> plan) : plan_(std::move(plan)) {}
-  const Plan& plan() const { return *plan_; }
-
-  std::vector<Value> Run(const std::map<std::string, Value>& inputs,
-                         const std::map<std::string, Value>& outer,
-                         const kernels::Parallel& parallel) const {
-    std::unique_ptr<Pooled> pooled;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!free_.empty()) {
-        pooled = std::move(free_.back());
-        free_.pop_back();
-      }
-    }
-    if (!pooled) {
-      pooled = std::make_unique<Pooled>();
-      pooled->exec = std::make_unique<Executor>(plan_, &pooled->parallel);
-    }
-    pooled->parallel.target = &parallel;
-    std::vector<Value> out = pooled->exec->RunValues(inputs, &outer);
-    pooled->parallel.target = nullptr;
-    std::lock_guard<std::mutex> lock(mu_);
-    free_.push_back(std::move(pooled));
-    return out;
-  }
-
- private:
-  class ForwardingParallel final : public kernels::Parallel {
-   public:
-    int num_threads() const override { return target->num_threads(); }
-    void For(int64_t n, const std::function<void(int64_t, int64_t)>& fn) const override {
-      target->For(n, fn);
-    }
-    const kernels::Parallel* target = nullptr;
-  };
-  struct Pooled {
-    ForwardingParallel parallel;
-    std::unique_ptr<Executor> exec;  // destroyed before `parallel`
-  };
-  std::shared_ptr<const Plan> plan_;
-  mutable std::mutex mu_;
-  mutable std::vector<std::unique_ptr<Pooled>> free_;
-};
-
-// Compiles `g` with the given input types (those with a known dtype replace the body's
-// declarations). Declared body input shapes are not enforced: loop-carried values may change shape.
-std::shared_ptr<const Body> CompileBody(const Graph& g, const SubgraphContext& ctx,
-                                        const std::vector<ValueType>& input_types) {
-  Graph copy = g;
-  for (size_t i = 0; i < copy.inputs.size(); ++i) {
-    TypeInfo& t = copy.inputs[i].type;
-    if (i < input_types.size() && input_types[i].dtype != DType::kUndefined) {
-      t = TypeInfoOf(input_types[i]);
-    } else if (t.kind == TypeInfo::Kind::kUnknown) {
-      t.kind = TypeInfo::Kind::kTensor;
-    }
-    t.has_shape = false;
-    t.dims.clear();
-  }
-  return std::make_shared<const Body>(
-      Plan::Build(copy, *ctx.opsets, *ctx.options, *ctx.outer_types, ctx.depth));
-}
 
 // Outer-scope values for a body. Ops with takes_values() see every value; others only tensors.
 std::map<std::string, Value> OuterValues(const RunContext& ctx, int first_implicit,
@@ -95,10 +25,10 @@ std::map<std::string, Value> OuterValues(const RunContext& ctx, int first_implic
   return outer;
 }
 
-DType BodyOutputDType(const Body& body, size_t i) {
+DType BodyOutputDType(const SubgraphBody& body, size_t i) {
   return body.plan().values()[body.plan().output_ids()[i]].dtype;
 }
-ValueType BodyOutputType(const Body& body, size_t i) {
+ValueType BodyOutputType(const SubgraphBody& body, size_t i) {
   return body.plan().values()[body.plan().output_ids()[i]].type;
 }
 
@@ -106,6 +36,25 @@ ValueType BodyOutputType(const Body& body, size_t i) {
 ValueType OuterType(const SubgraphContext& ctx, const std::string& name) {
   auto it = ctx.outer_types->find(name);
   return it == ctx.outer_types->end() ? ValueType() : it->second;
+}
+
+// The outer types of the named node inputs (one per name).
+std::vector<ValueType> OuterTypes(const SubgraphContext& ctx,
+                                  const std::vector<std::string>& names) {
+  std::vector<ValueType> types;
+  for (const std::string& name : names) types.push_back(OuterType(ctx, name));
+  return types;
+}
+
+// Scan (8 and 9+) runs tensors only: output i is a tensor of body output i's dtype.
+void InferScanOutputTypes(TypeContext& ctx, const SubgraphBody& body) {
+  for (int i = 0; i < ctx.num_outputs(); ++i) {
+    if (!BodyOutputType(body, i).is_tensor()) {
+      ctx.Unsupported("body output " + std::to_string(i) + " is " +
+                      BodyOutputType(body, i).ToString() + "; Scan runs tensors only");
+    }
+    ctx.set_output_dtype(i, BodyOutputDType(body, i));
+  }
 }
 
 bool ReadCondition(const Tensor& t, const RunContext& ctx) {
@@ -134,8 +83,8 @@ class IfOp final : public Op {
   }
   void BindSubgraphs(const SubgraphContext& ctx) override {
     implicit_ = ctx.implicit_inputs;
-    then_ = CompileBody(*then_graph_, ctx, {});
-    else_ = CompileBody(*else_graph_, ctx, {});
+    then_ = CompileSubgraphBody(*then_graph_, ctx, {});
+    else_ = CompileSubgraphBody(*else_graph_, ctx, {});
   }
   bool takes_values() const override { return true; }
   void InferTypes(TypeContext& ctx) const override {
@@ -156,7 +105,7 @@ class IfOp final : public Op {
     const int first = num_node_inputs_;
     const std::vector<std::string> names = implicit_;
     return [then_body, else_body, first, names](RunContext& rc) {
-      const Body& body = ReadCondition(rc.input(0), rc) ? *then_body : *else_body;
+      const SubgraphBody& body = ReadCondition(rc.input(0), rc) ? *then_body : *else_body;
       std::vector<Value> outs = body.Run({}, OuterValues(rc, first, names), rc.parallel());
       for (int i = 0; i < rc.num_outputs() && i < static_cast<int>(outs.size()); ++i) {
         rc.set_value(i, outs[i]);
@@ -167,7 +116,7 @@ class IfOp final : public Op {
  private:
   int num_node_inputs_;
   std::shared_ptr<Graph> then_graph_, else_graph_;
-  std::shared_ptr<const Body> then_, else_;
+  std::shared_ptr<const SubgraphBody> then_, else_;
   std::vector<std::string> implicit_;
 };
 
@@ -256,7 +205,7 @@ class LoopOp final : public Op {
       // Loop-carried types come from the node's initial values (known to the outer plan).
       types.push_back(OuterType(ctx, node_inputs_[2 + i]));
     }
-    body_ = CompileBody(*graph_, ctx, types);
+    body_ = CompileSubgraphBody(*graph_, ctx, types);
   }
   void InferTypes(TypeContext& ctx) const override {
     if (ctx.has_input(0)) ctx.RequireDType(0, {DType::kInt64});
@@ -328,7 +277,7 @@ class LoopOp final : public Op {
   int num_node_inputs_;
   int num_carried_ = 0, num_scan_ = 0;
   std::shared_ptr<Graph> graph_;
-  std::shared_ptr<const Body> body_;
+  std::shared_ptr<const SubgraphBody> body_;
   std::vector<std::string> implicit_;
   std::vector<std::string> node_inputs_;
   int64_t max_iterations_ = std::numeric_limits<int64_t>::max();
@@ -371,18 +320,10 @@ class ScanOp final : public Op {
   }
   void BindSubgraphs(const SubgraphContext& ctx) override {
     implicit_ = ctx.implicit_inputs;
-    std::vector<ValueType> types;
-    for (const std::string& name : node_inputs_) types.push_back(OuterType(ctx, name));
-    body_ = CompileBody(*graph_, ctx, types);
+    body_ = CompileSubgraphBody(*graph_, ctx, OuterTypes(ctx, node_inputs_));
   }
   void InferTypes(TypeContext& ctx) const override {
-    for (int i = 0; i < ctx.num_outputs(); ++i) {
-      if (!BodyOutputType(*body_, i).is_tensor()) {
-        ctx.Unsupported("body output " + std::to_string(i) + " is " +
-                        BodyOutputType(*body_, i).ToString() + "; Scan runs tensors only");
-      }
-      ctx.set_output_dtype(i, BodyOutputDType(*body_, i));
-    }
+    InferScanOutputTypes(ctx, *body_);
   }
   RunFn Prepare(PrepareContext& ctx) const override {
     for (int i = 0; i < ctx.num_outputs(); ++i) ctx.set_output_dynamic(i, BodyOutputDType(*body_, i));
@@ -441,7 +382,7 @@ class ScanOp final : public Op {
   int num_node_inputs_;
   int64_t num_scan_inputs_ = 0, num_state_ = 0, num_scan_outputs_ = 0;
   std::shared_ptr<Graph> graph_;
-  std::shared_ptr<const Body> body_;
+  std::shared_ptr<const SubgraphBody> body_;
   std::vector<std::string> implicit_, node_inputs_;
   std::vector<int64_t> input_axes_, input_dirs_, output_axes_, output_dirs_;
 };
@@ -484,20 +425,13 @@ class Scan8Op final : public Op {
   }
   void BindSubgraphs(const SubgraphContext& ctx) override {
     implicit_ = ctx.implicit_inputs;
-    std::vector<ValueType> types;  // body inputs: the node's inputs minus batch (and seq) axes
-    for (const std::string& name : node_inputs_) types.push_back(OuterType(ctx, name));
-    body_ = CompileBody(*graph_, ctx, types);
+    // Body inputs: the node's inputs minus batch (and seq) axes.
+    body_ = CompileSubgraphBody(*graph_, ctx, OuterTypes(ctx, node_inputs_));
   }
   void InferTypes(TypeContext& ctx) const override {
     if (ctx.has_input(0)) ctx.RequireDType(0, {DType::kInt64, DType::kInt32});
     for (int i = 1; i < num_node_inputs_; ++i) ctx.RequireInput(i);
-    for (int i = 0; i < ctx.num_outputs(); ++i) {
-      if (!BodyOutputType(*body_, i).is_tensor()) {
-        ctx.Unsupported("body output " + std::to_string(i) + " is " +
-                        BodyOutputType(*body_, i).ToString() + "; Scan runs tensors only");
-      }
-      ctx.set_output_dtype(i, BodyOutputDType(*body_, i));
-    }
+    InferScanOutputTypes(ctx, *body_);
   }
   RunFn Prepare(PrepareContext& ctx) const override {
     for (int i = 0; i < ctx.num_outputs(); ++i) ctx.set_output_dynamic(i, BodyOutputDType(*body_, i));
@@ -625,7 +559,7 @@ class Scan8Op final : public Op {
   int num_node_inputs_;
   int64_t num_scan_inputs_ = 0, num_state_ = 0, num_scan_outputs_ = 0;
   std::shared_ptr<Graph> graph_;
-  std::shared_ptr<const Body> body_;
+  std::shared_ptr<const SubgraphBody> body_;
   std::vector<std::string> implicit_, node_inputs_;
   std::vector<int64_t> dirs_;
 };
@@ -663,7 +597,7 @@ class SequenceMapOp final : public Op {
       }
       types.push_back(ValueType::TensorOf(t.dtype));  // the body sees one element
     }
-    body_ = CompileBody(*graph_, ctx, types);
+    body_ = CompileSubgraphBody(*graph_, ctx, types);
   }
   void InferTypes(TypeContext& ctx) const override {
     for (int i = 0; i < num_node_inputs_; ++i) ctx.RequireInput(i);
@@ -720,7 +654,7 @@ class SequenceMapOp final : public Op {
  private:
   int num_node_inputs_;
   std::shared_ptr<Graph> graph_;
-  std::shared_ptr<const Body> body_;
+  std::shared_ptr<const SubgraphBody> body_;
   std::vector<std::string> implicit_, node_inputs_;
 };
 

@@ -18,7 +18,6 @@
 #include <cstring>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -26,6 +25,7 @@
 #include "graph/executor.h"
 #include "graph/ops/families.h"
 #include "graph/ops/float16_wrap.h"
+#include "graph/ops/subgraph_body.h"
 #include "graph/registry.h"
 #include "kernels/float16.h"
 #include "kernels/gemm.h"
@@ -36,71 +36,52 @@ namespace {
 
 std::string IntStr(int64_t v) { return std::to_string(v); }
 
-// A compiled modifier subgraph plus a free list of executors (one per concurrent caller), so the
-// op stays reentrant while the prepared kernels of earlier runs are reused. A pooled executor
-// runs through a forwarding Parallel pointed at the caller's for the duration of one call.
-class ModBody {
- public:
-  explicit ModBody(std::shared_ptr<const Plan> plan) : plan_(std::move(plan)) {}
-  const Plan& plan() const { return *plan_; }
-
-  std::vector<Value> Run(const std::map<std::string, Value>& inputs,
-                         const std::map<std::string, Value>& outer,
-                         const kernels::Parallel& parallel) const {
-    std::unique_ptr<Pooled> pooled;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!free_.empty()) {
-        pooled = std::move(free_.back());
-        free_.pop_back();
-      }
-    }
-    if (!pooled) {
-      pooled = std::make_unique<Pooled>();
-      pooled->exec = std::make_unique<Executor>(plan_, &pooled->parallel);
-    }
-    pooled->parallel.target = &parallel;
-    std::vector<Value> out;
-    try {
-      out = pooled->exec->RunValues(inputs, &outer);
-    } catch (...) {
-      pooled->parallel.target = nullptr;
-      throw;  // the executor may hold partial state: drop it
-    }
-    pooled->parallel.target = nullptr;
-    std::lock_guard<std::mutex> lock(mu_);
-    free_.push_back(std::move(pooled));
-    return out;
-  }
-
- private:
-  class ForwardingParallel final : public kernels::Parallel {
-   public:
-    int num_threads() const override { return target->num_threads(); }
-    void For(int64_t n, const std::function<void(int64_t, int64_t)>& fn) const override {
-      target->For(n, fn);
-    }
-    const kernels::Parallel* target = nullptr;
-  };
-  struct Pooled {
-    ForwardingParallel parallel;
-    std::unique_ptr<Executor> exec;  // destroyed before `parallel`
-  };
-  std::shared_ptr<const Plan> plan_;
-  mutable std::mutex mu_;
-  mutable std::vector<std::unique_ptr<Pooled>> free_;
-};
-
 struct Mod {
   std::string attr;                 // score_mod / mask_mod / prob_mod
   std::shared_ptr<Graph> graph;
-  std::shared_ptr<const ModBody> body;
+  std::shared_ptr<const SubgraphBody> body;
   std::string input_name;
 };
 
 template <typename C>
 constexpr DType ComputeDType() {
   return std::is_same<C, double>::value ? DType::kFloat64 : DType::kFloat32;
+}
+
+// For each of the `heads` (batch, query head) pairs bh: c[bh] = alpha * a[bh] op(b[kv]), with kv
+// the K/V head (batch, (bh % hq) / group) of hkv per batch. a is [M, K], c [M, N], b [N, K] when
+// trans_b else [K, N], all row-major and packed. float uses GemmF32; double a plain loop
+// (accumulating over K in order, then scaling by alpha).
+template <typename C>
+void HeadsGemm(bool trans_b, int64_t heads, int64_t hq, int64_t hkv, int64_t group, int64_t M,
+               int64_t N, int64_t K, C alpha, const C* a, const C* b, C* c,
+               const kernels::Parallel& parallel) {
+  if constexpr (std::is_same<C, float>::value) {
+    for (int64_t bh = 0; bh < heads; ++bh) {
+      const int64_t batch = bh / hq, kvh = (bh % hq) / group;
+      kernels::GemmF32(false, trans_b, M, N, K, alpha, a + bh * M * K, K,
+                       b + (batch * hkv + kvh) * N * K, trans_b ? K : N, 0.0f, c + bh * M * N, N,
+                       parallel);
+    }
+  } else {
+    // Element (k, j) of op(b) is at b[k * sk + j * sj].
+    const int64_t sk = trans_b ? 1 : N, sj = trans_b ? K : 1;
+    parallel.For(heads, [=](int64_t begin, int64_t end) {
+      for (int64_t bh = begin; bh < end; ++bh) {
+        const int64_t batch = bh / hq, kvh = (bh % hq) / group;
+        const C* ah = a + bh * M * K;
+        const C* bm = b + (batch * hkv + kvh) * N * K;
+        C* ch = c + bh * M * N;
+        for (int64_t i = 0; i < M; ++i) {
+          for (int64_t j = 0; j < N; ++j) {
+            C acc = 0;
+            for (int64_t k = 0; k < K; ++k) acc += ah[i * K + k] * bm[k * sk + j * sj];
+            ch[i * N + j] = acc * alpha;
+          }
+        }
+      }
+    });
+  }
 }
 
 class FlexAttentionOp final : public Op {
@@ -135,17 +116,7 @@ class FlexAttentionOp final : public Op {
     if (auto it = ctx.outer_types->find(q_name_); it != ctx.outer_types->end()) q_type = it->second;
     for (std::vector<Mod>* list : {&score_mods_, &prob_mods_}) {
       for (Mod& m : *list) {
-        Graph copy = *m.graph;
-        TypeInfo& t = copy.inputs[0].type;
-        if (q_type.dtype != DType::kUndefined) {
-          t = TypeInfoOf(q_type);
-        } else if (t.kind == TypeInfo::Kind::kUnknown) {
-          t.kind = TypeInfo::Kind::kTensor;
-        }
-        t.has_shape = false;
-        t.dims.clear();
-        m.body = std::make_shared<const ModBody>(
-            Plan::Build(copy, *ctx.opsets, *ctx.options, *ctx.outer_types, ctx.depth));
+        m.body = CompileSubgraphBody(*m.graph, ctx, {q_type});
       }
     }
   }
@@ -233,30 +204,8 @@ class FlexAttentionOp final : public Op {
       C* scores = scores_t.data<C>();
       const int64_t heads = B * hq;
       // scores[b,h] = scale * Q[b,h] K[b,h/group]^T
-      if constexpr (std::is_same<C, float>::value) {
-        for (int64_t bh = 0; bh < heads; ++bh) {
-          const int64_t b = bh / hq, kvh = (bh % hq) / group;
-          kernels::GemmF32(false, true, L, S, D, static_cast<float>(scale), q + bh * L * D, D,
-                           k + (b * hkv + kvh) * S * D, D, 0.0f, scores + bh * L * S, S,
-                           rc.parallel());
-        }
-      } else {
-        rc.parallel().For(heads, [=](int64_t begin, int64_t end) {
-          for (int64_t bh = begin; bh < end; ++bh) {
-            const int64_t b = bh / hq, kvh = (bh % hq) / group;
-            const C* qh = q + bh * L * D;
-            const C* kh = k + (b * hkv + kvh) * S * D;
-            C* sc = scores + bh * L * S;
-            for (int64_t i = 0; i < L; ++i) {
-              for (int64_t j = 0; j < S; ++j) {
-                C acc = 0;
-                for (int64_t d = 0; d < D; ++d) acc += qh[i * D + d] * kh[j * D + d];
-                sc[i * S + j] = acc * static_cast<C>(scale);
-              }
-            }
-          }
-        });
-      }
+      HeadsGemm<C>(true, heads, hq, hkv, group, L, S, D, static_cast<C>(scale), q, k, scores,
+                   rc.parallel());
       std::map<std::string, Value> outer;
       if (!score_mods.empty() || !prob_mods.empty()) {
         for (size_t i = 0; i < outer_names.size(); ++i) {
@@ -306,30 +255,7 @@ class FlexAttentionOp final : public Op {
       } else {
         y = out.data<C>();
       }
-      if constexpr (std::is_same<C, float>::value) {
-        for (int64_t bh = 0; bh < heads; ++bh) {
-          const int64_t b = bh / hq, kvh = (bh % hq) / group;
-          kernels::GemmF32(false, false, L, dv, S, 1.0f, probs + bh * L * S, S,
-                           v + (b * hkv + kvh) * S * dv, dv, 0.0f, y + bh * L * dv, dv,
-                           rc.parallel());
-        }
-      } else {
-        rc.parallel().For(heads, [=](int64_t begin, int64_t end) {
-          for (int64_t bh = begin; bh < end; ++bh) {
-            const int64_t b = bh / hq, kvh = (bh % hq) / group;
-            const C* p = probs + bh * L * S;
-            const C* vh = v + (b * hkv + kvh) * S * dv;
-            C* yh = y + bh * L * dv;
-            for (int64_t i = 0; i < L; ++i) {
-              for (int64_t j = 0; j < dv; ++j) {
-                C acc = 0;
-                for (int64_t s = 0; s < S; ++s) acc += p[i * S + s] * vh[s * dv + j];
-                yh[i * dv + j] = acc;
-              }
-            }
-          }
-        });
-      }
+      HeadsGemm<C>(false, heads, hq, hkv, group, L, dv, S, C(1), probs, v, y, rc.parallel());
       if (is16) {
         kernels::Narrow16(kind, reinterpret_cast<const float*>(y), out.data<uint16_t>(),
                           static_cast<size_t>(out.num_elements()));

@@ -15,29 +15,11 @@
 
 #include "graph/ops/families.h"
 #include "graph/ops/indexing_internal.h"
-#include "kernels/copy.h"
 #include "kernels/float16.h"
 
 namespace simplecpp::graph {
 namespace indexing {
 namespace {
-
-// RunFn for "output element = input element at sum_k offsets[k][i_k]" (see kernels/copy.h).
-RunFn AxisGatherRunFn(DType dtype, const Dims& out_dims, std::vector<std::vector<int64_t>> offsets) {
-  const size_t es = dtype == DType::kString ? 1 : DTypeSize(dtype);
-  auto plan = std::make_shared<const kernels::AxisGatherPlan>(
-      kernels::PlanAxisGather(es, out_dims, std::move(offsets)));
-  if (dtype == DType::kString) {
-    return [plan](RunContext& ctx) {
-      kernels::AxisGatherStrings(*plan, ctx.input(0).strings().data(),
-                                 ctx.output(0).strings().data(), nullptr, ctx.parallel());
-    };
-  }
-  return [plan](RunContext& ctx) {
-    kernels::AxisGatherBytes(*plan, ctx.input(0).raw_data(), ctx.output(0).raw_data(), nullptr,
-                             ctx.parallel());
-  };
-}
 
 std::vector<int64_t> Iota(int64_t n, int64_t step) {
   std::vector<int64_t> v(static_cast<size_t>(n));
@@ -55,11 +37,7 @@ class GatherNDOp : public Op {
       : batch_dims_(init.opset() >= 12 ? init.GetInt("batch_dims", 0) : 0) {
     if (batch_dims_ < 0) init.Fail("batch_dims must be >= 0, got " + std::to_string(batch_dims_));
   }
-  void InferTypes(TypeContext& ctx) const override {
-    RequireMovable(ctx, 0);
-    RequireIntegerIndex(ctx, 1, "indices");
-    ctx.set_output_dtype(0, ctx.input_dtype(0));
-  }
+  void InferTypes(TypeContext& ctx) const override { InferMoveByIndexTypes(ctx, "indices"); }
   RunFn Prepare(PrepareContext& ctx) const override {
     const Dims& data = ctx.input_dims(0);
     const Dims& idx = ctx.input_dims(1);
@@ -177,9 +155,7 @@ class ReverseSequenceOp : public Op {
     }
   }
   void InferTypes(TypeContext& ctx) const override {
-    RequireMovable(ctx, 0);
-    RequireIntegerIndex(ctx, 1, "sequence_lens");
-    ctx.set_output_dtype(0, ctx.input_dtype(0));
+    InferMoveByIndexTypes(ctx, "sequence_lens");
   }
   RunFn Prepare(PrepareContext& ctx) const override {
     const Dims& in = ctx.input_dims(0);

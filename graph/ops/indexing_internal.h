@@ -17,6 +17,8 @@
 
 namespace simplecpp::graph::indexing {
 
+using tensor_ops::AxisGatherRunFn;
+using tensor_ops::InferMoveByIndexTypes;
 using tensor_ops::IntsToString;
 using tensor_ops::IsMovableDType;
 using tensor_ops::ReadInts;

@@ -95,17 +95,51 @@ RunFn VisitScatter(const PrepareContext& ctx, DType dtype, Reduction red, F&& f)
   return run;
 }
 
-// ---- ScatterND ----
-// data [d_0..d_{r-1}], indices [i_0..i_{q-2}, k], updates = indices.shape[:q-1] + data.shape[k:].
-class ScatterNDOp : public Op {
+// ScatterND and ScatterElements: data (input 0), indices (input 1), updates (input 2, data's
+// dtype); the output has data's shape.
+class ScatterOp : public Op {
  public:
-  explicit ScatterNDOp(const OpInit& init) : reduction_(ParseReduction(init)) {}
+  explicit ScatterOp(const OpInit& init) : reduction_(ParseReduction(init)) {}
   void InferTypes(TypeContext& ctx) const override {
     RequireMovable(ctx, 0);
     RequireIntegerIndex(ctx, 1, "indices");
     ctx.RequireSameDType(0, 2);
     ctx.set_output_dtype(0, ctx.input_dtype(0));
   }
+
+ protected:
+  // RunFn: the output is a copy of data (`total` elements) with update slice t (`slice`
+  // elements, row-major from updates) combined in at output offset offsets[t], where
+  // `offsets(ctx)` computes (and range-checks) every offset before any write, so a failing run
+  // leaves no half-scattered output.
+  template <typename OffsetsFn>
+  RunFn MakeRun(const PrepareContext& ctx, int64_t total, int64_t slice, OffsetsFn offsets) const {
+    return VisitScatter(ctx, ctx.input_dtype(0), reduction_, [&](auto tag, auto red) -> RunFn {
+      using T = decltype(tag);
+      constexpr Reduction R = decltype(red)::value;
+      return [=](RunContext& ctx) {
+        const T* x = DataOf<T>(ctx.input(0));
+        const T* u = DataOf<T>(ctx.input(2));
+        T* y = DataOf<T>(ctx.output(0));
+        const std::vector<int64_t> off = offsets(ctx);
+        if (x != y) CopyElements(x, y, total);
+        for (size_t t = 0; t < off.size(); ++t) {
+          T* dst = y + off[t];
+          const T* src = u + static_cast<int64_t>(t) * slice;
+          for (int64_t i = 0; i < slice; ++i) Combine<T, R>(dst[i], src[i]);
+        }
+      };
+    });
+  }
+
+  Reduction reduction_;
+};
+
+// ---- ScatterND ----
+// data [d_0..d_{r-1}], indices [i_0..i_{q-2}, k], updates = indices.shape[:q-1] + data.shape[k:].
+class ScatterNDOp : public ScatterOp {
+ public:
+  using ScatterOp::ScatterOp;
   RunFn Prepare(PrepareContext& ctx) const override {
     const Dims& data = ctx.input_dims(0);
     const Dims& idx = ctx.input_dims(1);
@@ -132,51 +166,28 @@ class ScatterNDOp : public Op {
     const std::vector<int64_t> dims(data.begin(), data.begin() + k);
     const std::vector<int64_t> tstrides(strides.begin(), strides.begin() + k);
     const IndexReader read = IndexReaderFor(ctx.input_dtype(1));
-    return VisitScatter(ctx, dtype, reduction_, [&](auto tag, auto red) -> RunFn {
-      using T = decltype(tag);
-      constexpr Reduction R = decltype(red)::value;
-      return [=](RunContext& ctx) {
-        const T* x = DataOf<T>(ctx.input(0));
-        const void* ind = ctx.input(1).raw_data();
-        const T* u = DataOf<T>(ctx.input(2));
-        T* y = DataOf<T>(ctx.output(0));
-        // Check every index before writing, so a failing run leaves no half-scattered output.
-        std::vector<int64_t> offsets(static_cast<size_t>(tuples));
-        for (int64_t t = 0; t < tuples; ++t) {
-          int64_t offset = 0;
-          for (int64_t e = 0; e < k; ++e) {
-            const int64_t pos = t * k + e;
-            offset += CheckIndex(ctx, read(ind, pos), dims[e], "index", pos) * tstrides[e];
-          }
-          offsets[t] = offset;
+    return MakeRun(ctx, total, slice, [=](const RunContext& ctx) {
+      const void* ind = ctx.input(1).raw_data();
+      std::vector<int64_t> offsets(static_cast<size_t>(tuples));
+      for (int64_t t = 0; t < tuples; ++t) {
+        int64_t offset = 0;
+        for (int64_t e = 0; e < k; ++e) {
+          const int64_t pos = t * k + e;
+          offset += CheckIndex(ctx, read(ind, pos), dims[e], "index", pos) * tstrides[e];
         }
-        if (x != y) CopyElements(x, y, total);
-        for (int64_t t = 0; t < tuples; ++t) {
-          T* dst = y + offsets[t];
-          const T* src = u + t * slice;
-          for (int64_t i = 0; i < slice; ++i) Combine<T, R>(dst[i], src[i]);
-        }
-      };
+        offsets[t] = offset;
+      }
+      return offsets;
     });
   }
-
- private:
-  Reduction reduction_;
 };
 
 // ---- ScatterElements / Scatter ----
 // data, indices and updates have the same rank; updates has the shape of indices, and
 // indices.shape[k] <= data.shape[k] for k != axis. output[p with p[axis] = indices[p]] = updates[p].
-class ScatterElementsOp : public Op {
+class ScatterElementsOp : public ScatterOp {
  public:
-  explicit ScatterElementsOp(const OpInit& init)
-      : axis_(init.GetInt("axis", 0)), reduction_(ParseReduction(init)) {}
-  void InferTypes(TypeContext& ctx) const override {
-    RequireMovable(ctx, 0);
-    RequireIntegerIndex(ctx, 1, "indices");
-    ctx.RequireSameDType(0, 2);
-    ctx.set_output_dtype(0, ctx.input_dtype(0));
-  }
+  explicit ScatterElementsOp(const OpInit& init) : ScatterOp(init), axis_(init.GetInt("axis", 0)) {}
   RunFn Prepare(PrepareContext& ctx) const override {
     const Dims& data = ctx.input_dims(0);
     const Dims& idx = ctx.input_dims(1);
@@ -206,38 +217,29 @@ class ScatterElementsOp : public Op {
     const Dims index_dims = idx;
     const int64_t bound = data[axis];
     const IndexReader read = IndexReaderFor(ctx.input_dtype(1));
-    return VisitScatter(ctx, dtype, reduction_, [&](auto tag, auto red) -> RunFn {
-      using T = decltype(tag);
-      constexpr Reduction R = decltype(red)::value;
-      return [=](RunContext& ctx) {
-        const T* x = DataOf<T>(ctx.input(0));
-        const void* ind = ctx.input(1).raw_data();
-        const T* u = DataOf<T>(ctx.input(2));
-        T* y = DataOf<T>(ctx.output(0));
-        // Output offset of every update, computed (and checked) before any write.
-        std::vector<int64_t> offsets(static_cast<size_t>(n));
-        std::vector<int64_t> pos(index_dims.size(), 0);
-        for (int64_t i = 0; i < n; ++i) {
-          int64_t o = 0;
-          for (int64_t k = 0; k < r; ++k) {
-            o += (k == axis ? CheckIndex(ctx, read(ind, i), bound, "index", i) : pos[k]) *
-                 dstrides[k];
-          }
-          offsets[i] = o;
-          for (int64_t k = r - 1; k >= 0; --k) {  // odometer over the indices shape
-            if (++pos[k] < index_dims[k]) break;
-            pos[k] = 0;
-          }
+    // Each update is a slice of one element.
+    return MakeRun(ctx, total, 1, [=](const RunContext& ctx) {
+      const void* ind = ctx.input(1).raw_data();
+      std::vector<int64_t> offsets(static_cast<size_t>(n));
+      std::vector<int64_t> pos(index_dims.size(), 0);
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t o = 0;
+        for (int64_t k = 0; k < r; ++k) {
+          o += (k == axis ? CheckIndex(ctx, read(ind, i), bound, "index", i) : pos[k]) *
+               dstrides[k];
         }
-        if (x != y) CopyElements(x, y, total);
-        for (int64_t i = 0; i < n; ++i) Combine<T, R>(y[offsets[i]], u[i]);
-      };
+        offsets[i] = o;
+        for (int64_t k = r - 1; k >= 0; --k) {  // odometer over the indices shape
+          if (++pos[k] < index_dims[k]) break;
+          pos[k] = 0;
+        }
+      }
+      return offsets;
     });
   }
 
  private:
   int64_t axis_;
-  Reduction reduction_;
 };
 
 }  // namespace

@@ -8,9 +8,7 @@
 #include "kernels/copy.h"
 
 namespace simplecpp::graph::tensor_ops {
-namespace {
 
-// RunFn for an axis gather of input 0 into output 0.
 RunFn AxisGatherRunFn(DType dtype, const Dims& out_dims, std::vector<std::vector<int64_t>> offsets) {
   const size_t es = dtype == DType::kString ? 1 : DTypeSize(dtype);
   auto plan = std::make_shared<const kernels::AxisGatherPlan>(
@@ -26,6 +24,8 @@ RunFn AxisGatherRunFn(DType dtype, const Dims& out_dims, std::vector<std::vector
                              ctx.parallel());
   };
 }
+
+namespace {
 
 // Copies rows of `row_len` elements: src rows are src_stride apart, dst rows dst_stride apart.
 void CopyRows(const Tensor& src, int64_t src_offset, int64_t src_stride, Tensor& dst,
@@ -313,15 +313,20 @@ Tensor NormalizedIndices(RunContext& ctx, const Tensor& indices, int64_t bound) 
   return out;
 }
 
-// ---- Gather ----
-class GatherOp : public Op {
+// Gather and GatherElements: data (input 0) indexed along `axis` by indices (input 1).
+class AxisIndexOp : public Op {
  public:
-  explicit GatherOp(const OpInit& init) : axis_(init.GetInt("axis", 0)) {}
-  void InferTypes(TypeContext& ctx) const override {
-    RequireMovable(ctx, 0);
-    RequireIntegerIndex(ctx, 1, "indices");
-    ctx.set_output_dtype(0, ctx.input_dtype(0));
-  }
+  explicit AxisIndexOp(const OpInit& init) : axis_(init.GetInt("axis", 0)) {}
+  void InferTypes(TypeContext& ctx) const override { InferMoveByIndexTypes(ctx, "indices"); }
+
+ protected:
+  int64_t axis_;
+};
+
+// ---- Gather ----
+class GatherOp : public AxisIndexOp {
+ public:
+  using AxisIndexOp::AxisIndexOp;
   RunFn Prepare(PrepareContext& ctx) const override {
     const Dims& in = ctx.input_dims(0);
     const Dims& idx = ctx.input_dims(1);
@@ -354,20 +359,12 @@ class GatherOp : public Op {
                            inner, norm.data<int64_t>(), ind.num_elements(), ctx.parallel());
     };
   }
-
- private:
-  int64_t axis_;
 };
 
 // ---- GatherElements ----
-class GatherElementsOp : public Op {
+class GatherElementsOp : public AxisIndexOp {
  public:
-  explicit GatherElementsOp(const OpInit& init) : axis_(init.GetInt("axis", 0)) {}
-  void InferTypes(TypeContext& ctx) const override {
-    RequireMovable(ctx, 0);
-    RequireIntegerIndex(ctx, 1, "indices");
-    ctx.set_output_dtype(0, ctx.input_dtype(0));
-  }
+  using AxisIndexOp::AxisIndexOp;
   RunFn Prepare(PrepareContext& ctx) const override {
     const Dims& in = ctx.input_dims(0);
     const Dims& idx = ctx.input_dims(1);
@@ -404,20 +401,13 @@ class GatherElementsOp : public Op {
                                    index_dims, norm.data<int64_t>(), ax, es, ctx.parallel());
     };
   }
-
- private:
-  int64_t axis_;
 };
 
 // ---- Expand (bidirectional broadcast to a shape input) ----
 class ExpandOp : public Op {
  public:
   explicit ExpandOp(const OpInit&) {}
-  void InferTypes(TypeContext& ctx) const override {
-    RequireMovable(ctx, 0);
-    RequireIntegerIndex(ctx, 1, "shape");
-    ctx.set_output_dtype(0, ctx.input_dtype(0));
-  }
+  void InferTypes(TypeContext& ctx) const override { InferMoveByIndexTypes(ctx, "shape"); }
   std::vector<int> ValueInputs() const override { return {1}; }
   RunFn Prepare(PrepareContext& ctx) const override {
     const Dims& in = ctx.input_dims(0);

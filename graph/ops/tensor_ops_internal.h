@@ -45,6 +45,14 @@ inline void RequireIntegerIndex(const TypeContext& ctx, int i, const char* what)
   }
 }
 
+// InferTypes of the ops that move elements of input 0 (any movable dtype) as directed by the
+// int32 / int64 input 1 (`what`: indices, shape, ...): the output has input 0's dtype.
+inline void InferMoveByIndexTypes(TypeContext& ctx, const char* what) {
+  RequireMovable(ctx, 0);
+  RequireIntegerIndex(ctx, 1, what);
+  ctx.set_output_dtype(0, ctx.input_dtype(0));
+}
+
 // Reads an optional int32/int64 value input as int64s; `present` tells whether it was given.
 inline std::vector<int64_t> ReadInts(const PrepareContext& ctx, int i, bool* present = nullptr) {
   if (present) *present = ctx.has_input(i);
@@ -72,6 +80,10 @@ inline std::vector<int64_t> NormalizeAxes(const PrepareContext& ctx, const std::
   }
   return out;
 }
+
+// RunFn for "output 0 element = input 0 element at sum_k offsets[k][i_k]", i the output index
+// (see kernels/copy.h AxisGatherBytes); defined in tensor_gather.cc.
+RunFn AxisGatherRunFn(DType dtype, const Dims& out_dims, std::vector<std::vector<int64_t>> offsets);
 
 inline std::string IntsToString(const std::vector<int64_t>& v) { return DimsToString(v); }
 

@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "graph/op_test_options.h"
 #include "graph/op_test_util.h"
+#include "graph/ops/float16_compare.h"
 #include "kernels/float16.h"
 #include "simplecpp/error.h"
 
@@ -16,11 +18,7 @@ namespace simplecpp::testing {
 namespace {
 
 RunNodeOptions Opts(int threads = 1, int num_outputs = 2) {
-  RunNodeOptions o;
-  o.opset = 27;
-  o.num_outputs = num_outputs;
-  o.threads = threads;
-  return o;
+  return NodeOptions(27, threads, num_outputs);
 }
 
 struct LaRef {
@@ -156,17 +154,8 @@ TEST_CASE("LinearAttention default rule is gated_delta") {
 TEST_CASE("LinearAttention float16 / bfloat16") {
   for (DType dt : {DType::kFloat16, DType::kBFloat16}) {
     CAPTURE(DTypeName(dt));
-    const auto kind = dt == DType::kBFloat16 ? kernels::Float16Kind::kBFloat16 : kernels::Float16Kind::kHalf;
-    auto to16 = [&](const Tensor& f) {
-      Tensor t(dt, f.dims());
-      for (int64_t i = 0; i < f.num_elements(); ++i) t.data<uint16_t>()[i] = kernels::Narrow16One(kind, f.data<float>()[i]);
-      return t;
-    };
-    auto to32 = [&](const Tensor& h) {
-      Tensor t(DType::kFloat32, h.dims());
-      for (int64_t i = 0; i < h.num_elements(); ++i) t.data<float>()[i] = kernels::Widen16One(kind, h.data<uint16_t>()[i]);
-      return t;
-    };
+    auto to16 = [&](const Tensor& f) { return f16::To16(f, dt); };
+    auto to32 = [](const Tensor& h) { return f16::To32(h); };
     const Tensor q = to16(RandomF32({2, 3, 16}, 1)), k = to16(RandomF32({2, 3, 8}, 2, -0.4f, 0.4f));
     const Tensor v = to16(RandomF32({2, 3, 8}, 3)), past = to16(RandomF32({2, 2, 4, 4}, 4));
     const Tensor decay = to16(RandomF32({2, 3, 8}, 5, -0.5f, 0.0f)), beta = to16(RandomF32({2, 3, 2}, 6, 0.0f, 1.0f));

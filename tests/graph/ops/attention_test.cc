@@ -105,6 +105,21 @@ struct AttnRef {
   std::vector<double> y, present_k, present_v, qk;
 };
 
+// A case of these sizes; the other fields keep their defaults.
+AttnCase Sizes(int64_t b, int64_t hq, int64_t hkv, int64_t sq, int64_t skv, int64_t d, int64_t dv,
+               int64_t past = 0) {
+  AttnCase c;
+  c.b = b;
+  c.hq = hq;
+  c.hkv = hkv;
+  c.sq = sq;
+  c.skv = skv;
+  c.past = past;
+  c.d = d;
+  c.dv = dv;
+  return c;
+}
+
 AttnRef RefAttention(const AttnCase& c, const Tensor& q, const Tensor& k, const Tensor& v,
                      const Tensor* pk, const Tensor* pv) {
   const int64_t T = c.past + c.skv, group = c.hq / c.hkv;
@@ -201,14 +216,7 @@ TEST_CASE("Attention 4-D matches the reference over odd shapes and GQA") {
   for (int64_t sq : {1, 3, 17}) {
     for (int64_t skv : {1, 3, 17}) {
       for (auto heads : {std::pair<int64_t, int64_t>{2, 2}, {6, 2}, {3, 1}}) {
-        AttnCase c;
-        c.b = 2;
-        c.hq = heads.first;
-        c.hkv = heads.second;
-        c.sq = sq;
-        c.skv = skv;
-        c.d = 5;
-        c.dv = 7;
+        AttnCase c = Sizes(2, heads.first, heads.second, sq, skv, 5, 7);
         CAPTURE(sq);
         CAPTURE(skv);
         CAPTURE(c.hq);
@@ -222,14 +230,7 @@ TEST_CASE("Attention 4-D matches the reference over odd shapes and GQA") {
 }
 
 TEST_CASE("Attention 3-D layout with GQA, scale and softcap") {
-  AttnCase c;
-  c.b = 2;
-  c.hq = 4;
-  c.hkv = 2;
-  c.sq = 3;
-  c.skv = 17;
-  c.d = 8;
-  c.dv = 3;
+  AttnCase c = Sizes(2, 4, 2, 3, 17, 8, 3);
   c.scale = 0.3;
   c.softcap = 2.5;
   const AttnInputs in = MakeInputs(c, 7);
@@ -247,14 +248,7 @@ TEST_CASE("Attention 3-D layout with GQA, scale and softcap") {
 }
 
 TEST_CASE("Attention masks: float 2-D, bool 4-D broadcast, short mask padded with -inf") {
-  AttnCase c;
-  c.b = 2;
-  c.hq = 3;
-  c.hkv = 3;
-  c.sq = 3;
-  c.skv = 5;
-  c.d = 4;
-  c.dv = 4;
+  AttnCase c = Sizes(2, 3, 3, 3, 5, 4, 4);
   const AttnInputs in = MakeInputs(c, 21);
   SUBCASE("float [Sq, T]") {
     const Tensor m = RandomF32({c.sq, c.skv}, 5, -3, 1);
@@ -292,15 +286,7 @@ TEST_CASE("Attention masks: float 2-D, bool 4-D broadcast, short mask padded wit
 TEST_CASE("Attention causal with past cache, present outputs and every qk output mode") {
   for (int mode = 0; mode < 4; ++mode) {
     for (bool three_d : {false, true}) {
-      AttnCase c;
-      c.b = 2;
-      c.hq = 4;
-      c.hkv = 2;
-      c.sq = 3;
-      c.skv = 3;
-      c.past = 4;
-      c.d = 6;
-      c.dv = 5;
+      AttnCase c = Sizes(2, 4, 2, 3, 3, 6, 5, 4);
       c.causal = true;
       c.softcap = 1.5;
       c.qk_mode = mode;
@@ -332,15 +318,7 @@ TEST_CASE("Attention causal with past cache, present outputs and every qk output
 }
 
 TEST_CASE("Attention past without present outputs, S=1 decode step") {
-  AttnCase c;
-  c.b = 1;
-  c.hq = 8;
-  c.hkv = 1;
-  c.sq = 1;
-  c.skv = 1;
-  c.past = 17;
-  c.d = 16;
-  c.dv = 16;
+  AttnCase c = Sizes(1, 8, 1, 1, 1, 16, 16, 17);
   c.causal = true;
   const AttnInputs in = MakeInputs(c, 41);
   const AttnRef ref = RefAttention(c, in.q, in.k, in.v, &in.pk, &in.pv);
@@ -351,14 +329,7 @@ TEST_CASE("Attention past without present outputs, S=1 decode step") {
 
 TEST_CASE("Attention opset 24 nonpad_kv_seqlen, with and without causal") {
   for (bool causal : {false, true}) {
-    AttnCase c;
-    c.b = 3;
-    c.hq = 2;
-    c.hkv = 2;
-    c.sq = 2;
-    c.skv = 6;
-    c.d = 4;
-    c.dv = 4;
+    AttnCase c = Sizes(3, 2, 2, 2, 6, 4, 4);
     c.causal = causal;
     c.nonpad = {6, 4, 2};
     CAPTURE(causal);
@@ -379,15 +350,7 @@ TEST_CASE("Attention opset 24 nonpad_kv_seqlen, with and without causal") {
 TEST_CASE("Attention float16 / bfloat16 storage") {
   for (DType dt : {DType::kFloat16, DType::kBFloat16}) {
     CAPTURE(DTypeName(dt));
-    AttnCase c;
-    c.b = 2;
-    c.hq = 4;
-    c.hkv = 2;
-    c.sq = 3;
-    c.skv = 5;
-    c.past = 2;
-    c.d = 8;
-    c.dv = 8;
+    AttnCase c = Sizes(2, 4, 2, 3, 5, 8, 8, 2);
     c.causal = true;
     const AttnInputs in = MakeInputs(c, 61, dt);
     const Tensor m = Rounded(RandomF32({c.sq, c.past + c.skv}, 62, -1, 0), dt);
@@ -405,14 +368,7 @@ TEST_CASE("Attention float16 / bfloat16 storage") {
 }
 
 TEST_CASE("Attention result does not depend on the thread count") {
-  AttnCase c;
-  c.b = 2;
-  c.hq = 4;
-  c.hkv = 4;
-  c.sq = 70;  // several query-row blocks
-  c.skv = 70;
-  c.d = 16;
-  c.dv = 16;
+  AttnCase c = Sizes(2, 4, 4, 70, 70, 16, 16);  // sq 70: several query-row blocks
   c.causal = true;
   const AttnInputs in = MakeInputs(c, 71);
   const auto one = RunNode("Attention", {in.q, in.k, in.v}, AttnAttrs(c, false), Opts(23, 1, 1));

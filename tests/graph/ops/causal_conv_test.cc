@@ -7,7 +7,9 @@
 #include <cmath>
 #include <vector>
 
+#include "graph/op_test_options.h"
 #include "graph/op_test_util.h"
+#include "graph/ops/float16_compare.h"
 #include "kernels/float16.h"
 #include "simplecpp/error.h"
 
@@ -15,11 +17,7 @@ namespace simplecpp::testing {
 namespace {
 
 RunNodeOptions Opts(int threads = 1, int num_outputs = 2) {
-  RunNodeOptions o;
-  o.opset = 27;
-  o.num_outputs = num_outputs;
-  o.threads = threads;
-  return o;
+  return NodeOptions(27, threads, num_outputs);
 }
 
 struct ConvRef {
@@ -129,17 +127,8 @@ TEST_CASE("CausalConvWithState streaming equals one long call") {
 TEST_CASE("CausalConvWithState float16 / bfloat16") {
   for (DType dt : {DType::kFloat16, DType::kBFloat16}) {
     CAPTURE(DTypeName(dt));
-    const auto kind = dt == DType::kBFloat16 ? kernels::Float16Kind::kBFloat16 : kernels::Float16Kind::kHalf;
-    auto to16 = [&](const Tensor& f) {
-      Tensor t(dt, f.dims());
-      for (int64_t i = 0; i < f.num_elements(); ++i) t.data<uint16_t>()[i] = kernels::Narrow16One(kind, f.data<float>()[i]);
-      return t;
-    };
-    auto to32 = [&](const Tensor& h) {
-      Tensor t(DType::kFloat32, h.dims());
-      for (int64_t i = 0; i < h.num_elements(); ++i) t.data<float>()[i] = kernels::Widen16One(kind, h.data<uint16_t>()[i]);
-      return t;
-    };
+    auto to16 = [&](const Tensor& f) { return f16::To16(f, dt); };
+    auto to32 = [](const Tensor& h) { return f16::To32(h); };
     const Tensor x = to16(RandomF32({2, 3, 5}, 11));
     const Tensor w = to16(RandomF32({3, 1, 3}, 12));
     const Tensor bias = to16(RandomF32({3}, 13));

@@ -9,28 +9,16 @@
 #include <functional>
 #include <vector>
 
+#include "graph/op_test_options.h"
 #include "graph/op_test_util.h"
+#include "graph/ops/tensor_test_util.h"
 #include "kernels/float16.h"
 #include "simplecpp/error.h"
 
 namespace simplecpp::testing {
 namespace {
 
-RunNodeOptions Opts(int64_t opset, int threads = 1) {
-  RunNodeOptions o;
-  o.opset = opset;
-  o.threads = threads;
-  return o;
-}
-
-int CodeOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return static_cast<int>(e.code());
-  }
-  return 0;
-}
+using tensor_test::ErrorCodeOf;
 
 struct Cfg {
   int64_t n, c, h, w, oc, kh, kw, group, og, sh, sw, dh, dw, pt, pl, pb, pr;
@@ -99,7 +87,7 @@ void RunCase(const Cfg& g, bool with_bias, bool with_mask, uint32_t seed) {
   if (with_bias || with_mask) in.push_back(with_bias ? bias : Tensor());
   if (with_mask) in.push_back(mask);
   for (int threads : {1, 3}) {
-    auto out = RunNode("DeformConv", in, attrs, Opts(19, threads));
+    auto out = RunNode("DeformConv", in, attrs, NodeOptions(19, threads));
     REQUIRE(out[0].dims() == Dims{g.n, g.oc, oh, ow});
     const std::vector<double> want = Reference(g, x, wt, off, with_bias ? &bias : nullptr,
                                                with_mask ? &mask : nullptr, oh, ow);
@@ -125,7 +113,7 @@ TEST_CASE("DeformConv with zero offsets and no mask equals Conv") {
   auto conv = RunNode("Conv", {x, w, b}, attrs);
   Tensor off(DType::kFloat32, {2, 18, 3, 7});
   for (int64_t i = 0; i < off.num_elements(); ++i) off.data<float>()[i] = 0.0f;
-  auto deform = RunNode("DeformConv", {x, w, off, b}, attrs, Opts(22));
+  auto deform = RunNode("DeformConv", {x, w, off, b}, attrs, NodeOptions(22));
   REQUIRE(deform[0].dims() == conv[0].dims());
   for (int64_t i = 0; i < conv[0].num_elements(); ++i) {
     CHECK(deform[0].data<float>()[i] == doctest::Approx(conv[0].data<float>()[i]).epsilon(1e-5));
@@ -149,8 +137,8 @@ TEST_CASE("DeformConv float16") {
     return t;
   };
   const Tensor x16 = to16(x), w16 = to16(w), off16 = to16(off);
-  auto ref = RunNode("DeformConv", {back(x16), back(w16), back(off16)}, {}, Opts(19));
-  auto out = RunNode("DeformConv", {x16, w16, off16}, {}, Opts(19));
+  auto ref = RunNode("DeformConv", {back(x16), back(w16), back(off16)}, {}, NodeOptions(19));
+  auto out = RunNode("DeformConv", {x16, w16, off16}, {}, NodeOptions(19));
   REQUIRE(out[0].dtype() == DType::kFloat16);
   for (int64_t i = 0; i < ref[0].num_elements(); ++i) {
     CHECK(kernels::HalfBitsToFloat(out[0].data<uint16_t>()[i]) ==
@@ -163,43 +151,47 @@ TEST_CASE("DeformConv errors") {
   const Tensor w = RandomF32({2, 4, 3, 3}, 2);
   const Tensor off = RandomF32({1, 18, 3, 3}, 3);
   const int invalid_arg = static_cast<int>(ErrorCode::kInvalidArgument);
-  CHECK(CodeOf([&] { RunNode("DeformConv", {x, w, off}, {}, Opts(19)); }) == 0);
+  CHECK(ErrorCodeOf([&] { RunNode("DeformConv", {x, w, off}, {}, NodeOptions(19)); }) == 0);
   // Offset with the wrong channel count / spatial size.
-  CHECK(CodeOf([&] {
-    RunNode("DeformConv", {x, w, RandomF32({1, 16, 3, 3}, 3)}, {}, Opts(19));
-  }) == invalid_arg);
-  CHECK(CodeOf([&] {
-    RunNode("DeformConv", {x, w, RandomF32({1, 18, 4, 3}, 3)}, {}, Opts(19));
-  }) == invalid_arg);
+  CHECK(ErrorCodeOf([&] {
+          RunNode("DeformConv", {x, w, RandomF32({1, 16, 3, 3}, 3)}, {}, NodeOptions(19));
+        }) == invalid_arg);
+  CHECK(ErrorCodeOf([&] {
+          RunNode("DeformConv", {x, w, RandomF32({1, 18, 4, 3}, 3)}, {}, NodeOptions(19));
+        }) == invalid_arg);
   // Channels vs group, offset_group not dividing C, bias and mask shapes, kernel_shape mismatch.
-  CHECK(CodeOf([&] { RunNode("DeformConv", {x, w, off}, {AttrInt("group", 2)}, Opts(19)); }) ==
-        invalid_arg);
-  CHECK(CodeOf([&] {
-    RunNode("DeformConv", {x, w, RandomF32({1, 54, 3, 3}, 3)}, {AttrInt("offset_group", 3)},
-            Opts(19));
-  }) == invalid_arg);
-  CHECK(CodeOf([&] {
-    RunNode("DeformConv", {x, w, off, RandomF32({3}, 4)}, {}, Opts(19));
-  }) == invalid_arg);
-  CHECK(CodeOf([&] {
-    RunNode("DeformConv", {x, w, off, Tensor(), RandomF32({1, 9, 3, 2}, 4)}, {}, Opts(19));
-  }) == invalid_arg);
-  CHECK(CodeOf([&] {
-    RunNode("DeformConv", {x, w, off}, {AttrInts("kernel_shape", {2, 2})}, Opts(19));
-  }) == invalid_arg);
+  CHECK(ErrorCodeOf([&] {
+          RunNode("DeformConv", {x, w, off}, {AttrInt("group", 2)}, NodeOptions(19));
+        }) == invalid_arg);
+  CHECK(ErrorCodeOf([&] {
+          RunNode("DeformConv", {x, w, RandomF32({1, 54, 3, 3}, 3)}, {AttrInt("offset_group", 3)},
+                  NodeOptions(19));
+        }) == invalid_arg);
+  CHECK(ErrorCodeOf([&] {
+          RunNode("DeformConv", {x, w, off, RandomF32({3}, 4)}, {}, NodeOptions(19));
+        }) == invalid_arg);
+  CHECK(ErrorCodeOf([&] {
+          RunNode("DeformConv", {x, w, off, Tensor(), RandomF32({1, 9, 3, 2}, 4)}, {},
+                  NodeOptions(19));
+        }) == invalid_arg);
+  CHECK(ErrorCodeOf([&] {
+          RunNode("DeformConv", {x, w, off}, {AttrInts("kernel_shape", {2, 2})}, NodeOptions(19));
+        }) == invalid_arg);
   // Kernel larger than the padded input; bad attributes; 1-D input (not implemented).
-  CHECK(CodeOf([&] {
-    RunNode("DeformConv", {RandomF32({1, 4, 2, 5}, 1), w, off}, {}, Opts(19));
-  }) == invalid_arg);
-  CHECK(CodeOf([&] { RunNode("DeformConv", {x, w, off}, {AttrInt("group", 0)}, Opts(19)); }) ==
-        static_cast<int>(ErrorCode::kInvalidModel));
-  CHECK(CodeOf([&] {
-    RunNode("DeformConv", {x, w, off}, {AttrInts("strides", {0, 1})}, Opts(19));
-  }) == static_cast<int>(ErrorCode::kInvalidModel));
-  CHECK(CodeOf([&] {
-    RunNode("DeformConv", {RandomF32({1, 4, 5}, 1), RandomF32({2, 4, 3}, 2), RandomF32({1, 6, 3}, 3)},
-            {}, Opts(19));
-  }) == static_cast<int>(ErrorCode::kUnsupported));
+  CHECK(ErrorCodeOf([&] {
+          RunNode("DeformConv", {RandomF32({1, 4, 2, 5}, 1), w, off}, {}, NodeOptions(19));
+        }) == invalid_arg);
+  CHECK(ErrorCodeOf([&] {
+          RunNode("DeformConv", {x, w, off}, {AttrInt("group", 0)}, NodeOptions(19));
+        }) == static_cast<int>(ErrorCode::kInvalidModel));
+  CHECK(ErrorCodeOf([&] {
+          RunNode("DeformConv", {x, w, off}, {AttrInts("strides", {0, 1})}, NodeOptions(19));
+        }) == static_cast<int>(ErrorCode::kInvalidModel));
+  CHECK(ErrorCodeOf([&] {
+          RunNode("DeformConv",
+                  {RandomF32({1, 4, 5}, 1), RandomF32({2, 4, 3}, 2), RandomF32({1, 6, 3}, 3)}, {},
+                  NodeOptions(19));
+        }) == static_cast<int>(ErrorCode::kUnsupported));
 }
 
 }  // namespace

@@ -11,20 +11,16 @@
 #include <vector>
 
 #include "graph/ir.h"
+#include "graph/op_test_options.h"
 #include "graph/op_test_util.h"
+#include "graph/ops/float16_compare.h"
 #include "kernels/float16.h"
 #include "simplecpp/error.h"
 
 namespace simplecpp::testing {
 namespace {
 
-RunNodeOptions Opts(int threads = 1) {
-  RunNodeOptions o;
-  o.opset = 1;
-  o.domain = "ai.onnx.preview";
-  o.threads = threads;
-  return o;
-}
+RunNodeOptions Opts(int threads = 1) { return NodeOptions(1, threads, 1, "ai.onnx.preview"); }
 
 using ElemFn = std::function<double(double)>;
 
@@ -73,21 +69,21 @@ graph::Attribute Subgraph(const std::string& attr, const std::string& op, bool b
                           DType dt = DType::kFloat32) {
   auto g = std::make_shared<graph::Graph>();
   g->name = attr + "_body";
-  graph::ValueInfo in;
-  in.name = "scores";
-  in.type.kind = graph::TypeInfo::Kind::kTensor;
-  in.type.dtype = dt;
-  g->inputs.push_back(in);
+  // A tensor of dtype dt, shape unknown.
+  const auto tensor = [dt](const char* name) {
+    graph::ValueInfo v;
+    v.name = name;
+    v.type.kind = graph::TypeInfo::Kind::kTensor;
+    v.type.dtype = dt;
+    return v;
+  };
+  g->inputs.push_back(tensor("scores"));
   graph::Node n;
   n.op_type = op;
   n.inputs = binary ? std::vector<std::string>{"scores", "scores"} : std::vector<std::string>{"scores"};
   n.outputs = {"out"};
   g->nodes.push_back(n);
-  graph::ValueInfo out;
-  out.name = "out";
-  out.type.kind = graph::TypeInfo::Kind::kTensor;
-  out.type.dtype = dt;
-  g->outputs.push_back(out);
+  g->outputs.push_back(tensor("out"));
   graph::Attribute a;
   a.name = attr;
   a.kind = graph::AttrKind::kGraph;
@@ -205,17 +201,8 @@ TEST_CASE("FlexAttention float64") {
 TEST_CASE("FlexAttention float16 / bfloat16") {
   for (DType dt : {DType::kFloat16, DType::kBFloat16}) {
     CAPTURE(DTypeName(dt));
-    const auto kind = dt == DType::kBFloat16 ? kernels::Float16Kind::kBFloat16 : kernels::Float16Kind::kHalf;
-    auto to16 = [&](const Tensor& f) {
-      Tensor t(dt, f.dims());
-      for (int64_t i = 0; i < f.num_elements(); ++i) t.data<uint16_t>()[i] = kernels::Narrow16One(kind, f.data<float>()[i]);
-      return t;
-    };
-    auto to32 = [&](const Tensor& h) {
-      Tensor t(DType::kFloat32, h.dims());
-      for (int64_t i = 0; i < h.num_elements(); ++i) t.data<float>()[i] = kernels::Widen16One(kind, h.data<uint16_t>()[i]);
-      return t;
-    };
+    auto to16 = [&](const Tensor& f) { return f16::To16(f, dt); };
+    auto to32 = [](const Tensor& h) { return f16::To32(h); };
     const Tensor q = to16(RandomF32({2, 4, 3, 8}, 31)), k = to16(RandomF32({2, 2, 5, 8}, 32));
     const Tensor v = to16(RandomF32({2, 2, 5, 4}, 33));
     const double tol = dt == DType::kBFloat16 ? 2e-2 : 3e-3;

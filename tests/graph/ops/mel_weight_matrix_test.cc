@@ -9,28 +9,16 @@
 #include <functional>
 #include <vector>
 
+#include "graph/op_test_options.h"
 #include "graph/op_test_util.h"
+#include "graph/ops/tensor_test_util.h"
 #include "kernels/float16.h"
 #include "simplecpp/error.h"
 
 namespace simplecpp::testing {
 namespace {
 
-RunNodeOptions Opts(int64_t opset, int threads = 1) {
-  RunNodeOptions o;
-  o.opset = opset;
-  o.threads = threads;
-  return o;
-}
-
-int CodeOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return static_cast<int>(e.code());
-  }
-  return 0;
-}
+using tensor_test::ErrorCodeOf;
 
 // [dft/2 + 1, bins] row-major.
 std::vector<double> RefMel(int64_t bins, int64_t dft, int64_t rate, float lo_hz, float hi_hz) {
@@ -59,10 +47,11 @@ TEST_CASE("MelWeightMatrix matches the scalar reference") {
                      P{13, 257, 22050, 20.0f, 11000.0f}, P{1, 3, 100, 0.0f, 10.0f}}) {
     CAPTURE(p.bins);
     CAPTURE(p.dft);
-    auto out = RunNode("MelWeightMatrix",
-                       {I32({}, {static_cast<int32_t>(p.bins)}), I32({}, {static_cast<int32_t>(p.dft)}),
-                        I32({}, {static_cast<int32_t>(p.rate)}), F32({}, {p.lo}), F32({}, {p.hi})},
-                       {}, Opts(17));
+    auto out =
+        RunNode("MelWeightMatrix",
+                {I32({}, {static_cast<int32_t>(p.bins)}), I32({}, {static_cast<int32_t>(p.dft)}),
+                 I32({}, {static_cast<int32_t>(p.rate)}), F32({}, {p.lo}), F32({}, {p.hi})},
+                {}, NodeOptions(17));
     REQUIRE(out[0].dtype() == DType::kFloat32);
     REQUIRE(out[0].dims() == Dims{p.dft / 2 + 1, p.bins});
     const std::vector<double> want = RefMel(p.bins, p.dft, p.rate, p.lo, p.hi);
@@ -80,14 +69,16 @@ TEST_CASE("MelWeightMatrix matches the scalar reference") {
 
 TEST_CASE("MelWeightMatrix int64 inputs, float64 and float16 outputs") {
   const std::vector<double> want = RefMel(6, 32, 16000, 50.0f, 8000.0f);
-  auto d = RunNode("MelWeightMatrix",
-                   {I64({1}, {6}), I64({}, {32}), I64({}, {16000}), F32({}, {50.0f}), F32({}, {8000.0f})},
-                   {AttrInt("output_datatype", 11)}, Opts(17));
+  auto d = RunNode(
+      "MelWeightMatrix",
+      {I64({1}, {6}), I64({}, {32}), I64({}, {16000}), F32({}, {50.0f}), F32({}, {8000.0f})},
+      {AttrInt("output_datatype", 11)}, NodeOptions(17));
   REQUIRE(d[0].dtype() == DType::kFloat64);
   for (size_t i = 0; i < want.size(); ++i) CHECK(d[0].data<double>()[i] == want[i]);
-  auto h = RunNode("MelWeightMatrix",
-                   {I64({}, {6}), I64({}, {32}), I64({}, {16000}), F32({}, {50.0f}), F32({}, {8000.0f})},
-                   {AttrInt("output_datatype", 10)}, Opts(17));
+  auto h =
+      RunNode("MelWeightMatrix",
+              {I64({}, {6}), I64({}, {32}), I64({}, {16000}), F32({}, {50.0f}), F32({}, {8000.0f})},
+              {AttrInt("output_datatype", 10)}, NodeOptions(17));
   REQUIRE(h[0].dtype() == DType::kFloat16);
   for (size_t i = 0; i < want.size(); ++i) {
     CHECK(h[0].data<uint16_t>()[i] == kernels::FloatToHalfBits(static_cast<float>(want[i])));
@@ -99,7 +90,7 @@ TEST_CASE("MelWeightMatrix int64 inputs, float64 and float16 outputs") {
     lo.data<uint16_t>()[0] = half ? kernels::FloatToHalfBits(50.0f) : kernels::FloatToBFloat16Bits(50.0f);
     hi.data<uint16_t>()[0] = half ? kernels::FloatToHalfBits(8000.0f) : kernels::FloatToBFloat16Bits(8000.0f);
     auto f = RunNode("MelWeightMatrix", {I64({}, {6}), I64({}, {32}), I64({}, {16000}), lo, hi}, {},
-                     Opts(17));
+                     NodeOptions(17));
     for (size_t i = 0; i < want.size(); ++i) CHECK(f[0].data<float>()[i] == static_cast<float>(want[i]));
   }
 }
@@ -107,24 +98,35 @@ TEST_CASE("MelWeightMatrix int64 inputs, float64 and float16 outputs") {
 TEST_CASE("MelWeightMatrix errors") {
   auto run = [](Tensor bins, Tensor dft, Tensor rate, float lo, float hi, int64_t dt = 1) {
     RunNode("MelWeightMatrix", {bins, dft, rate, F32({}, {lo}), F32({}, {hi})},
-            {AttrInt("output_datatype", dt)}, Opts(17));
+            {AttrInt("output_datatype", dt)}, NodeOptions(17));
   };
   const int bad = static_cast<int>(ErrorCode::kInvalidArgument);
-  CHECK(CodeOf([&] { run(I32({}, {4}), I32({}, {16}), I32({}, {8000}), 0.0f, 4000.0f); }) == 0);
-  CHECK(CodeOf([&] { run(I32({2}, {4, 4}), I32({}, {16}), I32({}, {8000}), 0.0f, 4000.0f); }) == bad);
-  CHECK(CodeOf([&] { run(I32({}, {0}), I32({}, {16}), I32({}, {8000}), 0.0f, 4000.0f); }) == bad);
-  CHECK(CodeOf([&] { run(I32({}, {4}), I32({}, {0}), I32({}, {8000}), 0.0f, 4000.0f); }) == bad);
-  CHECK(CodeOf([&] { run(I32({}, {4}), I32({}, {16}), I32({}, {-1}), 0.0f, 4000.0f); }) == bad);
-  CHECK(CodeOf([&] { run(I32({}, {4}), I32({}, {16}), I32({}, {8000}), 500.0f, 100.0f); }) == bad);
-  CHECK(CodeOf([&] { run(I32({}, {4}), I32({}, {16}), I32({}, {8000}), -5.0f, 100.0f); }) == bad);
+  CHECK(ErrorCodeOf([&] { run(I32({}, {4}), I32({}, {16}), I32({}, {8000}), 0.0f, 4000.0f); }) ==
+        0);
+  CHECK(ErrorCodeOf([&] {
+          run(I32({2}, {4, 4}), I32({}, {16}), I32({}, {8000}), 0.0f, 4000.0f);
+        }) == bad);
+  CHECK(ErrorCodeOf([&] { run(I32({}, {0}), I32({}, {16}), I32({}, {8000}), 0.0f, 4000.0f); }) ==
+        bad);
+  CHECK(ErrorCodeOf([&] { run(I32({}, {4}), I32({}, {0}), I32({}, {8000}), 0.0f, 4000.0f); }) ==
+        bad);
+  CHECK(ErrorCodeOf([&] { run(I32({}, {4}), I32({}, {16}), I32({}, {-1}), 0.0f, 4000.0f); }) ==
+        bad);
+  CHECK(ErrorCodeOf([&] { run(I32({}, {4}), I32({}, {16}), I32({}, {8000}), 500.0f, 100.0f); }) ==
+        bad);
+  CHECK(ErrorCodeOf([&] { run(I32({}, {4}), I32({}, {16}), I32({}, {8000}), -5.0f, 100.0f); }) ==
+        bad);
   // Upper edge above Nyquist: band edges index past the last spectrum bin.
-  CHECK(CodeOf([&] { run(I32({}, {4}), I32({}, {16}), I32({}, {8000}), 0.0f, 7900.0f); }) == bad);
+  CHECK(ErrorCodeOf([&] { run(I32({}, {4}), I32({}, {16}), I32({}, {8000}), 0.0f, 7900.0f); }) ==
+        bad);
   // Mixed index dtypes; unsupported output dtype; not a dtype.
-  CHECK(CodeOf([&] { run(I32({}, {4}), I64({}, {16}), I32({}, {8000}), 0.0f, 4000.0f); }) != 0);
-  CHECK(CodeOf([&] { run(I32({}, {4}), I32({}, {16}), I32({}, {8000}), 0.0f, 4000.0f, 8); }) ==
+  CHECK(ErrorCodeOf([&] { run(I32({}, {4}), I64({}, {16}), I32({}, {8000}), 0.0f, 4000.0f); }) !=
+        0);
+  CHECK(ErrorCodeOf([&] { run(I32({}, {4}), I32({}, {16}), I32({}, {8000}), 0.0f, 4000.0f, 8); }) ==
         static_cast<int>(ErrorCode::kUnsupported));
-  CHECK(CodeOf([&] { run(I32({}, {4}), I32({}, {16}), I32({}, {8000}), 0.0f, 4000.0f, 999); }) ==
-        static_cast<int>(ErrorCode::kInvalidModel));
+  CHECK(ErrorCodeOf([&] {
+          run(I32({}, {4}), I32({}, {16}), I32({}, {8000}), 0.0f, 4000.0f, 999);
+        }) == static_cast<int>(ErrorCode::kInvalidModel));
 }
 
 }  // namespace

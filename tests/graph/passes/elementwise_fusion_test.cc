@@ -11,38 +11,16 @@
 #include <random>
 
 #include "graph/executor.h"
+#include "graph/graph_builder_util.h"
 #include "graph/thread_pool.h"
 #include "kernels/float16.h"
 
 namespace simplecpp::graph {
 namespace {
 
-ValueInfo In(const std::string& name, DType dtype, const Dims& dims) {
-  ValueInfo v;
-  v.name = name;
-  v.type.kind = TypeInfo::Kind::kTensor;
-  v.type.dtype = dtype;
-  v.type.has_shape = true;
-  for (int64_t d : dims) v.type.dims.push_back(Dim{d, ""});
-  return v;
-}
-
-ValueInfo Out(const std::string& name) {
-  ValueInfo v;
-  v.name = name;
-  return v;
-}
-
-Node N(const std::string& op, std::vector<std::string> in, std::vector<std::string> out,
-       std::vector<Attribute> attrs = {}) {
-  Node n;
-  n.op_type = op;
-  n.name = op + "_" + out[0];
-  n.inputs = std::move(in);
-  n.outputs = std::move(out);
-  n.attributes = std::move(attrs);
-  return n;
-}
+using test_graph::In;
+using test_graph::N;
+using test_graph::Out;
 
 // A one-element constant of dtype dt holding v (rank given by dims).
 Tensor Scalar(DType dt, float v, const Dims& dims = {}) {

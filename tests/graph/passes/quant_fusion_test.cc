@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "graph/executor.h"
+#include "graph/graph_builder_util.h"
 #include "graph/op_test_util.h"
 #include "graph/thread_pool.h"
 #include "simplecpp/api/builtin_models.h"
@@ -30,32 +31,9 @@ using testing::AttrFloat;
 using testing::AttrInt;
 using testing::AttrInts;
 
-ValueInfo In(const std::string& name, DType dtype, const Dims& dims) {
-  ValueInfo v;
-  v.name = name;
-  v.type.kind = TypeInfo::Kind::kTensor;
-  v.type.dtype = dtype;
-  v.type.has_shape = true;
-  for (int64_t d : dims) v.type.dims.push_back(Dim{d, ""});
-  return v;
-}
-
-ValueInfo Out(const std::string& name) {
-  ValueInfo v;
-  v.name = name;
-  return v;
-}
-
-Node N(const std::string& op, std::vector<std::string> in, std::vector<std::string> out,
-       std::vector<Attribute> attrs = {}) {
-  Node n;
-  n.op_type = op;
-  n.name = op + "_" + out[0];
-  n.inputs = std::move(in);
-  n.outputs = std::move(out);
-  n.attributes = std::move(attrs);
-  return n;
-}
+using test_graph::In;
+using test_graph::N;
+using test_graph::Out;
 
 // Random 8-bit tensor (int8 when is_signed) of dims.
 Tensor Random8(const Dims& dims, bool is_signed, std::mt19937* rng) {
@@ -806,16 +784,32 @@ TEST_CASE("QuantFusion: QDQ patterns are left alone when unsafe") {
   }
 }
 
+// `model` planned with quantized fusion on (first) and off (second).
+std::pair<std::shared_ptr<const Plan>, std::shared_ptr<const Plan>> PlanFusedAndPlain(
+    const Model& model) {
+  OpsetMap opsets;
+  for (const OpsetImport& o : model.opsets) opsets[CanonicalDomain(o.domain)] = o.version;
+  PlanOptions on, off;
+  off.fuse_quantized = false;
+  return {Plan::Build(model.graph, opsets, on), Plan::Build(model.graph, opsets, off)};
+}
+
+// The outputs of `fused` and of `plain` on the same feeds (2 threads); as many of each.
+std::pair<std::vector<Tensor>, std::vector<Tensor>> RunBoth(
+    const std::shared_ptr<const Plan>& fused, const std::shared_ptr<const Plan>& plain,
+    const std::map<std::string, Tensor>& feeds) {
+  auto pool = MakeThreadPool(2);
+  Executor ef(fused, pool.get()), eu(plain, pool.get());
+  std::pair<std::vector<Tensor>, std::vector<Tensor>> y{ef.Run(feeds), eu.Run(feeds)};
+  REQUIRE(y.first.size() == y.second.size());
+  return y;
+}
+
 TEST_CASE("QuantFusion: the built-in segmentation-int8 model fuses every ConvInteger, bit-exactly") {
   for (bool per_channel : {true, false}) {
     CAPTURE(per_channel);
     const Model model = builtin::MakeSegmentationModel(32, true, per_channel);
-    OpsetMap opsets;
-    for (const OpsetImport& o : model.opsets) opsets[CanonicalDomain(o.domain)] = o.version;
-    PlanOptions on, off;
-    off.fuse_quantized = false;
-    auto fused = Plan::Build(model.graph, opsets, on);
-    auto plain = Plan::Build(model.graph, opsets, off);
+    const auto [fused, plain] = PlanFusedAndPlain(model);
     int conv_integer = 0, fused_conv = 0;
     for (const PlanStep& st : plain->steps()) conv_integer += st.node.op_type == "ConvInteger";
     for (const PlanStep& st : fused->steps()) fused_conv += st.node.op_type == "DynamicQuantizeConv";
@@ -829,22 +823,14 @@ TEST_CASE("QuantFusion: the built-in segmentation-int8 model fuses every ConvInt
       for (const Dim& d : in.type.dims) dims.push_back(d.known() ? d.value : 1);
       feeds[in.name] = RandomFloats(dims, 0.0f, 1.0f, &rng);
     }
-    auto pool = MakeThreadPool(2);
-    Executor ef(fused, pool.get()), eu(plain, pool.get());
-    const std::vector<Tensor> yf = ef.Run(feeds), yu = eu.Run(feeds);
-    REQUIRE(yf.size() == yu.size());
+    const auto [yf, yu] = RunBoth(fused, plain, feeds);
     for (size_t i = 0; i < yf.size(); ++i) CHECK(yf[i].BitwiseEquals(yu[i]));
   }
 }
 
 // Models written by the converters in ONNX Runtime's layouts (simplecpp/convert/quantize.h).
 void CompareConverted(const Model& model, const char* fused_op, bool bit_exact, float tol) {
-  OpsetMap opsets;
-  for (const OpsetImport& o : model.opsets) opsets[CanonicalDomain(o.domain)] = o.version;
-  PlanOptions on, off;
-  off.fuse_quantized = false;
-  auto fused = Plan::Build(model.graph, opsets, on);
-  auto plain = Plan::Build(model.graph, opsets, off);
+  const auto [fused, plain] = PlanFusedAndPlain(model);
   CHECK(HasOp(*fused, fused_op));
   std::map<std::string, Tensor> feeds;
   std::mt19937 rng(9);
@@ -857,10 +843,7 @@ void CompareConverted(const Model& model, const char* fused_op, bool bit_exact, 
       feeds[in.name] = Tensor(in.type.dtype, dims);  // ids / masks: zeros
     }
   }
-  auto pool = MakeThreadPool(2);
-  Executor ef(fused, pool.get()), eu(plain, pool.get());
-  const std::vector<Tensor> yf = ef.Run(feeds), yu = eu.Run(feeds);
-  REQUIRE(yf.size() == yu.size());
+  const auto [yf, yu] = RunBoth(fused, plain, feeds);
   for (size_t i = 0; i < yf.size(); ++i) {
     if (bit_exact) {
       CHECK(yf[i].BitwiseEquals(yu[i]));

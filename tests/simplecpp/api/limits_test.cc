@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "graph/graph_builder_util.h"
 #include "graph/ir.h"
 #include "simplecpp/onnx/model_writer.h"
 
@@ -18,30 +19,8 @@ namespace {
 
 using namespace simplecpp;
 
-graph::ValueInfo Info(const std::string& name, DType dtype, std::vector<int64_t> dims) {
-  graph::ValueInfo v;
-  v.name = name;
-  v.type.kind = graph::TypeInfo::Kind::kTensor;
-  v.type.dtype = dtype;
-  v.type.has_shape = true;
-  for (int64_t d : dims) {
-    graph::Dim dim;
-    dim.value = d;
-    if (d < 0) dim.param = "N";
-    v.type.dims.push_back(dim);
-  }
-  return v;
-}
-
-graph::Node MakeNode(const std::string& name, const std::string& op, std::vector<std::string> in,
-                     std::vector<std::string> out) {
-  graph::Node n;
-  n.name = name;
-  n.op_type = op;
-  n.inputs = std::move(in);
-  n.outputs = std::move(out);
-  return n;
-}
+using graph::test_graph::In;
+using graph::test_graph::NamedNode;
 
 std::string Serialize(graph::Graph g) {
   graph::Model m;
@@ -55,10 +34,10 @@ std::string Serialize(graph::Graph g) {
 std::string ReluModel(int64_t dim) {
   graph::Graph g;
   g.name = "relu";
-  g.inputs.push_back(Info("x", DType::kFloat32, {2, dim}));
-  g.outputs.push_back(Info("y", DType::kFloat32, {}));
+  g.inputs.push_back(In("x", DType::kFloat32, {2, dim}));
+  g.outputs.push_back(In("y", DType::kFloat32, {}));
   g.outputs.back().type.has_shape = false;
-  g.nodes.push_back(MakeNode("Relu_1", "Relu", {"x"}, {"y"}));
+  g.nodes.push_back(NamedNode("Relu_1", "Relu", {"x"}, {"y"}));
   return Serialize(std::move(g));
 }
 
@@ -66,10 +45,10 @@ std::string ReluModel(int64_t dim) {
 std::string ExpandModel() {
   graph::Graph g;
   g.name = "expand";
-  g.inputs.push_back(Info("x", DType::kFloat32, {1}));
-  g.inputs.push_back(Info("shape", DType::kInt64, {1}));
-  g.outputs.push_back(Info("y", DType::kFloat32, {-1}));
-  g.nodes.push_back(MakeNode("Expand_7", "Expand", {"x", "shape"}, {"y"}));
+  g.inputs.push_back(In("x", DType::kFloat32, {1}));
+  g.inputs.push_back(In("shape", DType::kInt64, {1}));
+  g.outputs.push_back(In("y", DType::kFloat32, {-1}));
+  g.nodes.push_back(NamedNode("Expand_7", "Expand", {"x", "shape"}, {"y"}));
   return Serialize(std::move(g));
 }
 
@@ -79,9 +58,9 @@ std::shared_ptr<graph::Graph> Branch(int levels, const std::string& tag) {
   g->name = "branch_" + tag;
   const std::string out = "out_" + tag;
   if (levels == 0) {
-    g->nodes.push_back(MakeNode("id_" + tag, "Identity", {"x"}, {out}));
+    g->nodes.push_back(NamedNode("id_" + tag, "Identity", {"x"}, {out}));
   } else {
-    graph::Node n = MakeNode("if_" + tag, "If", {"c"}, {out});
+    graph::Node n = NamedNode("if_" + tag, "If", {"c"}, {out});
     for (const char* attr : {"then_branch", "else_branch"}) {
       graph::Attribute a;
       a.name = attr;
@@ -91,14 +70,14 @@ std::shared_ptr<graph::Graph> Branch(int levels, const std::string& tag) {
     }
     g->nodes.push_back(n);
   }
-  g->outputs.push_back(Info(out, DType::kFloat32, {2}));
+  g->outputs.push_back(In(out, DType::kFloat32, {2}));
   return g;
 }
 
 std::string NestedIfModel(int levels) {
   graph::Graph g = *Branch(levels, "r");
-  g.inputs.push_back(Info("c", DType::kBool, {}));
-  g.inputs.push_back(Info("x", DType::kFloat32, {2}));
+  g.inputs.push_back(In("c", DType::kBool, {}));
+  g.inputs.push_back(In("x", DType::kFloat32, {2}));
   return Serialize(std::move(g));
 }
 
@@ -107,25 +86,25 @@ std::string NestedIfModel(int levels) {
 std::string LoopModel() {
   auto body = std::make_shared<graph::Graph>();
   body->name = "body";
-  body->inputs.push_back(Info("i", DType::kInt64, {}));
-  body->inputs.push_back(Info("c_in", DType::kBool, {}));
-  body->inputs.push_back(Info("v_in", DType::kFloat32, {1}));
-  body->nodes.push_back(MakeNode("c_id", "Identity", {"c_in"}, {"c_out"}));
-  body->nodes.push_back(MakeNode("v_id", "Identity", {"v_in"}, {"v_out"}));
-  body->outputs.push_back(Info("c_out", DType::kBool, {}));
-  body->outputs.push_back(Info("v_out", DType::kFloat32, {1}));
+  body->inputs.push_back(In("i", DType::kInt64, {}));
+  body->inputs.push_back(In("c_in", DType::kBool, {}));
+  body->inputs.push_back(In("v_in", DType::kFloat32, {1}));
+  body->nodes.push_back(NamedNode("c_id", "Identity", {"c_in"}, {"c_out"}));
+  body->nodes.push_back(NamedNode("v_id", "Identity", {"v_in"}, {"v_out"}));
+  body->outputs.push_back(In("c_out", DType::kBool, {}));
+  body->outputs.push_back(In("v_out", DType::kFloat32, {1}));
   graph::Graph g;
   g.name = "loop";
-  g.inputs.push_back(Info("m", DType::kInt64, {}));
-  g.inputs.push_back(Info("v", DType::kFloat32, {1}));
-  graph::Node loop = MakeNode("Loop_3", "Loop", {"m", "", "v"}, {"v_final"});
+  g.inputs.push_back(In("m", DType::kInt64, {}));
+  g.inputs.push_back(In("v", DType::kFloat32, {1}));
+  graph::Node loop = NamedNode("Loop_3", "Loop", {"m", "", "v"}, {"v_final"});
   graph::Attribute a;
   a.name = "body";
   a.kind = graph::AttrKind::kGraph;
   a.g = body;
   loop.attributes.push_back(a);
   g.nodes.push_back(loop);
-  g.outputs.push_back(Info("v_final", DType::kFloat32, {1}));
+  g.outputs.push_back(In("v_final", DType::kFloat32, {1}));
   return Serialize(std::move(g));
 }
 
@@ -189,10 +168,10 @@ TEST_CASE("Limits: max_nodes counts subgraph nodes, max_graph_depth counts nesti
 TEST_CASE("Limits: initializers over max_tensor_elements / max_tensor_bytes fail at load") {
   graph::Graph g;
   g.name = "init";
-  g.inputs.push_back(Info("x", DType::kFloat32, {-1}));
-  g.outputs.push_back(Info("y", DType::kFloat32, {-1}));
+  g.inputs.push_back(In("x", DType::kFloat32, {-1}));
+  g.outputs.push_back(In("y", DType::kFloat32, {-1}));
   g.initializers.emplace_back("big_w", Floats({10, 10}));
-  g.nodes.push_back(MakeNode("Add_1", "Add", {"x", "big_w"}, {"y"}));
+  g.nodes.push_back(NamedNode("Add_1", "Add", {"x", "big_w"}, {"y"}));
   const std::string bytes = Serialize(std::move(g));
   Limits l;
   l.max_tensor_elements = 99;
