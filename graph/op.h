@@ -268,6 +268,13 @@ struct SubgraphContext {
   std::vector<std::string> implicit_inputs;
 };
 
+// What an op computes per element when it can join a fused elementwise chain
+// (graph/ops/elementwise_fused.h).
+namespace elementwise {
+struct FusibleUnary;
+struct FusibleBinary;
+}  // namespace elementwise
+
 class Op {
  public:
   virtual ~Op() = default;
@@ -285,6 +292,11 @@ class Op {
   // then: such ops check shapes in their RunFn, since sequence contents are known only there).
   // Other ops never see a sequence or optional input (a load-time Unsupported error).
   virtual bool takes_values() const { return false; }
+  // Elementwise chain fusion (graph/passes/elementwise_fusion): the float unary math ops and
+  // Add/Sub/Mul/Div return what they compute per element, every other op nullptr. A virtual
+  // accessor rather than a dynamic cast, so the library builds without RTTI (the wasm package).
+  virtual const elementwise::FusibleUnary* AsFusibleUnary() const { return nullptr; }
+  virtual const elementwise::FusibleBinary* AsFusibleBinary() const { return nullptr; }
 };
 
 using OpFactory = std::function<std::unique_ptr<Op>(const OpInit&)>;

@@ -59,8 +59,10 @@ if command -v npm >/dev/null 2>&1; then
   echo "npm pack: $(basename "$TARBALL"), $(wc -c < "$TARBALL") bytes"
   tar -tzf "$TARBALL"
   (cd "$PKG_TMP/app" && npm init -y >/dev/null && npm install --silent --offline --no-audit --no-fund "$TARBALL")
+  # The golden CLI: the package has no built-in models by default, the test takes them from it.
+  GOLDEN_CLI="${NATIVE_CLI:-$ROOT/$BUILD_DIR/bin/simplecpp.js}"
   "$NODE" simplecpp/js/test/js_api_test.mjs --package "$PKG_TMP/app/node_modules/simplecpp-wasm" \
-    --work-dir "$PKG_TMP/work"
+    --cli "$GOLDEN_CLI" --work-dir "$PKG_TMP/work"
 else
   echo "npm not found: skipping the npm package check"
 fi

@@ -111,7 +111,10 @@ class BinaryArithOp : public Op {
     }
     // Legacy attributes exist only for the ops that had them; PRelu / logic ops before 7 follow.
     if (op_ == BinaryOp::kPRelu) legacy_ = LegacyBroadcast{};
+    fusible_ok_ = Fusible(&fusible_.op);
   }
+
+  const FusibleBinary* AsFusibleBinary() const override { return fusible_ok_ ? &fusible_ : nullptr; }
 
   // Add/Sub/Mul/Div with numpy broadcasting (not the opset < 7 attributes) can join a chain.
   bool Fusible(BinaryOp* op) const {
@@ -172,9 +175,79 @@ class BinaryArithOp : public Op {
   BinaryDef def_;
   BinaryOp op_;
   LegacyBroadcast legacy_;
+  FusibleBinary fusible_;
+  bool fusible_ok_ = false;
 };
 
 // ------------------------------------------------------------------------------------------ Pow
+
+// Mixed-type Pow reads the exponent as one type per base type: double, or for an integer base and
+// an integer exponent int64_t (uint64_t stays as is). kernels::Pow / Pow16 turn each exponent into
+// exactly that value anyway (std::pow on doubles; IntPow on the integer's value, sign and parity),
+// so the results are unchanged, and a dozen instantiations replace 46 (each a RunFn plus a
+// BroadcastPlan loop: this keeps the WebAssembly package small). A float exponent with a float or
+// 16-bit float base stays float (powf). Other exponent types are widened into scratch memory
+// once per run; the exponent is usually a scalar.
+using WidenFn = void (*)(const void* src, void* dst, int64_t n);
+
+template <typename From, typename To>
+void WidenExponents(const void* src, void* dst, int64_t n) {
+  const From* s = static_cast<const From*>(src);
+  To* d = static_cast<To*>(dst);
+  for (int64_t i = 0; i < n; ++i) d[i] = static_cast<To>(s[i]);
+}
+
+// The widening of exponent dtype `et` to To (double or int64_t); nullptr when et is To already.
+template <typename To>
+WidenFn WidenTo(DType et) {
+  WidenFn fn = nullptr;
+  VisitNumeric(et, [&](auto tag) {
+    using From = decltype(tag);
+    if constexpr (!std::is_same_v<From, To> &&
+                  (std::is_same_v<To, double> || std::is_integral_v<From>)) {
+      fn = &WidenExponents<From, To>;
+    }
+  });
+  return fn;
+}
+
+// The exponent input as E: the tensor itself, or widened into `*scratch`.
+template <typename E>
+const E* PowExponent(RunContext& c, WidenFn widen, Tensor* scratch) {
+  const Tensor& b = c.input(1);
+  if (widen == nullptr) return b.data<E>();
+  *scratch = c.Scratch(std::is_same_v<E, double> ? DType::kFloat64 : DType::kInt64, b.dims());
+  widen(b.raw_data(), scratch->raw_data(), b.num_elements());
+  return scratch->data<E>();
+}
+
+// out = pow(a, b) for a base of type T (float, double, int32_t, int64_t) and an exponent read as E.
+template <typename T, typename E>
+RunFn PowRun(const BroadcastPlan& plan, WidenFn widen) {
+  return [plan, widen](RunContext& c) {
+    Tensor scratch;
+    const E* b = PowExponent<E>(c, widen, &scratch);
+    const T* a = c.input(0).data<T>();
+    T* o = c.output(0).data<T>();
+    plan.Run(c.parallel(), [&](int64_t oo, const int64_t* in, int64_t n) {
+      kernels::Pow<T, E>(a + in[0], plan.step(0), b + in[1], plan.step(1), o + oo, n);
+    });
+  };
+}
+
+// The same for a float16 / bfloat16 base (E: float or double).
+template <typename E>
+RunFn Pow16Run(const BroadcastPlan& plan, kernels::Float16Kind kind, WidenFn widen) {
+  return [plan, kind, widen](RunContext& c) {
+    Tensor scratch;
+    const E* b = PowExponent<E>(c, widen, &scratch);
+    const uint16_t* a = c.input(0).data<uint16_t>();
+    uint16_t* o = c.output(0).data<uint16_t>();
+    plan.Run(c.parallel(), [&](int64_t oo, const int64_t* in, int64_t n) {
+      kernels::Pow16<E>(kind, a + in[0], plan.step(0), b + in[1], plan.step(1), o + oo, n);
+    });
+  };
+}
 
 class PowOp : public Op {
  public:
@@ -192,7 +265,6 @@ class PowOp : public Op {
     ctx.set_output(0, ctx.input_dtype(0), out_dims);
     const BroadcastPlan plan(in_dims, out_dims);
     const DType bt = ctx.input_dtype(0), et = ctx.input_dtype(1);
-    RunFn fn;
     if (Is16BitFloat(bt)) {
       const kernels::Float16Kind kind = Kind16(bt);
       if (Is16BitFloat(et)) {
@@ -207,25 +279,16 @@ class PowOp : public Op {
           });
         };
       }
-      VisitNumeric(et, [&](auto exp_tag) {
-        using E = decltype(exp_tag);
-        fn = [plan, kind](RunContext& c) {
-          const uint16_t* a = c.input(0).data<uint16_t>();
-          const E* b = c.input(1).data<E>();
-          uint16_t* o = c.output(0).data<uint16_t>();
-          plan.Run(c.parallel(), [&](int64_t oo, const int64_t* in, int64_t n) {
-            kernels::Pow16<E>(kind, a + in[0], plan.step(0), b + in[1], plan.step(1), o + oo, n);
-          });
-        };
-      });
-      return fn;
+      if (et == DType::kFloat32) return Pow16Run<float>(plan, kind, nullptr);
+      return Pow16Run<double>(plan, kind, WidenTo<double>(et));
     }
-    VisitNumeric(bt, [&](auto base_tag) {
-      using T = decltype(base_tag);
-      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                    std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
-        if (Is16BitFloat(et)) {
-          const kernels::Float16Kind ekind = Kind16(et);
+    if (Is16BitFloat(et)) {
+      const kernels::Float16Kind ekind = Kind16(et);
+      RunFn fn;
+      VisitNumeric(bt, [&](auto base_tag) {
+        using T = decltype(base_tag);
+        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                      std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
           fn = [plan, ekind](RunContext& c) {
             const T* a = c.input(0).data<T>();
             const uint16_t* b = c.input(1).data<uint16_t>();
@@ -235,22 +298,28 @@ class PowOp : public Op {
                                    o + oo, n);
             });
           };
-          return;
         }
-        VisitNumeric(et, [&](auto exp_tag) {
-          using E = decltype(exp_tag);
-          fn = [plan](RunContext& c) {
-            const T* a = c.input(0).data<T>();
-            const E* b = c.input(1).data<E>();
-            T* o = c.output(0).data<T>();
-            plan.Run(c.parallel(), [&](int64_t oo, const int64_t* in, int64_t n) {
-              kernels::Pow<T, E>(a + in[0], plan.step(0), b + in[1], plan.step(1), o + oo, n);
-            });
-          };
-        });
-      }
-    });
-    return fn;
+      });
+      return fn;
+    }
+    const bool int_exp = et != DType::kFloat32 && et != DType::kFloat64;
+    switch (bt) {
+      case DType::kFloat32:
+        if (et == DType::kFloat32) return PowRun<float, float>(plan, nullptr);
+        return PowRun<float, double>(plan, WidenTo<double>(et));
+      case DType::kFloat64: return PowRun<double, double>(plan, WidenTo<double>(et));
+      case DType::kInt32:
+        if (et == DType::kInt32) return PowRun<int32_t, int32_t>(plan, nullptr);
+        if (et == DType::kUInt64) return PowRun<int32_t, uint64_t>(plan, nullptr);
+        if (int_exp) return PowRun<int32_t, int64_t>(plan, WidenTo<int64_t>(et));
+        return PowRun<int32_t, double>(plan, WidenTo<double>(et));
+      case DType::kInt64:
+        if (et == DType::kUInt64) return PowRun<int64_t, uint64_t>(plan, nullptr);
+        if (int_exp) return PowRun<int64_t, int64_t>(plan, WidenTo<int64_t>(et));
+        return PowRun<int64_t, double>(plan, WidenTo<double>(et));
+      default: break;
+    }
+    throw Error(ErrorCode::kInternal, "Pow: base dtype " + DTypeName(bt) + " reached Prepare");
   }
 
  private:
@@ -552,11 +621,6 @@ const std::vector<BinaryDef>& BinaryDefs() {
 }
 
 }  // namespace
-
-bool AsFusibleBinary(const Op& op, kernels::BinaryOp* binary) {
-  const auto* arith = dynamic_cast<const BinaryArithOp*>(&op);
-  return arith != nullptr && arith->Fusible(binary);
-}
 
 void RegisterBinaryOps(OpRegistry& registry) {
   for (const BinaryDef& def : BinaryDefs()) {

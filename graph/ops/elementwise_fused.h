@@ -29,10 +29,30 @@ struct FusedStep {
   std::string op_type;         // for messages
 };
 
-// What one planned op computes per element, when it can join a chain: float Unary math ops (with
-// their attributes) and Add/Sub/Mul/Div from opset 7 on.
-bool AsFusibleUnary(const Op& op, kernels::UnaryOp* unary, kernels::UnaryParams* params);
-bool AsFusibleBinary(const Op& op, kernels::BinaryOp* binary);
+// What one planned op computes per element, when it can join a chain (Op::AsFusibleUnary /
+// AsFusibleBinary): float Unary math ops (with their attributes) and Add/Sub/Mul/Div from opset 7
+// on (without the legacy broadcast attributes).
+struct FusibleUnary {
+  kernels::UnaryOp op = kernels::UnaryOp::kNeg;
+  kernels::UnaryParams params;
+};
+struct FusibleBinary {
+  kernels::BinaryOp op = kernels::BinaryOp::kAdd;
+};
+
+inline bool AsFusibleUnary(const Op& op, kernels::UnaryOp* unary, kernels::UnaryParams* params) {
+  const FusibleUnary* f = op.AsFusibleUnary();
+  if (f == nullptr) return false;
+  *unary = f->op;
+  *params = f->params;
+  return true;
+}
+inline bool AsFusibleBinary(const Op& op, kernels::BinaryOp* binary) {
+  const FusibleBinary* f = op.AsFusibleBinary();
+  if (f == nullptr) return false;
+  *binary = f->op;
+  return true;
+}
 
 // Inputs: x, then the constants the steps name. float32, float16 or bfloat16 (all the same).
 std::unique_ptr<Op> MakeFusedElementwiseOp(std::vector<FusedStep> steps, int num_inputs);

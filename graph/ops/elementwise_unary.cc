@@ -69,10 +69,12 @@ class UnaryMathOp : public Op {
       }
       default: break;
     }
+    fusible_.op = op_;
+    fusible_.params = params_;
   }
 
-  UnaryOp float_op() const { return op_; }
-  const UnaryParams& params() const { return params_; }
+  // Every float unary math op can join a fused chain (the fused op checks the dtype).
+  const FusibleUnary* AsFusibleUnary() const override { return &fusible_; }
 
   void InferTypes(TypeContext& ctx) const override {
     std::vector<DType> allowed = FloatTypes();
@@ -136,6 +138,7 @@ class UnaryMathOp : public Op {
   UnaryDef def_;
   UnaryOp op_;
   UnaryParams params_;
+  FusibleUnary fusible_;
 };
 
 // Not (bool) and BitwiseNot (integers).
@@ -225,11 +228,10 @@ class ClipOp : public Op {
     }
     VisitNumeric(dt, [&](auto tag) {
       using T = decltype(tag);
-      constexpr bool kFloat = std::is_floating_point_v<T>;
-      const T lowest = kFloat ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
-      const T highest = kFloat ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max();
-      fn = [attr, amin, amax, lowest, highest](RunContext& c) {
-        T lo = lowest, hi = highest;
+      fn = [attr, amin, amax](RunContext& c) {
+        constexpr bool kFloat = std::is_floating_point_v<T>;
+        T lo = kFloat ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
+        T hi = kFloat ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max();
         if (attr) {
           lo = static_cast<T>(amin);
           hi = static_cast<T>(amax);
@@ -352,14 +354,6 @@ const std::vector<UnaryDef>& UnaryDefs() {
 }
 
 }  // namespace
-
-bool AsFusibleUnary(const Op& op, kernels::UnaryOp* unary, kernels::UnaryParams* params) {
-  const auto* math = dynamic_cast<const UnaryMathOp*>(&op);
-  if (math == nullptr) return false;
-  *unary = math->float_op();
-  *params = math->params();
-  return true;
-}
 
 void RegisterUnaryOps(OpRegistry& registry) {
   for (const UnaryDef& def : UnaryDefs()) {

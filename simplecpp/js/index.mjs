@@ -245,7 +245,10 @@ export class SimpleCpp {
     }
   }
 
-  /** Names of the built-in demo models ('cnn', 'transformer'). */
+  /**
+   * Names of the built-in demo models ('cnn', 'transformer', ...); empty when the module was built
+   * without them (the default: CMake option SIMPLECPP_WASM_JS_BUILTINS).
+   */
   builtinModelNames() {
     const w = this._w;
     return w.json((out) => w.m._scjs_builtin_model_names(out));

@@ -2,6 +2,9 @@
 // the JS module (simplecpp_wasm): graph input/output descriptions (dtype and dims; the C API has
 // only names) and the built-in demo models as ONNX bytes. Exception-free like the C API: errors
 // come back as malloc'd messages that the caller releases with free().
+// The built-in models (their builders and the ONNX writer, about 0.25 MB of wasm) are compiled in
+// only with SIMPLECPP_JS_BUILTINS (CMake option SIMPLECPP_WASM_JS_BUILTINS, default OFF); without
+// it the name list is empty and asking for a model is an error naming the option.
 //
 // TODO(c-api): once simplecpp_c.h gains per-input/output dtype and dims accessors and a built-in
 // model export, index.mjs should call those and this file shrinks to nothing.
@@ -13,11 +16,13 @@
 #include <vector>
 
 #include "graph/ir.h"
-#include "simplecpp/api/builtin_models.h"
 #include "simplecpp/api/c_api_handles.h"
-#include "simplecpp/onnx/model_writer.h"
 #include "simplecpp/simplecpp.h"
 #include "simplecpp/simplecpp_c.h"
+#if SIMPLECPP_JS_BUILTINS
+#include "simplecpp/api/builtin_models.h"
+#include "simplecpp/onnx/model_writer.h"
+#endif
 
 namespace {
 
@@ -108,7 +113,11 @@ char* scjs_builtin_model_names(char** out_json) {
   *out_json = nullptr;
   try {
     std::string json = "[";
+#if SIMPLECPP_JS_BUILTINS
     const std::vector<std::string> names = simplecpp::builtin::BuiltinModelNames();
+#else
+    const std::vector<std::string> names;
+#endif
     for (size_t i = 0; i < names.size(); ++i) {
       if (i) json += ',';
       AppendJsonString(&json, names[i]);
@@ -129,6 +138,11 @@ char* scjs_builtin_model(const char* name, void** out_data, size_t* out_size) {
   if (!name || !out_data || !out_size) return MallocString("name, out_data or out_size is NULL");
   *out_data = nullptr;
   *out_size = 0;
+#if !SIMPLECPP_JS_BUILTINS
+  return MallocString(std::string("built-in model '") + name +
+                      "': this build of the module has no built-in models (configure with "
+                      "-DSIMPLECPP_WASM_JS_BUILTINS=ON to include them)");
+#else
   try {
     const std::string bytes =
         simplecpp::onnx::WriteModel(simplecpp::builtin::MakeBuiltinModel(name));
@@ -143,6 +157,7 @@ char* scjs_builtin_model(const char* name, void** out_data, size_t* out_size) {
   } catch (...) {
     return MallocString("unknown error");
   }
+#endif
 }
 
 }  // extern "C"
