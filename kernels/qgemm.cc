@@ -5,7 +5,11 @@
 // Micro-kernel: an MR x 32 tile of C (one 32-column panel of packed B) accumulated in int32
 // registers over a block of k-quads. Per quad and row, 4 consecutive a' bytes are broadcast to
 // every 32-bit lane and multiplied with the quad of each column (the panel stores
-// [quad][32 columns][4 k], so a 512-bit load holds 16 columns x 4 k).
+// [quad][32 columns][4 k], so a 512-bit load holds 16 columns x 4 k). With VNNI, two adjacent
+// panels are usually run together as a 6 x 64 tile (fewer loads per vpdpbusd), and on the last
+// K block a tile of full panels applies the zero-point correction in registers and stores
+// straight to C; partial panels (and the portable kernels) go through an int32 accumulator
+// block and a scalar epilogue.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/qgemm.cc"
 #include "kernels/hwy_policy.h"
@@ -28,8 +32,19 @@ namespace simplecpp::kernels::qgemm_detail {
 constexpr int64_t kNR = PackedQB::kNR;  // columns per panel / micro-tile
 constexpr int64_t kMB = 64;             // rows of A per task (normalized once per task)
 constexpr int64_t kNB = 4 * kNR;        // columns per task (4 panels)
-constexpr int64_t kKcQuads = 128;       // K block (512 k): keeps a panel block (16 KiB) in L1
+constexpr int64_t kKcQuads = 128;       // K block (512 k): a panel pair block (32 KiB) stays in L1
 inline uint32_t U(int32_t v) { return static_cast<uint32_t>(v); }
+// The zero-point correction of one full 32-column panel, applied by a tile in registers on the
+// last K block and stored straight to C (instead of through the accumulator block):
+//   c[i*ldc + j] = acc - zb[j]*rs[i] - za[i]*ct[j]   (uint32, modulo 2^32)
+struct TileEpilogue {
+  const uint32_t* zb;  // [32] zb' per column
+  const uint32_t* ct;  // [32] colsum(b') - K*zb' per column
+  const uint32_t* rs;  // [MR] rowsum(a') per row
+  const uint32_t* za;  // [MR] za' per row
+  int32_t* c;          // row 0, column 0 of the tile in C
+  int64_t ldc;
+};
 }  // namespace simplecpp::kernels::qgemm_detail
 #endif
 
@@ -147,7 +162,7 @@ HWY_INLINE __attribute__((target("avx512vnni"))) void VnniQuad(
 template <int MR>
 HWY_NOINLINE __attribute__((target("avx512vnni"))) void TileVnni(
     const uint8_t* HWY_RESTRICT a, int64_t lda, const int8_t* HWY_RESTRICT b, int64_t quads,
-    int32_t* HWY_RESTRICT acc, int64_t ldacc, bool first) {
+    int32_t* HWY_RESTRICT acc, int64_t ldacc, bool first, const TileEpilogue* epi) {
   // vpdpbusd accumulates in place, so each accumulator is a dependency chain of its latency
   // (~4-5 cycles); tiles of 1-2 rows rotate kS accumulator sets over consecutive quads so that
   // at least 4 chains are in flight, and add the sets at the end.
@@ -174,10 +189,78 @@ HWY_NOINLINE __attribute__((target("avx512vnni"))) void TileVnni(
       c0[0][i] = _mm512_add_epi32(c0[0][i], c0[s][i]);
       c1[0][i] = _mm512_add_epi32(c1[0][i], c1[s][i]);
     }
+  }
+  if (epi != nullptr) {
+    // mullo keeps the low 32 bits of the product: the same wrapping arithmetic as the scalar
+    // epilogue.
+    const __m512i zb0 = _mm512_loadu_si512(epi->zb), zb1 = _mm512_loadu_si512(epi->zb + 16);
+    const __m512i ct0 = _mm512_loadu_si512(epi->ct), ct1 = _mm512_loadu_si512(epi->ct + 16);
+    for (int i = 0; i < MR; ++i) {
+      const __m512i rs = _mm512_set1_epi32(static_cast<int32_t>(epi->rs[i]));
+      const __m512i za = _mm512_set1_epi32(static_cast<int32_t>(epi->za[i]));
+      __m512i r0 = _mm512_sub_epi32(c0[0][i], _mm512_mullo_epi32(zb0, rs));
+      __m512i r1 = _mm512_sub_epi32(c1[0][i], _mm512_mullo_epi32(zb1, rs));
+      r0 = _mm512_sub_epi32(r0, _mm512_mullo_epi32(za, ct0));
+      r1 = _mm512_sub_epi32(r1, _mm512_mullo_epi32(za, ct1));
+      _mm512_storeu_si512(epi->c + i * epi->ldc, r0);
+      _mm512_storeu_si512(epi->c + i * epi->ldc + 16, r1);
+    }
+    return;
+  }
+  for (int i = 0; i < MR; ++i) {
     _mm512_storeu_si512(acc + i * ldacc, c0[0][i]);
     _mm512_storeu_si512(acc + i * ldacc + 16, c1[0][i]);
   }
 }
+
+// An MR x 64 tile over two adjacent panels (b0: columns 0-31, b1: columns 32-63), same contract
+// as TileVnni with acc / epi covering 64 columns. Per quad: 4 B vectors and MR broadcasts feed
+// 4*MR vpdpbusd (24 for MR = 6: fewer loads per multiply than the 8 x 32 tile's 10 per 16).
+template <int MR>
+HWY_NOINLINE __attribute__((target("avx512vnni"))) void TileVnniPair(
+    const uint8_t* HWY_RESTRICT a, int64_t lda, const int8_t* HWY_RESTRICT b0,
+    const int8_t* HWY_RESTRICT b1, int64_t quads, int32_t* HWY_RESTRICT acc, int64_t ldacc,
+    bool first, const TileEpilogue* epi) {
+  __m512i c[MR][4];
+  for (int i = 0; i < MR; ++i) {
+    for (int v = 0; v < 4; ++v) {
+      c[i][v] = first ? _mm512_setzero_si512() : _mm512_loadu_si512(acc + i * ldacc + 16 * v);
+    }
+  }
+  for (int64_t q = 0; q < quads; ++q) {
+    const __m512i v0 = _mm512_loadu_si512(b0 + q * kNR * 4);
+    const __m512i v1 = _mm512_loadu_si512(b0 + q * kNR * 4 + 64);
+    const __m512i v2 = _mm512_loadu_si512(b1 + q * kNR * 4);
+    const __m512i v3 = _mm512_loadu_si512(b1 + q * kNR * 4 + 64);
+    for (int i = 0; i < MR; ++i) {
+      int32_t quad;
+      std::memcpy(&quad, a + i * lda + q * 4, sizeof(quad));
+      const __m512i va = _mm512_set1_epi32(quad);
+      c[i][0] = Dpbusd(c[i][0], va, v0);
+      c[i][1] = Dpbusd(c[i][1], va, v1);
+      c[i][2] = Dpbusd(c[i][2], va, v2);
+      c[i][3] = Dpbusd(c[i][3], va, v3);
+    }
+  }
+  if (epi != nullptr) {
+    for (int v = 0; v < 4; ++v) {
+      const __m512i zb = _mm512_loadu_si512(epi->zb + 16 * v);
+      const __m512i ct = _mm512_loadu_si512(epi->ct + 16 * v);
+      for (int i = 0; i < MR; ++i) {
+        const __m512i rs = _mm512_set1_epi32(static_cast<int32_t>(epi->rs[i]));
+        const __m512i za = _mm512_set1_epi32(static_cast<int32_t>(epi->za[i]));
+        __m512i r = _mm512_sub_epi32(c[i][v], _mm512_mullo_epi32(zb, rs));
+        r = _mm512_sub_epi32(r, _mm512_mullo_epi32(za, ct));
+        _mm512_storeu_si512(epi->c + i * epi->ldc + 16 * v, r);
+      }
+    }
+    return;
+  }
+  for (int i = 0; i < MR; ++i) {
+    for (int v = 0; v < 4; ++v) _mm512_storeu_si512(acc + i * ldacc + 16 * v, c[i][v]);
+  }
+}
+constexpr int kMRVnniPair = 6;  // 24 accumulators + 4 B vectors + 1 broadcast of 32 zmm
 
 inline bool HasVnni() {
   static const bool has = __builtin_cpu_supports("avx512vnni");
@@ -193,8 +276,12 @@ struct Tiler;
 template <>
 struct Tiler<int16_t> {
   static constexpr int kMR = kMRPortable;
+  static constexpr bool kDirect = false;  // always through the accumulator block
+  static constexpr int kMRPair = 0;        // no two-panel tile
+  static void RunPair(int, const int16_t*, int64_t, const int8_t*, const int8_t*, int64_t,
+                      int32_t*, int64_t, bool, const TileEpilogue*) {}
   static void Run(int rows, const int16_t* a, int64_t lda, const int8_t* b, int64_t quads,
-                  int32_t* acc, int64_t ldacc, bool first) {
+                  int32_t* acc, int64_t ldacc, bool first, const TileEpilogue*) {
     switch (rows) {
 #if HWY_MAX_BYTES >= 32
       case 1: return TilePortable<1>(a, lda, b, quads, acc, ldacc, first);
@@ -214,39 +301,86 @@ struct Tiler<int16_t> {
 template <>
 struct Tiler<uint8_t> {
   static constexpr int kMR = kMRVnni;
-  static void Run(int rows, const uint8_t* a, int64_t lda, const int8_t* b, int64_t quads,
-                  int32_t* acc, int64_t ldacc, bool first) {
+  static constexpr bool kDirect = true;  // full panels store to C with the correction
+  static constexpr int kMRPair = kMRVnniPair;
+  // rows in [3, kMRPair] (fewer rows leave too few accumulator chains: use Run per panel).
+  static void RunPair(int rows, const uint8_t* a, int64_t lda, const int8_t* b0, const int8_t* b1,
+                      int64_t quads, int32_t* acc, int64_t ldacc, bool first,
+                      const TileEpilogue* epi) {
     switch (rows) {
-      case 1: return TileVnni<1>(a, lda, b, quads, acc, ldacc, first);
-      case 2: return TileVnni<2>(a, lda, b, quads, acc, ldacc, first);
-      case 3: return TileVnni<3>(a, lda, b, quads, acc, ldacc, first);
-      case 4: return TileVnni<4>(a, lda, b, quads, acc, ldacc, first);
-      case 5: return TileVnni<5>(a, lda, b, quads, acc, ldacc, first);
-      case 6: return TileVnni<6>(a, lda, b, quads, acc, ldacc, first);
-      case 7: return TileVnni<7>(a, lda, b, quads, acc, ldacc, first);
-      default: return TileVnni<8>(a, lda, b, quads, acc, ldacc, first);
+      case 3: return TileVnniPair<3>(a, lda, b0, b1, quads, acc, ldacc, first, epi);
+      case 4: return TileVnniPair<4>(a, lda, b0, b1, quads, acc, ldacc, first, epi);
+      case 5: return TileVnniPair<5>(a, lda, b0, b1, quads, acc, ldacc, first, epi);
+      default: return TileVnniPair<6>(a, lda, b0, b1, quads, acc, ldacc, first, epi);
+    }
+  }
+  static void Run(int rows, const uint8_t* a, int64_t lda, const int8_t* b, int64_t quads,
+                  int32_t* acc, int64_t ldacc, bool first, const TileEpilogue* epi) {
+    switch (rows) {
+      case 1: return TileVnni<1>(a, lda, b, quads, acc, ldacc, first, epi);
+      case 2: return TileVnni<2>(a, lda, b, quads, acc, ldacc, first, epi);
+      case 3: return TileVnni<3>(a, lda, b, quads, acc, ldacc, first, epi);
+      case 4: return TileVnni<4>(a, lda, b, quads, acc, ldacc, first, epi);
+      case 5: return TileVnni<5>(a, lda, b, quads, acc, ldacc, first, epi);
+      case 6: return TileVnni<6>(a, lda, b, quads, acc, ldacc, first, epi);
+      case 7: return TileVnni<7>(a, lda, b, quads, acc, ldacc, first, epi);
+      default: return TileVnni<8>(a, lda, b, quads, acc, ldacc, first, epi);
     }
   }
 };
 #endif
 
 // Normalizes rows of A to a' (TA: uint8 for VNNI, int16 otherwise), zero-padded to kp, and
-// returns their row sums (wrapping uint32, exact modulo 2^32).
+// returns their row sums (wrapping uint32, exact modulo 2^32). Vectorized over k: one vector of
+// bytes is flipped (int8 -> a + 128), stored (widened for int16) and summed with SumsOf8; the
+// tail goes through a zeroed stack vector and is stored whole, so each row may write up to one
+// vector past kp (the next row overwrites it; the buffer has kNormalizeSlack spare elements).
+constexpr int64_t kNormalizeSlack = HWY_MAX_BYTES;
 template <typename TA>
 void NormalizeRows(const void* a, bool a_signed, int64_t lda, int64_t m0, int64_t rows, int64_t k,
                    int64_t kp, TA* HWY_RESTRICT wa, uint32_t* HWY_RESTRICT rowsum) {
+  using DTA = hn::ScalableTag<TA>;
+  const DTA dta;
+  const hn::Rebind<uint8_t, DTA> d8;
+  const hn::Repartition<uint64_t, decltype(d8)> d64;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d8));
+  const auto flip = hn::Set(d8, static_cast<uint8_t>(a_signed ? 0x80 : 0));
+  auto put = [&](TA* dst, hn::Vec<decltype(d8)> v) {
+    if constexpr (sizeof(TA) == 1) {
+      hn::StoreU(hn::BitCast(dta, v), dta, dst);
+    } else {
+      hn::StoreU(hn::BitCast(dta, hn::PromoteTo(hn::Rebind<uint16_t, decltype(d8)>(), v)), dta,
+                 dst);
+    }
+  };
   for (int64_t r = 0; r < rows; ++r) {
     const uint8_t* src = static_cast<const uint8_t*>(a) + (m0 + r) * lda;
     TA* dst = wa + r * kp;
-    const uint8_t flip = a_signed ? 0x80 : 0;  // int8 a + 128 == its bits with the sign flipped
-    uint32_t sum = 0;
-    for (int64_t kk = 0; kk < k; ++kk) {
-      const uint8_t v = static_cast<uint8_t>(src[kk] ^ flip);
-      dst[kk] = static_cast<TA>(v);
-      sum += v;
+    auto sum = hn::Zero(d64);
+    int64_t kk = 0;
+    for (; kk + N <= k; kk += N) {
+      const auto v = hn::Xor(hn::LoadU(d8, src + kk), flip);
+      put(dst + kk, v);
+      sum = hn::Add(sum, hn::SumsOf8(v));
     }
-    for (int64_t kk = k; kk < kp; ++kk) dst[kk] = 0;
-    rowsum[r] = sum;
+    if (kk < k) {
+      const int64_t rem = k - kk;
+      const auto valid = hn::FirstN(d8, static_cast<size_t>(rem));
+#if HWY_TARGET <= HWY_AVX3
+      // AVX-512 masked loads do not touch the masked-off bytes (no fault past the row's end),
+      // and avoid the store-forwarding stall of reloading a just-copied stack buffer.
+      const auto raw = hn::MaskedLoad(valid, d8, src + kk);
+#else
+      HWY_ALIGN uint8_t buf[hn::MaxLanes(d8)] = {};
+      std::memcpy(buf, src + kk, static_cast<size_t>(rem));
+      const auto raw = hn::Load(d8, buf);
+#endif
+      const auto v = hn::IfThenElseZero(valid, hn::Xor(raw, flip));
+      put(dst + kk, v);
+      sum = hn::Add(sum, hn::SumsOf8(v));
+    }
+    for (int64_t j = k; j < kp; ++j) dst[j] = 0;
+    rowsum[r] = static_cast<uint32_t>(hn::GetLane(hn::SumOfLanes(d64, sum)));
   }
 }
 
@@ -264,9 +398,9 @@ void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const in
   const uint32_t uk = static_cast<uint32_t>(k);
   constexpr int kMR = Tiler<TA>::kMR;
   auto task = [&](int64_t t0, int64_t t1) {
-    std::unique_ptr<TA[]> wa(new TA[static_cast<size_t>(kMB * kp + 8)]);
+    std::unique_ptr<TA[]> wa(new TA[static_cast<size_t>(kMB * kp + kNormalizeSlack)]);
     std::unique_ptr<int32_t[]> acc(new int32_t[static_cast<size_t>(kMB * kNB)]);
-    uint32_t rowsum[kMB], zbv[kNB], ct[kNB];
+    uint32_t rowsum[kMB], zav[kMB], zbv[kNB], ct[kNB];
     int64_t packed_rb = -1;
     for (int64_t t = t0; t < t1; ++t) {
       // Row-major task order: consecutive tasks share the normalized A block.
@@ -275,33 +409,71 @@ void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const in
       const int64_t n0 = cblk * kNB, cols = std::min(n, n0 + kNB) - n0;
       if (rb != packed_rb) {
         NormalizeRows<TA>(a, a_signed, lda, m0, rows, k, kp, wa.get(), rowsum);
+        for (int64_t i = 0; i < rows; ++i) {
+          zav[i] = U(a_zp ? a_zp[a_zp_step * (m0 + i)] : 0) + a_shift;
+        }
         packed_rb = rb;
       }
-      const int64_t panel0 = n0 / kNR, npanels = (cols + kNR - 1) / kNR;
-      // K blocks (at least one, so K == 0 still zeroes the accumulators).
-      for (int64_t q0 = 0; q0 == 0 || q0 < quads; q0 += kKcQuads) {
-        const int64_t qn = std::min(kKcQuads, quads - q0);
-        for (int64_t p = 0; p < npanels; ++p) {
-          const int8_t* bp = bdata + ((panel0 + p) * quads + q0) * kNR * 4;
-          for (int64_t i = 0; i < rows; i += kMR) {
-            Tiler<TA>::Run(static_cast<int>(std::min<int64_t>(kMR, rows - i)),
-                           wa.get() + i * kp + q0 * 4, kp, bp, qn, acc.get() + i * kNB + p * kNR,
-                           kNB, q0 == 0);
-          }
-        }
-      }
-      // Epilogue: sum a'b' - zb'*rowsum - za'*(colsum - K*zb'), modulo 2^32.
+      // Correction terms: sum a'b' - zb'*rowsum - za'*(colsum - K*zb'), modulo 2^32.
       for (int64_t j = 0; j < cols; ++j) {
         const uint32_t zb = U((b_zp ? b_zp[b_zp_step * (n0 + j)] : 0) + b_shift);
         zbv[j] = zb;
         ct[j] = U(col_sums[n0 + j]) - uk * zb;
       }
+      const int64_t panel0 = n0 / kNR, npanels = (cols + kNR - 1) / kNR;
+      // Panels whose 32 columns all exist are finished by the tile itself on the last K block
+      // (kDirect); the rest go through the accumulator block and the scalar epilogue below.
+      const int64_t direct_panels = Tiler<TA>::kDirect ? cols / kNR : 0;
+      // K blocks (at least one, so K == 0 still zeroes the accumulators).
+      for (int64_t q0 = 0; q0 == 0 || q0 < quads; q0 += kKcQuads) {
+        const int64_t qn = std::min(kKcQuads, quads - q0);
+        const bool last = q0 + kKcQuads >= quads;
+        for (int64_t p = 0; p < npanels;) {
+          const int8_t* bp = bdata + ((panel0 + p) * quads + q0) * kNR * 4;
+          // Two panels at once (64 columns) where the target has the wider tile and both
+          // panels are finished the same way (direct, or both through acc).
+          const bool pair = Tiler<TA>::kMRPair > 0 && p + 1 < npanels &&
+                            (p + 1 < direct_panels || p >= direct_panels);
+          if (pair) {
+            constexpr int kMRP = Tiler<TA>::kMRPair > 0 ? Tiler<TA>::kMRPair : 1;
+            for (int64_t i = 0; i < rows; i += kMRP) {
+              const int r = static_cast<int>(std::min<int64_t>(kMRP, rows - i));
+              TileEpilogue epi{zbv + p * kNR, ct + p * kNR, rowsum + i, zav + i,
+                               c + (m0 + i) * ldc + n0 + p * kNR, ldc};
+              const TileEpilogue* e = last && p < direct_panels ? &epi : nullptr;
+              int32_t* ac = acc.get() + i * kNB + p * kNR;
+              const TA* ai = wa.get() + i * kp + q0 * 4;
+              if (r >= 3) {
+                Tiler<TA>::RunPair(r, ai, kp, bp, bp + quads * kNR * 4, qn, ac, kNB, q0 == 0, e);
+              } else {
+                TileEpilogue epi1 = epi;
+                epi1.zb += kNR;
+                epi1.ct += kNR;
+                epi1.c += kNR;
+                Tiler<TA>::Run(r, ai, kp, bp, qn, ac, kNB, q0 == 0, e);
+                Tiler<TA>::Run(r, ai, kp, bp + quads * kNR * 4, qn, ac + kNR, kNB, q0 == 0,
+                               e != nullptr ? &epi1 : nullptr);
+              }
+            }
+            p += 2;
+            continue;
+          }
+          for (int64_t i = 0; i < rows; i += kMR) {
+            TileEpilogue epi{zbv + p * kNR, ct + p * kNR, rowsum + i, zav + i,
+                             c + (m0 + i) * ldc + n0 + p * kNR, ldc};
+            Tiler<TA>::Run(static_cast<int>(std::min<int64_t>(kMR, rows - i)),
+                           wa.get() + i * kp + q0 * 4, kp, bp, qn, acc.get() + i * kNB + p * kNR,
+                           kNB, q0 == 0, last && p < direct_panels ? &epi : nullptr);
+          }
+          ++p;
+        }
+      }
       for (int64_t i = 0; i < rows; ++i) {
-        const uint32_t za = U(a_zp ? a_zp[a_zp_step * (m0 + i)] : 0) + a_shift;
+        const uint32_t za = zav[i];
         const uint32_t rs = rowsum[i];
         const int32_t* HWY_RESTRICT arow = acc.get() + i * kNB;
         int32_t* HWY_RESTRICT crow = c + (m0 + i) * ldc + n0;
-        for (int64_t j = 0; j < cols; ++j) {
+        for (int64_t j = direct_panels * kNR; j < cols; ++j) {
           crow[j] = static_cast<int32_t>(U(arow[j]) - zbv[j] * rs - za * ct[j]);
         }
       }
@@ -450,6 +622,116 @@ void Im2RowBytes(const ConvGeometry& g, const uint8_t* x, int64_t channels, int6
           }
         }
       }
+    }
+  };
+  if (tasks <= 1) {
+    body(0, tasks);
+  } else {
+    parallel.For(tasks, body);
+  }
+}
+
+namespace {
+
+// Copies n bytes with a few fixed-size (possibly overlapping) moves instead of a memcpy call:
+// im2row copies are short (one kernel row of a few pixels' channels).
+inline void CopyShort(uint8_t* HWY_RESTRICT d, const uint8_t* HWY_RESTRICT s, int64_t n) {
+  if (n >= 16) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) std::memcpy(d + i, s + i, 16);
+    if (i < n) std::memcpy(d + n - 16, s + n - 16, 16);
+  } else if (n >= 8) {
+    uint64_t a, b;
+    std::memcpy(&a, s, 8);
+    std::memcpy(&b, s + n - 8, 8);
+    std::memcpy(d, &a, 8);
+    std::memcpy(d + n - 8, &b, 8);
+  } else if (n >= 4) {
+    uint32_t a, b;
+    std::memcpy(&a, s, 4);
+    std::memcpy(&b, s + n - 4, 4);
+    std::memcpy(d, &a, 4);
+    std::memcpy(d + n - 4, &b, 4);
+  } else if (n > 0) {
+    d[0] = s[0];
+    d[n / 2] = s[n / 2];
+    d[n - 1] = s[n - 1];
+  }
+}
+
+inline void FillShort(uint8_t* d, uint8_t v, int64_t n) {
+  if (n >= 16) {
+    std::memset(d, v, static_cast<size_t>(n));
+  } else {
+    for (int64_t i = 0; i < n; ++i) d[i] = v;
+  }
+}
+
+}  // namespace
+
+void Im2RowBytesChannelsLast(const ConvGeometry& g, const uint8_t* xt, int64_t channels,
+                             int64_t p_begin, int64_t p_count, uint8_t pad_value, uint8_t* rows,
+                             const Parallel& parallel) {
+  const int64_t row_len = channels * g.KernelSize();
+  int64_t in[3], out[3], ker[3], str[3], dil[3], pad[3];
+  for (int d = 0; d < 3; ++d) {
+    const int s = d - (3 - g.rank);  // right-align: the innermost dims are the real ones
+    in[d] = s >= 0 ? g.in[s] : 1;
+    out[d] = s >= 0 ? g.out[s] : 1;
+    ker[d] = s >= 0 ? g.kernel[s] : 1;
+    str[d] = s >= 0 ? g.stride[s] : 1;
+    dil[d] = s >= 0 ? g.dilation[s] : 1;
+    pad[d] = s >= 0 ? g.pad[s] : 0;
+  }
+  const int64_t c = channels;
+  const int64_t krow = ker[2] * c;  // bytes of one kernel row of taps
+  constexpr int64_t kPositionsPerTask = 64;
+  const int64_t tasks = (p_count + kPositionsPerTask - 1) / kPositionsPerTask;
+  // Positions are taken in runs along the innermost output dim (same o0, o1): per kernel row
+  // (k0, k1) the image row is checked once, and the run's copies are a tight loop.
+  auto body = [&](int64_t t0, int64_t t1) {
+    const int64_t q_begin = t0 * kPositionsPerTask;
+    const int64_t q_end = std::min(p_count, t1 * kPositionsPerTask);
+    int64_t q = q_begin;
+    while (q < q_end) {
+      const int64_t p = p_begin + q;
+      const int64_t o2_first = p % out[2];
+      const int64_t o1 = (p / out[2]) % out[1];
+      const int64_t o0 = p / (out[2] * out[1]);
+      const int64_t run = std::min(out[2] - o2_first, q_end - q);
+      const int64_t b0 = o0 * str[0] - pad[0], b1 = o1 * str[1] - pad[1];
+      uint8_t* run_rows = rows + q * row_len;
+      for (int64_t k0 = 0; k0 < ker[0]; ++k0) {
+        const int64_t i0 = b0 + k0 * dil[0];
+        const bool in0 = i0 >= 0 && i0 < in[0];
+        for (int64_t k1 = 0; k1 < ker[1]; ++k1) {
+          const int64_t i1 = b1 + k1 * dil[1];
+          uint8_t* r = run_rows + (k0 * ker[1] + k1) * krow;
+          if (!in0 || i1 < 0 || i1 >= in[1]) {
+            for (int64_t j = 0; j < run; ++j) FillShort(r + j * row_len, pad_value, krow);
+            continue;
+          }
+          const uint8_t* src = xt + (i0 * in[1] + i1) * in[2] * c;
+          for (int64_t j = 0; j < run; ++j) {
+            const int64_t b2 = (o2_first + j) * str[2] - pad[2];
+            uint8_t* rj = r + j * row_len;
+            // All taps of the kernel row inside the image and adjacent: one contiguous copy.
+            if (dil[2] == 1 && b2 >= 0 && b2 + ker[2] <= in[2]) {
+              CopyShort(rj, src + b2 * c, krow);
+              continue;
+            }
+            for (int64_t k2 = 0; k2 < ker[2]; ++k2) {
+              const int64_t i2 = b2 + k2 * dil[2];
+              if (i2 >= 0 && i2 < in[2]) {
+                CopyShort(rj + k2 * c, src + i2 * c, c);
+              } else {
+                FillShort(rj + k2 * c, pad_value, c);
+              }
+            }
+          }
+        }
+      }
+      q += run;
     }
   };
   if (tasks <= 1) {

@@ -19,7 +19,8 @@
 // MR x 32 int32 tile in registers, broadcasting 4 a' values of a row against one k-quad of the
 // panel:
 //  - AVX3_DL: vpdpbusd (u8 x s8 -> int32, 4 products summed into each lane; it does not saturate,
-//    unlike vpmaddubsw, so it is exact), one 512-bit load = 16 columns x 4 k, 8 x 32 tiles.
+//    unlike vpmaddubsw, so it is exact), one 512-bit load = 16 columns x 4 k, 6 x 64 tiles over
+//    two panels (8 x 32 on a lone panel).
 //  - other targets: the quad is sign-extended to int16 and multiplied pairwise
 //    (ReorderWidenMulAccumulate, vpmaddwd on x86: |pair sum| <= 2*255*128, nothing saturates);
 //    the two pair sums of a column are added at the end of each K block.
@@ -93,5 +94,15 @@ void QGemmToI32(int64_t m, const void* a, bool a_signed, int64_t lda, const int3
 // they contribute nothing after the zero point is subtracted).
 void Im2RowBytes(const ConvGeometry& g, const uint8_t* x, int64_t channels, int64_t p_begin,
                  int64_t p_count, uint8_t pad_value, uint8_t* rows, const Parallel& parallel);
+
+// The same rows from a channels-last input, with the columns in (k..., c) order (channel
+// innermost): rows[q][(k..., c)] for positions p_begin..p_begin+p_count-1. xt is
+// [in..., channels] bytes (x transposed so one pixel's channels are adjacent), which turns each
+// kernel row of taps into one contiguous copy of kernel[last] * channels bytes (dilation 1) and
+// makes every tap a copy of `channels` bytes. The GEMM's weights must be ordered [Cout, k...,
+// channels] to match.
+void Im2RowBytesChannelsLast(const ConvGeometry& g, const uint8_t* xt, int64_t channels,
+                             int64_t p_begin, int64_t p_count, uint8_t pad_value, uint8_t* rows,
+                             const Parallel& parallel);
 
 }  // namespace simplecpp::kernels

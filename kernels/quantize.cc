@@ -1,8 +1,10 @@
 // Elementwise quantization kernels (kernels/quantize.h). QuantizeF32ToI32 is the Highway kernel
 // (division, round-half-even, zero point and clamp in float32, which is exact: a rounded quotient
 // beyond 2^24 is far outside every integer range and saturates either way); the narrowing
-// wrappers run it over chunks and store the already-clamped values. Dequantize and requantize are
-// plain loops (the compiler vectorizes them; requantize needs double precision for exactness).
+// wrappers run it over chunks and store the already-clamped values. Requantize is a Highway kernel
+// in float64 lanes (the same operations as its scalar reference, so bit-identical; the scalar
+// loop runs the tail and targets without float64 lanes). Dequantize of 8-bit values is a Highway
+// kernel (same operations as the scalar loop, which runs the tail and the 16/32-bit types).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/quantize.cc"
 #include "kernels/hwy_policy.h"
@@ -59,6 +61,89 @@ void QuantizeF32ToI32Impl(const float* x, int64_t n, const float* scale, int64_t
   }
 }
 
+// out[i] = float32(q[i] - zp) * scale for 8-bit q: the same int32 difference, the same
+// int32 -> float32 conversion and the same float32 multiply as the scalar loop, so the same bits.
+// Returns how many elements it did (whole vectors); the caller's scalar loop does the rest.
+template <typename T>
+int64_t Dequantize8Vec(const T* HWY_RESTRICT q, int64_t n, const float* HWY_RESTRICT scale,
+                       int64_t scale_step, const int32_t* HWY_RESTRICT zp, int64_t zp_step,
+                       float* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Rebind<T, decltype(df)> dq;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  const auto one_scale = hn::Set(df, scale[0]);
+  const auto one_zp = hn::Set(di, zp ? zp[0] : 0);
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto vq = hn::PromoteTo(di, hn::LoadU(dq, q + i));
+    const auto vz = (zp && zp_step) ? hn::LoadU(di, zp + i) : one_zp;
+    const auto vs = scale_step ? hn::LoadU(df, scale + i) : one_scale;
+    hn::StoreU(hn::Mul(hn::ConvertTo(df, hn::Sub(vq, vz)), vs), df, out + i);
+  }
+  return i;
+}
+int64_t DequantizeU8ToF32Impl(const uint8_t* q, int64_t n, const float* scale, int64_t scale_step,
+                              const int32_t* zp, int64_t zp_step, float* out) {
+  return Dequantize8Vec(q, n, scale, scale_step, zp, zp_step, out);
+}
+int64_t DequantizeI8ToF32Impl(const int8_t* q, int64_t n, const float* scale, int64_t scale_step,
+                              const int32_t* zp, int64_t zp_step, float* out) {
+  return Dequantize8Vec(q, n, scale, scale_step, zp, zp_step, out);
+}
+
+#if HWY_HAVE_FLOAT64
+// Requantization in float64 lanes, the exact same operations as the scalar reference
+// (RequantizeScalar below): double(acc) (exact), times double(multiplier) (exact widening, one
+// rounding), plus double(zp) (a separate rounding: no FMA; the build is ISO C++ so GCC does not
+// contract, and Highway's Mul / Add are separate statements for clang), round half to even, NaN ->
+// zp, clamp to [lo, hi]. Each lane therefore gives the reference's bits; the tail (fewer than a
+// vector of elements) goes through the scalar reference.
+template <typename T>
+int64_t RequantizeVec(const int32_t* HWY_RESTRICT acc, int64_t n, const float* HWY_RESTRICT mult,
+                      int64_t mult_step, int32_t zp, int32_t lo, int32_t hi, T* HWY_RESTRICT out) {
+  const hn::ScalableTag<double> dd;
+  const hn::Rebind<int32_t, decltype(dd)> di;
+  const hn::Rebind<float, decltype(dd)> df;
+  const hn::Rebind<T, decltype(dd)> dt;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(dd));
+  const auto vzp = hn::Set(dd, static_cast<double>(zp));
+  const auto vlo = hn::Set(dd, static_cast<double>(lo));
+  const auto vhi = hn::Set(dd, static_cast<double>(hi));
+  const auto one_m = hn::Set(dd, static_cast<double>(mult[0]));
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto va = hn::PromoteTo(dd, hn::LoadU(di, acc + i));
+    const auto vm = mult_step ? hn::PromoteTo(dd, hn::LoadU(df, mult + i)) : one_m;
+    auto v = hn::Round(hn::Add(hn::Mul(va, vm), vzp));
+    v = hn::IfThenElse(hn::Eq(v, v), v, vzp);  // NaN (0 * inf, NaN multiplier) -> zp
+    v = hn::Min(hn::Max(v, vlo), vhi);
+    // In [lo, hi] now: both demotions are exact.
+    hn::StoreU(hn::DemoteTo(dt, hn::DemoteTo(di, v)), dt, out + i);
+  }
+  return i;
+}
+
+int64_t RequantizeI32ToU8Impl(const int32_t* acc, int64_t n, const float* mult, int64_t mult_step,
+                              int32_t zp, int32_t lo, int32_t hi, uint8_t* out) {
+  return RequantizeVec(acc, n, mult, mult_step, zp, lo, hi, out);
+}
+int64_t RequantizeI32ToI8Impl(const int32_t* acc, int64_t n, const float* mult, int64_t mult_step,
+                              int32_t zp, int32_t lo, int32_t hi, int8_t* out) {
+  return RequantizeVec(acc, n, mult, mult_step, zp, lo, hi, out);
+}
+#else
+// No float64 lanes (WASM): everything goes through the scalar reference.
+int64_t RequantizeI32ToU8Impl(const int32_t*, int64_t, const float*, int64_t, int32_t, int32_t,
+                              int32_t, uint8_t*) {
+  return 0;
+}
+int64_t RequantizeI32ToI8Impl(const int32_t*, int64_t, const float*, int64_t, int32_t, int32_t,
+                              int32_t, int8_t*) {
+  return 0;
+}
+#endif
+
 }  // namespace HWY_NAMESPACE
 }  // namespace simplecpp::kernels
 HWY_AFTER_NAMESPACE();
@@ -67,6 +152,10 @@ HWY_AFTER_NAMESPACE();
 namespace simplecpp::kernels {
 
 HWY_EXPORT(QuantizeF32ToI32Impl);
+HWY_EXPORT(RequantizeI32ToU8Impl);
+HWY_EXPORT(DequantizeU8ToF32Impl);
+HWY_EXPORT(DequantizeI8ToF32Impl);
+HWY_EXPORT(RequantizeI32ToI8Impl);
 
 void QuantizeF32ToI32(const float* x, int64_t n, const float* scale, int64_t scale_step,
                       const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi, int32_t* out) {
@@ -103,9 +192,10 @@ void Dequantize(const T* q, int64_t n, const float* scale, int64_t scale_step, c
   }
 }
 
+// The scalar reference of requantization (also the tail of the vector kernel).
 template <typename T>
-void Requantize(const int32_t* acc, int64_t n, const float* multiplier, int64_t mult_step,
-                int32_t zp, int32_t lo, int32_t hi, T* out) {
+void RequantizeScalar(const int32_t* acc, int64_t n, const float* multiplier, int64_t mult_step,
+                      int32_t zp, int32_t lo, int32_t hi, T* out) {
   const double dlo = lo, dhi = hi;
   for (int64_t i = 0; i < n; ++i) {
     double v = static_cast<double>(acc[i]) * static_cast<double>(multiplier[i * mult_step]) + zp;
@@ -137,11 +227,19 @@ void QuantizeF32ToI16(const float* x, int64_t n, const float* scale, int64_t sca
 
 void DequantizeU8ToF32(const uint8_t* q, int64_t n, const float* scale, int64_t scale_step,
                        const int32_t* zp, int64_t zp_step, float* out) {
-  Dequantize(q, n, scale, scale_step, zp, zp_step, out);
+  if (n <= 0) return;
+  const int64_t d =
+      HWY_DYNAMIC_DISPATCH(DequantizeU8ToF32Impl)(q, n, scale, scale_step, zp, zp_step, out);
+  Dequantize(q + d, n - d, scale + d * scale_step, scale_step, zp ? zp + d * zp_step : nullptr,
+             zp_step, out + d);
 }
 void DequantizeI8ToF32(const int8_t* q, int64_t n, const float* scale, int64_t scale_step,
                        const int32_t* zp, int64_t zp_step, float* out) {
-  Dequantize(q, n, scale, scale_step, zp, zp_step, out);
+  if (n <= 0) return;
+  const int64_t d =
+      HWY_DYNAMIC_DISPATCH(DequantizeI8ToF32Impl)(q, n, scale, scale_step, zp, zp_step, out);
+  Dequantize(q + d, n - d, scale + d * scale_step, scale_step, zp ? zp + d * zp_step : nullptr,
+             zp_step, out + d);
 }
 void DequantizeU16ToF32(const uint16_t* q, int64_t n, const float* scale, int64_t scale_step,
                         const int32_t* zp, int64_t zp_step, float* out) {
@@ -165,11 +263,19 @@ void DequantizeI32ToF32(const int32_t* q, int64_t n, const float* scale, int64_t
 
 void RequantizeI32ToU8(const int32_t* acc, int64_t n, const float* multiplier, int64_t mult_step,
                        int32_t zp, int32_t lo, int32_t hi, uint8_t* out) {
-  Requantize(acc, n, multiplier, mult_step, zp, lo, hi, out);
+  if (n <= 0) return;
+  const int64_t done =
+      HWY_DYNAMIC_DISPATCH(RequantizeI32ToU8Impl)(acc, n, multiplier, mult_step, zp, lo, hi, out);
+  RequantizeScalar(acc + done, n - done, multiplier + done * mult_step, mult_step, zp, lo, hi,
+                   out + done);
 }
 void RequantizeI32ToI8(const int32_t* acc, int64_t n, const float* multiplier, int64_t mult_step,
                        int32_t zp, int32_t lo, int32_t hi, int8_t* out) {
-  Requantize(acc, n, multiplier, mult_step, zp, lo, hi, out);
+  if (n <= 0) return;
+  const int64_t done =
+      HWY_DYNAMIC_DISPATCH(RequantizeI32ToI8Impl)(acc, n, multiplier, mult_step, zp, lo, hi, out);
+  RequantizeScalar(acc + done, n - done, multiplier + done * mult_step, mult_step, zp, lo, hi,
+                   out + done);
 }
 
 void MinMaxF32(const float* x, int64_t n, float* min_out, float* max_out) {

@@ -5,11 +5,13 @@
 // as int32, x and w uint8 or int8, every Conv attribute (1-D/2-D/3-D, group incl. depthwise,
 // strides, dilations, pads, auto_pad). Padded taps hold x_zp, so they contribute nothing.
 //
-// Per image, group and chunk of output positions: Im2RowBytes writes one row of C/group * kernel
-// bytes per position, the GEMM (kernels/qgemm.h) multiplies those rows by the group's weights
-// (op(B) stored [M/group, C/group * kernel], packed once at Prepare when constant) with the x zero
-// point per tensor and w's per column (output channel), and the [positions, M/group] result is
-// transposed into y.
+// Per image and group, x [C/group, in...] is transposed to channels-last [in..., C/group]; per
+// chunk of output positions Im2RowBytesChannelsLast writes one row of kernel * C/group bytes per
+// position (columns in (k..., c) order: a kernel row of taps is one contiguous copy), the GEMM
+// (kernels/qgemm.h) multiplies those rows by the group's weights reordered to match (op(B) stored
+// [M/group, kernel * C/group], packed once at Prepare when constant) with the x zero point per
+// tensor and w's per column (output channel), and the [positions, M/group] result is transposed
+// into y in cache tiles.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -18,6 +20,7 @@
 #include "graph/ops/quant_ops_internal.h"
 #include "graph/registry.h"
 #include "kernels/qgemm.h"
+#include "kernels/transpose.h"
 
 namespace simplecpp::graph {
 namespace quant_ops {
@@ -27,6 +30,49 @@ namespace {
 // Bytes of im2row rows per run (about L2-sized), at least kMinChunk positions.
 constexpr int64_t kRowBudget = int64_t{1} << 18;
 constexpr int64_t kMinChunk = 16;
+
+// Packs one group's weights w [og, cg, k...] (bytes) with K reordered to (k..., c), the column
+// order of Im2RowBytesChannelsLast.
+std::shared_ptr<const kernels::PackedQB> PackConvWeights(bool w_signed, int64_t og, int64_t cg,
+                                                         int64_t ksize, const uint8_t* w) {
+  const int64_t kdim = cg * ksize;
+  if (cg == 1 || ksize == 1) return kernels::PackedQB::Pack(w_signed, true, kdim, og, w, kdim);
+  std::vector<uint8_t> r(static_cast<size_t>(og * kdim));
+  for (int64_t o = 0; o < og; ++o) {
+    const uint8_t* src = w + o * kdim;
+    uint8_t* dst = r.data() + o * kdim;
+    for (int64_t c = 0; c < cg; ++c) {
+      for (int64_t k = 0; k < ksize; ++k) dst[k * cg + c] = src[c * ksize + k];
+    }
+  }
+  return kernels::PackedQB::Pack(w_signed, true, kdim, og, r.data(), kdim);
+}
+
+// y[j * ldy + q] = c[q * og + j] for q < pc, j < og, in square tiles so that both the reads and
+// the writes stay within a few cache lines per tile.
+void TransposeToChannelsFirst(const int32_t* c, int64_t pc, int64_t og, int32_t* y,
+                              int64_t ldy) {
+  constexpr int64_t kT = 16;
+  for (int64_t q0 = 0; q0 < pc; q0 += kT) {
+    const int64_t qn = std::min(kT, pc - q0);
+    for (int64_t j0 = 0; j0 < og; j0 += kT) {
+      const int64_t jn = std::min(kT, og - j0);
+      if (qn == kT && jn == kT) {
+        for (int64_t j = 0; j < kT; ++j) {
+          int32_t* yr = y + (j0 + j) * ldy + q0;
+          const int32_t* cc = c + q0 * og + j0 + j;
+          for (int64_t q = 0; q < kT; ++q) yr[q] = cc[q * og];
+        }
+      } else {
+        for (int64_t j = 0; j < jn; ++j) {
+          int32_t* yr = y + (j0 + j) * ldy + q0;
+          const int32_t* cc = c + q0 * og + j0 + j;
+          for (int64_t q = 0; q < qn; ++q) yr[q] = cc[q * og];
+        }
+      }
+    }
+  }
+}
 
 }  // namespace
 
@@ -150,12 +196,14 @@ QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttrs& attrs, int x_in, int w
   }
   int64_t chunk = kRowBudget / std::max<int64_t>(p.kdim, 1);
   p.chunk = std::max<int64_t>(1, std::min(std::max(chunk, kMinChunk), p.positions));
+  p.transpose_x = p.cg > 1 && p.in_size > 1;
+  if (p.transpose_x) p.to_channels_last = kernels::PlanTranspose(1, {p.cg, p.in_size}, {1, 0});
+  const int64_t ksize = p.g.KernelSize();
   if (const Tensor* wc = ctx.input_value(w_in); wc != nullptr && p.og > 0) {
     auto packed = std::make_shared<std::vector<std::shared_ptr<const kernels::PackedQB>>>();
     const auto* bytes = static_cast<const uint8_t*>(wc->raw_data());
     for (int64_t gi = 0; gi < p.group; ++gi) {
-      packed->push_back(
-          kernels::PackedQB::Pack(p.w_signed, true, p.kdim, p.og, bytes + gi * p.og * p.kdim, p.kdim));
+      packed->push_back(PackConvWeights(p.w_signed, p.og, p.cg, ksize, bytes + gi * p.og * p.kdim));
     }
     p.packed = packed;
   }
@@ -169,27 +217,39 @@ void QConvPlan::Run(const kernels::Parallel& par, const void* x, const void* w, 
   std::vector<std::shared_ptr<const kernels::PackedQB>> local;
   if (!packed) {
     const auto* bytes = static_cast<const uint8_t*>(w);
+    const int64_t ksize = g.KernelSize();
     for (int64_t gi = 0; gi < group; ++gi) {
-      local.push_back(kernels::PackedQB::Pack(w_signed, true, kdim, og, bytes + gi * og * kdim, kdim));
+      local.push_back(PackConvWeights(w_signed, og, cg, ksize, bytes + gi * og * kdim));
     }
   }
   const auto& pk = packed ? *packed : local;
   const auto* xb = static_cast<const uint8_t*>(x);
   const uint8_t pad = static_cast<uint8_t>(xzp);  // int8 zero points keep their bit pattern
+  uint8_t* xt = scratch_rows + chunk * kdim;      // channels-last x (transpose_x)
+  bool pointwise = g.KernelSize() == 1;
+  for (int d = 0; d < g.rank; ++d) {
+    pointwise = pointwise && g.stride[d] == 1 && g.pad[d] == 0 && g.out[d] == g.in[d];
+  }
   for (int64_t n = 0; n < batch; ++n) {
     for (int64_t gi = 0; gi < group; ++gi) {
       const uint8_t* xg = xb + (n * channels + gi * cg) * in_size;
+      if (transpose_x) {
+        kernels::TransposeBytes(to_channels_last, xg, xt, par);
+        xg = xt;
+      }
       int32_t* yg = y + (n * out_channels + gi * og) * positions;
       const int32_t* wz = wzp ? wzp + gi * og * wzp_step : nullptr;
       for (int64_t p0 = 0; p0 < positions; p0 += chunk) {
         const int64_t pc = std::min(chunk, positions - p0);
-        kernels::Im2RowBytes(g, xg, cg, p0, pc, pad, scratch_rows, par);
-        kernels::QGemmToI32(pc, scratch_rows, x_signed, kdim, &xzp, 0, *pk[gi], wz, wzp_step,
-                            scratch_c, og, par);
-        for (int64_t j = 0; j < og; ++j) {
-          int32_t* yrow = yg + j * positions + p0;
-          for (int64_t q = 0; q < pc; ++q) yrow[q] = scratch_c[q * og + j];
+        // Pointwise (1x1, stride 1, no padding): the channels-last x already is the rows.
+        const uint8_t* a_rows = xg + p0 * cg;
+        if (!pointwise) {
+          kernels::Im2RowBytesChannelsLast(g, xg, cg, p0, pc, pad, scratch_rows, par);
+          a_rows = scratch_rows;
         }
+        kernels::QGemmToI32(pc, a_rows, x_signed, kdim, &xzp, 0, *pk[gi], wz, wzp_step,
+                            scratch_c, og, par);
+        TransposeToChannelsFirst(scratch_c, pc, og, yg + p0, positions);
       }
     }
   }

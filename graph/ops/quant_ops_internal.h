@@ -13,6 +13,7 @@
 #include "graph/registry.h"
 #include "kernels/conv.h"
 #include "kernels/qgemm.h"
+#include "kernels/transpose.h"
 
 namespace simplecpp::graph::quant_ops {
 
@@ -67,6 +68,11 @@ struct QConvPlan {
   int64_t batch = 0, channels = 0, out_channels = 0, group = 1, cg = 0, og = 0, kdim = 0;
   int64_t in_size = 0, positions = 0, chunk = 0;
   bool x_signed = false, w_signed = false;
+  // x of one image and group [cg, in...] -> channels-last [in..., cg] (unused when cg == 1 or
+  // in_size == 1, where both layouts are the same bytes).
+  bool transpose_x = false;
+  kernels::TransposePlan to_channels_last;
+  // Weights packed with the GEMM's K in (k..., c) order (PackConvWeights), one per group.
   std::shared_ptr<const std::vector<std::shared_ptr<const kernels::PackedQB>>> packed;  // const W
 
   // wzp: nullptr, 1 value (wzp_step 0) or out_channels values (wzp_step 1).
@@ -74,7 +80,8 @@ struct QConvPlan {
            const int32_t* wzp, int64_t wzp_step, int32_t* y, int32_t* scratch_c,
            uint8_t* scratch_rows) const;
   int64_t ScratchCElements() const { return chunk * og; }
-  int64_t ScratchRowBytes() const { return chunk * kdim; }
+  // im2row rows, then the channels-last copy of x when transpose_x.
+  int64_t ScratchRowBytes() const { return chunk * kdim + (transpose_x ? in_size * cg : 0); }
 };
 // w_zp_in: input index of w's zero point (checked: one value or [M]).
 QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttrs& attrs, int x_in, int w_in, int w_zp_in);

@@ -3,7 +3,8 @@
 // around the vector and tile widths, extreme values with K large enough to wrap int32, both
 // B layouts, on every compiled target and independent of the thread count; sizes around the
 // micro-kernel's tile edges (rows per tile, 32-column panels, k-quads, K blocks of 512, task
-// blocks of 64 rows x 128 columns); plus Im2RowBytes.
+// blocks of 64 rows x 128 columns); plus Im2RowBytes and Im2RowBytesChannelsLast (the same taps
+// as Im2RowBytes with the columns permuted to (k..., c), on 1-D/2-D/3-D geometries).
 #include "kernels/qgemm.h"
 
 #include <doctest/doctest.h>
@@ -289,6 +290,69 @@ TEST_CASE("Im2RowBytes fills padding with the zero point") {
   // Position (1,2): taps rows 0..2, cols 1..3 -> (0,1)=2,(0,2)=3,pad,(1,1)=5,(1,2)=6,pad, pad x3.
   const std::vector<uint8_t> want5 = {2, 3, 77, 5, 6, 77, 77, 77, 77};
   for (int i = 0; i < 9; ++i) CHECK(rows[5 * 9 + i] == want5[i]);
+}
+
+TEST_CASE("Im2RowBytesChannelsLast equals Im2RowBytes with (k..., c) columns") {
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int> byte(0, 255);
+  struct Case {
+    int rank;
+    int64_t in, k, s, d, pb;
+  };
+  // Square geometries (every spatial dim alike): interior and border taps, strides, dilations,
+  // pads larger than the kernel reach, kernels as wide as the padded input.
+  const std::vector<Case> cases = {{1, 9, 3, 1, 1, 1}, {1, 7, 1, 2, 1, 0}, {2, 6, 3, 1, 1, 1},
+                                   {2, 7, 3, 2, 1, 1}, {2, 8, 3, 1, 2, 2}, {2, 5, 5, 1, 1, 2},
+                                   {2, 4, 2, 3, 1, 3}, {3, 4, 3, 1, 1, 1}, {3, 5, 2, 2, 2, 1},
+                                   {2, 9, 4, 1, 1, 0}, {2, 3, 3, 1, 1, 0}};
+  for (const Case& cs : cases) {
+    for (int64_t channels : {1, 2, 3, 5, 16, 19}) {
+      CAPTURE(cs.rank);
+      CAPTURE(cs.in);
+      CAPTURE(cs.k);
+      CAPTURE(cs.s);
+      CAPTURE(cs.d);
+      CAPTURE(cs.pb);
+      CAPTURE(channels);
+      ConvGeometry g;
+      g.rank = cs.rank;
+      for (int i = 0; i < cs.rank; ++i) {
+        g.in[i] = cs.in;
+        g.kernel[i] = cs.k;
+        g.stride[i] = cs.s;
+        g.dilation[i] = cs.d;
+        g.pad[i] = cs.pb;
+        g.out[i] = (cs.in + 2 * cs.pb - ((cs.k - 1) * cs.d + 1)) / cs.s + 1;
+      }
+      const int64_t in_size = g.InSize(), ksize = g.KernelSize(), p = g.OutSize();
+      const int64_t kdim = channels * ksize;
+      std::vector<uint8_t> x(static_cast<size_t>(channels * in_size)), xt(x.size());
+      for (auto& v : x) v = static_cast<uint8_t>(byte(rng));
+      for (int64_t c = 0; c < channels; ++c) {
+        for (int64_t i = 0; i < in_size; ++i) xt[i * channels + c] = x[c * in_size + i];
+      }
+      // A few position windows (all, and a middle part starting mid-row) and thread counts.
+      for (int64_t p0 : {int64_t{0}, p / 3}) {
+        const int64_t pc = p - p0 - (p0 > 0 ? p / 5 : 0);
+        if (pc <= 0) continue;
+        std::vector<uint8_t> ref(static_cast<size_t>(pc * kdim)), got(ref.size(), 0xEE);
+        Im2RowBytes(g, x.data(), channels, p0, pc, 201, ref.data(), SerialParallel());
+        Im2RowBytesChannelsLast(g, xt.data(), channels, p0, pc, 201, got.data(), ThreadParallel(2));
+        bool same = true;
+        for (int64_t q = 0; q < pc && same; ++q) {
+          for (int64_t c = 0; c < channels && same; ++c) {
+            for (int64_t k = 0; k < ksize; ++k) {
+              if (got[q * kdim + k * channels + c] != ref[q * kdim + c * ksize + k]) {
+                same = false;
+                break;
+              }
+            }
+          }
+        }
+        CHECK(same);
+      }
+    }
+  }
 }
 
 }  // namespace

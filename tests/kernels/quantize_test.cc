@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -87,6 +88,142 @@ TEST_CASE("Dequantize and requantize") {
   std::vector<uint8_t> outu(5);
   RequantizeI32ToU8(acc.data(), 5, m.data(), 0, 3, 0, 255, outu.data());
   CHECK(outu == std::vector<uint8_t>{6, 6, 0, 255, 0});  // 5.5 -> 6, 6.5 -> 6, -0.5 -> 0
+}
+
+// The double-precision reference: round_half_even(double(acc) * double(m) + zp), NaN -> zp,
+// clamped (written out independently of the kernel).
+template <typename T>
+std::vector<T> RequantizeRef(const std::vector<int32_t>& acc, const std::vector<float>& m,
+                             int64_t mstep, int32_t zp, int32_t lo, int32_t hi) {
+  std::vector<T> out(acc.size());
+  for (size_t i = 0; i < acc.size(); ++i) {
+    double v = static_cast<double>(acc[i]) * static_cast<double>(m[i * mstep]);
+    v = v + static_cast<double>(zp);
+    v = std::nearbyint(v);
+    if (std::isnan(v)) v = zp;
+    v = std::min(std::max(v, static_cast<double>(lo)), static_cast<double>(hi));
+    out[i] = static_cast<T>(static_cast<int32_t>(v));
+  }
+  return out;
+}
+
+TEST_CASE("Requantize is bit-identical to the double reference on every target") {
+  std::mt19937 rng(11);
+  const int32_t kMin = std::numeric_limits<int32_t>::min();
+  const int32_t kMax = std::numeric_limits<int32_t>::max();
+  const float kInf = std::numeric_limits<float>::infinity();
+  // Multipliers: typical small ones, exact powers of two (ties: acc * 0.5, * 0.25), 1, large,
+  // tiny, denormal, infinities and NaN.
+  const std::vector<float> special = {0.5f,    0.25f,  0.125f, 1.0f,  1.5f,   3.0e-5f, 7.1e-3f,
+                                      0.0f,    -0.5f,  1e-30f, 1e-40f, 65536.0f, kInf, -kInf,
+                                      std::nanf(""), 0.0078125f, 2.5f};
+  std::uniform_int_distribution<int32_t> any_acc(kMin, kMax);
+  std::uniform_int_distribution<int32_t> small_acc(-1000, 1000);
+  std::uniform_int_distribution<size_t> pick(0, special.size() - 1);
+  std::uniform_real_distribution<float> mdist(1e-6f, 0.1f);
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (int64_t n : {0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100}) {
+      for (int mode = 0; mode < 6; ++mode) {
+        CAPTURE(n);
+        CAPTURE(mode);
+        const bool per_elem = mode & 1;
+        std::vector<int32_t> acc(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) {
+          switch ((i + mode) % 5) {
+            case 0: acc[i] = any_acc(rng); break;
+            case 1: acc[i] = small_acc(rng); break;
+            case 2: acc[i] = (i & 2) ? kMin : kMax; break;
+            case 3: acc[i] = 2 * small_acc(rng) + 1; break;  // odd: x.5 ties with m = 0.5
+            default: acc[i] = (i & 1) ? kMin + 1 : kMax - 1; break;
+          }
+        }
+        std::vector<float> m(per_elem ? static_cast<size_t>(std::max<int64_t>(n, 1)) : 1);
+        for (auto& v : m) v = (mode < 2) ? special[pick(rng)] : (mode < 4 ? 0.5f : mdist(rng));
+        const int64_t mstep = per_elem ? 1 : 0;
+        for (int32_t zp : {0, 3, 128, -128, 127, 255}) {
+          CAPTURE(zp);
+          if (zp >= 0) {
+            std::vector<uint8_t> out(static_cast<size_t>(n), 0xAB);
+            RequantizeI32ToU8(acc.data(), n, m.data(), mstep, zp, 0, 255, out.data());
+            CHECK(out == RequantizeRef<uint8_t>(acc, m, mstep, zp, 0, 255));
+          }
+          if (zp <= 127) {
+            std::vector<int8_t> out(static_cast<size_t>(n), 0x5A);
+            RequantizeI32ToI8(acc.data(), n, m.data(), mstep, zp, -128, 127, out.data());
+            CHECK(out == RequantizeRef<int8_t>(acc, m, mstep, zp, -128, 127));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("Requantize ties round half to even in the vector body") {
+  // 32 elements so every target's vector loop (not only the scalar tail) sees the ties.
+  std::vector<int32_t> acc(32);
+  for (int i = 0; i < 32; ++i) acc[i] = (i % 8) - 4 + 2 * (i / 8);  // -4..3 shifted
+  const float half = 0.5f;
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    std::vector<int8_t> out(32);
+    RequantizeI32ToI8(acc.data(), 32, &half, 0, 0, -128, 127, out.data());
+    for (int i = 0; i < 32; ++i) {
+      CAPTURE(i);
+      CHECK(out[i] == static_cast<int8_t>(std::nearbyint(acc[i] * 0.5)));
+    }
+    const std::vector<int32_t> ext = {std::numeric_limits<int32_t>::min(),
+                                      std::numeric_limits<int32_t>::max(), 0, 1,
+                                      -1, 255, 256, 511, 513, -255, -257, 3, 5, 7, 9, 11};
+    std::vector<uint8_t> outu(ext.size());
+    RequantizeI32ToU8(ext.data(), static_cast<int64_t>(ext.size()), &half, 0, 1, 0, 255,
+                      outu.data());
+    const std::vector<uint8_t> want = {0, 255, 1, 2, 0, 128, 129, 255, 255, 0, 0, 2, 4, 4, 6, 6};
+    CHECK(outu == want);
+  }
+}
+
+TEST_CASE("8-bit Dequantize matches the scalar formula on every target") {
+  std::mt19937 rng(21);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_int_distribution<int32_t> zpd(-128, 255);
+  std::uniform_real_distribution<float> sd(1e-4f, 3.0f);
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (int64_t n : {0, 1, 3, 4, 5, 8, 15, 16, 17, 33, 64, 70}) {
+      for (int mode = 0; mode < 6; ++mode) {
+        CAPTURE(n);
+        CAPTURE(mode);
+        const bool per_scale = mode & 1;
+        const int zmode = mode / 2;  // 0: no zp, 1: one zp, 2: per element
+        std::vector<uint8_t> qu(static_cast<size_t>(n));
+        std::vector<int8_t> qi(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) {
+          qu[i] = static_cast<uint8_t>(byte(rng));
+          qi[i] = static_cast<int8_t>(qu[i]);
+        }
+        std::vector<float> s(per_scale ? std::max<int64_t>(n, 1) : 1);
+        for (auto& v : s) v = sd(rng);
+        std::vector<int32_t> z(zmode == 2 ? std::max<int64_t>(n, 1) : 1);
+        for (auto& v : z) v = zpd(rng);
+        const int32_t* zp = zmode == 0 ? nullptr : z.data();
+        const int64_t sstep = per_scale ? 1 : 0, zstep = zmode == 2 ? 1 : 0;
+        std::vector<float> yu(static_cast<size_t>(n)), yi(static_cast<size_t>(n));
+        DequantizeU8ToF32(qu.data(), n, s.data(), sstep, zp, zstep, yu.data());
+        DequantizeI8ToF32(qi.data(), n, s.data(), sstep, zp, zstep, yi.data());
+        for (int64_t i = 0; i < n; ++i) {
+          const int32_t zz = zp ? zp[i * zstep] : 0;
+          const float wu = static_cast<float>(static_cast<int32_t>(qu[i]) - zz) * s[i * sstep];
+          const float wi = static_cast<float>(static_cast<int32_t>(qi[i]) - zz) * s[i * sstep];
+          CHECK(yu[i] == wu);
+          CHECK(yi[i] == wi);
+        }
+      }
+    }
+  }
 }
 
 TEST_CASE("MinMaxF32 skips NaN") {
