@@ -9,8 +9,9 @@
 //     packs its A block per K block.
 //   - The output is split into tasks of kMC rows x kNC columns (sizes depend only on the target,
 //     never on the thread count). A task walks K in blocks of about kKC and runs the micro-kernel
-//     over every (strip, panel) pair, panels outer so a B micro-panel (kc x nr, sized to half of
-//     L1) stays in L1 while the strips stream from L2.
+//     over every (strip, panel) pair, panels outer so a B micro-panel (kc x nr) stays close (in
+//     L1 on the 16-register targets, L2 on AVX-512) while the strips stream past. Products below
+//     kSerialMacs run on the calling thread (same tasks).
 //   - The micro-kernel keeps an mr x nr tile of accumulators in registers (mr rows x kNV vectors)
 //     and does one FMA per (row, vector) per k. Between K blocks the tile is parked in a per-task
 //     buffer and reloaded, so every element is one sequential FMA chain over k = 0..K-1 no matter
@@ -53,11 +54,15 @@ constexpr size_t kNR = kNV * kL;
 // Accumulator registers of the full tile; tiles of few rows span several panels instead
 // (kPanels > 1) so that short M keeps as many independent FMA chains and B streams in flight.
 constexpr size_t kMaxAcc = kMR * kNV;
-// Cache blocking: a task covers kMC x kNC of C; K is walked in blocks of at most kKC, sized so
-// that one B micro-panel (kKC x kNR floats) stays in half of the 48 KiB L1D while A streams by
-// (AVX-512: 128 x 48 floats = 24 KiB; 16-register targets: 256 x 16 or 256 x 8 floats).
+// Cache blocking: a task covers kMC x kNC of C; K is walked in blocks of at most kKC.
+// 16-register targets: one B micro-panel (256 x 16 or 256 x 8 floats) stays in L1 while A
+// streams by. AVX-512: 512 x 48 floats = 96 KiB, streamed from L2 (192 bytes per 24 FMAs, well
+// within L2 bandwidth); fewer K blocks mean fewer parked accumulator tiles and tile calls.
+// Measured on the project machine (Zen 5, bench_gemm, 1 thread, CPU time, interleaved with
+// oneDNN): kKC = 128 -> 512 moved 512^3 from 0.86-0.88x to 0.93-0.99x of oneDNN and 1024^3 from
+// 0.88-0.89x to 0.94-0.98x; 256 was in between, 1024 no better than 512.
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-constexpr int64_t kKC = 128;
+constexpr int64_t kKC = 512;
 #else
 constexpr int64_t kKC = 256;
 #endif
@@ -68,6 +73,10 @@ static_assert(kNC % kNR == 0, "kNC must be a multiple of nr");
 // per task and K block. The buffer is thread-local and kept between calls, so this also bounds
 // what each calling thread holds on to (8 MiB; a 1024 x 1024 A needs 4 MiB).
 constexpr int64_t kMaxWholeAPack = int64_t{2} << 20;
+// Products of fewer multiply-adds than this (about 10-20 us on one core) run every task on the
+// calling thread: waking a pool thread costs more than it saves. Only who runs the tasks changes,
+// not the tasks, so results stay the same for any thread count.
+constexpr int64_t kSerialMacs = int64_t{1} << 20;
 
 // The epilogue of one tile; pointers are already offset to the tile's first row / column.
 struct TileEpilogue {
@@ -365,8 +374,11 @@ void GemmBlock(const GemmProblem& p, const float* whole_a, int64_t bm, int64_t b
   }
 }
 
-void GemmDriverImpl(const GemmProblem& p, const Parallel& parallel) {
+void GemmDriverImpl(const GemmProblem& p, const Parallel& pool) {
   if (p.m <= 0 || p.n <= 0) return;
+  const Parallel& parallel = p.m * p.n * std::max<int64_t>(p.k, 1) < kSerialMacs
+                                 ? SerialParallel()
+                                 : pool;
   constexpr int64_t MR = static_cast<int64_t>(kMR);
   // K blocks of equal size (no tiny tail block); one empty block when K == 0. With at most two
   // strips of rows (M <= 2*mr, transformer decoding) a B micro-panel is used at most twice, so
@@ -443,7 +455,9 @@ void PackBForCall(bool trans_b, int64_t k, int64_t n, const float* b, int64_t ld
   if (panels == 0 || k == 0) return;
   const int64_t per_task = std::max<int64_t>(1, 32768 / (k * nr));
   const int64_t tasks = (panels + per_task - 1) / per_task;
-  parallel.For(tasks, [&](int64_t t0, int64_t t1) {
+  // Small operands are packed on the calling thread (same tasks; see kSerialMacs).
+  const Parallel& par = k * n < (int64_t{1} << 16) ? SerialParallel() : parallel;
+  par.For(tasks, [&](int64_t t0, int64_t t1) {
     PackBPanels(trans_b, k, n, b, ldb, nr, t0 * per_task, std::min(panels, t1 * per_task), out);
   });
 }
@@ -583,6 +597,42 @@ void GemmPackedAMixed(const PackedAF32& a, GemmType type_b, GemmType type_c, boo
   p.pa = pa->data();
   p.pb = pb.p;
   SetC(&p, type_c, c);
+  p.ldc = ldc;
+  p.epilogue = epilogue;
+  HWY_DYNAMIC_DISPATCH(GemmDriverImpl)(p, parallel);
+}
+
+void GemmPackedABF32(const PackedAF32& a, const float* packed_b, int64_t nr, int64_t n,
+                     float alpha, float beta, float* c, int64_t ldc, const Parallel& parallel,
+                     const GemmEpilogue& epilogue) {
+  if (a.m() <= 0 || n <= 0) return;
+  std::shared_ptr<const PackedAF32> keep_a;
+  const PackedAF32* pa = CurrentPackedA(a, &keep_a);
+  const int64_t k = pa->k();
+  const int64_t cur_nr = CurrentGemmTileShape().nr;
+  std::unique_ptr<FloatBuffer> repacked;
+  if (nr != cur_nr && k > 0) {
+    // Packed for another target's nr: read it back as a plain [K,N] matrix and repack.
+    std::vector<float> plain(static_cast<size_t>(k * n));
+    for (int64_t kk = 0; kk < k; ++kk) {
+      for (int64_t j = 0; j < n; ++j) {
+        const int64_t pn = j / nr;
+        plain[kk * n + j] = packed_b[pn * k * nr + kk * nr + (j - pn * nr)];
+      }
+    }
+    repacked = std::make_unique<FloatBuffer>((n + cur_nr - 1) / cur_nr * cur_nr * k);
+    PackBForCall(false, k, n, plain.data(), n, cur_nr, repacked->p, SerialParallel());
+    packed_b = repacked->p;
+  }
+  GemmProblem p;
+  p.m = pa->m();
+  p.n = n;
+  p.k = k;
+  p.alpha = alpha;
+  p.beta = beta;
+  p.pa = pa->data();
+  p.pb = packed_b;
+  p.c = c;
   p.ldc = ldc;
   p.epilogue = epilogue;
   HWY_DYNAMIC_DISPATCH(GemmDriverImpl)(p, parallel);

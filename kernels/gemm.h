@@ -106,6 +106,16 @@ void GemmPackedAF32(const PackedAF32& a, bool trans_b, int64_t n, float alpha, c
                     int64_t ldb, float beta, float* c, int64_t ldc, const Parallel& parallel,
                     const GemmEpilogue& epilogue = {});
 
+// C[M,N] = alpha * A * B + beta * C with A prepacked and B already in the packed-B layout of
+// PackedBF32 for panels of `nr` columns: ceil(N/nr) panels, panel p is [K][nr] row-major at
+// packed_b + p*K*nr (columns past N are ignored). Producers of B (e.g. Im2ColPackedF32 in
+// kernels/conv.h) write this layout directly instead of a plain [K,N] matrix that the GEMM would
+// copy again; pass nr = CurrentGemmTileShape().nr (another nr is accepted and repacked, slower).
+// Bitwise the same results as GemmPackedAF32 on the plain B.
+void GemmPackedABF32(const PackedAF32& a, const float* packed_b, int64_t nr, int64_t n,
+                     float alpha, float beta, float* c, int64_t ldc, const Parallel& parallel,
+                     const GemmEpilogue& epilogue = {});
+
 // ---------------------------------------------------------------------------------------------
 // Mixed storage: each of A, B and C may be float32 or 16-bit (float16 / bfloat16 bits); the
 // arithmetic is the float32 GEMM above, bit for bit. A 16-bit A is widened while the driver packs

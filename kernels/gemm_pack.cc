@@ -42,11 +42,20 @@ void PackBPanels(bool trans_b, int64_t k, int64_t n, const float* b, int64_t ldb
         std::fill(dst + kk * nr + w, dst + kk * nr + nr, 0.0f);
       }
     } else {
-      // B is stored [N,K]: column j of op(B) is row j of B.
-      for (int64_t kk = 0; kk < k; ++kk) std::fill(dst + kk * nr + w, dst + kk * nr + nr, 0.0f);
-      for (int64_t jj = 0; jj < w; ++jj) {
-        const float* src = b + (j0 + jj) * ldb;
-        for (int64_t kk = 0; kk < k; ++kk) dst[kk * nr + jj] = src[kk];
+      // B is stored [N,K]: column j of op(B) is row j of B. Blocks of kKB rows of the panel:
+      // the w source rows advance together (w cache lines, each used kKB times) and every
+      // panel row is written whole, instead of one column of the whole panel per pass.
+      constexpr int64_t kKB = 16;
+      for (int64_t k0 = 0; k0 < k; k0 += kKB) {
+        const int64_t kb = std::min(kKB, k - k0);
+        for (int64_t kk = k0; kk < k0 + kb; ++kk) {
+          std::fill(dst + kk * nr + w, dst + kk * nr + nr, 0.0f);
+        }
+        for (int64_t jj = 0; jj < w; ++jj) {
+          const float* src = b + (j0 + jj) * ldb + k0;
+          float* d = dst + k0 * nr + jj;
+          for (int64_t kk = 0; kk < kb; ++kk) d[kk * nr] = src[kk];
+        }
       }
     }
   }
