@@ -107,6 +107,15 @@ sc_status* sc_session_create(const sc_model* model, int32_t threads, sc_session*
   });
 }
 void sc_session_free(sc_session* session) { delete session; }
+sc_status* sc_session_memory_stats(const sc_session* session, int64_t* out_peak_bytes_in_use,
+                                   int64_t* out_buffer_allocations) {
+  if (!session) return NullArgument("session");
+  return Guard([&] {
+    const simplecpp::Session::MemoryStats stats = session->session.memory_stats();
+    if (out_peak_bytes_in_use) *out_peak_bytes_in_use = stats.peak_bytes_in_use;
+    if (out_buffer_allocations) *out_buffer_allocations = stats.buffer_allocations;
+  });
+}
 
 sc_status* sc_tensor_create(int32_t dtype, const int64_t* dims, int64_t rank, const void* data,
                             size_t byte_size, sc_tensor** out_tensor) {

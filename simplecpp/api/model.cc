@@ -126,5 +126,11 @@ std::vector<std::pair<std::string, int64_t>> Model::opsets() const {
   for (const auto& o : impl_->model.opsets) out.emplace_back(o.domain, o.version);
   return out;
 }
+int64_t Model::initializer_bytes() const {
+  // Top-level initializers only: subgraph weights are rare and small.
+  int64_t bytes = 0;
+  for (const auto& [name, t] : impl_->model.graph.initializers) bytes += static_cast<int64_t>(t.byte_size());
+  return bytes;
+}
 
 }  // namespace simplecpp

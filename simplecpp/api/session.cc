@@ -84,4 +84,11 @@ std::vector<Session::NodeTiming> Session::last_profile() const {
   return out;
 }
 
+Session::MemoryStats Session::memory_stats() const {
+  MemoryStats stats;
+  stats.peak_bytes_in_use = static_cast<int64_t>(impl_->executor->peak_bytes_in_use());
+  stats.buffer_allocations = static_cast<int64_t>(impl_->executor->buffer_allocations());
+  return stats;
+}
+
 }  // namespace simplecpp

@@ -193,6 +193,7 @@ int RunCommand(const std::vector<std::string>& args) {
   const auto t0 = std::chrono::steady_clock::now();
   outputs = session.Run(inputs);  // also the warm-up run when --repeat is given
   const double first_ms = Milliseconds(std::chrono::steady_clock::now() - t0);
+  const int64_t first_allocations = session.memory_stats().buffer_allocations;
   std::vector<double> times;
   for (int64_t r = 0; r < repeat; ++r) {
     const auto start = std::chrono::steady_clock::now();
@@ -239,9 +240,19 @@ int RunCommand(const std::vector<std::string>& args) {
 
   if (a.Has("--profile")) {
     // A separate, profiled run, so the timings above carry no profiling overhead.
+    const Session::MemoryStats memory = session.memory_stats();
     session.set_profiling(true);
     session.Run(inputs);
     PrintProfile(session.last_profile());
+    // Each timed run keeps the previous run's outputs alive until it returns, so the second run
+    // may take one more set of output buffers; after that the pool serves everything.
+    std::printf("memory: initializers %.3f MiB; working memory peak %.3f MiB (intermediate tensors,"
+                " scratch, outputs); %lld buffers from the system after the first run, %lld after"
+                " %lld more runs\n",
+                static_cast<double>(model.initializer_bytes()) / (1 << 20),
+                static_cast<double>(memory.peak_bytes_in_use) / (1 << 20),
+                static_cast<long long>(first_allocations),
+                static_cast<long long>(memory.buffer_allocations), static_cast<long long>(repeat));
   }
   return 0;
 }

@@ -172,6 +172,19 @@ static void run_add(const sc_model* model) {
     sc_tensor_free(outs[0]);
   }
 
+  /* Memory statistics: some working memory was used; a second run with the first run's output
+   * released obtains no new buffer. */
+  int64_t peak = -1, allocations = -1, allocations_again = -1;
+  CHECK_OK(sc_session_memory_stats(session, &peak, &allocations));
+  CHECK(peak >= (int64_t)sizeof(x) && allocations >= 1);
+  outs[0] = NULL;
+  CHECK_OK(sc_session_run(session, in_names, ins, 2, out_names, 1, outs));
+  if (outs[0] != NULL) sc_tensor_free(outs[0]);
+  CHECK_OK(sc_session_memory_stats(session, NULL, &allocations_again));
+  CHECK(allocations_again == allocations);
+  check_error(sc_session_memory_stats(NULL, &peak, NULL), SC_ERR_INVALID_ARGUMENT,
+              "memory stats of a NULL session");
+
   /* Error paths of run: an unknown input name, a missing input, an unknown output name. */
   const char* bad_names[2] = {"x", "nope"};
   outs[0] = NULL;

@@ -85,6 +85,8 @@ class Model {
   int64_t ir_version() const;
   // (domain, version) for every opset the model imports; "" is ai.onnx.
   std::vector<std::pair<std::string, int64_t>> opsets() const;
+  // Bytes of the model's initializers (weights), as stored in the model.
+  int64_t initializer_bytes() const;
 
   std::shared_ptr<const detail::ModelImpl> impl() const { return impl_; }
 
@@ -118,6 +120,16 @@ class Session {
     double milliseconds = 0;
   };
   std::vector<NodeTiming> last_profile() const;
+
+  // Working memory of this session: intermediate tensors, kernel scratch and the outputs handed
+  // out all come from one pool that keeps released buffers for the following runs, so once every
+  // shape has been seen a run obtains no new memory (buffer_allocations stops growing while the
+  // caller releases the previous run's outputs).
+  struct MemoryStats {
+    int64_t peak_bytes_in_use = 0;   // high-water mark since the session was created
+    int64_t buffer_allocations = 0;  // buffers obtained from the system so far
+  };
+  MemoryStats memory_stats() const;
 
  private:
   std::unique_ptr<detail::SessionImpl> impl_;

@@ -49,6 +49,11 @@ sc_status* sc_model_output_name(const sc_model* model, int64_t index, const char
 /* threads: 0 = number of cores. */
 sc_status* sc_session_create(const sc_model* model, int32_t threads, sc_session** out_session);
 void sc_session_free(sc_session* session);
+/* Working memory of the session (simplecpp::Session::MemoryStats): the high-water mark of bytes
+ * in use by intermediate tensors, scratch and outputs, and the number of buffers obtained from the
+ * system so far (constant in steady state). Either out pointer may be NULL. */
+sc_status* sc_session_memory_stats(const sc_session* session, int64_t* out_peak_bytes_in_use,
+                                   int64_t* out_buffer_allocations);
 
 /* Creates a tensor by copying `data` (byte_size bytes; must match dtype and dims exactly). */
 sc_status* sc_tensor_create(int32_t dtype, const int64_t* dims, int64_t rank, const void* data,
