@@ -18,8 +18,8 @@ namespace simplecpp::testing {
 struct RunNodeOptions {
   int64_t opset = 18;
   int num_outputs = 1;
-  std::string domain;
-  std::vector<int> constant_inputs;  // these inputs become initializers (constant at load)
+  std::string domain{};
+  std::vector<int> constant_inputs{};  // these inputs become initializers (constant at load)
   int threads = 1;
 };
 

@@ -49,11 +49,6 @@ const std::vector<DType>& NumericDTypes() {
   return kTypes;
 }
 
-bool IsUnsigned(DType t) {
-  return t == DType::kUInt8 || t == DType::kUInt16 || t == DType::kUInt32 ||
-         t == DType::kUInt64 || t == DType::kUInt4 || t == DType::kUInt2 || t == DType::kBool;
-}
-
 TEST_CASE("Cast: every dtype pair on values exact in both") {
   // Small integers (and 0 / 1 for bool, 0..1 for 2-bit): exact in every dtype.
   for (DType from : NumericDTypes()) {
