@@ -82,7 +82,8 @@ HWY_NOINLINE void TilePortable(const int16_t* HWY_RESTRICT a, int64_t lda,
   const hn::Repartition<uint64_t, D16> d64;
   (void)d64;
   for (int pass = 0; pass < kPasses; ++pass) {
-    const int8_t* bp = b + pass * kColsPerPass * 4;
+    // With K = 0 (quads == 0) the panel pointer may be null: no offset may be applied to it.
+    const int8_t* bp = quads > 0 ? b + pass * kColsPerPass * 4 : b;
     hn::Vec<D32> s0[MR][kVecsPerPass], s1[MR][kVecsPerPass];
     for (int i = 0; i < MR; ++i) {
       for (int v = 0; v < kVecsPerPass; ++v) {

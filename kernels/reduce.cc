@@ -134,6 +134,10 @@ HWY_INLINE void ReduceColumns(const float* HWY_RESTRICT x, int64_t n, int64_t in
                               int64_t j1, float* HWY_RESTRICT y) {
   const DF d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  if (n == 0) {  // empty reduction: x may be null, so no pointer arithmetic on it
+    for (int64_t j = j0; j < j1; ++j) y[j] = P::Identity();
+    return;
+  }
   const VF qnan = hn::Set(d, std::numeric_limits<float>::quiet_NaN());
   int64_t j = j0;
   for (; j + 4 * N <= j1; j += 4 * N) {
@@ -228,6 +232,7 @@ HWY_INLINE void LogSumExpColumns(const float* HWY_RESTRICT x, int64_t n, int64_t
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
   // Column maxima (NaN propagating) first, written to y, then the sums of exp(x - m).
   ReduceColumns<MaxP>(x, n, inner, j0, j1, y);
+  if (n == 0) return;  // log(0) = -inf, the max's identity already in y; x may be null
   int64_t j = j0;
   for (; j + N <= j1; j += N) {
     const VF m = hn::LoadU(d, y + j);
@@ -964,7 +969,10 @@ void CumSum16(Float16Kind kind, const uint16_t* x, int64_t outer, int64_t n, int
   template void ArgMin<T>(const T*, int64_t, int64_t, int64_t, bool, int64_t*, const Parallel&);
 #define SIMPLECPP_REDUCE_INSTANTIATE_GENERIC(T) template ReduceFn<T> GetReduceFn<T>(ReduceKind);
 
-SIMPLECPP_REDUCE_INSTANTIATE_ARITH(float)
+// float: ReduceDivide and ReduceSqrt are explicit specializations above.
+template void ReduceLog<float>(float*, int64_t);
+template void CumSum<float>(const float*, int64_t, int64_t, int64_t, bool, bool, float*,
+                            const Parallel&);
 #define SIMPLECPP_REDUCE_ALL(T)         \
   SIMPLECPP_REDUCE_INSTANTIATE_ARITH(T) \
   SIMPLECPP_REDUCE_INSTANTIATE_ARG(T)   \
