@@ -2,8 +2,11 @@
 # README command 2: install dependencies, then
 #   1. Release build in build/: every ctest (unit tests, the C API test, the ONNX conformance run
 #      against tests/conformance/expected_pass.txt);
-#   2. AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/: the same ctests
-#      (set SIMPLECPP_ASAN_CONFORMANCE=0 to leave the conformance run out of it);
+#   2. AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/ with clang and the
+#      libFuzzer targets (-DSIMPLECPP_FUZZ=ON instruments every layer): the same ctests, then each
+#      fuzz target for SIMPLECPP_FUZZ_SECONDS (default 60) from its seed corpus (scripts/fuzz.sh,
+#      counted as one test). Without clang's runtimes it falls back to a g++ -DSIMPLECPP_SANITIZE=ON
+#      build without fuzzing. Set SIMPLECPP_ASAN_CONFORMANCE=0 to leave the conformance run out;
 #   3. ThreadSanitizer build of the concurrency test (scripts/tsan-test.sh, counted as one test).
 # The conformance data is $SIMPLECPP_ONNX_TESTS (default: ../shared/onnx-tests when present);
 # without it that test reports "skipping" and passes. Prints "N passed, N failed" (ctest tests of
@@ -79,10 +82,40 @@ if [ "${SIMPLECPP_ASAN_CONFORMANCE:-1}" = "0" ]; then
 fi
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-if build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIMPLECPP_SANITIZE=ON -DSIMPLECPP_FEW_HWY_TARGETS=ON; then
-  run_ctest build-asan "${asan_args[@]}"
+# clang with libFuzzer's runtime (libclang-rt-14-dev) builds the sanitizer stage and the fuzz
+# targets in one go; the flags come from cmake/Fuzz.cmake.
+have_clang_fuzzer=0
+if command -v clang++ >/dev/null 2>&1 &&
+   echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' |
+   clang++ -x c++ -fsanitize=fuzzer,address,undefined -o /dev/null - >/dev/null 2>&1; then
+  have_clang_fuzzer=1
+fi
+if [ "$have_clang_fuzzer" = 1 ]; then
+  if CC=clang CXX=clang++ build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIMPLECPP_FUZZ=ON \
+       -DSIMPLECPP_FEW_HWY_TARGETS=ON; then
+    run_ctest build-asan "${asan_args[@]}"
+    fuzz_start=$SECONDS
+    # A fixed seed keeps a CI failure reproducible with the same command.
+    # fuzz.sh's own sanitizer options (allocator_may_return_null: a huge allocation must reach
+    # the library as std::bad_alloc, not stop the fuzzer), not the ctest ones exported above.
+    if ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 FUZZ_CONFIGURE=0 FUZZ_BUILD_DIR=build-asan \
+         FUZZ_ARGS="-seed=1 ${FUZZ_ARGS:-}" \
+         bash scripts/fuzz.sh "${SIMPLECPP_FUZZ_SECONDS:-60}"; then
+      total_passed=$((total_passed + 1))
+    else
+      total_failed=$((total_failed + 1))
+    fi
+    echo "test.sh: fuzzing took $((SECONDS - fuzz_start)) s"
+  else
+    total_failed=$((total_failed + 1))
+  fi
 else
-  total_failed=$((total_failed + 1))
+  echo "test.sh: clang's libFuzzer runtime is missing: g++ sanitizer build, no fuzzing"
+  if build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIMPLECPP_SANITIZE=ON -DSIMPLECPP_FEW_HWY_TARGETS=ON; then
+    run_ctest build-asan "${asan_args[@]}"
+  else
+    total_failed=$((total_failed + 1))
+  fi
 fi
 echo "test.sh: sanitizer build and tests took $((SECONDS - asan_start)) s (total $((SECONDS - start)) s)"
 
