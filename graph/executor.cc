@@ -248,6 +248,11 @@ class PlanBuilder {
   }
 
   void AddStep(const Node& node) {
+    // Every ONNX operator has at least one output; ops rely on output 0 existing (fuzz finding
+    // node_without_outputs).
+    if (node.outputs.empty()) {
+      throw Error(ErrorCode::kInvalidModel, node.Describe() + ": the node has no outputs");
+    }
     PlanStep step;
     step.node = node;
     const std::string domain = CanonicalDomain(node.domain);

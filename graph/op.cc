@@ -224,9 +224,10 @@ const Tensor& PrepareContext::RequireValue(int i) const {
 }
 
 void PrepareContext::set_output(int i, DType dtype, Dims dims) {
-  if (i < 0 || i >= num_outputs()) return;
-  // Rejects negative dims and overflow, then the size limits (at load for static shapes).
+  // Rejects negative dims and overflow, then the size limits (at load for static shapes). Also
+  // for an output the node leaves out: the op may still size tables by these dims.
   CheckTensorLimits(CurrentTensorLimits(), dtype, dims, OutputLabel(node_, i));
+  if (i < 0 || i >= num_outputs()) return;
   outputs_[i] = OutputSpec{dtype, std::move(dims), false, true};
 }
 void PrepareContext::set_output_dynamic(int i, DType dtype) {
@@ -274,6 +275,10 @@ Tensor& RunContext::allocate_output(int i, DType dtype, Dims dims) {
 std::string RunContext::Prefix() const { return node_.Describe() + ": "; }
 void RunContext::Fail(const std::string& message) const {
   throw Error(ErrorCode::kRuntime, Prefix() + message);
+}
+void RunContext::Missing(const char* what, int i) const {
+  throw Error(ErrorCode::kInvalidModel,
+              Prefix() + "the op reads " + what + " " + std::to_string(i) + ", which the node does not have");
 }
 
 // ---- helpers ----

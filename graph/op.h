@@ -213,11 +213,19 @@ class RunContext {
              TensorAllocator* allocator, const kernels::Parallel* parallel);
   const Node& node() const { return node_; }
   bool has_input(int i) const;
-  const Tensor& input(int i) const { return *inputs_[i]; }
+  // Bounds-checked (a model can give a node fewer inputs or outputs than its op reads): an
+  // absent one is an Error naming the node, never a null dereference.
+  const Tensor& input(int i) const {
+    if (i < 0 || i >= num_inputs() || inputs_[i] == nullptr) Missing("input", i);
+    return *inputs_[i];
+  }
   int num_inputs() const { return static_cast<int>(inputs_.size()); }
   int num_outputs() const { return static_cast<int>(outputs_->size()); }
   // Output i, already allocated with the dims declared at Prepare (undefined if dynamic).
-  Tensor& output(int i) { return (*outputs_)[i]; }
+  Tensor& output(int i) {
+    if (i < 0 || i >= num_outputs()) Missing("output", i);
+    return (*outputs_)[i];
+  }
   // Allocates output i (for dynamic outputs) and returns it.
   Tensor& allocate_output(int i, DType dtype, Dims dims);
   // Replaces output i by an existing tensor (zero-copy Identity/Reshape/Squeeze).
@@ -228,6 +236,7 @@ class RunContext {
 
   std::string Prefix() const;
   [[noreturn]] void Fail(const std::string& message) const;  // kRuntime, names node and op
+  [[noreturn]] void Missing(const char* what, int i) const;  // kInvalidModel
 
   // Values of ops with takes_values(): input(i) / has_input(i) see only tensor inputs; value(i)
   // sees every input (nullptr when omitted). set_value replaces output i by any value.

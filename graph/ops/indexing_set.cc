@@ -55,6 +55,7 @@ class NonZeroOp : public Op {
     const int64_t r = static_cast<int64_t>(dims.size());
     const int64_t n = Product(dims, 0, dims.size());
     return [dims, r, n, half](RunContext& ctx) {
+      (void)half;  // read only by the 16-bit instantiation
       const T* x = DataOf<T>(ctx.input(0));
       std::vector<int64_t> hits;
       for (int64_t i = 0; i < n; ++i) {

@@ -158,3 +158,64 @@ TEST_CASE("fuzz regression resize_scale_float_overflow") {
   };
   LoadAndRun(model);
 }
+
+// Found by fuzz_model_load (Resize; OOM: an 8 GiB table) and fuzz_model_run (BatchNormalization;
+// UBSan: reference to a null Tensor) (tests/fuzz/findings/node_without_outputs.*): a mutation
+// turned the node's only `output` field into another field, leaving a node with no outputs. Its
+// output was then never declared, so the size limits were never checked (Resize built per-axis
+// tables for a 5e8-long dim at load) and run functions read output 0 of an empty list. Now a
+// node without outputs is an invalid model, set_output checks the limits even for an output the
+// node leaves out, and RunContext::input/output are bounds-checked.
+TEST_CASE("fuzz regression node_without_outputs") {
+  const std::vector<uint8_t> model = {
+      0x08, 0x08, 0x12, 0x0f, 0x73, 0x69, 0x0f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x73, 0x65,
+      0x65, 0x64, 0x73, 0x3a, 0x75, 0x0a, 0x31, 0x0a, 0x01, 0x78, 0x0a, 0x00, 0x0a, 0x02, 0x73, 0x63,
+      0x1a, 0x01, 0x6f, 0x1a, 0x08, 0x52, 0x65, 0x73, 0x69, 0x7a, 0x65, 0x5f, 0x30, 0x22, 0x06, 0x52,
+      0x65, 0x73, 0x69, 0x7a, 0x65, 0x2a, 0x11, 0x0a, 0x04, 0x6d, 0x6e, 0x64, 0x65, 0x22, 0x06, 0x6c,
+      0x6c, 0x6e, 0x65, 0x61, 0x72, 0xa0, 0x01, 0x03, 0x12, 0x01, 0x67, 0x2a, 0x1b, 0x0a, 0x01, 0x04,
+      0x10, 0x01, 0x42, 0x02, 0x73, 0x63, 0x4a, 0x10, 0x00, 0x48, 0x80, 0x3f, 0x00, 0x00, 0x80, 0x3f,
+      0x00, 0x00, 0x00, 0x4e, 0x65, 0x6d, 0x6d, 0x3f, 0x5a, 0x1b, 0x0a, 0x01, 0x78, 0x12, 0x16, 0x0a,
+      0x14, 0x08, 0x01, 0x12, 0x10, 0x0a, 0x02, 0x08, 0x01, 0x0a, 0x02, 0x08, 0x01, 0x0a, 0x02, 0x08,
+      0x02, 0x0a, 0x02, 0x08, 0x02, 0x62, 0x03, 0x0a, 0x01, 0x79, 0x42, 0x02, 0x10, 0x11,
+  };
+  try {
+    Model::LoadFromBytes(model.data(), model.size(), SmallLimits());
+    FAIL("a node without outputs must be refused at load");
+  } catch (const Error& e) {
+    CAPTURE(e.what());
+    CHECK(e.code() == ErrorCode::kInvalidModel);
+  }
+
+  // The same for every op tried: BatchNormalization (the run-time finding), Relu, Resize.
+  for (const std::string op : {"BatchNormalization", "Relu", "Resize"}) {
+    CAPTURE(op);
+    graph::Model m;
+    m.ir_version = 8;
+    m.opsets.push_back({"", 17});
+    m.graph.name = "g";
+    graph::ValueInfo x;
+    x.name = "x";
+    x.type.kind = graph::TypeInfo::Kind::kTensor;
+    x.type.dtype = DType::kFloat32;
+    x.type.has_shape = true;
+    x.type.dims = {graph::Dim{1, ""}, graph::Dim{2, ""}, graph::Dim{2, ""}};
+    m.graph.inputs.push_back(x);
+    graph::Node node;
+    node.name = op + "_0";
+    node.op_type = op;
+    node.inputs = {"x"};
+    m.graph.nodes.push_back(node);
+    graph::ValueInfo y;
+    y.name = "x";  // the graph output is the input: the node is the only thing wrong
+    m.graph.outputs.push_back(y);
+    const std::string bytes = onnx::WriteModel(m);
+    try {
+      Model::LoadFromBytes(bytes.data(), bytes.size(), SmallLimits());
+      FAIL("a node without outputs must be refused at load");
+    } catch (const Error& e) {
+      CAPTURE(e.what());
+      CHECK(e.code() == ErrorCode::kInvalidModel);
+      CHECK(std::string(e.what()).find("no outputs") != std::string::npos);
+    }
+  }
+}
