@@ -405,7 +405,9 @@ class PlanBuilder {
     std::vector<Tensor> outs(step.outputs.size());
     for (size_t i = 0; i < outs.size(); ++i) {
       const auto& spec = prep.outputs()[i];
-      if (step.outputs[i] >= 0 && spec.declared && !spec.dynamic) outs[i] = Tensor(spec.dtype, spec.dims);
+      // Outputs the node leaves out ("") get a buffer too, dropped after the step: an op may
+      // write every output it declared (fuzz finding absent_output_written).
+      if (spec.declared && !spec.dynamic) outs[i] = Tensor(spec.dtype, spec.dims);
     }
     std::vector<const Tensor*> in_ptrs;
     for (int id : step.inputs) in_ptrs.push_back(id >= 0 ? &plan_->values_[id].constant : nullptr);
@@ -738,7 +740,9 @@ std::vector<Value> Executor::RunValues(const std::map<std::string, Value>& input
     outs.assign(step.outputs.size(), Tensor());
     for (size_t i = 0; i < outs.size(); ++i) {
       const auto& spec = (*specs)[i];
-      if (step.outputs[i] >= 0 && spec.declared && !spec.dynamic) {
+      // Left-out outputs ("") too, returned to the pool after the step: an op may write every
+      // output it declared (fuzz finding absent_output_written).
+      if (spec.declared && !spec.dynamic) {
         outs[i] = pool_->Allocate(spec.dtype, spec.dims);
       }
     }

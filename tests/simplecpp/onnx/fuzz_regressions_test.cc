@@ -219,3 +219,52 @@ TEST_CASE("fuzz regression node_without_outputs") {
     }
   }
 }
+
+// Found by fuzz_model_run (tests/fuzz/findings/absent_output_written.fuzz_model_run): a Resize
+// whose output is left out (output name "") still declared and wrote it, but the executor gave
+// left-out outputs no buffer: UBSan "store to null pointer" in the resize kernel. Every output an
+// op declares now gets a buffer, dropped after the step, whether the node names it or not.
+TEST_CASE("fuzz regression absent_output_written") {
+  for (const std::string mode : {"nearest", "linear", "cubic"}) {
+    CAPTURE(mode);
+    graph::Model m;
+    m.ir_version = 8;
+    m.opsets.push_back({"", 17});
+    m.graph.name = "g";
+    graph::ValueInfo x;
+    x.name = "x";
+    x.type.kind = graph::TypeInfo::Kind::kTensor;
+    x.type.dtype = DType::kFloat32;
+    x.type.has_shape = true;
+    x.type.dims = {graph::Dim{37, ""}, graph::Dim{1, ""}, graph::Dim{2, ""}, graph::Dim{1, ""}};
+    m.graph.inputs.push_back(x);
+    m.graph.initializers.emplace_back("sc", Tensor::FromVector<float>(DType::kFloat32, {4}, {1, 1, 2, 1.5f}));
+    graph::Node resize;
+    resize.name = "Resize_0";
+    resize.op_type = "Resize";
+    resize.inputs = {"x", "", "sc"};
+    resize.outputs = {""};
+    graph::Attribute a;
+    a.name = "mode";
+    a.kind = graph::AttrKind::kString;
+    a.s = mode;
+    resize.attributes.push_back(a);
+    graph::Node identity;
+    identity.name = "Identity_0";
+    identity.op_type = "Identity";
+    identity.inputs = {"x"};
+    identity.outputs = {"z"};
+    m.graph.nodes = {resize, identity};
+    graph::ValueInfo z;
+    z.name = "z";
+    m.graph.outputs.push_back(z);
+    const std::string bytes = onnx::WriteModel(m);
+    Model model = Model::LoadFromBytes(bytes.data(), bytes.size(), SmallLimits());
+    Session session(model);
+    Tensor input(DType::kFloat32, {37, 1, 2, 1});
+    for (int64_t i = 0; i < input.num_elements(); ++i) input.data<float>()[i] = static_cast<float>(i);
+    const auto out = session.Run({{"x", input}});
+    REQUIRE(out.count("z") == 1);
+    CHECK(out.at("z").data<float>()[73] == 73.0f);
+  }
+}
