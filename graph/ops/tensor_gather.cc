@@ -269,11 +269,13 @@ class SliceOp : public Op {
       } else if (t > 0) {
         s = std::clamp<int64_t>(s, 0, d);
         e = std::clamp<int64_t>(e, 0, d);
-        count = e > s ? (e - s + t - 1) / t : 0;
+        // 1 + (e - s - 1) / t: no overflow for any t (fuzz finding slice_huge_step).
+        count = e > s ? 1 + (e - s - 1) / t : 0;
       } else {
         s = std::clamp<int64_t>(s, 0, d - 1);
         e = std::clamp<int64_t>(e, -1, d - 1);
-        count = s > e ? (s - e + (-t) - 1) / (-t) : 0;
+        // 1 + (s - e - 1) / |t| without negating t (INT64_MIN): x / t == -(x / |t|) for x >= 0.
+        count = s > e ? 1 - (s - e - 1) / t : 0;
       }
       start[a] = s;
       step[a] = t;

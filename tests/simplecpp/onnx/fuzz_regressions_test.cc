@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <tuple>
 #include <string>
@@ -266,5 +267,59 @@ TEST_CASE("fuzz regression absent_output_written") {
     const auto out = session.Run({{"x", input}});
     REQUIRE(out.count("z") == 1);
     CHECK(out.at("z").data<float>()[73] == 73.0f);
+  }
+}
+
+// Found by fuzz_model_run (tests/fuzz/findings/slice_huge_step.fuzz_model_run): Slice counted
+// its output as (e - s + t - 1) / t, which overflows for a step near INT64_MAX (UBSan: signed
+// overflow, at load during static prepare); -t overflowed for INT64_MIN. Now 1 + (e - s - 1) / t.
+TEST_CASE("fuzz regression slice_huge_step") {
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  const int64_t kMin = std::numeric_limits<int64_t>::min();
+  struct Case {
+    int64_t start, end, step;
+    std::vector<float> expected;
+  };
+  const std::vector<Case> cases = {
+      {1, 9, kMax, {1}},         {4, 14, kMax - 3, {4}}, {8, 0, kMin, {8}},
+      {kMax, kMin, kMin, {9}},   {kMin, kMax, kMax, {0}}, {9, -kMax, -kMax, {9}},
+      {0, 10, 3, {0, 3, 6, 9}},  {9, -11, -4, {9, 5, 1}},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.start);
+    CAPTURE(c.end);
+    CAPTURE(c.step);
+    graph::Model m;
+    m.ir_version = 8;
+    m.opsets.push_back({"", 17});
+    m.graph.name = "g";
+    graph::ValueInfo x;
+    x.name = "x";
+    x.type.kind = graph::TypeInfo::Kind::kTensor;
+    x.type.dtype = DType::kFloat32;
+    x.type.has_shape = true;
+    x.type.dims = {graph::Dim{10, ""}};
+    m.graph.inputs.push_back(x);
+    const auto one = [](int64_t v) { return Tensor::FromVector<int64_t>(DType::kInt64, {1}, {v}); };
+    m.graph.initializers.emplace_back("st", one(c.start));
+    m.graph.initializers.emplace_back("en", one(c.end));
+    m.graph.initializers.emplace_back("ax", one(0));
+    m.graph.initializers.emplace_back("sp", one(c.step));
+    graph::Node slice;
+    slice.name = "Slice_0";
+    slice.op_type = "Slice";
+    slice.inputs = {"x", "st", "en", "ax", "sp"};
+    slice.outputs = {"y"};
+    m.graph.nodes.push_back(slice);
+    graph::ValueInfo y;
+    y.name = "y";
+    m.graph.outputs.push_back(y);
+    const std::string bytes = onnx::WriteModel(m);
+    Session session(Model::LoadFromBytes(bytes.data(), bytes.size(), SmallLimits()));
+    Tensor input(DType::kFloat32, {10});
+    for (int i = 0; i < 10; ++i) input.data<float>()[i] = static_cast<float>(i);
+    const Tensor out = session.Run({{"x", input}}).at("y");
+    REQUIRE(out.num_elements() == static_cast<int64_t>(c.expected.size()));
+    for (size_t i = 0; i < c.expected.size(); ++i) CHECK(out.data<float>()[i] == c.expected[i]);
   }
 }
