@@ -113,7 +113,12 @@ void FillRange(void* out, int64_t n, double start, double delta) {
 template <typename T>
 void FillRangeInt(void* out, int64_t n, int64_t start, int64_t delta) {
   T* o = static_cast<T*>(out);
-  for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(start + i * delta);
+  // Every element lies between start and limit, but i * delta alone can pass INT64_MAX (start
+  // near INT64_MIN): the sum is formed modulo 2^64, where it is exact.
+  for (int64_t i = 0; i < n; ++i) {
+    o[i] = static_cast<T>(static_cast<int64_t>(static_cast<uint64_t>(start) +
+                                               static_cast<uint64_t>(i) * static_cast<uint64_t>(delta)));
+  }
 }
 
 class RangeOp : public Op {
@@ -143,6 +148,9 @@ class RangeOp : public Op {
       // the int16/int32 dtypes; for int64 use long double range.
       const long double diff = static_cast<long double>(limit) - static_cast<long double>(start);
       const long double q = std::ceil(diff / static_cast<long double>(delta));
+      // Up to 2^64 (INT64_MIN to INT64_MAX by 1): refuse before the conversion (fuzz finding
+      // range_int64_huge_count).
+      if (q > 0x1p62L) ctx.Fail("the range has too many elements");
       const int64_t n = q > 0 ? static_cast<int64_t>(q) : 0;
       ctx.set_output(0, dtype, {n});
       void (*fill)(void*, int64_t, int64_t, int64_t) =

@@ -323,3 +323,58 @@ TEST_CASE("fuzz regression slice_huge_step") {
     for (size_t i = 0; i < c.expected.size(); ++i) CHECK(out.data<float>()[i] == c.expected[i]);
   }
 }
+
+// Found by fuzz_model_run (tests/fuzz/findings/range_int64_huge_count.fuzz_model_run): Range
+// over int64 from INT64_MIN (a mutated constant) to a small limit counted ~9.2e18 elements as a
+// long double and converted that to int64_t unchecked (UBSan: outside the representable range).
+// Now such a count is an Error; and i * delta, which can pass INT64_MAX even when every element
+// fits, is formed modulo 2^64.
+TEST_CASE("fuzz regression range_int64_huge_count") {
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  const int64_t kMin = std::numeric_limits<int64_t>::min();
+  struct Case {
+    int64_t start, limit, delta;
+    std::vector<int64_t> expected;  // empty: an Error is expected
+  };
+  const std::vector<Case> cases = {
+      {kMin, 10, 1, {}},
+      {kMin, kMax, 1, {}},
+      {kMax, kMin, -1, {}},
+      {kMin, kMax, int64_t{1} << 62, {kMin, kMin + (int64_t{1} << 62), 0, int64_t{1} << 62}},
+      {kMax, kMin, kMin, {kMax, -1}},
+      {3, -4, -3, {3, 0, -3}},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.start);
+    CAPTURE(c.limit);
+    CAPTURE(c.delta);
+    graph::Model m;
+    m.ir_version = 8;
+    m.opsets.push_back({"", 17});
+    m.graph.name = "g";
+    const auto scalar = [](int64_t v) { return Tensor::FromVector<int64_t>(DType::kInt64, {}, {v}); };
+    m.graph.initializers.emplace_back("start", scalar(c.start));
+    m.graph.initializers.emplace_back("limit", scalar(c.limit));
+    m.graph.initializers.emplace_back("delta", scalar(c.delta));
+    graph::Node range;
+    range.name = "Range_0";
+    range.op_type = "Range";
+    range.inputs = {"start", "limit", "delta"};
+    range.outputs = {"r"};
+    m.graph.nodes.push_back(range);
+    graph::ValueInfo r;
+    r.name = "r";
+    m.graph.outputs.push_back(r);
+    const std::string bytes = onnx::WriteModel(m);
+    try {
+      Session session(Model::LoadFromBytes(bytes.data(), bytes.size(), SmallLimits()));
+      const Tensor out = session.Run({}).at("r");
+      REQUIRE(!c.expected.empty());
+      REQUIRE(out.num_elements() == static_cast<int64_t>(c.expected.size()));
+      for (size_t i = 0; i < c.expected.size(); ++i) CHECK(out.data<int64_t>()[i] == c.expected[i]);
+    } catch (const Error& e) {
+      CAPTURE(e.what());
+      CHECK(c.expected.empty());
+    }
+  }
+}
