@@ -132,6 +132,9 @@ class SplitOp : public Op {
   RunFn Prepare(PrepareContext& ctx) const override {
     const Dims& in = ctx.input_dims(0);
     const int64_t r = static_cast<int64_t>(in.size());
+    // A scalar has no axis to split (fuzz finding split_scalar_input: NormalizeAxis accepts axis
+    // 0 for rank 0, and in[0] would read past the empty shape).
+    if (r == 0) ctx.Fail("the input is a scalar; Split needs rank >= 1");
     const int64_t axis = NormalizeAxis(axis_, r, [&](const std::string& m) { ctx.Fail(m); });
     const int64_t dim = in[axis];
     const int64_t n = num_outputs_;
@@ -146,6 +149,10 @@ class SplitOp : public Op {
       int64_t sum = 0;
       for (int64_t s : split) {
         if (s < 0) ctx.Fail("split " + IntsToString(split) + " has a negative size");
+        if (s > dim - sum) {  // also keeps the sum from overflowing
+          ctx.Fail("split " + IntsToString(split) + " sums to more than axis " +
+                   std::to_string(axis) + "'s size " + std::to_string(dim));
+        }
         sum += s;
       }
       if (sum != dim) {

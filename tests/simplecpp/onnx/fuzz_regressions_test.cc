@@ -378,3 +378,60 @@ TEST_CASE("fuzz regression range_int64_huge_count") {
     }
   }
 }
+
+// Found by fuzz_model_run (tests/fuzz/findings/split_scalar_input.fuzz_model_run): Split of a
+// scalar (a mutated shape) read the size of "axis 0" from an empty shape (UBSan: reference to
+// null). Now a scalar input is an Error, and split sizes whose sum would overflow are refused
+// before they are added.
+TEST_CASE("fuzz regression split_scalar_input") {
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  struct Case {
+    Dims x_dims;
+    std::vector<int64_t> split;  // empty: no split input
+    int outputs;
+  };
+  const std::vector<Case> cases = {
+      {{}, {}, 1}, {{}, {}, 2}, {{2}, {kMax, 2}, 2}, {{2}, {kMax, kMax, 4}, 3}, {{3}, {1, -1, 3}, 3}};
+  for (const Case& c : cases) {
+    CAPTURE(c.x_dims.size());
+    CAPTURE(c.split.size());
+    graph::Model m;
+    m.ir_version = 8;
+    m.opsets.push_back({"", 17});
+    m.graph.name = "g";
+    graph::ValueInfo x;
+    x.name = "x";
+    x.type.kind = graph::TypeInfo::Kind::kTensor;
+    x.type.dtype = DType::kFloat32;
+    x.type.has_shape = true;
+    for (int64_t d : c.x_dims) x.type.dims.push_back(graph::Dim{d, ""});
+    m.graph.inputs.push_back(x);
+    graph::Node split;
+    split.name = "Split_0";
+    split.op_type = "Split";
+    split.inputs = {"x"};
+    if (!c.split.empty()) {
+      m.graph.initializers.emplace_back(
+          "s", Tensor::FromVector<int64_t>(DType::kInt64, {static_cast<int64_t>(c.split.size())}, c.split));
+      split.inputs.push_back("s");
+    }
+    for (int i = 0; i < c.outputs; ++i) {
+      split.outputs.push_back("y" + std::to_string(i));
+      graph::ValueInfo y;
+      y.name = split.outputs.back();
+      m.graph.outputs.push_back(y);
+    }
+    m.graph.nodes.push_back(split);
+    const std::string bytes = onnx::WriteModel(m);
+    try {
+      Session session(Model::LoadFromBytes(bytes.data(), bytes.size(), SmallLimits()));
+      Tensor input(DType::kFloat32, c.x_dims);
+      session.Run({{"x", input}});
+      FAIL("expected an Error");
+    } catch (const Error& e) {
+      CAPTURE(e.what());
+      CHECK((e.code() == ErrorCode::kRuntime || e.code() == ErrorCode::kInvalidModel ||
+             e.code() == ErrorCode::kInvalidArgument));
+    }
+  }
+}
