@@ -285,8 +285,9 @@ void RunContext::Missing(const char* what, int i) const {
 
 int64_t NormalizeAxis(int64_t axis, int64_t rank,
                       const std::function<void(const std::string&)>& fail) {
-  const int64_t lo = rank == 0 ? -1 : -rank;
-  const int64_t hi = rank == 0 ? 0 : rank - 1;
+  // A scalar has no axis: callers index dims[axis] (fuzz finding split_scalar_input).
+  const int64_t lo = -rank;
+  const int64_t hi = rank - 1;
   if (axis < lo || axis > hi) {
     fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
   }

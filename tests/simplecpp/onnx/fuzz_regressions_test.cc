@@ -435,3 +435,50 @@ TEST_CASE("fuzz regression split_scalar_input") {
     }
   }
 }
+
+// The general fix behind split_scalar_input: NormalizeAxis accepted axis 0 and -1 for a scalar
+// (and returned -1 for the latter), so any op indexing dims[axis] could read outside the empty
+// shape. A scalar now has no valid axis, for every op.
+TEST_CASE("fuzz regression split_scalar_input: no op takes an axis of a scalar") {
+  for (const std::string op : {"Softmax", "LogSoftmax", "ArgMax", "Split", "Flatten"}) {
+    for (int64_t axis : {0, -1}) {
+      CAPTURE(op);
+      CAPTURE(axis);
+      graph::Model m;
+      m.ir_version = 8;
+      m.opsets.push_back({"", 17});
+      m.graph.name = "g";
+      graph::ValueInfo x;
+      x.name = "x";
+      x.type.kind = graph::TypeInfo::Kind::kTensor;
+      x.type.dtype = DType::kFloat32;
+      x.type.has_shape = true;
+      m.graph.inputs.push_back(x);
+      graph::Node node;
+      node.name = op + "_0";
+      node.op_type = op;
+      node.inputs = {"x"};
+      node.outputs = {"y"};
+      graph::Attribute a;
+      a.name = "axis";
+      a.kind = graph::AttrKind::kInt;
+      a.i = axis;
+      node.attributes.push_back(a);
+      m.graph.nodes.push_back(node);
+      graph::ValueInfo y;
+      y.name = "y";
+      m.graph.outputs.push_back(y);
+      const std::string bytes = onnx::WriteModel(m);
+      try {
+        Session session(Model::LoadFromBytes(bytes.data(), bytes.size(), SmallLimits()));
+        const auto out = session.Run({{"x", Tensor(DType::kFloat32, {})}});
+        // Flatten's axis ranges over [0, rank]: axis 0 of a scalar is valid ([1, 1]).
+        CHECK(op == "Flatten");
+        CHECK(axis == 0);
+      } catch (const Error& e) {
+        CAPTURE(e.what());
+        CHECK(e.code() != ErrorCode::kInternal);
+      }
+    }
+  }
+}
