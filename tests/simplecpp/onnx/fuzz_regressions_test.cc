@@ -50,6 +50,33 @@ LoadOptions SmallLimits() {
 
 namespace {
 
+// An empty opset-17 model named "g", a float32 input of the given dims (rank 0 for {}), an
+// output without type: the pieces of the hand-built models below.
+graph::Model EmptyModel() {
+  graph::Model m;
+  m.ir_version = 8;
+  m.opsets.push_back({"", 17});
+  m.graph.name = "g";
+  return m;
+}
+
+graph::ValueInfo FloatInput(const std::string& name, const Dims& dims) {
+  graph::ValueInfo v;
+  v.name = name;
+  v.type.kind = graph::TypeInfo::Kind::kTensor;
+  v.type.dtype = DType::kFloat32;
+  v.type.has_shape = true;
+  for (int64_t d : dims) v.type.dims.push_back(graph::Dim{d, ""});
+  return v;
+}
+
+graph::ValueInfo Output(const std::string& name) {
+  graph::ValueInfo v;
+  v.name = name;
+  return v;
+}
+
+
 // y = op(x, s): x float32 [1,...,1] (rank n), s int64 [n] a graph input (size known only at run).
 Model ShapeInputModel(const std::string& op, int64_t n) {
   graph::Model m;
@@ -190,25 +217,14 @@ TEST_CASE("fuzz regression node_without_outputs") {
   // The same for every op tried: BatchNormalization (the run-time finding), Relu, Resize.
   for (const std::string op : {"BatchNormalization", "Relu", "Resize"}) {
     CAPTURE(op);
-    graph::Model m;
-    m.ir_version = 8;
-    m.opsets.push_back({"", 17});
-    m.graph.name = "g";
-    graph::ValueInfo x;
-    x.name = "x";
-    x.type.kind = graph::TypeInfo::Kind::kTensor;
-    x.type.dtype = DType::kFloat32;
-    x.type.has_shape = true;
-    x.type.dims = {graph::Dim{1, ""}, graph::Dim{2, ""}, graph::Dim{2, ""}};
-    m.graph.inputs.push_back(x);
+    graph::Model m = EmptyModel();
+    m.graph.inputs.push_back(FloatInput("x", {1, 2, 2}));
     graph::Node node;
     node.name = op + "_0";
     node.op_type = op;
     node.inputs = {"x"};
     m.graph.nodes.push_back(node);
-    graph::ValueInfo y;
-    y.name = "x";  // the graph output is the input: the node is the only thing wrong
-    m.graph.outputs.push_back(y);
+    m.graph.outputs.push_back(Output("x"));  // the graph output is the input: the node is the only thing wrong
     const std::string bytes = onnx::WriteModel(m);
     try {
       Model::LoadFromBytes(bytes.data(), bytes.size(), SmallLimits());
@@ -228,17 +244,8 @@ TEST_CASE("fuzz regression node_without_outputs") {
 TEST_CASE("fuzz regression absent_output_written") {
   for (const std::string mode : {"nearest", "linear", "cubic"}) {
     CAPTURE(mode);
-    graph::Model m;
-    m.ir_version = 8;
-    m.opsets.push_back({"", 17});
-    m.graph.name = "g";
-    graph::ValueInfo x;
-    x.name = "x";
-    x.type.kind = graph::TypeInfo::Kind::kTensor;
-    x.type.dtype = DType::kFloat32;
-    x.type.has_shape = true;
-    x.type.dims = {graph::Dim{37, ""}, graph::Dim{1, ""}, graph::Dim{2, ""}, graph::Dim{1, ""}};
-    m.graph.inputs.push_back(x);
+    graph::Model m = EmptyModel();
+    m.graph.inputs.push_back(FloatInput("x", {37, 1, 2, 1}));
     m.graph.initializers.emplace_back("sc", Tensor::FromVector<float>(DType::kFloat32, {4}, {1, 1, 2, 1.5f}));
     graph::Node resize;
     resize.name = "Resize_0";
@@ -256,9 +263,7 @@ TEST_CASE("fuzz regression absent_output_written") {
     identity.inputs = {"x"};
     identity.outputs = {"z"};
     m.graph.nodes = {resize, identity};
-    graph::ValueInfo z;
-    z.name = "z";
-    m.graph.outputs.push_back(z);
+    m.graph.outputs.push_back(Output("z"));
     const std::string bytes = onnx::WriteModel(m);
     Model model = Model::LoadFromBytes(bytes.data(), bytes.size(), SmallLimits());
     Session session(model);
@@ -289,17 +294,8 @@ TEST_CASE("fuzz regression slice_huge_step") {
     CAPTURE(c.start);
     CAPTURE(c.end);
     CAPTURE(c.step);
-    graph::Model m;
-    m.ir_version = 8;
-    m.opsets.push_back({"", 17});
-    m.graph.name = "g";
-    graph::ValueInfo x;
-    x.name = "x";
-    x.type.kind = graph::TypeInfo::Kind::kTensor;
-    x.type.dtype = DType::kFloat32;
-    x.type.has_shape = true;
-    x.type.dims = {graph::Dim{10, ""}};
-    m.graph.inputs.push_back(x);
+    graph::Model m = EmptyModel();
+    m.graph.inputs.push_back(FloatInput("x", {10}));
     const auto one = [](int64_t v) { return Tensor::FromVector<int64_t>(DType::kInt64, {1}, {v}); };
     m.graph.initializers.emplace_back("st", one(c.start));
     m.graph.initializers.emplace_back("en", one(c.end));
@@ -311,9 +307,7 @@ TEST_CASE("fuzz regression slice_huge_step") {
     slice.inputs = {"x", "st", "en", "ax", "sp"};
     slice.outputs = {"y"};
     m.graph.nodes.push_back(slice);
-    graph::ValueInfo y;
-    y.name = "y";
-    m.graph.outputs.push_back(y);
+    m.graph.outputs.push_back(Output("y"));
     const std::string bytes = onnx::WriteModel(m);
     Session session(Model::LoadFromBytes(bytes.data(), bytes.size(), SmallLimits()));
     Tensor input(DType::kFloat32, {10});
@@ -348,10 +342,7 @@ TEST_CASE("fuzz regression range_int64_huge_count") {
     CAPTURE(c.start);
     CAPTURE(c.limit);
     CAPTURE(c.delta);
-    graph::Model m;
-    m.ir_version = 8;
-    m.opsets.push_back({"", 17});
-    m.graph.name = "g";
+    graph::Model m = EmptyModel();
     const auto scalar = [](int64_t v) { return Tensor::FromVector<int64_t>(DType::kInt64, {}, {v}); };
     m.graph.initializers.emplace_back("start", scalar(c.start));
     m.graph.initializers.emplace_back("limit", scalar(c.limit));
@@ -362,9 +353,7 @@ TEST_CASE("fuzz regression range_int64_huge_count") {
     range.inputs = {"start", "limit", "delta"};
     range.outputs = {"r"};
     m.graph.nodes.push_back(range);
-    graph::ValueInfo r;
-    r.name = "r";
-    m.graph.outputs.push_back(r);
+    m.graph.outputs.push_back(Output("r"));
     const std::string bytes = onnx::WriteModel(m);
     try {
       Session session(Model::LoadFromBytes(bytes.data(), bytes.size(), SmallLimits()));
@@ -395,17 +384,8 @@ TEST_CASE("fuzz regression split_scalar_input") {
   for (const Case& c : cases) {
     CAPTURE(c.x_dims.size());
     CAPTURE(c.split.size());
-    graph::Model m;
-    m.ir_version = 8;
-    m.opsets.push_back({"", 17});
-    m.graph.name = "g";
-    graph::ValueInfo x;
-    x.name = "x";
-    x.type.kind = graph::TypeInfo::Kind::kTensor;
-    x.type.dtype = DType::kFloat32;
-    x.type.has_shape = true;
-    for (int64_t d : c.x_dims) x.type.dims.push_back(graph::Dim{d, ""});
-    m.graph.inputs.push_back(x);
+    graph::Model m = EmptyModel();
+    m.graph.inputs.push_back(FloatInput("x", c.x_dims));
     graph::Node split;
     split.name = "Split_0";
     split.op_type = "Split";
@@ -417,9 +397,7 @@ TEST_CASE("fuzz regression split_scalar_input") {
     }
     for (int i = 0; i < c.outputs; ++i) {
       split.outputs.push_back("y" + std::to_string(i));
-      graph::ValueInfo y;
-      y.name = split.outputs.back();
-      m.graph.outputs.push_back(y);
+      m.graph.outputs.push_back(Output(split.outputs.back()));
     }
     m.graph.nodes.push_back(split);
     const std::string bytes = onnx::WriteModel(m);
@@ -444,16 +422,8 @@ TEST_CASE("fuzz regression split_scalar_input: no op takes an axis of a scalar")
     for (int64_t axis : {0, -1}) {
       CAPTURE(op);
       CAPTURE(axis);
-      graph::Model m;
-      m.ir_version = 8;
-      m.opsets.push_back({"", 17});
-      m.graph.name = "g";
-      graph::ValueInfo x;
-      x.name = "x";
-      x.type.kind = graph::TypeInfo::Kind::kTensor;
-      x.type.dtype = DType::kFloat32;
-      x.type.has_shape = true;
-      m.graph.inputs.push_back(x);
+      graph::Model m = EmptyModel();
+      m.graph.inputs.push_back(FloatInput("x", {}));
       graph::Node node;
       node.name = op + "_0";
       node.op_type = op;
@@ -465,9 +435,7 @@ TEST_CASE("fuzz regression split_scalar_input: no op takes an axis of a scalar")
       a.i = axis;
       node.attributes.push_back(a);
       m.graph.nodes.push_back(node);
-      graph::ValueInfo y;
-      y.name = "y";
-      m.graph.outputs.push_back(y);
+      m.graph.outputs.push_back(Output("y"));
       const std::string bytes = onnx::WriteModel(m);
       try {
         Session session(Model::LoadFromBytes(bytes.data(), bytes.size(), SmallLimits()));
