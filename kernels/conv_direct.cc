@@ -26,6 +26,7 @@
 #include "kernels/conv.h"
 #include "kernels/gemm.h"
 #include "kernels/gemm_internal.h"
+#include "kernels/gemm_tile-inl.h"  // kMR, kNV: the packed W has kMR rows per strip
 
 HWY_BEFORE_NAMESPACE();
 namespace simplecpp::kernels {
@@ -34,15 +35,6 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 using DF = hn::ScalableTag<float>;
 constexpr size_t kL = hn::MaxLanes(DF());
-// The same register tile as the GEMM of this target (kernels/gemm.cc): the packed W has mr rows
-// per strip.
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-constexpr size_t kMR = 8;
-constexpr size_t kNV = 3;
-#else
-constexpr size_t kMR = 6;
-constexpr size_t kNV = 2;
-#endif
 // Fewer multiply-adds than this run every task on the calling thread (same tasks).
 constexpr int64_t kSerialMacs = int64_t{1} << 20;
 // Slots per task (boundaries depend only on the problem size).

@@ -33,6 +33,7 @@
 #include "kernels/float16.h"
 #include "kernels/gemm.h"
 #include "kernels/gemm_internal.h"
+#include "kernels/gemm_tile-inl.h"  // kMR, kNV
 
 HWY_BEFORE_NAMESPACE();
 namespace simplecpp::kernels {
@@ -41,15 +42,6 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 using DF = hn::ScalableTag<float>;
 constexpr size_t kL = hn::MaxLanes(DF());
-// Register tile: kMR rows x kNV vectors of accumulators. AVX-512 has 32 registers: 8x3 = 24
-// accumulators + 3 B vectors + 1 broadcast. The 16-register targets use 6x2 = 12 + 2 + 1.
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-constexpr size_t kMR = 8;
-constexpr size_t kNV = 3;
-#else
-constexpr size_t kMR = 6;
-constexpr size_t kNV = 2;
-#endif
 constexpr size_t kNR = kNV * kL;
 // Accumulator registers of the full tile; tiles of few rows span several panels instead
 // (kPanels > 1) so that short M keeps as many independent FMA chains and B streams in flight.
