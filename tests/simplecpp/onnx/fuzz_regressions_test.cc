@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/graph_builder_util.h"
 #include "graph/ir.h"
 #include "simplecpp/io/npy.h"
 #include "simplecpp/onnx/model_writer.h"
@@ -50,8 +51,7 @@ LoadOptions SmallLimits() {
 
 namespace {
 
-// An empty opset-17 model named "g", a float32 input of the given dims (rank 0 for {}), an
-// output without type: the pieces of the hand-built models below.
+// An empty opset-17 model named "g" (inputs and outputs from graph/graph_builder_util.h).
 graph::Model EmptyModel() {
   graph::Model m;
   m.ir_version = 8;
@@ -60,21 +60,6 @@ graph::Model EmptyModel() {
   return m;
 }
 
-graph::ValueInfo FloatInput(const std::string& name, const Dims& dims) {
-  graph::ValueInfo v;
-  v.name = name;
-  v.type.kind = graph::TypeInfo::Kind::kTensor;
-  v.type.dtype = DType::kFloat32;
-  v.type.has_shape = true;
-  for (int64_t d : dims) v.type.dims.push_back(graph::Dim{d, ""});
-  return v;
-}
-
-graph::ValueInfo Output(const std::string& name) {
-  graph::ValueInfo v;
-  v.name = name;
-  return v;
-}
 
 
 // y = op(x, s): x float32 [1,...,1] (rank n), s int64 [n] a graph input (size known only at run).
@@ -218,13 +203,14 @@ TEST_CASE("fuzz regression node_without_outputs") {
   for (const std::string op : {"BatchNormalization", "Relu", "Resize"}) {
     CAPTURE(op);
     graph::Model m = EmptyModel();
-    m.graph.inputs.push_back(FloatInput("x", {1, 2, 2}));
+    m.graph.inputs.push_back(graph::test_graph::In("x", DType::kFloat32, {1, 2, 2}));
     graph::Node node;
     node.name = op + "_0";
     node.op_type = op;
     node.inputs = {"x"};
     m.graph.nodes.push_back(node);
-    m.graph.outputs.push_back(Output("x"));  // the graph output is the input: the node is the only thing wrong
+    // The graph output is the input: the node is the only thing wrong.
+    m.graph.outputs.push_back(graph::test_graph::Out("x"));
     const std::string bytes = onnx::WriteModel(m);
     try {
       Model::LoadFromBytes(bytes.data(), bytes.size(), SmallLimits());
@@ -245,7 +231,7 @@ TEST_CASE("fuzz regression absent_output_written") {
   for (const std::string mode : {"nearest", "linear", "cubic"}) {
     CAPTURE(mode);
     graph::Model m = EmptyModel();
-    m.graph.inputs.push_back(FloatInput("x", {37, 1, 2, 1}));
+    m.graph.inputs.push_back(graph::test_graph::In("x", DType::kFloat32, {37, 1, 2, 1}));
     m.graph.initializers.emplace_back("sc", Tensor::FromVector<float>(DType::kFloat32, {4}, {1, 1, 2, 1.5f}));
     graph::Node resize;
     resize.name = "Resize_0";
@@ -263,7 +249,7 @@ TEST_CASE("fuzz regression absent_output_written") {
     identity.inputs = {"x"};
     identity.outputs = {"z"};
     m.graph.nodes = {resize, identity};
-    m.graph.outputs.push_back(Output("z"));
+    m.graph.outputs.push_back(graph::test_graph::Out("z"));
     const std::string bytes = onnx::WriteModel(m);
     Model model = Model::LoadFromBytes(bytes.data(), bytes.size(), SmallLimits());
     Session session(model);
@@ -295,7 +281,7 @@ TEST_CASE("fuzz regression slice_huge_step") {
     CAPTURE(c.end);
     CAPTURE(c.step);
     graph::Model m = EmptyModel();
-    m.graph.inputs.push_back(FloatInput("x", {10}));
+    m.graph.inputs.push_back(graph::test_graph::In("x", DType::kFloat32, {10}));
     const auto one = [](int64_t v) { return Tensor::FromVector<int64_t>(DType::kInt64, {1}, {v}); };
     m.graph.initializers.emplace_back("st", one(c.start));
     m.graph.initializers.emplace_back("en", one(c.end));
@@ -307,7 +293,7 @@ TEST_CASE("fuzz regression slice_huge_step") {
     slice.inputs = {"x", "st", "en", "ax", "sp"};
     slice.outputs = {"y"};
     m.graph.nodes.push_back(slice);
-    m.graph.outputs.push_back(Output("y"));
+    m.graph.outputs.push_back(graph::test_graph::Out("y"));
     const std::string bytes = onnx::WriteModel(m);
     Session session(Model::LoadFromBytes(bytes.data(), bytes.size(), SmallLimits()));
     Tensor input(DType::kFloat32, {10});
@@ -353,7 +339,7 @@ TEST_CASE("fuzz regression range_int64_huge_count") {
     range.inputs = {"start", "limit", "delta"};
     range.outputs = {"r"};
     m.graph.nodes.push_back(range);
-    m.graph.outputs.push_back(Output("r"));
+    m.graph.outputs.push_back(graph::test_graph::Out("r"));
     const std::string bytes = onnx::WriteModel(m);
     try {
       Session session(Model::LoadFromBytes(bytes.data(), bytes.size(), SmallLimits()));
@@ -385,7 +371,7 @@ TEST_CASE("fuzz regression split_scalar_input") {
     CAPTURE(c.x_dims.size());
     CAPTURE(c.split.size());
     graph::Model m = EmptyModel();
-    m.graph.inputs.push_back(FloatInput("x", c.x_dims));
+    m.graph.inputs.push_back(graph::test_graph::In("x", DType::kFloat32, c.x_dims));
     graph::Node split;
     split.name = "Split_0";
     split.op_type = "Split";
@@ -397,7 +383,7 @@ TEST_CASE("fuzz regression split_scalar_input") {
     }
     for (int i = 0; i < c.outputs; ++i) {
       split.outputs.push_back("y" + std::to_string(i));
-      m.graph.outputs.push_back(Output(split.outputs.back()));
+      m.graph.outputs.push_back(graph::test_graph::Out(split.outputs.back()));
     }
     m.graph.nodes.push_back(split);
     const std::string bytes = onnx::WriteModel(m);
@@ -423,7 +409,7 @@ TEST_CASE("fuzz regression split_scalar_input: no op takes an axis of a scalar")
       CAPTURE(op);
       CAPTURE(axis);
       graph::Model m = EmptyModel();
-      m.graph.inputs.push_back(FloatInput("x", {}));
+      m.graph.inputs.push_back(graph::test_graph::In("x", DType::kFloat32, {}));
       graph::Node node;
       node.name = op + "_0";
       node.op_type = op;
@@ -435,7 +421,7 @@ TEST_CASE("fuzz regression split_scalar_input: no op takes an axis of a scalar")
       a.i = axis;
       node.attributes.push_back(a);
       m.graph.nodes.push_back(node);
-      m.graph.outputs.push_back(Output("y"));
+      m.graph.outputs.push_back(graph::test_graph::Out("y"));
       const std::string bytes = onnx::WriteModel(m);
       try {
         Session session(Model::LoadFromBytes(bytes.data(), bytes.size(), SmallLimits()));
