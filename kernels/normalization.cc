@@ -8,6 +8,8 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include "kernels/widened_sum-inl.h"  // sums in double, the same order on every 128-bit target
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -52,49 +54,24 @@ HWY_INLINE void StoreTail(DF d, hn::Vec<DF> v, float* p, size_t count) {
 
 // Sum of x[0, n) in double.
 double RowSum(const float* x, size_t n) {
-#if HWY_HAVE_FLOAT64
   const DF d;
-  const hn::Repartition<double, DF> dd;
-  const hn::Half<DF> dh;
   const size_t N = hn::Lanes(d);
-  auto lo = hn::Zero(dd), hi = hn::Zero(dd);
+  widened_sum::WidenedSum acc;
   size_t i = 0;
-  for (; i + N <= n; i += N) {
-    const auto v = hn::LoadU(d, x + i);
-    lo = hn::Add(lo, hn::PromoteTo(dd, hn::LowerHalf(dh, v)));
-    hi = hn::Add(hi, hn::PromoteTo(dd, hn::UpperHalf(dh, v)));
-  }
-  double s = hn::GetLane(hn::SumOfLanes(dd, hn::Add(lo, hi)));
-#else
-  double s = 0.0;
-  size_t i = 0;
-#endif
+  for (; i + N <= n; i += N) acc.Add(hn::LoadU(d, x + i));
+  double s = acc.Total();
   for (; i < n; ++i) s += x[i];
   return s;
 }
 
 // Sum of (x[i] - mean)^2 over [0, n) in double.
 double RowSquaredDeviations(const float* x, size_t n, double mean) {
-#if HWY_HAVE_FLOAT64
   const DF d;
-  const hn::Repartition<double, DF> dd;
-  const hn::Half<DF> dh;
   const size_t N = hn::Lanes(d);
-  const auto vm = hn::Set(dd, mean);
-  auto lo = hn::Zero(dd), hi = hn::Zero(dd);
+  widened_sum::WidenedSum acc;
   size_t i = 0;
-  for (; i + N <= n; i += N) {
-    const auto v = hn::LoadU(d, x + i);
-    const auto a = hn::Sub(hn::PromoteTo(dd, hn::LowerHalf(dh, v)), vm);
-    const auto b = hn::Sub(hn::PromoteTo(dd, hn::UpperHalf(dh, v)), vm);
-    lo = hn::MulAdd(a, a, lo);
-    hi = hn::MulAdd(b, b, hi);
-  }
-  double s = hn::GetLane(hn::SumOfLanes(dd, hn::Add(lo, hi)));
-#else
-  double s = 0.0;
-  size_t i = 0;
-#endif
+  for (; i + N <= n; i += N) acc.AddSquaredDeviations(hn::LoadU(d, x + i), mean);
+  double s = acc.Total();
   for (; i < n; ++i) {
     const double t = x[i] - mean;
     s += t * t;

@@ -11,6 +11,8 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include "kernels/widened_sum-inl.h"  // sums in double, the same order on every 128-bit target
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -200,18 +202,9 @@ void GlobalAveragePoolF32Impl(const float* x, float* y, int64_t planes, int64_t 
     for (int64_t p = p0; p < p1; ++p) {
       const float* xp = x + p * size;
       int64_t i = 0;
-      double s = 0.0;
-#if HWY_HAVE_FLOAT64
-      const hn::Repartition<double, decltype(d)> dd;
-      const hn::Half<decltype(d)> dh;
-      auto lo = hn::Zero(dd), hi = hn::Zero(dd);
-      for (; i + N <= size; i += N) {
-        const auto v = hn::LoadU(d, xp + i);
-        lo = hn::Add(lo, hn::PromoteTo(dd, hn::LowerHalf(dh, v)));
-        hi = hn::Add(hi, hn::PromoteTo(dd, hn::UpperHalf(dh, v)));
-      }
-      s = hn::GetLane(hn::SumOfLanes(dd, hn::Add(lo, hi)));
-#endif
+      widened_sum::WidenedSum acc;
+      for (; i + N <= size; i += N) acc.Add(hn::LoadU(d, xp + i));
+      double s = acc.Total();
       for (; i < size; ++i) s += xp[i];
       y[p] = static_cast<float>(s / static_cast<double>(size));
     }

@@ -11,6 +11,8 @@
 #include <hwy/highway.h>
 #include <hwy/contrib/math/math-inl.h>
 
+#include "kernels/widened_sum-inl.h"  // row sums in double, the same order on every 128-bit target
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -143,38 +145,21 @@ void SoftmaxRow(const float* x, float* y, size_t n) {
   if (i < n) vmax = hn::Max(vmax, LoadTail(d, x + i, n - i, kNegInf));
   const auto vm = hn::Set(d, hn::GetLane(hn::MaxOfLanes(d, vmax)));
 
-#if HWY_HAVE_FLOAT64
-  const DD dd;
-  auto lo = hn::Zero(dd), hi = hn::Zero(dd);
-#else
-  double sum_scalar = 0.0;
-#endif
+  widened_sum::WidenedSum sum_acc;
   i = 0;
   for (; i + N <= n; i += N) {
     const auto e = ExpKeepNaN(d, hn::Sub(hn::LoadU(d, x + i), vm));
     if (!kLog) hn::StoreU(e, d, y + i);
-#if HWY_HAVE_FLOAT64
-    AddWidened(e, lo, hi);
-#else
-    sum_scalar += hn::GetLane(hn::SumOfLanes(d, e));
-#endif
+    sum_acc.Add(e);
   }
   if (i < n) {
     // Padding lanes hold -inf: exp gives 0 (or NaN when the max is -inf, and then the row is
     // NaN anyway).
     const auto e = ExpKeepNaN(d, hn::Sub(LoadTail(d, x + i, n - i, kNegInf), vm));
     if (!kLog) StoreTail(d, e, y + i, n - i);
-#if HWY_HAVE_FLOAT64
-    AddWidened(e, lo, hi);
-#else
-    sum_scalar += hn::GetLane(hn::SumOfLanes(d, e));
-#endif
+    sum_acc.Add(e);
   }
-#if HWY_HAVE_FLOAT64
-  const double sum = hn::GetLane(hn::SumOfLanes(dd, hn::Add(lo, hi)));
-#else
-  const double sum = sum_scalar;
-#endif
+  const double sum = sum_acc.Total();
 
   i = 0;
   if (kLog) {
