@@ -239,12 +239,14 @@ const char* UsageText() {
 
 commands:
   run MODEL|default [--builtin NAME] [--input NAME=FILE]... [--dim NAME=VALUE]...
-      [--output-dir DIR] [--threads N] [--repeat N] [--profile]
+      [--output-dir DIR] [--threads N] [--repeat N] [--profile] [--target NAME]
       Runs a model. Inputs come from TensorProto .pb or .npy files; inputs not given get
       deterministic pseudo-random data (symbolic dims from --dim, else 1). Writes output_K.pb and
       output_K.npy to --output-dir (default: the current folder) and prints a summary of each
       output. --repeat N: one warm-up run, then N timed runs ("median <ms> ms"). --profile: time
-      per op type and per node. MODEL 'default' (or --builtin NAME) generates a built-in model,
+      per op type and per node. --target NAME: run the kernels' code for that SIMD target
+      (one this binary compiled and this CPU has, e.g. SSE4 for the portable 128-bit path;
+      default the best). MODEL 'default' (or --builtin NAME) generates a built-in model,
       writes it as an .onnx file (to --output-dir, else a temporary folder) and runs that file.
   info MODEL
       IR and opset versions, producer, inputs and outputs, an op histogram, and for every node

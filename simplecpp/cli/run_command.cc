@@ -3,6 +3,7 @@
 // outputs, and optionally times repeated runs and profiles per node.
 // Also `simplecpp export-builtin NAME PATH`.
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/targets.h"
 #include "simplecpp/api/builtin_models.h"
 #include "simplecpp/cli/cli_util.h"
 #include "simplecpp/io/npy.h"
@@ -21,6 +23,24 @@ namespace simplecpp::cli {
 namespace {
 
 namespace fs = std::filesystem;
+
+// --target NAME: restricts the kernels' dispatch to that compiled target (for comparing a build's
+// targets, e.g. the native portable path against WebAssembly). Case-insensitive.
+void SelectTarget(const std::string& name) {
+  std::string wanted = name, available;
+  std::transform(wanted.begin(), wanted.end(), wanted.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  for (const kernels::Target& t : kernels::CompiledTargets()) {
+    if (t.name == wanted) {
+      kernels::ForceTarget(t);
+      std::printf("target: %s\n", t.name.c_str());
+      return;
+    }
+    available += (available.empty() ? "" : ", ") + t.name;
+  }
+  throw UsageError("--target " + name + " is not a target of this build on this CPU (available: " +
+                   available + ")");
+}
 
 // Writes the built-in model `name` into `dir` and returns the file's path.
 std::string WriteBuiltinModel(const std::string& name, const fs::path& dir) {
@@ -109,10 +129,12 @@ void PrintProfile(const std::vector<Session::NodeTiming>& profile) {
 
 int RunCommand(const std::vector<std::string>& args) {
   const ParsedArgs a = ParseArgs(
-      args, {"--input", "--dim", "--output-dir", "--threads", "--repeat", "--builtin"}, {"--profile"});
+      args, {"--input", "--dim", "--output-dir", "--threads", "--repeat", "--builtin", "--target"},
+      {"--profile"});
   const std::string output_dir = a.Get("--output-dir", ".");
   const int64_t threads = a.GetInt("--threads", 0, 0);
   const int64_t repeat = a.GetInt("--repeat", 0, 0);
+  if (a.Has("--target")) SelectTarget(a.Get("--target"));
 
   // Which model.
   std::string builtin_name;
