@@ -33,6 +33,12 @@ class Writer {
   stringField(field, s) {
     return this.bytesField(field, new TextEncoder().encode(s));
   }
+  fixed32FloatField(field, value) {
+    varint(this.bytes, (field << 3) | 5);
+    const b = new Uint8Array(new Float32Array([value]).buffer);
+    for (const x of b) this.bytes.push(x);
+    return this;
+  }
   messageField(field, writer) {
     return this.bytesField(field, writer.bytes);
   }
@@ -63,24 +69,57 @@ function valueInfo(name, dtypeCode, dims) {
   return new Writer().stringField(1, name).messageField(2, new Writer().messageField(1, tensorType));
 }
 
+// AttributeProto {name 1, f 2, i 3, s 4, floats 7, ints 8, type 20} from a JS value: an integer
+// (INT), a non-integer number (FLOAT; write 1.0 as {float: 1}), a string (STRING), an array of
+// integers (INTS) or {floats: [...]} (FLOATS).
+function attribute(name, value) {
+  const w = new Writer().stringField(1, name);
+  if (typeof value === 'string') return w.stringField(4, value).varintField(20, 3);
+  if (Array.isArray(value)) {
+    for (const v of value) w.varintField(8, v);
+    return w.varintField(20, 7);
+  }
+  if (typeof value === 'object' && value.floats) {
+    for (const v of value.floats) w.fixed32FloatField(7, v);
+    return w.varintField(20, 6);
+  }
+  if (typeof value === 'object' && value.float !== undefined) {
+    return w.fixed32FloatField(2, value.float).varintField(20, 1);
+  }
+  if (Number.isInteger(value)) return w.varintField(3, value).varintField(20, 2);
+  return w.fixed32FloatField(2, value).varintField(20, 1);
+}
+
 /**
- * A one-node model: op(inputs...) -> outputs, every value of the given dtype and dims.
- * inputs/outputs: [{name, dtype, dims}]; attributes are not needed by the tests.
+ * A one-node model: op(inputs...) -> outputs.
+ * inputs: the node's inputs in order, [{name, dtype, dims}] for a graph input, [{name, dtype,
+ * dims, data (typed array)}] for an initializer, {name: ''} for a left-out optional input.
+ * outputs: [{name, dtype, dims}]. attributes: {name: value} (see attribute()). domain: the
+ * node's op domain ('' = ai.onnx; another domain gets opset version 1 too).
  */
-export function makeSingleNodeModel({opType, inputs, outputs, opset = 21}) {
+export function makeSingleNodeModel({opType, inputs, outputs, opset = 21, attributes = {},
+  domain = ''}) {
   const node = new Writer();
   for (const v of inputs) node.stringField(1, v.name);
   for (const v of outputs) node.stringField(2, v.name);
   node.stringField(3, 'n0').stringField(4, opType);
+  for (const [name, value] of Object.entries(attributes)) node.messageField(5, attribute(name, value));
+  if (domain) node.stringField(7, domain);
   const graph = new Writer().messageField(1, node).stringField(2, 'g');
-  for (const v of inputs) graph.messageField(11, valueInfo(v.name, v.dtype, v.dims));
+  for (const t of inputs) {
+    if (t.data) graph.bytesField(5, serializeTensorProto({data: t.data, dims: t.dims}, t.dtype, t.name));
+  }
+  for (const v of inputs) {
+    if (v.name && !v.data) graph.messageField(11, valueInfo(v.name, v.dtype, v.dims));
+  }
   for (const v of outputs) graph.messageField(12, valueInfo(v.name, v.dtype, v.dims));
-  return new Writer()
+  const model = new Writer()
       .varintField(1, 10)  // ir_version
       .stringField(2, 'simplecpp-js-test')
       .messageField(7, graph)
-      .messageField(8, new Writer().stringField(1, '').varintField(2, opset))
-      .finish();
+      .messageField(8, new Writer().stringField(1, '').varintField(2, opset));
+  if (domain) model.messageField(8, new Writer().stringField(1, domain).varintField(2, 1));
+  return model.finish();
 }
 
 // ---- reading ----
