@@ -7,7 +7,9 @@
 #      fuzz target for SIMPLECPP_FUZZ_SECONDS (default 60) from its seed corpus (scripts/fuzz.sh,
 #      counted as one test). Without clang's runtimes it falls back to a g++ -DSIMPLECPP_SANITIZE=ON
 #      build without fuzzing. Set SIMPLECPP_ASAN_CONFORMANCE=0 to leave the conformance run out;
-#   3. ThreadSanitizer build of the concurrency test (scripts/tsan-test.sh, counted as one test).
+#   3. ThreadSanitizer build of the concurrency test (scripts/tsan-test.sh, counted as one test);
+#   4. WebAssembly build in build-wasm/ with emscripten, tested under node (scripts/wasm-test.sh and
+#      scripts/wasm-golden.sh, one test each; SIMPLECPP_WASM=0 leaves this stage out).
 # The conformance data is $SIMPLECPP_ONNX_TESTS (default: ../shared/onnx-tests when present);
 # without it that test reports "skipping" and passes. Prints "N passed, N failed" (ctest tests of
 # both builds) last and exits non-zero on any build or test failure (a failed Release build stops
@@ -128,6 +130,26 @@ else
   total_failed=$((total_failed + 1))
 fi
 echo "test.sh: ThreadSanitizer stage took $((SECONDS - tsan_start)) s (total $((SECONDS - start)) s)"
+
+# 4. WebAssembly (emscripten 3.1.6, run under node): scripts/wasm-test.sh builds build-wasm/ and
+#    runs its ctests (the whole unit-test suite, the CLI, the conformance run against the same
+#    expected-pass list, the JS API test) and checks the npm package; then scripts/wasm-golden.sh
+#    compares the wasm CLI with the Release build's on the same models and inputs (bit-identical
+#    to the native 128-bit target). Each script counts as one test. SIMPLECPP_WASM=0 skips them.
+if [ "${SIMPLECPP_WASM:-1}" != 0 ]; then
+  wasm_start=$SECONDS
+  if NATIVE_CLI="$root/build/bin/simplecpp" JOBS=$jobs bash scripts/wasm-test.sh build-wasm; then
+    total_passed=$((total_passed + 1))
+  else
+    total_failed=$((total_failed + 1))
+  fi
+  if JOBS=$jobs bash scripts/wasm-golden.sh build build-wasm; then
+    total_passed=$((total_passed + 1))
+  else
+    total_failed=$((total_failed + 1))
+  fi
+  echo "test.sh: WebAssembly stage took $((SECONDS - wasm_start)) s (total $((SECONDS - start)) s)"
+fi
 
 echo "$total_passed passed, $total_failed failed"
 [ "$total_failed" -eq 0 ]

@@ -12,6 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
 BUILD_DIR="${1:-build-wasm}"
+case "$BUILD_DIR" in /*) BUILD_ABS="$BUILD_DIR" ;; *) BUILD_ABS="$ROOT/$BUILD_DIR" ;; esac
 JOBS="${JOBS:-2}"
 
 if ! command -v emcmake >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
@@ -53,14 +54,14 @@ if command -v npm >/dev/null 2>&1; then
   mkdir -p "$PKG_TMP/src" "$PKG_TMP/app"
   cp simplecpp/js/package.json simplecpp/js/index.mjs simplecpp/js/README.md simplecpp/js/copy-build.sh \
      "$PKG_TMP/src/"
-  sh "$PKG_TMP/src/copy-build.sh" "$ROOT/$BUILD_DIR"
+  sh "$PKG_TMP/src/copy-build.sh" "$BUILD_ABS"
   (cd "$PKG_TMP/src" && npm pack --silent --pack-destination "$PKG_TMP")
   TARBALL="$(ls "$PKG_TMP"/simplecpp-wasm-*.tgz)"
   echo "npm pack: $(basename "$TARBALL"), $(wc -c < "$TARBALL") bytes"
   tar -tzf "$TARBALL"
   (cd "$PKG_TMP/app" && npm init -y >/dev/null && npm install --silent --offline --no-audit --no-fund "$TARBALL")
   # The golden CLI: the package has no built-in models by default, the test takes them from it.
-  GOLDEN_CLI="${NATIVE_CLI:-$ROOT/$BUILD_DIR/bin/simplecpp.js}"
+  GOLDEN_CLI="${NATIVE_CLI:-$BUILD_ABS/bin/simplecpp.js}"
   "$NODE" simplecpp/js/test/js_api_test.mjs --package "$PKG_TMP/app/node_modules/simplecpp-wasm" \
     --cli "$GOLDEN_CLI" --work-dir "$PKG_TMP/work"
 else
