@@ -58,16 +58,28 @@ template <typename T>
 constexpr bool kHasVec = HWY_HAVE_FLOAT64 || !std::is_same<T, double>::value;
 
 // Output rows [t0, t1) of the flattened (plane, o0) range; each covers all o1, o2.
+// Each output row accumulates in `acc` (kernel rows k0, k1 outer, taps k2 inner, the same order
+// for every output on every path, so vector and scalar paths give the same bits). Width strides 1
+// and 2 run whole vectors over the row, the last one partly past its end (into the buffers' slack;
+// those lanes are never stored), so narrow rows (15 outputs, 64 uint8 lanes) stay vectorized;
+// stride 2 picks the taps with ConcatEven. Other strides and T without vectors run scalar.
 template <typename T, bool kAvg>
 void PoolRows(const T* x, T* y, const PoolGeometry& g, bool count_include_pad, int64_t t0,
               int64_t t1) {
   const hn::ScalableTag<T> d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
   const T fill = kAvg ? T(0) : std::numeric_limits<T>::lowest();
-  const int64_t len = pool_detail::RowBufferLength(g);
+  const int64_t out_w = g.out[2];
+  const int64_t s2 = g.stride[2], d2 = g.dilation[2];
+  const bool vector_row = kHasVec<T> && (s2 == 1 || s2 == 2);
+  const int64_t acc_len = vector_row ? (out_w + N - 1) / N * N : out_w;
+  // Slack: the last vector reads up to s2 * N - 1 elements past the row's last tap.
+  const int64_t len = pool_detail::RowBufferLength(g) + (vector_row ? s2 * N : 0);
   std::vector<T> row(static_cast<size_t>(len), fill);
+  std::vector<T> acc_row(static_cast<size_t>(std::max<int64_t>(acc_len, 1)));
   T* buf = row.data();
   T* in_row = buf + g.pad_begin[2];
+  T* acc = acc_row.data();
 
   // Average divisors: product of per-dim counts.
   std::vector<double> cnt[3];
@@ -84,15 +96,14 @@ void PoolRows(const T* x, T* y, const PoolGeometry& g, bool count_include_pad, i
   }
 
   const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
-  const int64_t out_w = g.out[2];
-  const int64_t s2 = g.stride[2], d2 = g.dilation[2];
+  const int64_t k2n = g.kernel[2];
   for (int64_t t = t0; t < t1; ++t) {
     const int64_t plane = t / g.out[0];
     const int64_t o0 = t % g.out[0];
     const T* xp = x + plane * in_plane;
     for (int64_t o1 = 0; o1 < g.out[1]; ++o1) {
       T* yr = y + ((plane * g.out[0] + o0) * g.out[1] + o1) * out_w;
-      std::fill(yr, yr + out_w, fill);
+      std::fill(acc, acc + acc_len, fill);
       for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
         const int64_t i0 = o0 * g.stride[0] + k0 * g.dilation[0] - g.pad_begin[0];
         if (i0 < 0 || i0 >= g.in[0]) continue;
@@ -100,39 +111,54 @@ void PoolRows(const T* x, T* y, const PoolGeometry& g, bool count_include_pad, i
           const int64_t i1 = o1 * g.stride[1] + k1 * g.dilation[1] - g.pad_begin[1];
           if (i1 < 0 || i1 >= g.in[1]) continue;
           std::copy_n(xp + (i0 * g.in[1] + i1) * g.in[2], g.in[2], in_row);
-          // Accumulate the whole kernel row in registers before touching y again.
-          const int64_t k2n = g.kernel[2];
-          int64_t ow = 0;
+          // Accumulate the whole kernel row in registers before touching acc again.
           if constexpr (kHasVec<T>) {
-            for (; s2 == 1 && ow + N <= out_w; ow += N) {
-              auto acc = hn::LoadU(d, yr + ow);
-              for (int64_t k2 = 0; k2 < k2n; ++k2) {
-                const auto v = hn::LoadU(d, buf + ow + k2 * d2);
-                acc = kAvg ? hn::Add(acc, v) : hn::Max(acc, v);
+            if (s2 == 1) {
+              for (int64_t ow = 0; ow < acc_len; ow += N) {
+                auto a = hn::LoadU(d, acc + ow);
+                for (int64_t k2 = 0; k2 < k2n; ++k2) {
+                  const auto v = hn::LoadU(d, buf + ow + k2 * d2);
+                  a = kAvg ? hn::Add(a, v) : hn::Max(a, v);
+                }
+                hn::StoreU(a, d, acc + ow);
               }
-              hn::StoreU(acc, d, yr + ow);
+              continue;
+            }
+            if (s2 == 2) {
+              for (int64_t ow = 0; ow < acc_len; ow += N) {
+                auto a = hn::LoadU(d, acc + ow);
+                for (int64_t k2 = 0; k2 < k2n; ++k2) {
+                  const T* p = buf + 2 * ow + k2 * d2;
+                  const auto v = hn::ConcatEven(d, hn::LoadU(d, p + N), hn::LoadU(d, p));
+                  a = kAvg ? hn::Add(a, v) : hn::Max(a, v);
+                }
+                hn::StoreU(a, d, acc + ow);
+              }
+              continue;
             }
           }
-          for (; ow < out_w; ++ow) {
+          for (int64_t ow = 0; ow < out_w; ++ow) {
             const T* src = buf + ow * s2;
-            T acc = yr[ow];
+            T a = acc[ow];
             for (int64_t k2 = 0; k2 < k2n; ++k2) {
               const T v = src[k2 * d2];
               if (kAvg) {
-                acc += v;
-              } else if (v > acc) {
-                acc = v;
+                a += v;
+              } else if (v > a) {
+                a = v;
               }
             }
-            yr[ow] = acc;
+            acc[ow] = a;
           }
         }
       }
       if (kAvg) {
         const double c01 = cnt[0][o0] * cnt[1][o1];
         for (int64_t ow = 0; ow < out_w; ++ow) {
-          yr[ow] = static_cast<T>(static_cast<double>(yr[ow]) / (c01 * cnt[2][ow]));
+          yr[ow] = static_cast<T>(static_cast<double>(acc[ow]) / (c01 * cnt[2][ow]));
         }
+      } else {
+        std::copy_n(acc, out_w, yr);
       }
     }
   }

@@ -84,7 +84,8 @@ struct Rewrite {
 
 class Matcher {
  public:
-  explicit Matcher(const Graph& g) : g_(g) {
+  // opset: the graph's ai.onnx opset version (which dtypes the rewritten nodes' ops take).
+  Matcher(const Graph& g, int64_t opset) : g_(g), opset_(opset) {
     for (const auto& [name, t] : g.initializers) {
       constants_[name] = &t;
       names_.insert(name);
@@ -134,7 +135,7 @@ class Matcher {
       if (n.op_type == "MatMulInteger" || n.op_type == "ConvInteger") {
         ok = MatchDynamic(static_cast<int>(i), &rw);
       } else if (n.op_type == "QuantizeLinear") {
-        ok = MatchQdq(static_cast<int>(i), &rw);
+        ok = MatchQdq(static_cast<int>(i), &rw) || MatchQdqAround(static_cast<int>(i), &rw);
       }
       if (!ok) continue;
       bool overlap = false;
@@ -619,7 +620,99 @@ class Matcher {
     return true;
   }
 
+  // ------------------------------------------------------------------------------------------
+  // Patterns 5 and 6: DequantizeLinear -> data op / GlobalAveragePool -> QuantizeLinear
+
+  // Per-tensor parameters of a QuantizeLinear / DequantizeLinear node with a zero point: a
+  // constant float32 scale in [1e-30, 1e30] (normal, so (q - zp) * s / s rounds back to q - zp
+  // for any 8-bit q - zp) and a constant 8-bit zero point, one element each.
+  struct PerTensor {
+    float scale = 0.0f;
+    const Tensor* zp = nullptr;
+    int32_t zp_value() const { return Int8At(*zp); }
+  };
+  static int32_t Int8At(const Tensor& t) {
+    const uint8_t b = static_cast<const uint8_t*>(t.raw_data())[0];
+    return t.dtype() == DType::kInt8 ? static_cast<int32_t>(static_cast<int8_t>(b)) : b;
+  }
+  bool PerTensorParams(const Node& n, PerTensor* p) const {
+    if (n.inputs.size() != 3 || n.inputs[2].empty()) return false;
+    const Tensor* s = ConstOf(n.inputs[1], DType::kFloat32);
+    if (s == nullptr || s->num_elements() != 1 || s->rank() > 1) return false;
+    const float v = s->data<float>()[0];
+    if (!(v >= 1e-30f && v <= 1e30f)) return false;
+    const Tensor* zp = Const(n.inputs[2]);
+    if (zp == nullptr || !IsQ8(zp->dtype()) || zp->num_elements() != 1 || zp->rank() > 1) return false;
+    p->scale = v;
+    p->zp = zp;
+    return true;
+  }
+
+  // Ops that only select or move elements: with the same per-tensor scale and zero point on both
+  // sides, Q(op(DQ(q))) == op(q) exactly (DQ is increasing, and Q(DQ(v)) == v).
+  bool MovesOrSelects(const Node& op) const {
+    static const std::set<std::string> kAnyOpset = {"Flatten", "Reshape", "Transpose", "Squeeze",
+                                                    "Unsqueeze", "Identity"};
+    if (kAnyOpset.count(op.op_type)) return true;
+    return op.op_type == "MaxPool" && opset_ >= 12;  // 8-bit MaxPool from opset 12
+  }
+
+  bool MatchQdqAround(int q_idx, Rewrite* rw) {
+    const Node& q = node(q_idx);
+    if (!IsOp(q, "QuantizeLinear", 3, 3)) return false;
+    int64_t block = 0, out_dtype = 0;
+    if (!IntAttr(q, "block_size", 0, &block) || block != 0) return false;
+    if (!IntAttr(q, "output_dtype", 0, &out_dtype)) return false;
+    if (q.FindAttribute("precision") != nullptr) return false;
+    PerTensor yq;
+    if (!PerTensorParams(q, &yq)) return false;
+    if (out_dtype != 0 && out_dtype != static_cast<int64_t>(yq.zp->dtype())) return false;
+    const std::string& y = q.inputs[0];
+    if (!SingleUse(y)) return false;
+    auto it = producer_.find(y);
+    if (it == producer_.end()) return false;
+    const int op_idx = it->second;
+    const Node& op = node(op_idx);
+    if (!CanonicalDomain(op.domain).empty() || op.outputs.size() != 1 || op.inputs.empty())
+      return false;
+    const bool average = op.op_type == "GlobalAveragePool" && op.inputs.size() == 1;
+    if (!average && !MovesOrSelects(op)) return false;
+    const int dq_idx = Producer(op.inputs[0], "DequantizeLinear");
+    if (dq_idx < 0) return false;
+    const Node& dq = node(dq_idx);
+    PerTensor xq;
+    if (!PlainDequantize(dq) || !PerTensorParams(dq, &xq) || dq.inputs[0].empty()) return false;
+    if (xq.zp->dtype() != yq.zp->dtype()) return false;
+    for (size_t k = 1; k < op.inputs.size(); ++k) {
+      if (op.inputs[k] == op.inputs[0]) return false;  // e.g. a shape computed from the data
+    }
+    Node f;
+    if (average) {
+      // Pattern 6: the mean of the integers, requantized once (quant_fusion.h: within 1).
+      f.op_type = "QLinearGlobalAveragePool";
+      f.domain = "com.microsoft";
+      f.inputs = {dq.inputs[0], dq.inputs[1], dq.inputs[2], q.inputs[1], q.inputs[2]};
+      rw->kind = 6;
+    } else {
+      // Pattern 5: exact.
+      if (xq.scale != yq.scale || xq.zp_value() != yq.zp_value()) return false;
+      f.op_type = op.op_type;
+      f.attributes = op.attributes;
+      f.inputs = op.inputs;
+      f.inputs[0] = dq.inputs[0];
+      rw->kind = 5;
+    }
+    f.name = (op.name.empty() ? q.outputs[0] : op.name) + "_quantized";
+    f.outputs = {q.outputs[0]};
+    rw->fused = std::move(f);
+    rw->nodes = {op_idx, q_idx};
+    rw->maybe_dead = {dq_idx};
+    rw->anchor = q_idx;
+    return true;
+  }
+
   const Graph& g_;
+  const int64_t opset_;
   std::map<std::string, int> producer_;
   std::map<std::string, std::vector<int>> readers_;
   std::map<std::string, int> uses_;
@@ -636,7 +729,7 @@ bool FuseQuantized(const Graph& graph, const std::map<std::string, int64_t>& ops
   // The patterns need the default domain's quantization ops (opset >= 10).
   auto ai = opsets.find("");
   if (ai == opsets.end() || ai->second < 10) return false;
-  Matcher matcher(graph);
+  Matcher matcher(graph, ai->second);
   std::vector<Rewrite> rewrites = matcher.FindAll();
   if (rewrites.empty()) return false;
 
@@ -654,6 +747,8 @@ bool FuseQuantized(const Graph& graph, const std::map<std::string, int64_t>& ops
     if (rw.kind == 2) ++s.dynamic_conv;
     if (rw.kind == 3) ++s.qdq_matmul;
     if (rw.kind == 4) ++s.qdq_conv;
+    if (rw.kind == 5) ++s.qdq_data_op;
+    if (rw.kind == 6) ++s.qdq_global_average;
   }
   Graph g;
   g.name = graph.name;

@@ -34,6 +34,15 @@
 //        Gemm; transB weights are transposed once by the pass).
 //  4. QDQ Conv: as 3 with Conv(xf, wf, [B]) (w per tensor or per output channel, axis 0) and an
 //     optional Add of a per-channel bias -> QLinearConv with int32 bias.
+//  5. QDQ around an op that only moves or selects elements (ONNX Runtime's QDQ "drop"):
+//       xf = DequantizeLinear(xq, s, zp)              per tensor, zp present
+//       y = MaxPool(xf) (opset >= 12, no Indices output) | Flatten | Reshape | Transpose |
+//           Squeeze | Unsqueeze | Identity            (its other inputs unchanged)
+//       q = QuantizeLinear(y, s, zp)                  the same scale and zero point values
+//     -> the op on xq.
+//  6. QDQ GlobalAveragePool: xf = DequantizeLinear(xq, xs, xzp), y = GlobalAveragePool(xf),
+//     q = QuantizeLinear(y, ys, yzp), all per tensor, xq and q of one dtype
+//     -> com.microsoft QLinearGlobalAveragePool (graph/ops/quant_contrib_pool.cc).
 //
 // Exactness (the bounds the tests check):
 //  - The int32 part (sum of (xq - xzp)(W - wzp)) is computed exactly in all patterns, as the
@@ -55,6 +64,12 @@
 //          + 2^-22 * |y / ys|                          (multiplier and division rounding)
 //    so whenever d < 1 (any sensible quantization: xs * ws <= ys and K * 2^-24 * sum |xf wf| << ys)
 //    the quantized outputs differ by at most 1 (and are equal away from rounding ties).
+//  - Pattern 5 is exact (0 difference): dequantization is increasing for a positive scale, so
+//    max and data movement commute with it, and with the scale s in [1e-30, 1e30] (checked)
+//    round((q - zp) * s / s) == q - zp for every 8-bit q - zp, so QuantizeLinear gives q back.
+//  - Pattern 6: the fused op averages the exact integers and rounds once, in double; the
+//    unfused graph rounds each dequantized value and the mean to float32 before dividing by ys.
+//    The two differ by at most 1 (equal away from rounding ties).
 //
 // A pattern that does not match exactly (an extra consumer, a non-constant weight, an unexpected
 // dtype, shape or attribute) is left unchanged; the pass never changes what a graph computes
@@ -77,7 +92,11 @@ struct QuantFusionStats {
   int dynamic_conv = 0;    // pattern 2
   int qdq_matmul = 0;      // pattern 3
   int qdq_conv = 0;        // pattern 4
-  int total() const { return dynamic_matmul + dynamic_conv + qdq_matmul + qdq_conv; }
+  int qdq_data_op = 0;     // pattern 5
+  int qdq_global_average = 0;  // pattern 6
+  int total() const {
+    return dynamic_matmul + dynamic_conv + qdq_matmul + qdq_conv + qdq_data_op + qdq_global_average;
+  }
 };
 
 // Finds the patterns in `graph` (not in its subgraphs: Plan::Build runs the pass again for each
