@@ -874,6 +874,138 @@ TEST_CASE("QuantFusion: models from the dynamic and QDQ converters") {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Patterns 5 and 6: DequantizeLinear -> MaxPool / data op / GlobalAveragePool -> QuantizeLinear
+
+struct QdqAround {
+  bool is_signed = false;
+  float s = 0.037f;          // scale of both sides (pattern 5)
+  float ys = 0.037f;         // the QuantizeLinear's scale
+  int32_t zp = 131, yzp = 131;  // zero points (uint8; int8 subtracts 128)
+  bool indices = false;      // MaxPool with its Indices output: not fused
+  bool pooled_is_output = false;  // the MaxPool output read twice: not fused
+  bool average = false;      // GlobalAveragePool instead of MaxPool -> Flatten
+  int64_t opset = 19;
+  uint32_t seed = 5;
+};
+
+Tensor Scalar8(int32_t v, bool is_signed) {
+  Tensor t(is_signed ? DType::kInt8 : DType::kUInt8, {});
+  static_cast<uint8_t*>(t.raw_data())[0] = static_cast<uint8_t>(v);
+  return t;
+}
+
+// xq -> DQ -> MaxPool 2x2/2 (or GlobalAveragePool) -> Q -> DQ -> Flatten -> Q -> y, fused and not.
+void CheckQdqAround(const QdqAround& c, bool expect_fused) {
+  CAPTURE(c.seed);
+  std::mt19937 rng(c.seed);
+  const int32_t shift = c.is_signed ? -128 : 0;
+  Graph g;
+  const Dims xd = {2, 3, 9, 10};
+  g.inputs.push_back(In("xq", c.is_signed ? DType::kInt8 : DType::kUInt8, xd));
+  Tensor x = Random8(xd, c.is_signed, &rng);
+  // The extremes of the type.
+  static_cast<uint8_t*>(x.raw_data())[0] = c.is_signed ? 0x80 : 0;
+  static_cast<uint8_t*>(x.raw_data())[1] = c.is_signed ? 0x7f : 255;
+  g.initializers.emplace_back("s", Tensor::FromVector(DType::kFloat32, {}, std::vector<float>{c.s}));
+  g.initializers.emplace_back("ys", Tensor::FromVector(DType::kFloat32, {}, std::vector<float>{c.ys}));
+  g.initializers.emplace_back("zp", Scalar8(c.zp + shift, c.is_signed));
+  g.initializers.emplace_back("yzp", Scalar8(c.yzp + shift, c.is_signed));
+  g.nodes.push_back(N("DequantizeLinear", {"xq", "s", "zp"}, {"xf"}));
+  if (c.average) {
+    g.nodes.push_back(N("GlobalAveragePool", {"xf"}, {"pooled"}));
+  } else {
+    std::vector<std::string> outs = {"pooled"};
+    if (c.indices) outs.push_back("idx");
+    g.nodes.push_back(N("MaxPool", {"xf"}, outs,
+                        {AttrInts("kernel_shape", {2, 2}), AttrInts("strides", {2, 2})}));
+  }
+  g.nodes.push_back(N("QuantizeLinear", {"pooled", "ys", "yzp"}, {"pq"}));
+  g.nodes.push_back(N("DequantizeLinear", {"pq", "ys", "yzp"}, {"pf"}));
+  g.nodes.push_back(N("Flatten", {"pf"}, {"flat"}, {AttrInt("axis", 1)}));
+  g.nodes.push_back(N("QuantizeLinear", {"flat", "ys", "yzp"}, {"y"}));
+  g.outputs.push_back(Out("y"));
+  if (c.pooled_is_output) g.outputs.push_back(Out("pooled"));
+  if (c.indices) g.outputs.push_back(Out("idx"));
+  const OpsetMap opsets{{"", c.opset}};
+  PlanOptions on, off;
+  off.fuse_quantized = false;
+  auto fused = Plan::Build(g, opsets, on);
+  auto plain = Plan::Build(g, opsets, off);
+  auto pool = MakeThreadPool(2);
+  Executor ef(fused, pool.get()), eu(plain, pool.get());
+  const std::map<std::string, Tensor> feeds{{"xq", x}};
+  const std::vector<Tensor> yf = ef.Run(feeds), yu = eu.Run(feeds);
+  CHECK(HasOp(*fused.get(), "DequantizeLinear") == !expect_fused);
+  CHECK_FALSE(HasOp(*plain.get(), c.average ? "QLinearGlobalAveragePool" : "DummyNone"));
+  REQUIRE(yf.size() == yu.size());
+  if (!c.average || !expect_fused) {
+    for (size_t i = 0; i < yf.size(); ++i) CHECK(yf[i].BitwiseEquals(yu[i]));  // exact
+    return;
+  }
+  CHECK(HasOp(*fused.get(), "QLinearGlobalAveragePool"));
+  // Pattern 6: within 1 of the unfused graph, and equal to the mean of the integers requantized.
+  const int64_t planes = xd[0] * xd[1], size = xd[2] * xd[3];
+  REQUIRE(yf[0].num_elements() == planes);
+  for (int64_t p = 0; p < planes; ++p) {
+    int64_t sum = 0;
+    for (int64_t i = 0; i < size; ++i) sum += Int8At(x, p * size + i) - (c.zp + shift);
+    const double mean = double(sum) * double(c.s) / double(size);
+    const double q = std::nearbyint(mean / double(c.ys)) + (c.yzp + shift);
+    const int32_t expect = static_cast<int32_t>(
+        std::min<double>(c.is_signed ? 127 : 255, std::max<double>(c.is_signed ? -128 : 0, q)));
+    CHECK(Int8At(yf[0], p) == expect);
+    CHECK(std::abs(Int8At(yf[0], p) - Int8At(yu[0], p)) <= 1);
+  }
+}
+
+TEST_CASE("QuantFusion: QDQ around MaxPool and Flatten runs on the integers, exactly") {
+  QdqAround c;
+  SUBCASE("uint8") { CheckQdqAround(c, true); }
+  SUBCASE("int8") {
+    c.is_signed = true;
+    c.seed = 6;
+    CheckQdqAround(c, true);
+  }
+  SUBCASE("a tiny scale (1e-30)") {
+    c.s = c.ys = 1e-30f;
+    CheckQdqAround(c, true);
+  }
+  SUBCASE("left alone: the scales differ") {
+    c.ys = 0.05f;
+    CheckQdqAround(c, false);
+  }
+  SUBCASE("left alone: the zero points differ") {
+    c.yzp = 130;
+    CheckQdqAround(c, false);
+  }
+  SUBCASE("left alone: MaxPool's Indices output") {
+    c.indices = true;
+    CheckQdqAround(c, false);
+  }
+  SUBCASE("left alone: the MaxPool output is also a graph output") {
+    c.pooled_is_output = true;
+    CheckQdqAround(c, false);
+  }
+  SUBCASE("left alone: opset 11 has no 8-bit MaxPool") {
+    c.opset = 11;
+    CheckQdqAround(c, false);
+  }
+}
+
+TEST_CASE("QuantFusion: QDQ GlobalAveragePool becomes QLinearGlobalAveragePool, within 1") {
+  QdqAround c;
+  c.average = true;
+  c.ys = 0.011f;
+  c.yzp = 100;
+  SUBCASE("uint8") { CheckQdqAround(c, true); }
+  SUBCASE("int8") {
+    c.is_signed = true;
+    c.seed = 7;
+    CheckQdqAround(c, true);
+  }
+}
+
 TEST_CASE("QuantFusion: the pass reports what it fused and adds the domains it needs") {
   DynGraph d = MakeDynMatMul(DynMatMul{});
   Graph out;
