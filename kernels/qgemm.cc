@@ -533,8 +533,35 @@ std::shared_ptr<const PackedQB> PackedQB::Pack(bool b_signed, bool trans_b, int6
     sums[static_cast<size_t>(j)] += static_cast<uint32_t>(static_cast<int32_t>(v));
   };
   if (trans_b) {
+    // Column j's K bytes are adjacent in b, and a k-quad of them is 4 adjacent bytes of the
+    // panel: move whole quads (this runs per call when B is an activation, e.g. the im2row rows
+    // of a convolution with few output channels) and sum the column in a separate, vectorizable
+    // loop over the source bytes: sum b' = sum int8(b) (int8), sum b - 128 K (uint8), mod 2^32.
+    const uint32_t flip4 = flip * 0x01010101u;
+    const int64_t full_quads = k / 4;
+    const int64_t tail = k - full_quads * 4;
     for (int64_t j = 0; j < n; ++j) {
-      for (int64_t kk = 0; kk < k; ++kk) put(kk, j, src[j * ldb + kk]);
+      const uint8_t* s = src + j * ldb;
+      int8_t* col = dst + ((j / kNR) * quads * kNR + j % kNR) * 4;
+      uint32_t sum = 0;
+      if (b_signed) {
+        for (int64_t kk = 0; kk < k; ++kk) sum += static_cast<uint32_t>(static_cast<int8_t>(s[kk]));
+      } else {
+        for (int64_t kk = 0; kk < k; ++kk) sum += s[kk];
+        sum -= 128u * static_cast<uint32_t>(k);
+      }
+      sums[static_cast<size_t>(j)] = sum;
+      for (int64_t q = 0; q < full_quads; ++q) {
+        uint32_t w;
+        std::memcpy(&w, s + 4 * q, 4);
+        w ^= flip4;
+        std::memcpy(col + q * kNR * 4, &w, 4);
+      }
+      if (tail > 0) {
+        uint8_t t[4] = {0, 0, 0, 0};  // K padding is 0 in b'
+        for (int64_t r = 0; r < tail; ++r) t[r] = static_cast<uint8_t>(s[full_quads * 4 + r] ^ flip);
+        std::memcpy(col + full_quads * kNR * 4, t, 4);
+      }
     }
   } else {
     for (int64_t kk = 0; kk < k; ++kk) {

@@ -31,20 +31,26 @@ namespace {
 constexpr int64_t kRowBudget = int64_t{1} << 18;
 constexpr int64_t kMinChunk = 16;
 
-// Packs one group's weights w [og, cg, k...] (bytes) with K reordered to (k..., c), the column
-// order of Im2RowBytesChannelsLast.
+// One group's weights w [og, cg, k...] (bytes) with K reordered to (k..., c), the column order
+// of Im2RowBytesChannelsLast, into r [og, cg * ksize].
+void ReorderConvWeights(int64_t og, int64_t cg, int64_t ksize, const uint8_t* w, uint8_t* r) {
+  const int64_t kdim = cg * ksize;
+  for (int64_t o = 0; o < og; ++o) {
+    const uint8_t* src = w + o * kdim;
+    uint8_t* dst = r + o * kdim;
+    for (int64_t c = 0; c < cg; ++c) {
+      for (int64_t k = 0; k < ksize; ++k) dst[k * cg + c] = src[c * ksize + k];
+    }
+  }
+}
+
+// Packs one group's weights w [og, cg, k...] with K reordered to (k..., c).
 std::shared_ptr<const kernels::PackedQB> PackConvWeights(bool w_signed, int64_t og, int64_t cg,
                                                          int64_t ksize, const uint8_t* w) {
   const int64_t kdim = cg * ksize;
   if (cg == 1 || ksize == 1) return kernels::PackedQB::Pack(w_signed, true, kdim, og, w, kdim);
   std::vector<uint8_t> r(static_cast<size_t>(og * kdim));
-  for (int64_t o = 0; o < og; ++o) {
-    const uint8_t* src = w + o * kdim;
-    uint8_t* dst = r.data() + o * kdim;
-    for (int64_t c = 0; c < cg; ++c) {
-      for (int64_t k = 0; k < ksize; ++k) dst[k * cg + c] = src[c * ksize + k];
-    }
-  }
+  ReorderConvWeights(og, cg, ksize, w, r.data());
   return kernels::PackedQB::Pack(w_signed, true, kdim, og, r.data(), kdim);
 }
 
@@ -199,6 +205,18 @@ QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttrs& attrs, int x_in, int w
   p.transpose_x = p.cg > 1 && p.in_size > 1;
   if (p.transpose_x) p.to_channels_last = kernels::PlanTranspose(1, {p.cg, p.in_size}, {1, 0});
   const int64_t ksize = p.g.KernelSize();
+  // Swap when a panel of output channels would be less than half full and there are at least a
+  // panel's worth of positions to fill the other way.
+  p.swap_operands = 2 * p.og <= kernels::PackedQB::kNR && p.positions >= kernels::PackedQB::kNR;
+  if (p.swap_operands) {
+    if (const Tensor* wc = ctx.input_value(w_in); wc != nullptr) {
+      auto r = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(p.out_channels * p.kdim));
+      ReorderConvWeights(p.out_channels, p.cg, ksize, static_cast<const uint8_t*>(wc->raw_data()),
+                         r->data());
+      p.w_rows = r;
+    }
+    return p;
+  }
   if (const Tensor* wc = ctx.input_value(w_in); wc != nullptr && p.og > 0) {
     auto packed = std::make_shared<std::vector<std::shared_ptr<const kernels::PackedQB>>>();
     const auto* bytes = static_cast<const uint8_t*>(wc->raw_data());
@@ -214,6 +232,10 @@ void QConvPlan::Run(const kernels::Parallel& par, const void* x, const void* w, 
                     const int32_t* wzp, int64_t wzp_step, int32_t* y, int32_t* scratch_c,
                     uint8_t* scratch_rows) const {
   if (CheckedNumElements(out_dims) == 0) return;
+  if (swap_operands) {
+    RunSwapped(par, x, w, xzp, wzp, wzp_step, y, scratch_rows);
+    return;
+  }
   std::vector<std::shared_ptr<const kernels::PackedQB>> local;
   if (!packed) {
     const auto* bytes = static_cast<const uint8_t*>(w);
@@ -250,6 +272,50 @@ void QConvPlan::Run(const kernels::Parallel& par, const void* x, const void* w, 
         kernels::QGemmToI32(pc, a_rows, x_signed, kdim, &xzp, 0, *pk[gi], wz, wzp_step,
                             scratch_c, og, par);
         TransposeToChannelsFirst(scratch_c, pc, og, yg + p0, positions);
+      }
+    }
+  }
+}
+
+void QConvPlan::RunSwapped(const kernels::Parallel& par, const void* x, const void* w,
+                           int32_t xzp, const int32_t* wzp, int64_t wzp_step, int32_t* y,
+                           uint8_t* scratch_rows) const {
+  std::vector<uint8_t> local;
+  const uint8_t* wr = w_rows ? w_rows->data() : nullptr;
+  if (!wr) {
+    // Weights given at run time ([out_channels, cg, k...]; groups are consecutive blocks of og).
+    local.resize(static_cast<size_t>(out_channels * kdim));
+    ReorderConvWeights(out_channels, cg, g.KernelSize(), static_cast<const uint8_t*>(w),
+                       local.data());
+    wr = local.data();
+  }
+  const auto* xb = static_cast<const uint8_t*>(x);
+  const uint8_t pad = static_cast<uint8_t>(xzp);  // int8 zero points keep their bit pattern
+  uint8_t* xt = scratch_rows + chunk * kdim;      // channels-last x (transpose_x)
+  bool pointwise = g.KernelSize() == 1;
+  for (int d = 0; d < g.rank; ++d) {
+    pointwise = pointwise && g.stride[d] == 1 && g.pad[d] == 0 && g.out[d] == g.in[d];
+  }
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t gi = 0; gi < group; ++gi) {
+      const uint8_t* xg = xb + (n * channels + gi * cg) * in_size;
+      if (transpose_x) {
+        kernels::TransposeBytes(to_channels_last, xg, xt, par);
+        xg = xt;
+      }
+      int32_t* yg = y + (n * out_channels + gi * og) * positions;
+      const int32_t* wz = wzp ? wzp + gi * og * wzp_step : nullptr;
+      for (int64_t p0 = 0; p0 < positions; p0 += chunk) {
+        const int64_t pc = std::min(chunk, positions - p0);
+        const uint8_t* rows = xg + p0 * cg;
+        if (!pointwise) {
+          kernels::Im2RowBytesChannelsLast(g, xg, cg, p0, pc, pad, scratch_rows, par);
+          rows = scratch_rows;
+        }
+        const auto b = kernels::PackedQB::Pack(x_signed, true, kdim, pc, rows, kdim);
+        // C [og, pc] with row stride `positions`: y[n, gi * og + o, p0 + q].
+        kernels::QGemmToI32(og, wr + gi * og * kdim, w_signed, kdim, wz, wz ? wzp_step : 0, *b,
+                            &xzp, 0, yg + p0, positions, par);
       }
     }
   }

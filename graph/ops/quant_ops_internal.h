@@ -74,11 +74,20 @@ struct QConvPlan {
   kernels::TransposePlan to_channels_last;
   // Weights packed with the GEMM's K in (k..., c) order (PackConvWeights), one per group.
   std::shared_ptr<const std::vector<std::shared_ptr<const kernels::PackedQB>>> packed;  // const W
+  // Few output channels per group (og < the GEMM's panel width): the GEMM's operands swap. The
+  // weights, in (k..., c) order, are its A (one row per output channel, w's zero point per row);
+  // the im2row rows, packed per chunk, are its B (x's zero point); the [og, positions] result
+  // is y's layout already. A panel of positions is then full where a panel of og output channels
+  // would be mostly padding.
+  bool swap_operands = false;
+  std::shared_ptr<const std::vector<uint8_t>> w_rows;  // const W reordered, [group][og][kdim]
 
   // wzp: nullptr, 1 value (wzp_step 0) or out_channels values (wzp_step 1).
   void Run(const kernels::Parallel& par, const void* x, const void* w, int32_t xzp,
            const int32_t* wzp, int64_t wzp_step, int32_t* y, int32_t* scratch_c,
            uint8_t* scratch_rows) const;
+  void RunSwapped(const kernels::Parallel& par, const void* x, const void* w, int32_t xzp,
+                  const int32_t* wzp, int64_t wzp_step, int32_t* y, uint8_t* scratch_rows) const;
   int64_t ScratchCElements() const { return chunk * og; }
   // im2row rows, then the channels-last copy of x when transpose_x.
   int64_t ScratchRowBytes() const { return chunk * kdim + (transpose_x ? in_size * cg : 0); }

@@ -111,6 +111,10 @@ const std::vector<ConvSpec>& Specs() {
       {{2, 4, 5, 3}, {6, 2, 1, 1}, 2, {}, {}, {}},                     // pointwise, grouped
       {{1, 3, 5, 5}, {4, 3, 1, 1}, 1, {2, 2}, {}, {}},                 // 1x1 strided
       {{1, 5, 4, 4}, {3, 5, 1, 1}, 1, {}, {}, {1, 0, 0, 1}},           // 1x1 padded
+      // Few output channels, many positions: the swapped GEMM (weights as A); 4 chunks of
+      // positions (K = 576), and 2 groups.
+      {{1, 64, 40, 40}, {8, 32, 3, 3}, 2, {}, {}, {1, 1, 1, 1}},
+      {{1, 3, 33, 31}, {16, 3, 3, 3}, 1, {2, 1}, {1, 2}, {}},          // og = 16, strided
   };
   return specs;
 }
