@@ -168,7 +168,12 @@ template <typename T, bool kAvg>
 void Pool(const T* x, T* y, const PoolGeometry& g, bool count_include_pad,
           const Parallel* parallel) {
   if (g.planes <= 0) return;
-  parallel->For(g.planes * g.out[0], [&](int64_t t0, int64_t t1) {
+  // Small pools run on the calling thread (the same tasks): waking another thread costs more.
+  constexpr int64_t kSerialWork = int64_t{1} << 16;
+  const int64_t work = g.planes * g.out[0] * g.out[1] * g.out[2] * g.kernel[0] * g.kernel[1] *
+                       g.kernel[2];
+  const Parallel& par = work < kSerialWork ? SerialParallel() : *parallel;
+  par.For(g.planes * g.out[0], [&](int64_t t0, int64_t t1) {
     PoolRows<T, kAvg>(x, y, g, count_include_pad, t0, t1);
   });
 }

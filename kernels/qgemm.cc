@@ -576,8 +576,10 @@ void QGemmToI32(int64_t m, const void* a, bool a_signed, int64_t lda, const int3
                 int64_t a_zp_step, const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
                 int32_t* c, int64_t ldc, const Parallel& parallel) {
   if (m <= 0 || b.n() <= 0) return;
+  const Parallel& par =
+      m * b.n() * std::max<int64_t>(b.k(), 1) < kQGemmSerialMacs ? SerialParallel() : parallel;
   HWY_DYNAMIC_DISPATCH(QGemmToI32Impl)(m, a, a_signed, lda, a_zp, a_zp_step, b, b_zp, b_zp_step,
-                                       c, ldc, parallel);
+                                       c, ldc, par);
 }
 
 void Im2RowBytes(const ConvGeometry& g, const uint8_t* x, int64_t channels, int64_t p_begin,

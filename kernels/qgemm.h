@@ -78,6 +78,12 @@ class PackedQB {
   std::vector<int32_t> col_sums_;
 };
 
+// Integer products below this many multiply-adds run on the calling thread (the same tasks, so
+// the same results): waking a second thread costs more than it saves there (the int8 CNN's
+// 0.2 M-MAC convolutions ran 2x slower on two threads than on one). Four times the float32
+// GEMM's threshold: the VNNI core does about four times the multiply-adds per cycle.
+constexpr int64_t kQGemmSerialMacs = int64_t{1} << 22;
+
 // C[M,N] (ldc = row stride in elements) = (A - za) * (B - zb) as above.
 //   a: [M,K] 8-bit row-major with row stride lda (int8 when a_signed, else uint8).
 //   a_zp: nullptr (all 0), one value (a_zp_step == 0) or M values (a_zp_step == 1), in the

@@ -228,10 +228,14 @@ QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttrs& attrs, int x_in, int w
   return p;
 }
 
-void QConvPlan::Run(const kernels::Parallel& par, const void* x, const void* w, int32_t xzp,
+void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w, int32_t xzp,
                     const int32_t* wzp, int64_t wzp_step, int32_t* y, int32_t* scratch_c,
                     uint8_t* scratch_rows) const {
   if (CheckedNumElements(out_dims) == 0) return;
+  // A small convolution (its transposes, im2row and GEMM) runs on the calling thread.
+  const kernels::Parallel& par = batch * out_channels * positions * kdim < kernels::kQGemmSerialMacs
+                                     ? kernels::SerialParallel()
+                                     : pool;
   if (swap_operands) {
     RunSwapped(par, x, w, xzp, wzp, wzp_step, y, scratch_rows);
     return;

@@ -19,6 +19,7 @@
 
 #include "graph/ops/quant_ops_internal.h"
 #include "graph/registry.h"
+#include "kernels/parallel.h"
 
 namespace simplecpp::graph {
 namespace quant_contrib {
@@ -63,7 +64,11 @@ void PoolRun(const PoolShape& s, RunContext& rc) {
     // The window is the whole plane, which is contiguous: a plain sum (the same integer as the
     // general loop below gives; it auto-vectorizes), then the same requantization.
     const int64_t size = CheckedNumElements(s.in);
-    rc.parallel().For(s.batch * s.channels, [&](int64_t p0, int64_t p1) {
+    // Small inputs on the calling thread (the same tasks): a wake-up costs more than it saves.
+    const kernels::Parallel& par = s.batch * s.channels * size < (int64_t{1} << 16)
+                                       ? kernels::SerialParallel()
+                                       : rc.parallel();
+    par.For(s.batch * s.channels, [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {
         const T* xp = x + p * size;
         int64_t sum = 0;
