@@ -41,6 +41,44 @@ graph::Model NewModel(const std::string& graph_name, const std::string& doc) {
   return detail::NewModel(graph_name, doc, kOpset);
 }
 
+// A benchmark-sized CNN: [1,3,96,96] -> Conv 3x3/2 32 ch + Relu -> Conv 3x3 64 ch + Relu ->
+// MaxPool 2 -> Conv 3x3 128 ch + BatchNorm + Relu -> GlobalAveragePool -> Flatten -> Gemm 10 ->
+// Softmax (87 M multiply-adds).
+graph::Model MakeCnnBase() {
+  graph::Model m = NewModel("cnn-base", "simplecpp built-in benchmark CNN (deterministic weights)");
+  graph::Graph& g = m.graph;
+  Builder b(&g, 0xC0FFEE2ull);
+  g.inputs.push_back(TensorValue("input", {1, 3, 96, 96}));
+  auto conv = [&](const std::string& name, const std::string& in, int64_t cin, int64_t cout,
+                  int64_t stride) {
+    const float fan_in = static_cast<float>(cin * 9);
+    return b.Op("Conv", name,
+                {in, b.Weight(name + ".weight", {cout, cin, 3, 3}, 1.0f / std::sqrt(fan_in)),
+                 b.Weight(name + ".bias", {cout}, 0.1f)},
+                {AttrInts("kernel_shape", {3, 3}), AttrInts("pads", {1, 1, 1, 1}),
+                 AttrInts("strides", {stride, stride})});
+  };
+  std::string x = b.Op("Relu", "relu1", {conv("conv1", "input", 3, 32, 2)});  // [1,32,48,48]
+  x = b.Op("Relu", "relu2", {conv("conv2", x, 32, 64, 1)});                      // [1,64,48,48]
+  x = b.Op("MaxPool", "pool2", {x},
+           {AttrInts("kernel_shape", {2, 2}), AttrInts("strides", {2, 2})});     // [1,64,24,24]
+  x = conv("conv3", x, 64, 128, 1);                                              // [1,128,24,24]
+  x = b.Op("BatchNormalization", "bn3",
+           {x, b.WeightRange("bn3.scale", {128}, 0.5f, 1.5f), b.Weight("bn3.bias", {128}, 0.1f),
+            b.Weight("bn3.mean", {128}, 0.1f), b.WeightRange("bn3.var", {128}, 0.5f, 1.5f)},
+           {AttrFloat("epsilon", 1e-5f)});
+  x = b.Op("Relu", "relu3", {x});
+  x = b.Op("GlobalAveragePool", "gap", {x});
+  x = b.Op("Flatten", "flatten", {x}, {AttrInt("axis", 1)});
+  x = b.Op("Gemm", "fc",
+           {x, b.Weight("fc.weight", {10, 128}, 1.0f / std::sqrt(128.0f)),
+            b.Weight("fc.bias", {10}, 0.1f)},
+           {AttrInt("transB", 1)});
+  b.Op("Softmax", "probabilities", {x}, {AttrInt("axis", -1)});
+  g.outputs.push_back(TensorValue("probabilities", {1, 10}));
+  return m;
+}
+
 graph::Model MakeCnn() {
   graph::Model m = NewModel("cnn", "simplecpp built-in tiny CNN (deterministic weights)");
   graph::Graph& g = m.graph;
@@ -77,9 +115,11 @@ graph::Model MakeCnn() {
   return m;
 }
 
-graph::Model MakeTransformer() {
-  constexpr int64_t kSeq = 16, kModel = 64, kHeads = 4, kHeadDim = kModel / kHeads, kHidden = 256;
-  graph::Model m = NewModel("transformer",
+// One pre-norm encoder layer: sequence kSeq, width kModel, kHeads heads, MLP width kHidden.
+graph::Model MakeTransformer(const std::string& name, int64_t kSeq, int64_t kModel, int64_t kHeads,
+                             int64_t kHidden) {
+  const int64_t kHeadDim = kModel / kHeads;
+  graph::Model m = NewModel(name,
                             "simplecpp built-in one-layer transformer encoder (deterministic weights)");
   graph::Graph& g = m.graph;
   Builder b(&g, 0x7A11ull);
@@ -139,12 +179,16 @@ graph::Model MakeTransformer() {
 }  // namespace
 
 std::vector<std::string> BuiltinModelNames() {
-  return {"cnn", "transformer", "mlp", "vad", "crnn", "segmentation", "segmentation-int8", "bert"};
+  return {"cnn", "transformer", "mlp", "vad", "crnn", "segmentation", "segmentation-int8", "bert",
+          "cnn-base", "transformer-base"};
 }
 
 graph::Model MakeBuiltinModel(const std::string& name) {
   if (name == "cnn") return MakeCnn();
-  if (name == "transformer") return MakeTransformer();
+  if (name == "transformer") return MakeTransformer("transformer", 16, 64, 4, 256);
+  // The size of one MiniLM / sentence-embedder layer.
+  if (name == "transformer-base") return MakeTransformer("transformer-base", 128, 384, 6, 1536);
+  if (name == "cnn-base") return MakeCnnBase();
   if (name == "mlp") return MakeMlpModel();
   if (name == "vad") return MakeVadModel();
   if (name == "crnn") return MakeCrnnModel();

@@ -27,6 +27,11 @@
 //                  does it: DynamicQuantizeLinear on activations, ConvInteger with int8 weights
 //                  (per-tensor, symmetric) and one layer ("dec2.fuse") with uint8 weights and a
 //                  per-channel w_zero_point, Cast, Mul by x_scale * w_scale, Add bias.
+//   "cnn-base"     benchmark-sized CNN, input [1,3,96,96] float32: Conv 3x3/2 to 32 channels,
+//                  Conv 3x3 to 64, MaxPool, Conv 3x3 to 128 + BatchNorm, Relus, GlobalAveragePool,
+//                  Gemm, Softmax -> "probabilities" [1,10] (87 M multiply-adds)
+//   "transformer-base"  the "transformer" layer at the size of a MiniLM sentence-embedder
+//                  layer: input [1,128,384], 6 heads, MLP width 1536 -> "y" [1,128,384]
 //   "bert"         (opset 13, builtin_bert.cc) "input_ids" int64 [1,16] (vocabulary 100),
 //                  "attention_mask" int64 [1,16] -> embeddings, 2 encoder layers (hidden 64,
 //                  4 heads, FFN 128) with LayerNorm spelled ReduceMean/Sub/Pow/Sqrt/Div, Gelu
@@ -43,8 +48,8 @@
 
 namespace simplecpp::builtin {
 
-// {"cnn", "transformer", "mlp", "vad", "crnn", "segmentation", "segmentation-int8", "bert"}; the first is
-// the default model.
+// {"cnn", "transformer", "mlp", "vad", "crnn", "segmentation", "segmentation-int8", "bert",
+// "cnn-base", "transformer-base"}; the first is the default model.
 std::vector<std::string> BuiltinModelNames();
 
 // Builds the named model. Throws Error(kInvalidArgument) for an unknown name.

@@ -263,7 +263,7 @@ commands:
       Every op this build implements, with the ONNX versions each implementation starts at.
   export-builtin NAME PATH
       Writes the built-in model NAME (cnn, transformer, mlp, vad, crnn, segmentation,
-      segmentation-int8, bert) as an ONNX file.
+      segmentation-int8, bert, cnn-base, transformer-base) as an ONNX file.
   quantize [--mode dynamic|qdq] [--input NAME=FILE]... [--per-channel|--per-tensor] [--no-gemm]
       IN.onnx OUT.onnx
       int8 quantization in ONNX Runtime's patterns. dynamic (default): MatMul/Gemm with constant
