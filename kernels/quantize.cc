@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "kernels/quantize.h"
 
@@ -144,6 +145,31 @@ int64_t RequantizeI32ToI8Impl(const int32_t*, int64_t, const float*, int64_t, in
 }
 #endif
 
+// Min and max of the non-NaN values of x[0, n) over whole vectors (NaN lanes count as +inf for
+// the min and -inf for the max); *count gets the number of non-NaN values seen. Returns how many
+// elements it did; the caller's scalar loop does the rest. min and max are exact, so the result
+// does not depend on the lane count (zeros may come back as -0 or +0 either way).
+int64_t MinMaxF32Impl(const float* x, int64_t n, float* lo, float* hi, int64_t* count) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const auto pinf = hn::Set(d, std::numeric_limits<float>::infinity());
+  const auto ninf = hn::Set(d, -std::numeric_limits<float>::infinity());
+  auto vlo = pinf, vhi = ninf;
+  int64_t seen = 0;
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto v = hn::LoadU(d, x + i);
+    const auto ok = hn::Eq(v, v);
+    vlo = hn::Min(vlo, hn::IfThenElse(ok, v, pinf));
+    vhi = hn::Max(vhi, hn::IfThenElse(ok, v, ninf));
+    seen += static_cast<int64_t>(hn::CountTrue(d, ok));
+  }
+  *lo = hn::GetLane(hn::MinOfLanes(d, vlo));
+  *hi = hn::GetLane(hn::MaxOfLanes(d, vhi));
+  *count = seen;
+  return i;
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace simplecpp::kernels
 HWY_AFTER_NAMESPACE();
@@ -156,6 +182,7 @@ HWY_EXPORT(RequantizeI32ToU8Impl);
 HWY_EXPORT(DequantizeU8ToF32Impl);
 HWY_EXPORT(DequantizeI8ToF32Impl);
 HWY_EXPORT(RequantizeI32ToI8Impl);
+HWY_EXPORT(MinMaxF32Impl);
 
 void QuantizeF32ToI32(const float* x, int64_t n, const float* scale, int64_t scale_step,
                       const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi, int32_t* out) {
@@ -279,9 +306,12 @@ void RequantizeI32ToI8(const int32_t* acc, int64_t n, const float* multiplier, i
 }
 
 void MinMaxF32(const float* x, int64_t n, float* min_out, float* max_out) {
-  bool any = false;
   float lo = 0.0f, hi = 0.0f;
-  for (int64_t i = 0; i < n; ++i) {
+  int64_t seen = 0;
+  const int64_t done = n > 0 ? HWY_DYNAMIC_DISPATCH(MinMaxF32Impl)(x, n, &lo, &hi, &seen) : 0;
+  bool any = seen > 0;
+  if (!any) lo = hi = 0.0f;
+  for (int64_t i = done; i < n; ++i) {
     const float v = x[i];
     if (std::isnan(v)) continue;
     if (!any) {

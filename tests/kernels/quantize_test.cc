@@ -237,5 +237,40 @@ TEST_CASE("MinMaxF32 skips NaN") {
   CHECK(hi == 0.0f);
 }
 
+TEST_CASE("MinMaxF32 on every target: odd lengths, NaNs, infinities, all-NaN") {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> u(-100.0f, 100.0f);
+  for (const Target& t : CompiledTargets()) {
+    ScopedTarget scoped(t);
+    CAPTURE(t.name);
+    for (int64_t n : {1, 3, 17, 64, 100, 1001}) {
+      for (int kind = 0; kind < 4; ++kind) {
+        CAPTURE(n);
+        CAPTURE(kind);
+        std::vector<float> x(static_cast<size_t>(n));
+        for (float& v : x) v = u(rng);
+        if (kind == 1) x[static_cast<size_t>(n / 2)] = std::nanf("");     // one NaN
+        if (kind == 2) {                                                    // infinities
+          x[0] = -std::numeric_limits<float>::infinity();
+          x[static_cast<size_t>(n - 1)] = std::numeric_limits<float>::infinity();
+        }
+        if (kind == 3) std::fill(x.begin(), x.end(), std::nanf(""));        // all NaN
+        float want_lo = 0, want_hi = 0;
+        bool any = false;
+        for (float v : x) {
+          if (std::isnan(v)) continue;
+          want_lo = any ? std::min(want_lo, v) : v;
+          want_hi = any ? std::max(want_hi, v) : v;
+          any = true;
+        }
+        float lo = 1, hi = 1;
+        MinMaxF32(x.data(), n, &lo, &hi);
+        CHECK(lo == want_lo);
+        CHECK(hi == want_hi);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace simplecpp::kernels
