@@ -76,13 +76,27 @@ std::vector<float> ColumnMultipliers(float a_scale, const std::vector<float>& b_
 // y[r, j] = float(acc[r, j]) * mult[j * mstep] + bias[j] (bias may be nullptr); rows of n.
 void ScaleRows(const int32_t* acc, int64_t rows, int64_t n, const float* mult, int64_t mstep,
                const float* bias, float* y) {
+  // One loop per case, so that each is a plain vectorizable loop (the same two roundings,
+  // product then sum, in every case; the build is ISO C++, so nothing contracts them to an FMA).
   for (int64_t r = 0; r < rows; ++r) {
     const int32_t* a = acc + r * n;
     float* o = y + r * n;
-    for (int64_t j = 0; j < n; ++j) {
-      float v = static_cast<float>(a[j]) * mult[j * mstep];
-      if (bias != nullptr) v += bias[j];
-      o[j] = v;
+    if (mstep == 1 && bias != nullptr) {
+      for (int64_t j = 0; j < n; ++j) {
+        const float v = static_cast<float>(a[j]) * mult[j];
+        o[j] = v + bias[j];
+      }
+    } else if (mstep == 1) {
+      for (int64_t j = 0; j < n; ++j) o[j] = static_cast<float>(a[j]) * mult[j];
+    } else if (bias != nullptr) {
+      const float m0 = mult[0];
+      for (int64_t j = 0; j < n; ++j) {
+        const float v = static_cast<float>(a[j]) * m0;
+        o[j] = v + bias[j];
+      }
+    } else {
+      const float m0 = mult[0];
+      for (int64_t j = 0; j < n; ++j) o[j] = static_cast<float>(a[j]) * m0;
     }
   }
 }
