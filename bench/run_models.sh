@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Model latency and peak memory: simplecpp vs ONNX Runtime (onnxruntime-node 1.30, CPU EP) on the
-# project's generated models (built-in cnn, transformer, mlp) in float32, float16 (converted with
-# `simplecpp convert --to float16`) and int8 (`simplecpp quantize`: dynamic for transformer and mlp,
-# static QDQ for cnn, calibrated on the benchmark input), at 1 thread and all cores, identical
-# inputs for both runtimes.
+# project's generated models (built-in cnn, transformer, mlp; the benchmark-sized cnn-base and
+# transformer-base) in float32, float16 (converted with `simplecpp convert --to float16`) and int8
+# (`simplecpp quantize`: dynamic for the transformers and mlp, static QDQ for the CNNs, calibrated
+# on the benchmark input), at 1 thread and all cores, identical inputs for both runtimes.
 #
 #   bench/run_models.sh [BUILD_DIR] [OUT_DIR]     (defaults: build-gemm, bench/out)
 # Env: REPEAT (timed runs per process, default 200), ROUNDS (processes per configuration,
@@ -58,7 +58,7 @@ for model in $MODELS; do
       f32) ;;
       f16) "$cli" convert --to float16 "$dir/f32.onnx" "$dir/f16.onnx" > "$dir/convert_f16.txt" ;;
       int8)
-        if [ "$model" = cnn ]; then
+        if [ "${model%%-*}" = cnn ]; then
           calib=()
           for i in "${f32_inputs[@]}"; do calib+=(--input "$i"); done
           "$cli" quantize --mode qdq "${calib[@]}" "$dir/f32.onnx" "$dir/int8.onnx" > "$dir/quantize.txt"
