@@ -315,6 +315,10 @@ inline std::map<std::string, Tensor> RandomInputs(const Model& model, uint64_t s
 inline std::vector<std::pair<std::string, graph::Model>> BuiltinModelsForTests() {
   std::vector<std::pair<std::string, graph::Model>> models;
   for (const std::string& name : builtin::BuiltinModelNames()) {
+    // The benchmark-sized models have the same layers as "cnn" and "transformer" at a size
+    // where float sums of 1536 terms differ between FMA and non-FMA targets by more than the
+    // 1e-7 absolute tolerance near zero (and they would multiply the sanitizer stages' time).
+    if (name == "cnn-base" || name == "transformer-base") continue;
     if (name == "segmentation" || name == "segmentation-int8") {
       models.emplace_back(name + "@64", builtin::MakeSegmentationModel(64, name != "segmentation"));
     } else {
