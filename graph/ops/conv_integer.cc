@@ -236,23 +236,28 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
   const kernels::Parallel& par = batch * out_channels * positions * kdim < kernels::kQGemmSerialMacs
                                      ? kernels::SerialParallel()
                                      : pool;
-  if (swap_operands) {
-    RunSwapped(par, x, w, xzp, wzp, wzp_step, y, scratch_rows);
-    return;
-  }
-  std::vector<std::shared_ptr<const kernels::PackedQB>> local;
-  if (!packed) {
+  // The weights in the GEMM's form: packed panels (B), or reordered rows when the operands swap
+  // (A); constant weights were prepared by PlanQConv.
+  std::vector<std::shared_ptr<const kernels::PackedQB>> local_packed;
+  std::vector<uint8_t> local_rows;
+  const int64_t ksize = g.KernelSize();
+  const uint8_t* wr = w_rows ? w_rows->data() : nullptr;
+  if (swap_operands && !wr) {
+    // [out_channels, cg, k...]; groups are consecutive blocks of og.
+    local_rows.resize(static_cast<size_t>(out_channels * kdim));
+    ReorderConvWeights(out_channels, cg, ksize, static_cast<const uint8_t*>(w), local_rows.data());
+    wr = local_rows.data();
+  } else if (!swap_operands && !packed) {
     const auto* bytes = static_cast<const uint8_t*>(w);
-    const int64_t ksize = g.KernelSize();
     for (int64_t gi = 0; gi < group; ++gi) {
-      local.push_back(PackConvWeights(w_signed, og, cg, ksize, bytes + gi * og * kdim));
+      local_packed.push_back(PackConvWeights(w_signed, og, cg, ksize, bytes + gi * og * kdim));
     }
   }
-  const auto& pk = packed ? *packed : local;
+  const auto& pk = packed ? *packed : local_packed;
   const auto* xb = static_cast<const uint8_t*>(x);
   const uint8_t pad = static_cast<uint8_t>(xzp);  // int8 zero points keep their bit pattern
   uint8_t* xt = scratch_rows + chunk * kdim;      // channels-last x (transpose_x)
-  bool pointwise = g.KernelSize() == 1;
+  bool pointwise = ksize == 1;
   for (int d = 0; d < g.rank; ++d) {
     pointwise = pointwise && g.stride[d] == 1 && g.pad[d] == 0 && g.out[d] == g.in[d];
   }
@@ -268,58 +273,21 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
       for (int64_t p0 = 0; p0 < positions; p0 += chunk) {
         const int64_t pc = std::min(chunk, positions - p0);
         // Pointwise (1x1, stride 1, no padding): the channels-last x already is the rows.
-        const uint8_t* a_rows = xg + p0 * cg;
-        if (!pointwise) {
-          kernels::Im2RowBytesChannelsLast(g, xg, cg, p0, pc, pad, scratch_rows, par);
-          a_rows = scratch_rows;
-        }
-        kernels::QGemmToI32(pc, a_rows, x_signed, kdim, &xzp, 0, *pk[gi], wz, wzp_step,
-                            scratch_c, og, par);
-        TransposeToChannelsFirst(scratch_c, pc, og, yg + p0, positions);
-      }
-    }
-  }
-}
-
-void QConvPlan::RunSwapped(const kernels::Parallel& par, const void* x, const void* w,
-                           int32_t xzp, const int32_t* wzp, int64_t wzp_step, int32_t* y,
-                           uint8_t* scratch_rows) const {
-  std::vector<uint8_t> local;
-  const uint8_t* wr = w_rows ? w_rows->data() : nullptr;
-  if (!wr) {
-    // Weights given at run time ([out_channels, cg, k...]; groups are consecutive blocks of og).
-    local.resize(static_cast<size_t>(out_channels * kdim));
-    ReorderConvWeights(out_channels, cg, g.KernelSize(), static_cast<const uint8_t*>(w),
-                       local.data());
-    wr = local.data();
-  }
-  const auto* xb = static_cast<const uint8_t*>(x);
-  const uint8_t pad = static_cast<uint8_t>(xzp);  // int8 zero points keep their bit pattern
-  uint8_t* xt = scratch_rows + chunk * kdim;      // channels-last x (transpose_x)
-  bool pointwise = g.KernelSize() == 1;
-  for (int d = 0; d < g.rank; ++d) {
-    pointwise = pointwise && g.stride[d] == 1 && g.pad[d] == 0 && g.out[d] == g.in[d];
-  }
-  for (int64_t n = 0; n < batch; ++n) {
-    for (int64_t gi = 0; gi < group; ++gi) {
-      const uint8_t* xg = xb + (n * channels + gi * cg) * in_size;
-      if (transpose_x) {
-        kernels::TransposeBytes(to_channels_last, xg, xt, par);
-        xg = xt;
-      }
-      int32_t* yg = y + (n * out_channels + gi * og) * positions;
-      const int32_t* wz = wzp ? wzp + gi * og * wzp_step : nullptr;
-      for (int64_t p0 = 0; p0 < positions; p0 += chunk) {
-        const int64_t pc = std::min(chunk, positions - p0);
         const uint8_t* rows = xg + p0 * cg;
         if (!pointwise) {
           kernels::Im2RowBytesChannelsLast(g, xg, cg, p0, pc, pad, scratch_rows, par);
           rows = scratch_rows;
         }
-        const auto b = kernels::PackedQB::Pack(x_signed, true, kdim, pc, rows, kdim);
-        // C [og, pc] with row stride `positions`: y[n, gi * og + o, p0 + q].
-        kernels::QGemmToI32(og, wr + gi * og * kdim, w_signed, kdim, wz, wz ? wzp_step : 0, *b,
-                            &xzp, 0, yg + p0, positions, par);
+        if (swap_operands) {
+          // C [og, pc] with row stride `positions`: y[n, gi * og + o, p0 + q] directly.
+          const auto b = kernels::PackedQB::Pack(x_signed, true, kdim, pc, rows, kdim);
+          kernels::QGemmToI32(og, wr + gi * og * kdim, w_signed, kdim, wz, wz ? wzp_step : 0, *b,
+                              &xzp, 0, yg + p0, positions, par);
+        } else {
+          kernels::QGemmToI32(pc, rows, x_signed, kdim, &xzp, 0, *pk[gi], wz, wzp_step,
+                              scratch_c, og, par);
+          TransposeToChannelsFirst(scratch_c, pc, og, yg + p0, positions);
+        }
       }
     }
   }

@@ -86,8 +86,6 @@ struct QConvPlan {
   void Run(const kernels::Parallel& par, const void* x, const void* w, int32_t xzp,
            const int32_t* wzp, int64_t wzp_step, int32_t* y, int32_t* scratch_c,
            uint8_t* scratch_rows) const;
-  void RunSwapped(const kernels::Parallel& par, const void* x, const void* w, int32_t xzp,
-                  const int32_t* wzp, int64_t wzp_step, int32_t* y, uint8_t* scratch_rows) const;
   int64_t ScratchCElements() const { return chunk * og; }
   // im2row rows, then the channels-last copy of x when transpose_x.
   int64_t ScratchRowBytes() const { return chunk * kdim + (transpose_x ? in_size * cg : 0); }
