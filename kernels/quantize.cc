@@ -101,8 +101,9 @@ int64_t DequantizeI8ToF32Impl(const int8_t* q, int64_t n, const float* scale, in
 // zp, clamp to [lo, hi]. Each lane therefore gives the reference's bits; the tail (fewer than a
 // vector of elements) goes through the scalar reference.
 template <typename T>
-int64_t RequantizeVec(const int32_t* HWY_RESTRICT acc, int64_t n, const float* HWY_RESTRICT mult,
-                      int64_t mult_step, int32_t zp, int32_t lo, int32_t hi, T* HWY_RESTRICT out) {
+int64_t RequantizeVec(const int32_t* HWY_RESTRICT acc, int64_t n, const int32_t* HWY_RESTRICT bias,
+                      int64_t bias_step, const float* HWY_RESTRICT mult, int64_t mult_step,
+                      int32_t zp, int32_t lo, int32_t hi, T* HWY_RESTRICT out) {
   const hn::ScalableTag<double> dd;
   const hn::Rebind<int32_t, decltype(dd)> di;
   const hn::Rebind<float, decltype(dd)> df;
@@ -112,9 +113,13 @@ int64_t RequantizeVec(const int32_t* HWY_RESTRICT acc, int64_t n, const float* H
   const auto vlo = hn::Set(dd, static_cast<double>(lo));
   const auto vhi = hn::Set(dd, static_cast<double>(hi));
   const auto one_m = hn::Set(dd, static_cast<double>(mult[0]));
+  const auto one_b = hn::Set(di, bias ? bias[0] : 0);
   int64_t i = 0;
   for (; i + N <= n; i += N) {
-    const auto va = hn::PromoteTo(dd, hn::LoadU(di, acc + i));
+    auto vacc = hn::LoadU(di, acc + i);
+    // int32 lanes wrap like the reference's uint32 addition.
+    if (bias) vacc = hn::Add(vacc, bias_step ? hn::LoadU(di, bias + i) : one_b);
+    const auto va = hn::PromoteTo(dd, vacc);
     const auto vm = mult_step ? hn::PromoteTo(dd, hn::LoadU(df, mult + i)) : one_m;
     auto v = hn::Round(hn::Add(hn::Mul(va, vm), vzp));
     v = hn::IfThenElse(hn::Eq(v, v), v, vzp);  // NaN (0 * inf, NaN multiplier) -> zp
@@ -125,22 +130,24 @@ int64_t RequantizeVec(const int32_t* HWY_RESTRICT acc, int64_t n, const float* H
   return i;
 }
 
-int64_t RequantizeI32ToU8Impl(const int32_t* acc, int64_t n, const float* mult, int64_t mult_step,
-                              int32_t zp, int32_t lo, int32_t hi, uint8_t* out) {
-  return RequantizeVec(acc, n, mult, mult_step, zp, lo, hi, out);
+int64_t RequantizeI32ToU8Impl(const int32_t* acc, int64_t n, const int32_t* bias,
+                              int64_t bias_step, const float* mult, int64_t mult_step, int32_t zp,
+                              int32_t lo, int32_t hi, uint8_t* out) {
+  return RequantizeVec(acc, n, bias, bias_step, mult, mult_step, zp, lo, hi, out);
 }
-int64_t RequantizeI32ToI8Impl(const int32_t* acc, int64_t n, const float* mult, int64_t mult_step,
-                              int32_t zp, int32_t lo, int32_t hi, int8_t* out) {
-  return RequantizeVec(acc, n, mult, mult_step, zp, lo, hi, out);
+int64_t RequantizeI32ToI8Impl(const int32_t* acc, int64_t n, const int32_t* bias,
+                              int64_t bias_step, const float* mult, int64_t mult_step, int32_t zp,
+                              int32_t lo, int32_t hi, int8_t* out) {
+  return RequantizeVec(acc, n, bias, bias_step, mult, mult_step, zp, lo, hi, out);
 }
 #else
 // No float64 lanes (WASM): everything goes through the scalar reference.
-int64_t RequantizeI32ToU8Impl(const int32_t*, int64_t, const float*, int64_t, int32_t, int32_t,
-                              int32_t, uint8_t*) {
+int64_t RequantizeI32ToU8Impl(const int32_t*, int64_t, const int32_t*, int64_t, const float*,
+                              int64_t, int32_t, int32_t, int32_t, uint8_t*) {
   return 0;
 }
-int64_t RequantizeI32ToI8Impl(const int32_t*, int64_t, const float*, int64_t, int32_t, int32_t,
-                              int32_t, int8_t*) {
+int64_t RequantizeI32ToI8Impl(const int32_t*, int64_t, const int32_t*, int64_t, const float*,
+                              int64_t, int32_t, int32_t, int32_t, int8_t*) {
   return 0;
 }
 #endif
@@ -288,21 +295,56 @@ void DequantizeI32ToF32(const int32_t* q, int64_t n, const float* scale, int64_t
   }
 }
 
+namespace {
+
+// The scalar tail of a biased run: acc + bias (wrapping) in a small buffer, then the reference.
+template <typename T>
+void RequantizeTail(const int32_t* acc, int64_t n, const int32_t* bias, int64_t bias_step,
+                    const float* mult, int64_t mult_step, int32_t zp, int32_t lo, int32_t hi,
+                    T* out) {
+  if (bias == nullptr) {
+    RequantizeScalar(acc, n, mult, mult_step, zp, lo, hi, out);
+    return;
+  }
+  constexpr int64_t kChunk = 64;
+  int32_t sum[kChunk];
+  for (int64_t i = 0; i < n; i += kChunk) {
+    const int64_t len = std::min(kChunk, n - i);
+    for (int64_t j = 0; j < len; ++j) {
+      sum[j] = static_cast<int32_t>(static_cast<uint32_t>(acc[i + j]) +
+                                    static_cast<uint32_t>(bias[(i + j) * bias_step]));
+    }
+    RequantizeScalar(sum, len, mult + i * mult_step, mult_step, zp, lo, hi, out + i);
+  }
+}
+
+}  // namespace
+
+void RequantizeBiasI32ToU8(const int32_t* acc, int64_t n, const int32_t* bias, int64_t bias_step,
+                           const float* multiplier, int64_t mult_step, int32_t zp, int32_t lo,
+                           int32_t hi, uint8_t* out) {
+  if (n <= 0) return;
+  const int64_t done = HWY_DYNAMIC_DISPATCH(RequantizeI32ToU8Impl)(
+      acc, n, bias, bias_step, multiplier, mult_step, zp, lo, hi, out);
+  RequantizeTail(acc + done, n - done, bias ? bias + done * bias_step : nullptr, bias_step,
+                 multiplier + done * mult_step, mult_step, zp, lo, hi, out + done);
+}
+void RequantizeBiasI32ToI8(const int32_t* acc, int64_t n, const int32_t* bias, int64_t bias_step,
+                           const float* multiplier, int64_t mult_step, int32_t zp, int32_t lo,
+                           int32_t hi, int8_t* out) {
+  if (n <= 0) return;
+  const int64_t done = HWY_DYNAMIC_DISPATCH(RequantizeI32ToI8Impl)(
+      acc, n, bias, bias_step, multiplier, mult_step, zp, lo, hi, out);
+  RequantizeTail(acc + done, n - done, bias ? bias + done * bias_step : nullptr, bias_step,
+                 multiplier + done * mult_step, mult_step, zp, lo, hi, out + done);
+}
 void RequantizeI32ToU8(const int32_t* acc, int64_t n, const float* multiplier, int64_t mult_step,
                        int32_t zp, int32_t lo, int32_t hi, uint8_t* out) {
-  if (n <= 0) return;
-  const int64_t done =
-      HWY_DYNAMIC_DISPATCH(RequantizeI32ToU8Impl)(acc, n, multiplier, mult_step, zp, lo, hi, out);
-  RequantizeScalar(acc + done, n - done, multiplier + done * mult_step, mult_step, zp, lo, hi,
-                   out + done);
+  RequantizeBiasI32ToU8(acc, n, nullptr, 0, multiplier, mult_step, zp, lo, hi, out);
 }
 void RequantizeI32ToI8(const int32_t* acc, int64_t n, const float* multiplier, int64_t mult_step,
                        int32_t zp, int32_t lo, int32_t hi, int8_t* out) {
-  if (n <= 0) return;
-  const int64_t done =
-      HWY_DYNAMIC_DISPATCH(RequantizeI32ToI8Impl)(acc, n, multiplier, mult_step, zp, lo, hi, out);
-  RequantizeScalar(acc + done, n - done, multiplier + done * mult_step, mult_step, zp, lo, hi,
-                   out + done);
+  RequantizeBiasI32ToI8(acc, n, nullptr, 0, multiplier, mult_step, zp, lo, hi, out);
 }
 
 void MinMaxF32(const float* x, int64_t n, float* min_out, float* max_out) {

@@ -49,6 +49,15 @@ void RequantizeI32ToU8(const int32_t* acc, int64_t n, const float* multiplier, i
 void RequantizeI32ToI8(const int32_t* acc, int64_t n, const float* multiplier, int64_t mult_step,
                        int32_t zp, int32_t lo, int32_t hi, int8_t* out);
 
+// The same with an int32 bias added first (wrapping, as int32 addition in the reference):
+// acc[i] + bias[i*bias_step]; bias may be nullptr (then these are the functions above).
+void RequantizeBiasI32ToU8(const int32_t* acc, int64_t n, const int32_t* bias, int64_t bias_step,
+                           const float* multiplier, int64_t mult_step, int32_t zp, int32_t lo,
+                           int32_t hi, uint8_t* out);
+void RequantizeBiasI32ToI8(const int32_t* acc, int64_t n, const int32_t* bias, int64_t bias_step,
+                           const float* multiplier, int64_t mult_step, int32_t zp, int32_t lo,
+                           int32_t hi, int8_t* out);
+
 // Min and max of x[0..n) (NaNs skipped); both 0 when n == 0 or all are NaN.
 void MinMaxF32(const float* x, int64_t n, float* min_out, float* max_out);
 

@@ -1,7 +1,8 @@
 // Transpose by bytes (kernels/transpose.h). Pure data movement: the cost is memory traffic, so the
 // work goes into the plan (fewer, longer axes) and into tiling the 2-D core so that both the
 // reads and the writes of a tile stay within a few cache lines per row. Scalar code on purpose:
-// it works for every element size and the compiler unrolls the fixed-size tiles.
+// it works for every element size and the compiler unrolls the fixed-size tiles; single bytes
+// (the integer ops' layouts) go through the vector TransposeByteMatrix per tile.
 #include "kernels/transpose.h"
 
 #include <algorithm>
@@ -55,7 +56,13 @@ void RunTask(const TransposePlan& p, const unsigned char* in, unsigned char* out
   const size_t es = p.elem_size;
   for (int64_t i0 = 0; i0 < p.dim_a; i0 += tile) {
     const int64_t i1 = std::min(p.dim_a, i0 + tile);
-    if constexpr (std::is_same_v<T, void>) {
+    if constexpr (std::is_same_v<T, uint8_t>) {
+      // Single bytes: the vector 16 x 16 blocks (the tile is [i0,i1) x [j0,j1) of the matrix
+      // in[i*in_stride_a + j], written to out[j*out_stride_b + i]).
+      TransposeByteMatrix(in + in_off + i0 * p.in_stride_a + j0, p.in_stride_a,
+                          out + out_off + j0 * p.out_stride_b + i0, p.out_stride_b, i1 - i0,
+                          j1 - j0);
+    } else if constexpr (std::is_same_v<T, void>) {
       Tile2DBytes(in + static_cast<size_t>(in_off) * es, out + static_cast<size_t>(out_off) * es,
                   es, p.in_stride_a, p.out_stride_b, i0, i1, j0, j1);
     } else {

@@ -33,4 +33,9 @@ TransposePlan PlanTranspose(size_t elem_size, const std::vector<int64_t>& in_dim
 // Runs a plan; in and out must not overlap.
 void TransposeBytes(const TransposePlan& plan, const void* in, void* out, const Parallel& parallel);
 
+// out[j * ldo + i] = in[i * ldi + j] for i < rows, j < cols: a 2-D transpose of bytes (16 x 16
+// blocks in vectors; kernels/transpose_byte_matrix.cc). in and out must not overlap.
+void TransposeByteMatrix(const uint8_t* in, int64_t ldi, uint8_t* out, int64_t ldo, int64_t rows,
+                         int64_t cols);
+
 }  // namespace simplecpp::kernels

@@ -20,6 +20,7 @@
 #include "graph/ops/quant_ops_internal.h"
 #include "graph/registry.h"
 #include "kernels/qgemm.h"
+#include "kernels/quantize.h"
 #include "kernels/transpose.h"
 
 namespace simplecpp::graph {
@@ -228,9 +229,32 @@ QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttrs& attrs, int x_in, int w
   return p;
 }
 
+namespace {
+
+// Rows of one chunk's int32 sums per epilogue task (a multiple of the byte transpose's 16).
+constexpr int64_t kEpilogueRows = 64;
+
+// rq's requantization of n sums of output channel run `ch` (one channel: bias_step and mult_step
+// 0; consecutive channels: 1) into out.
+void RequantRun(const QConvRequant& rq, const int32_t* acc, int64_t n, int64_t ch,
+                int64_t ch_step, void* out) {
+  const int32_t* bias = rq.bias ? rq.bias + ch : nullptr;
+  const float* mult = rq.mult + ch * rq.mult_step;
+  const int64_t ms = rq.mult_step * ch_step;
+  if (rq.out_signed) {
+    kernels::RequantizeBiasI32ToI8(acc, n, bias, ch_step, mult, ms, rq.zp, rq.lo, rq.hi,
+                                   static_cast<int8_t*>(out));
+  } else {
+    kernels::RequantizeBiasI32ToU8(acc, n, bias, ch_step, mult, ms, rq.zp, rq.lo, rq.hi,
+                                   static_cast<uint8_t*>(out));
+  }
+}
+
+}  // namespace
+
 void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w, int32_t xzp,
                     const int32_t* wzp, int64_t wzp_step, int32_t* y, int32_t* scratch_c,
-                    uint8_t* scratch_rows) const {
+                    uint8_t* scratch_rows, const QConvRequant* rq) const {
   if (CheckedNumElements(out_dims) == 0) return;
   // A small convolution (its transposes, im2row and GEMM) runs on the calling thread.
   const kernels::Parallel& par = batch * out_channels * positions * kdim < kernels::kQGemmSerialMacs
@@ -256,7 +280,8 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
   const auto& pk = packed ? *packed : local_packed;
   const auto* xb = static_cast<const uint8_t*>(x);
   const uint8_t pad = static_cast<uint8_t>(xzp);  // int8 zero points keep their bit pattern
-  uint8_t* xt = scratch_rows + chunk * kdim;      // channels-last x (transpose_x)
+  uint8_t* tile = scratch_rows + chunk * kdim;    // requantized chunk [pc, og] (rq)
+  uint8_t* xt = tile + chunk * og;                // channels-last x (transpose_x)
   bool pointwise = ksize == 1;
   for (int d = 0; d < g.rank; ++d) {
     pointwise = pointwise && g.stride[d] == 1 && g.pad[d] == 0 && g.out[d] == g.in[d];
@@ -268,7 +293,9 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
         kernels::TransposeBytes(to_channels_last, xg, xt, par);
         xg = xt;
       }
-      int32_t* yg = y + (n * out_channels + gi * og) * positions;
+      int32_t* yg = y ? y + (n * out_channels + gi * og) * positions : nullptr;
+      uint8_t* y8 = rq ? static_cast<uint8_t*>(rq->y) + (n * out_channels + gi * og) * positions
+                       : nullptr;
       const int32_t* wz = wzp ? wzp + gi * og * wzp_step : nullptr;
       for (int64_t p0 = 0; p0 < positions; p0 += chunk) {
         const int64_t pc = std::min(chunk, positions - p0);
@@ -279,14 +306,36 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
           rows = scratch_rows;
         }
         if (swap_operands) {
-          // C [og, pc] with row stride `positions`: y[n, gi * og + o, p0 + q] directly.
+          // C [og, pc]: y[n, gi * og + o, p0 + q] directly (row stride `positions`), or the
+          // chunk's sums [og, pc] then requantized one output channel (row) at a time.
           const auto b = kernels::PackedQB::Pack(x_signed, true, kdim, pc, rows, kdim);
           kernels::QGemmToI32(og, wr + gi * og * kdim, w_signed, kdim, wz, wz ? wzp_step : 0, *b,
-                              &xzp, 0, yg + p0, positions, par);
+                              &xzp, 0, rq ? scratch_c : yg + p0, rq ? pc : positions, par);
+          if (rq) {
+            par.For(og, [&](int64_t o0, int64_t o1) {
+              for (int64_t o = o0; o < o1; ++o) {
+                RequantRun(*rq, scratch_c + o * pc, pc, gi * og + o, 0,
+                           y8 + o * positions + p0);
+              }
+            });
+          }
         } else {
           kernels::QGemmToI32(pc, rows, x_signed, kdim, &xzp, 0, *pk[gi], wz, wzp_step,
                               scratch_c, og, par);
-          TransposeToChannelsFirst(scratch_c, pc, og, yg + p0, positions);
+          if (rq) {
+            // Each position's og sums (one per output channel) are requantized into the byte
+            // tile [pc, og], which is transposed into y's [og, positions] layout.
+            par.For((pc + kEpilogueRows - 1) / kEpilogueRows, [&](int64_t t0, int64_t t1) {
+              const int64_t q0 = t0 * kEpilogueRows, q1 = std::min(pc, t1 * kEpilogueRows);
+              for (int64_t q = q0; q < q1; ++q) {
+                RequantRun(*rq, scratch_c + q * og, og, gi * og, 1, tile + q * og);
+              }
+              kernels::TransposeByteMatrix(tile + q0 * og, og, y8 + p0 + q0, positions, q1 - q0,
+                                           og);
+            });
+          } else {
+            TransposeToChannelsFirst(scratch_c, pc, og, yg + p0, positions);
+          }
         }
       }
     }

@@ -181,40 +181,29 @@ class QLinearConvOp final : public Op {
     const bool has_xz = ctx.has_input(2), has_wz = ctx.has_input(5);
     int32_t lo = 0, hi = 0;
     quant::QuantizedRange(out, &lo, &hi);
-    const RequantFn requant = ChooseRequant(out);
-    const int64_t total = CheckedNumElements(plan->out_dims);
-    if (total == 0) return [](RunContext&) {};
-    return [plan, has_bias, has_xz, has_wz, lo, hi, requant, total, m](RunContext& rc) {
+    const bool out_signed = out == DType::kInt8;
+    if (CheckedNumElements(plan->out_dims) == 0) return [](RunContext&) {};
+    return [plan, has_bias, has_xz, has_wz, lo, hi, out_signed](RunContext& rc) {
       const int32_t xzp = has_xz ? ZeroPointsAsI32(rc.input(2))[0] : 0;
       const std::vector<int32_t> wz = has_wz ? ZeroPointsAsI32(rc.input(5)) : std::vector<int32_t>();
       const float x_scale = ScalesAsF32(rc.input(1))[0];
       const float y_scale = ScalesAsF32(rc.input(6))[0];
       const std::vector<float> mult = Multipliers(x_scale, ScalesAsF32(rc.input(4)), y_scale, false);
       const int32_t yzp = ZeroPointsAsI32(rc.input(7))[0];
-      Tensor acc = rc.Scratch(DType::kInt32, {total});
       Tensor c = rc.Scratch(DType::kInt32, {std::max<int64_t>(1, plan->ScratchCElements())});
       Tensor rows = rc.Scratch(DType::kUInt8, {std::max<int64_t>(1, plan->ScratchRowBytes())});
+      QConvRequant rq;
+      rq.bias = has_bias ? rc.input(8).data<int32_t>() : nullptr;
+      rq.mult = mult.data();
+      rq.mult_step = mult.size() > 1 ? 1 : 0;
+      rq.zp = yzp;
+      rq.lo = lo;
+      rq.hi = hi;
+      rq.out_signed = out_signed;
+      rq.y = rc.output(0).raw_data();
       plan->Run(rc.parallel(), rc.input(0).raw_data(), rc.input(3).raw_data(), xzp,
-                has_wz ? wz.data() : nullptr, wz.size() > 1 ? 1 : 0, acc.data<int32_t>(),
-                c.data<int32_t>(), rows.data<uint8_t>());
-      const int32_t* bias = has_bias ? rc.input(8).data<int32_t>() : nullptr;
-      const int64_t positions = plan->positions;
-      int32_t* a = acc.data<int32_t>();
-      auto* y = static_cast<uint8_t*>(rc.output(0).raw_data());
-      for (int64_t img = 0; img < plan->batch; ++img) {
-        for (int64_t ch = 0; ch < m; ++ch) {
-          int32_t* row = a + (img * m + ch) * positions;
-          if (bias != nullptr) {
-            // int32 wrapping add (as the int32 reference computation does).
-            for (int64_t q = 0; q < positions; ++q) {
-              row[q] = static_cast<int32_t>(static_cast<uint32_t>(row[q]) +
-                                            static_cast<uint32_t>(bias[ch]));
-            }
-          }
-          const float* mu = mult.data() + (mult.size() > 1 ? ch : 0);
-          requant(row, positions, mu, 0, yzp, lo, hi, y + (img * m + ch) * positions);
-        }
-      }
+                has_wz ? wz.data() : nullptr, wz.size() > 1 ? 1 : 0, nullptr, c.data<int32_t>(),
+                rows.data<uint8_t>(), &rq);
     };
   }
 

@@ -60,6 +60,18 @@ struct QMatMulPlan {
 // a_zp / b_zp: input indices of the zero points (may be absent).
 QMatMulPlan PlanQMatMul(PrepareContext& ctx, int a_in, int b_in, int a_zp_in, int b_zp_in);
 
+// QLinearConv's requantization, done by QConvPlan::Run per chunk of output positions while the
+// chunk's int32 sums are in cache: y[n, m, p] = requant(acc + bias[m], mult[m * mult_step]) with
+// kernels::RequantizeBias* (wrapping int32 bias add, then the float64 requantization).
+struct QConvRequant {
+  const int32_t* bias = nullptr;  // [out_channels], or nullptr
+  const float* mult = nullptr;    // one value (mult_step 0) or one per output channel (1)
+  int64_t mult_step = 0;
+  int32_t zp = 0, lo = 0, hi = 0;
+  bool out_signed = false;  // int8 y, else uint8
+  void* y = nullptr;        // [N, M, out...] 8-bit
+};
+
 // An integer convolution (ConvInteger, QLinearConv): x and w uint8 or int8, x zero point per
 // tensor, w zero point per tensor or per output channel; writes y [N, M, out...] int32.
 struct QConvPlan {
@@ -82,13 +94,17 @@ struct QConvPlan {
   bool swap_operands = false;
   std::shared_ptr<const std::vector<uint8_t>> w_rows;  // const W reordered, [group][og][kdim]
 
-  // wzp: nullptr, 1 value (wzp_step 0) or out_channels values (wzp_step 1).
+  // wzp: nullptr, 1 value (wzp_step 0) or out_channels values (wzp_step 1). Writes the int32
+  // sums to y, or, when rq is given, their requantization to rq->y (y is then unused).
   void Run(const kernels::Parallel& par, const void* x, const void* w, int32_t xzp,
            const int32_t* wzp, int64_t wzp_step, int32_t* y, int32_t* scratch_c,
-           uint8_t* scratch_rows) const;
+           uint8_t* scratch_rows, const QConvRequant* rq = nullptr) const;
   int64_t ScratchCElements() const { return chunk * og; }
-  // im2row rows, then the channels-last copy of x when transpose_x.
-  int64_t ScratchRowBytes() const { return chunk * kdim + (transpose_x ? in_size * cg : 0); }
+  // im2row rows, the chunk's requantized bytes [chunk, og] (rq, unswapped), then the
+  // channels-last copy of x when transpose_x.
+  int64_t ScratchRowBytes() const {
+    return chunk * kdim + chunk * og + (transpose_x ? in_size * cg : 0);
+  }
 };
 // w_zp_in: input index of w's zero point (checked: one value or [M]).
 QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttrs& attrs, int x_in, int w_in, int w_zp_in);

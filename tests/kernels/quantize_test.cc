@@ -160,6 +160,49 @@ TEST_CASE("Requantize is bit-identical to the double reference on every target")
   }
 }
 
+TEST_CASE("RequantizeBias adds the int32 bias with wrapping, then requantizes, on every target") {
+  std::mt19937 rng(23);
+  const int32_t kMin = std::numeric_limits<int32_t>::min();
+  const int32_t kMax = std::numeric_limits<int32_t>::max();
+  std::uniform_int_distribution<int32_t> any(kMin, kMax);
+  std::uniform_int_distribution<int32_t> small(-5000, 5000);
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (int64_t n : {0, 1, 3, 8, 17, 33, 64, 100}) {
+      for (int mode = 0; mode < 4; ++mode) {
+        CAPTURE(n);
+        CAPTURE(mode);
+        const int64_t bstep = mode & 1, mstep = (mode >> 1) & 1;
+        std::vector<int32_t> acc(static_cast<size_t>(n)), bias(static_cast<size_t>(std::max<int64_t>(n, 1)));
+        for (int64_t i = 0; i < n; ++i) acc[i] = (i % 4 == 0) ? any(rng) : small(rng);
+        for (size_t i = 0; i < bias.size(); ++i) bias[i] = (i % 3 == 0) ? (i & 1 ? kMax : kMin) : small(rng);
+        if (n > 2) acc[2] = kMax;  // + a positive bias wraps to negative
+        std::vector<float> m(static_cast<size_t>(std::max<int64_t>(n, 1)));
+        for (size_t i = 0; i < m.size(); ++i) m[i] = (i % 2) ? 0.5f : 0.0123f;
+        // The reference: the wrapped sum, then the plain requantization reference.
+        std::vector<int32_t> sum(acc.size());
+        for (int64_t i = 0; i < n; ++i) {
+          sum[i] = static_cast<int32_t>(static_cast<uint32_t>(acc[i]) +
+                                        static_cast<uint32_t>(bias[i * bstep]));
+        }
+        std::vector<uint8_t> out(static_cast<size_t>(n), 0xAB);
+        RequantizeBiasI32ToU8(acc.data(), n, bias.data(), bstep, m.data(), mstep, 7, 0, 255,
+                              out.data());
+        CHECK(out == RequantizeRef<uint8_t>(sum, m, mstep, 7, 0, 255));
+        std::vector<int8_t> outs(static_cast<size_t>(n), 0x5A);
+        RequantizeBiasI32ToI8(acc.data(), n, bias.data(), bstep, m.data(), mstep, -3, -128, 127,
+                              outs.data());
+        CHECK(outs == RequantizeRef<int8_t>(sum, m, mstep, -3, -128, 127));
+        // A null bias is the unbiased requantization.
+        RequantizeBiasI32ToU8(acc.data(), n, nullptr, bstep, m.data(), mstep, 7, 0, 255,
+                              out.data());
+        CHECK(out == RequantizeRef<uint8_t>(acc, m, mstep, 7, 0, 255));
+      }
+    }
+  }
+}
+
 TEST_CASE("Requantize ties round half to even in the vector body") {
   // 32 elements so every target's vector loop (not only the scalar tail) sees the ties.
   std::vector<int32_t> acc(32);

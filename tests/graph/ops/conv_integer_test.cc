@@ -173,8 +173,13 @@ TEST_CASE("ConvInteger: errors") {
 
 TEST_CASE("QLinearConv: per-tensor and per-channel w, bias, int8 and uint8") {
   uint32_t seed = 50;
-  for (int spec = 0; spec < 3; ++spec) {
-    const ConvSpec& s = Specs()[spec];
+  // Every geometry above, plus 40 output channels (not a multiple of the 16-byte transpose
+  // blocks) over two chunks of 455 and 445 positions: the requantized chunk's edges.
+  std::vector<ConvSpec> specs = Specs();
+  specs.push_back({{1, 64, 30, 30}, {40, 64, 3, 3}, 1, {}, {}, {1, 1, 1, 1}});
+  for (const ConvSpec& s : specs) {
+    CAPTURE(DimsToString(s.x));
+    CAPTURE(DimsToString(s.w));
     for (DType tx : {DType::kUInt8, DType::kInt8}) {
       for (int per_ch = 0; per_ch < 2; ++per_ch) {
         const DType tw = DType::kInt8, ty = tx;
