@@ -97,6 +97,13 @@ void PoolRows(const T* x, T* y, const PoolGeometry& g, bool count_include_pad, i
 
   const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
   const int64_t k2n = g.kernel[2];
+  // Rows whose stored outputs read no padding along the width (no begin padding, the last
+  // window inside the row) are read in place, without the copy into the padded buffer, as long
+  // as the vector loop's reads past the row (lanes that are never stored) stay inside x.
+  const bool in_place = vector_row && g.pad_begin[2] == 0 &&
+                        (out_w - 1) * s2 + (k2n - 1) * d2 < g.in[2];
+  const int64_t in_place_reach = s2 == 1 ? acc_len + (k2n - 1) * d2 : 2 * acc_len + (k2n - 1) * d2;
+  const int64_t x_total = g.planes * in_plane;
   for (int64_t t = t0; t < t1; ++t) {
     const int64_t plane = t / g.out[0];
     const int64_t o0 = t % g.out[0];
@@ -110,9 +117,16 @@ void PoolRows(const T* x, T* y, const PoolGeometry& g, bool count_include_pad, i
         for (int64_t k1 = 0; k1 < g.kernel[1]; ++k1) {
           const int64_t i1 = o1 * g.stride[1] + k1 * g.dilation[1] - g.pad_begin[1];
           if (i1 < 0 || i1 >= g.in[1]) continue;
-          std::copy_n(xp + (i0 * g.in[1] + i1) * g.in[2], g.in[2], in_row);
+          const T* src_row = xp + (i0 * g.in[1] + i1) * g.in[2];
+          const T* vbuf = buf;
+          if (in_place && (src_row - x) + in_place_reach <= x_total) {
+            vbuf = src_row;
+          } else {
+            std::copy_n(src_row, g.in[2], in_row);
+          }
           // Accumulate the whole kernel row in registers before touching acc again.
           if constexpr (kHasVec<T>) {
+            const T* buf = vbuf;  // the row (in place or padded), for the vector loops
             if (s2 == 1) {
               for (int64_t ow = 0; ow < acc_len; ow += N) {
                 auto a = hn::LoadU(d, acc + ow);
