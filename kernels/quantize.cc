@@ -100,7 +100,7 @@ int64_t DequantizeI8ToF32Impl(const int8_t* q, int64_t n, const float* scale, in
 // contract, and Highway's Mul / Add are separate statements for clang), round half to even, NaN ->
 // zp, clamp to [lo, hi]. Each lane therefore gives the reference's bits; the tail (fewer than a
 // vector of elements) goes through the scalar reference.
-template <typename T>
+template <typename T, bool kMaybeNaN>
 int64_t RequantizeVec(const int32_t* HWY_RESTRICT acc, int64_t n, const int32_t* HWY_RESTRICT bias,
                       int64_t bias_step, const float* HWY_RESTRICT mult, int64_t mult_step,
                       int32_t zp, int32_t lo, int32_t hi, T* HWY_RESTRICT out) {
@@ -122,7 +122,7 @@ int64_t RequantizeVec(const int32_t* HWY_RESTRICT acc, int64_t n, const int32_t*
     const auto va = hn::PromoteTo(dd, vacc);
     const auto vm = mult_step ? hn::PromoteTo(dd, hn::LoadU(df, mult + i)) : one_m;
     auto v = hn::Round(hn::Add(hn::Mul(va, vm), vzp));
-    v = hn::IfThenElse(hn::Eq(v, v), v, vzp);  // NaN (0 * inf, NaN multiplier) -> zp
+    if (kMaybeNaN) v = hn::IfThenElse(hn::Eq(v, v), v, vzp);  // NaN (0 * inf, NaN m) -> zp
     v = hn::Min(hn::Max(v, vlo), vhi);
     // In [lo, hi] now: both demotions are exact.
     hn::StoreU(hn::DemoteTo(dt, hn::DemoteTo(di, v)), dt, out + i);
@@ -130,24 +130,49 @@ int64_t RequantizeVec(const int32_t* HWY_RESTRICT acc, int64_t n, const int32_t*
   return i;
 }
 
-int64_t RequantizeI32ToU8Impl(const int32_t* acc, int64_t n, const int32_t* bias,
-                              int64_t bias_step, const float* mult, int64_t mult_step, int32_t zp,
-                              int32_t lo, int32_t hi, uint8_t* out) {
-  return RequantizeVec(acc, n, bias, bias_step, mult, mult_step, zp, lo, hi, out);
+// Rows r < rows of acc (row stride lda) into out (row stride ldo), each row's columns with the
+// same bias / multiplier runs. Returns the columns done per row (whole vectors). A finite
+// multiplier times an int32 is finite in double (< 2^31 * 2^128), so the NaN select is only
+// needed when some multiplier is an infinity or NaN.
+template <typename T>
+int64_t RequantizeRowsVec(const int32_t* acc, int64_t lda, int64_t rows, int64_t cols,
+                          const int32_t* bias, int64_t bias_step, const float* mult,
+                          int64_t mult_step, int32_t zp, int32_t lo, int32_t hi, T* out,
+                          int64_t ldo) {
+  bool finite = true;
+  for (int64_t c = 0; c < (mult_step ? cols : 1); ++c) finite = finite && std::isfinite(mult[c]);
+  int64_t done = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    done = finite ? RequantizeVec<T, false>(acc + r * lda, cols, bias, bias_step, mult, mult_step,
+                                            zp, lo, hi, out + r * ldo)
+                  : RequantizeVec<T, true>(acc + r * lda, cols, bias, bias_step, mult, mult_step,
+                                           zp, lo, hi, out + r * ldo);
+  }
+  return done;
 }
-int64_t RequantizeI32ToI8Impl(const int32_t* acc, int64_t n, const int32_t* bias,
-                              int64_t bias_step, const float* mult, int64_t mult_step, int32_t zp,
-                              int32_t lo, int32_t hi, int8_t* out) {
-  return RequantizeVec(acc, n, bias, bias_step, mult, mult_step, zp, lo, hi, out);
+
+int64_t RequantizeI32ToU8Impl(const int32_t* acc, int64_t lda, int64_t rows, int64_t cols,
+                              const int32_t* bias, int64_t bias_step, const float* mult,
+                              int64_t mult_step, int32_t zp, int32_t lo, int32_t hi, uint8_t* out,
+                              int64_t ldo) {
+  return RequantizeRowsVec(acc, lda, rows, cols, bias, bias_step, mult, mult_step, zp, lo, hi, out,
+                           ldo);
+}
+int64_t RequantizeI32ToI8Impl(const int32_t* acc, int64_t lda, int64_t rows, int64_t cols,
+                              const int32_t* bias, int64_t bias_step, const float* mult,
+                              int64_t mult_step, int32_t zp, int32_t lo, int32_t hi, int8_t* out,
+                              int64_t ldo) {
+  return RequantizeRowsVec(acc, lda, rows, cols, bias, bias_step, mult, mult_step, zp, lo, hi, out,
+                           ldo);
 }
 #else
 // No float64 lanes (WASM): everything goes through the scalar reference.
-int64_t RequantizeI32ToU8Impl(const int32_t*, int64_t, const int32_t*, int64_t, const float*,
-                              int64_t, int32_t, int32_t, int32_t, uint8_t*) {
+int64_t RequantizeI32ToU8Impl(const int32_t*, int64_t, int64_t, int64_t, const int32_t*, int64_t,
+                              const float*, int64_t, int32_t, int32_t, int32_t, uint8_t*, int64_t) {
   return 0;
 }
-int64_t RequantizeI32ToI8Impl(const int32_t*, int64_t, const int32_t*, int64_t, const float*,
-                              int64_t, int32_t, int32_t, int32_t, int8_t*) {
+int64_t RequantizeI32ToI8Impl(const int32_t*, int64_t, int64_t, int64_t, const int32_t*, int64_t,
+                              const float*, int64_t, int32_t, int32_t, int32_t, int8_t*, int64_t) {
   return 0;
 }
 #endif
@@ -320,23 +345,49 @@ void RequantizeTail(const int32_t* acc, int64_t n, const int32_t* bias, int64_t 
 
 }  // namespace
 
+namespace {
+
+template <typename T, typename Impl>
+void RequantizeRows(Impl impl, const int32_t* acc, int64_t lda, int64_t rows, int64_t cols,
+                    const int32_t* bias, int64_t bias_step, const float* mult, int64_t mult_step,
+                    int32_t zp, int32_t lo, int32_t hi, T* out, int64_t ldo) {
+  if (rows <= 0 || cols <= 0) return;
+  const int64_t done =
+      impl(acc, lda, rows, cols, bias, bias_step, mult, mult_step, zp, lo, hi, out, ldo);
+  if (done == cols) return;
+  for (int64_t r = 0; r < rows; ++r) {
+    RequantizeTail(acc + r * lda + done, cols - done, bias ? bias + done * bias_step : nullptr,
+                   bias_step, mult + done * mult_step, mult_step, zp, lo, hi, out + r * ldo + done);
+  }
+}
+
+}  // namespace
+
+void RequantizeBiasRowsI32ToU8(const int32_t* acc, int64_t lda, int64_t rows, int64_t cols,
+                               const int32_t* bias, int64_t bias_step, const float* multiplier,
+                               int64_t mult_step, int32_t zp, int32_t lo, int32_t hi, uint8_t* out,
+                               int64_t ldo) {
+  RequantizeRows(HWY_DYNAMIC_DISPATCH(RequantizeI32ToU8Impl), acc, lda, rows, cols, bias,
+                 bias_step, multiplier, mult_step, zp, lo, hi, out, ldo);
+}
+void RequantizeBiasRowsI32ToI8(const int32_t* acc, int64_t lda, int64_t rows, int64_t cols,
+                               const int32_t* bias, int64_t bias_step, const float* multiplier,
+                               int64_t mult_step, int32_t zp, int32_t lo, int32_t hi, int8_t* out,
+                               int64_t ldo) {
+  RequantizeRows(HWY_DYNAMIC_DISPATCH(RequantizeI32ToI8Impl), acc, lda, rows, cols, bias,
+                 bias_step, multiplier, mult_step, zp, lo, hi, out, ldo);
+}
 void RequantizeBiasI32ToU8(const int32_t* acc, int64_t n, const int32_t* bias, int64_t bias_step,
                            const float* multiplier, int64_t mult_step, int32_t zp, int32_t lo,
                            int32_t hi, uint8_t* out) {
-  if (n <= 0) return;
-  const int64_t done = HWY_DYNAMIC_DISPATCH(RequantizeI32ToU8Impl)(
-      acc, n, bias, bias_step, multiplier, mult_step, zp, lo, hi, out);
-  RequantizeTail(acc + done, n - done, bias ? bias + done * bias_step : nullptr, bias_step,
-                 multiplier + done * mult_step, mult_step, zp, lo, hi, out + done);
+  RequantizeBiasRowsI32ToU8(acc, n, 1, n, bias, bias_step, multiplier, mult_step, zp, lo, hi, out,
+                            n);
 }
 void RequantizeBiasI32ToI8(const int32_t* acc, int64_t n, const int32_t* bias, int64_t bias_step,
                            const float* multiplier, int64_t mult_step, int32_t zp, int32_t lo,
                            int32_t hi, int8_t* out) {
-  if (n <= 0) return;
-  const int64_t done = HWY_DYNAMIC_DISPATCH(RequantizeI32ToI8Impl)(
-      acc, n, bias, bias_step, multiplier, mult_step, zp, lo, hi, out);
-  RequantizeTail(acc + done, n - done, bias ? bias + done * bias_step : nullptr, bias_step,
-                 multiplier + done * mult_step, mult_step, zp, lo, hi, out + done);
+  RequantizeBiasRowsI32ToI8(acc, n, 1, n, bias, bias_step, multiplier, mult_step, zp, lo, hi, out,
+                            n);
 }
 void RequantizeI32ToU8(const int32_t* acc, int64_t n, const float* multiplier, int64_t mult_step,
                        int32_t zp, int32_t lo, int32_t hi, uint8_t* out) {

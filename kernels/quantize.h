@@ -58,6 +58,18 @@ void RequantizeBiasI32ToI8(const int32_t* acc, int64_t n, const int32_t* bias, i
                            const float* multiplier, int64_t mult_step, int32_t zp, int32_t lo,
                            int32_t hi, int8_t* out);
 
+// A matrix of runs: out[r * ldo + c] = requant(acc[r * lda + c] + bias[c * bias_step],
+// multiplier[c * mult_step]) for r < rows, c < cols (every row has the same bias / multiplier
+// runs, e.g. one per output channel along a row). bias may be nullptr.
+void RequantizeBiasRowsI32ToU8(const int32_t* acc, int64_t lda, int64_t rows, int64_t cols,
+                               const int32_t* bias, int64_t bias_step, const float* multiplier,
+                               int64_t mult_step, int32_t zp, int32_t lo, int32_t hi, uint8_t* out,
+                               int64_t ldo);
+void RequantizeBiasRowsI32ToI8(const int32_t* acc, int64_t lda, int64_t rows, int64_t cols,
+                               const int32_t* bias, int64_t bias_step, const float* multiplier,
+                               int64_t mult_step, int32_t zp, int32_t lo, int32_t hi, int8_t* out,
+                               int64_t ldo);
+
 // Min and max of x[0..n) (NaNs skipped); both 0 when n == 0 or all are NaN.
 void MinMaxF32(const float* x, int64_t n, float* min_out, float* max_out);
 

@@ -234,19 +234,19 @@ namespace {
 // Rows of one chunk's int32 sums per epilogue task (a multiple of the byte transpose's 16).
 constexpr int64_t kEpilogueRows = 64;
 
-// rq's requantization of n sums of output channel run `ch` (one channel: bias_step and mult_step
-// 0; consecutive channels: 1) into out.
-void RequantRun(const QConvRequant& rq, const int32_t* acc, int64_t n, int64_t ch,
-                int64_t ch_step, void* out) {
+// rq's requantization of `rows` rows of n sums (row stride lda) into out (row stride ldo): one
+// output channel `ch` for the whole block (ch_step 0), or channels ch.. along each row (1).
+void Requant(const QConvRequant& rq, const int32_t* acc, int64_t lda, int64_t rows, int64_t n,
+             int64_t ch, int64_t ch_step, uint8_t* out, int64_t ldo) {
   const int32_t* bias = rq.bias ? rq.bias + ch : nullptr;
   const float* mult = rq.mult + ch * rq.mult_step;
   const int64_t ms = rq.mult_step * ch_step;
   if (rq.out_signed) {
-    kernels::RequantizeBiasI32ToI8(acc, n, bias, ch_step, mult, ms, rq.zp, rq.lo, rq.hi,
-                                   static_cast<int8_t*>(out));
+    kernels::RequantizeBiasRowsI32ToI8(acc, lda, rows, n, bias, ch_step, mult, ms, rq.zp, rq.lo,
+                                       rq.hi, reinterpret_cast<int8_t*>(out), ldo);
   } else {
-    kernels::RequantizeBiasI32ToU8(acc, n, bias, ch_step, mult, ms, rq.zp, rq.lo, rq.hi,
-                                   static_cast<uint8_t*>(out));
+    kernels::RequantizeBiasRowsI32ToU8(acc, lda, rows, n, bias, ch_step, mult, ms, rq.zp, rq.lo,
+                                       rq.hi, out, ldo);
   }
 }
 
@@ -314,8 +314,8 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
           if (rq) {
             par.For(og, [&](int64_t o0, int64_t o1) {
               for (int64_t o = o0; o < o1; ++o) {
-                RequantRun(*rq, scratch_c + o * pc, pc, gi * og + o, 0,
-                           y8 + o * positions + p0);
+                Requant(*rq, scratch_c + o * pc, pc, 1, pc, gi * og + o, 0,
+                        y8 + o * positions + p0, positions);
               }
             });
           }
@@ -327,9 +327,7 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
             // tile [pc, og], which is transposed into y's [og, positions] layout.
             par.For((pc + kEpilogueRows - 1) / kEpilogueRows, [&](int64_t t0, int64_t t1) {
               const int64_t q0 = t0 * kEpilogueRows, q1 = std::min(pc, t1 * kEpilogueRows);
-              for (int64_t q = q0; q < q1; ++q) {
-                RequantRun(*rq, scratch_c + q * og, og, gi * og, 1, tile + q * og);
-              }
+              Requant(*rq, scratch_c + q0 * og, og, q1 - q0, og, gi * og, 1, tile + q0 * og, og);
               kernels::TransposeByteMatrix(tile + q0 * og, og, y8 + p0 + q0, positions, q1 - q0,
                                            og);
             });

@@ -194,6 +194,20 @@ TEST_CASE("RequantizeBias adds the int32 bias with wrapping, then requantizes, o
         RequantizeBiasI32ToI8(acc.data(), n, bias.data(), bstep, m.data(), mstep, -3, -128, 127,
                               outs.data());
         CHECK(outs == RequantizeRef<int8_t>(sum, m, mstep, -3, -128, 127));
+        // The same runs as 3 rows of a strided matrix: every row gets the same result.
+        if (n > 0) {
+          const int64_t lda = n + 2, ldo = n + 1;
+          std::vector<int32_t> acc3(static_cast<size_t>(3 * lda), 0);
+          for (int r = 0; r < 3; ++r) std::copy(acc.begin(), acc.end(), acc3.begin() + r * lda);
+          std::vector<uint8_t> out3(static_cast<size_t>(3 * ldo), 0xCD);
+          RequantizeBiasRowsI32ToU8(acc3.data(), lda, 3, n, bias.data(), bstep, m.data(), mstep, 7,
+                                    0, 255, out3.data(), ldo);
+          const auto want = RequantizeRef<uint8_t>(sum, m, mstep, 7, 0, 255);
+          for (int r = 0; r < 3; ++r) {
+            CHECK(std::equal(want.begin(), want.end(), out3.begin() + r * ldo));
+            CHECK(out3[r * ldo + n] == 0xCD);  // the stride gap is not written
+          }
+        }
         // A null bias is the unbiased requantization.
         RequantizeBiasI32ToU8(acc.data(), n, nullptr, bstep, m.data(), mstep, 7, 0, 255,
                               out.data());
