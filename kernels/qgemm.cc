@@ -385,6 +385,23 @@ void NormalizeRows(const void* a, bool a_signed, int64_t lda, int64_t m0, int64_
   }
 }
 
+// rowsum[r] = sum of row r's k bytes (uint8 A read in place), with SumsOf8 over whole vectors.
+inline void RowSumsU8(const uint8_t* a, int64_t lda, int64_t rows, int64_t k,
+                      uint32_t* HWY_RESTRICT rowsum) {
+  const hn::ScalableTag<uint8_t> d8;
+  const hn::Repartition<uint64_t, decltype(d8)> d64;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d8));
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint8_t* src = a + r * lda;
+    auto sum = hn::Zero(d64);
+    int64_t kk = 0;
+    for (; kk + N <= k; kk += N) sum = hn::Add(sum, hn::SumsOf8(hn::LoadU(d8, src + kk)));
+    uint64_t total = hn::GetLane(hn::SumOfLanes(d64, sum));
+    for (; kk < k; ++kk) total += src[kk];
+    rowsum[r] = static_cast<uint32_t>(total);
+  }
+}
+
 template <typename TA>
 void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t* a_zp,
                   int64_t a_zp_step, const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
@@ -398,8 +415,12 @@ void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const in
   const int32_t* col_sums = b.col_sums();
   const uint32_t uk = static_cast<uint32_t>(k);
   constexpr int kMR = Tiler<TA>::kMR;
+  // uint8 A whose K needs no padding already is a' (the VNNI core's operand): the tiles read it
+  // in place, and only its row sums are computed.
+  const bool a_in_place = sizeof(TA) == 1 && !a_signed && k == kp;
   auto task = [&](int64_t t0, int64_t t1) {
-    std::unique_ptr<TA[]> wa(new TA[static_cast<size_t>(kMB * kp + kNormalizeSlack)]);
+    std::unique_ptr<TA[]> wa(a_in_place ? nullptr
+                                        : new TA[static_cast<size_t>(kMB * kp + kNormalizeSlack)]);
     std::unique_ptr<int32_t[]> acc(new int32_t[static_cast<size_t>(kMB * kNB)]);
     uint32_t rowsum[kMB], zav[kMB], zbv[kNB], ct[kNB];
     int64_t packed_rb = -1;
@@ -409,7 +430,11 @@ void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const in
       const int64_t m0 = rb * kMB, rows = std::min(m, m0 + kMB) - m0;
       const int64_t n0 = cblk * kNB, cols = std::min(n, n0 + kNB) - n0;
       if (rb != packed_rb) {
-        NormalizeRows<TA>(a, a_signed, lda, m0, rows, k, kp, wa.get(), rowsum);
+        if (a_in_place) {
+          RowSumsU8(static_cast<const uint8_t*>(a) + m0 * lda, lda, rows, k, rowsum);
+        } else {
+          NormalizeRows<TA>(a, a_signed, lda, m0, rows, k, kp, wa.get(), rowsum);
+        }
         for (int64_t i = 0; i < rows; ++i) {
           zav[i] = U(a_zp ? a_zp[a_zp_step * (m0 + i)] : 0) + a_shift;
         }
@@ -421,6 +446,9 @@ void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const in
         zbv[j] = zb;
         ct[j] = U(col_sums[n0 + j]) - uk * zb;
       }
+      const TA* a_block =
+          a_in_place ? static_cast<const TA*>(a) + m0 * lda : static_cast<const TA*>(wa.get());
+      const int64_t a_stride = a_in_place ? lda : kp;
       const int64_t panel0 = n0 / kNR, npanels = (cols + kNR - 1) / kNR;
       // Panels whose 32 columns all exist are finished by the tile itself on the last K block
       // (kDirect); the rest go through the accumulator block and the scalar epilogue below.
@@ -443,16 +471,17 @@ void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const in
                                c + (m0 + i) * ldc + n0 + p * kNR, ldc};
               const TileEpilogue* e = last && p < direct_panels ? &epi : nullptr;
               int32_t* ac = acc.get() + i * kNB + p * kNR;
-              const TA* ai = wa.get() + i * kp + q0 * 4;
+              const TA* ai = a_block + i * a_stride + q0 * 4;
               if (r >= 3) {
-                Tiler<TA>::RunPair(r, ai, kp, bp, bp + quads * kNR * 4, qn, ac, kNB, q0 == 0, e);
+                Tiler<TA>::RunPair(r, ai, a_stride, bp, bp + quads * kNR * 4, qn, ac, kNB, q0 == 0,
+                                   e);
               } else {
                 TileEpilogue epi1 = epi;
                 epi1.zb += kNR;
                 epi1.ct += kNR;
                 epi1.c += kNR;
-                Tiler<TA>::Run(r, ai, kp, bp, qn, ac, kNB, q0 == 0, e);
-                Tiler<TA>::Run(r, ai, kp, bp + quads * kNR * 4, qn, ac + kNR, kNB, q0 == 0,
+                Tiler<TA>::Run(r, ai, a_stride, bp, qn, ac, kNB, q0 == 0, e);
+                Tiler<TA>::Run(r, ai, a_stride, bp + quads * kNR * 4, qn, ac + kNR, kNB, q0 == 0,
                                e != nullptr ? &epi1 : nullptr);
               }
             }
@@ -463,7 +492,8 @@ void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const in
             TileEpilogue epi{zbv + p * kNR, ct + p * kNR, rowsum + i, zav + i,
                              c + (m0 + i) * ldc + n0 + p * kNR, ldc};
             Tiler<TA>::Run(static_cast<int>(std::min<int64_t>(kMR, rows - i)),
-                           wa.get() + i * kp + q0 * 4, kp, bp, qn, acc.get() + i * kNB + p * kNR,
+                           a_block + i * a_stride + q0 * 4, a_stride, bp, qn,
+                           acc.get() + i * kNB + p * kNR,
                            kNB, q0 == 0, last && p < direct_panels ? &epi : nullptr);
           }
           ++p;
