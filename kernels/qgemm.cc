@@ -396,9 +396,19 @@ inline void RowSumsU8(const uint8_t* a, int64_t lda, int64_t rows, int64_t k,
     auto sum = hn::Zero(d64);
     int64_t kk = 0;
     for (; kk + N <= k; kk += N) sum = hn::Add(sum, hn::SumsOf8(hn::LoadU(d8, src + kk)));
-    uint64_t total = hn::GetLane(hn::SumOfLanes(d64, sum));
-    for (; kk < k; ++kk) total += src[kk];
-    rowsum[r] = static_cast<uint32_t>(total);
+    if (kk < k) {
+      const int64_t rem = k - kk;
+#if HWY_TARGET <= HWY_AVX3
+      // Masked-off bytes are not read (no fault past the row's end).
+      const auto tail = hn::MaskedLoad(hn::FirstN(d8, static_cast<size_t>(rem)), d8, src + kk);
+#else
+      HWY_ALIGN uint8_t buf[hn::MaxLanes(d8)] = {};
+      std::memcpy(buf, src + kk, static_cast<size_t>(rem));
+      const auto tail = hn::Load(d8, buf);
+#endif
+      sum = hn::Add(sum, hn::SumsOf8(tail));
+    }
+    rowsum[r] = static_cast<uint32_t>(hn::GetLane(hn::SumOfLanes(d64, sum)));
   }
 }
 
