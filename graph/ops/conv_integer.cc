@@ -13,6 +13,7 @@
 // tensor and w's per column (output channel), and the [positions, M/group] result is transposed
 // into y in cache tiles.
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,9 +29,10 @@ namespace quant_ops {
 
 namespace {
 
-// Bytes of im2row rows per run (about L2-sized), at least kMinChunk positions.
-constexpr int64_t kRowBudget = int64_t{1} << 18;
-constexpr int64_t kMinChunk = 16;
+// Bytes of im2row rows per block of positions (within L2 next to the weights).
+constexpr int64_t kRowBudget = int64_t{1} << 17;
+// Positions from which the blocks of positions are the parallel tasks (4 blocks of 32).
+constexpr int64_t kMinBlocked = 128;
 
 // One group's weights w [og, cg, k...] (bytes) with K reordered to (k..., c), the column order
 // of Im2RowBytesChannelsLast, into r [og, cg * ksize].
@@ -201,8 +203,18 @@ QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttrs& attrs, int x_in, int w
                std::to_string(p.out_channels) + "] (one per output channel)");
     }
   }
-  int64_t chunk = kRowBudget / std::max<int64_t>(p.kdim, 1);
-  p.chunk = std::max<int64_t>(1, std::min(std::max(chunk, kMinChunk), p.positions));
+  // Output positions per block: about 16 blocks per image and group, a multiple of the GEMM's
+  // panel width, at most kRowBudget bytes of im2row rows. With at least kMinBlocked positions the
+  // blocks are the parallel tasks (im2row, GEMM and epilogue of a block on one thread, one
+  // parallel region per image and group); fewer positions are one block whose GEMM runs in
+  // parallel. The sums are exact integers and the epilogue is elementwise, so neither the block
+  // size nor the mode can change a result.
+  constexpr int64_t kPanel = kernels::PackedQB::kNR;
+  const int64_t budget = std::max(kPanel, kRowBudget / std::max<int64_t>(p.kdim, 1) / kPanel * kPanel);
+  int64_t block = std::clamp((p.positions / 16 + kPanel - 1) / kPanel * kPanel, kPanel, 8 * kPanel);
+  p.blocks_parallel = p.positions >= kMinBlocked;
+  if (!p.blocks_parallel) block = p.positions;
+  p.chunk = std::max<int64_t>(1, std::min({block, budget, p.positions}));
   p.transpose_x = p.cg > 1 && p.in_size > 1;
   if (p.transpose_x) p.to_channels_last = kernels::PlanTranspose(1, {p.cg, p.in_size}, {1, 0});
   const int64_t ksize = p.g.KernelSize();
@@ -230,9 +242,6 @@ QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttrs& attrs, int x_in, int w
 }
 
 namespace {
-
-// Rows of one chunk's int32 sums per epilogue task (a multiple of the byte transpose's 16).
-constexpr int64_t kEpilogueRows = 64;
 
 // rq's requantization of `rows` rows of n sums (row stride lda) into out (row stride ldo): one
 // output channel `ch` for the whole block (ch_step 0), or channels ch.. along each row (1).
@@ -280,12 +289,16 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
   const auto& pk = packed ? *packed : local_packed;
   const auto* xb = static_cast<const uint8_t*>(x);
   const uint8_t pad = static_cast<uint8_t>(xzp);  // int8 zero points keep their bit pattern
-  uint8_t* tile = scratch_rows + chunk * kdim;    // requantized chunk [pc, og] (rq)
-  uint8_t* xt = tile + chunk * og;                // channels-last x (transpose_x)
+  const int slots = blocks_parallel ? std::max(1, par.num_threads()) : 1;
+  uint8_t* xt = scratch_rows + slots * SlotRowBytes();  // channels-last x (transpose_x)
   bool pointwise = ksize == 1;
   for (int d = 0; d < g.rank; ++d) {
     pointwise = pointwise && g.stride[d] == 1 && g.pad[d] == 0 && g.out[d] == g.in[d];
   }
+  // Scratch slots: one per concurrently running task (a For runs at most num_threads() tasks at
+  // once); a task claims a free one. Which slot a task gets changes no result.
+  std::unique_ptr<std::atomic<bool>[]> slot_busy(new std::atomic<bool>[static_cast<size_t>(slots)]);
+  for (int s = 0; s < slots; ++s) slot_busy[s].store(false);
   for (int64_t n = 0; n < batch; ++n) {
     for (int64_t gi = 0; gi < group; ++gi) {
       const uint8_t* xg = xb + (n * channels + gi * cg) * in_size;
@@ -297,45 +310,59 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
       uint8_t* y8 = rq ? static_cast<uint8_t*>(rq->y) + (n * out_channels + gi * og) * positions
                        : nullptr;
       const int32_t* wz = wzp ? wzp + gi * og * wzp_step : nullptr;
-      for (int64_t p0 = 0; p0 < positions; p0 += chunk) {
-        const int64_t pc = std::min(chunk, positions - p0);
+      // Positions [p0, p0 + pc): im2row, GEMM and epilogue with scratch slot `slot`; `inner`
+      // parallelizes within the block (serial when the blocks are the tasks).
+      auto run_block = [&](int64_t p0, int64_t pc, int slot, const kernels::Parallel& inner) {
+        uint8_t* rows_buf = scratch_rows + slot * SlotRowBytes();
+        uint8_t* tile = rows_buf + chunk * kdim;  // requantized [pc, og] (rq, unswapped)
+        int32_t* c = scratch_c + slot * chunk * og;
         // Pointwise (1x1, stride 1, no padding): the channels-last x already is the rows.
         const uint8_t* rows = xg + p0 * cg;
         if (!pointwise) {
-          kernels::Im2RowBytesChannelsLast(g, xg, cg, p0, pc, pad, scratch_rows, par);
-          rows = scratch_rows;
+          kernels::Im2RowBytesChannelsLast(g, xg, cg, p0, pc, pad, rows_buf, inner);
+          rows = rows_buf;
         }
         if (swap_operands) {
           // C [og, pc]: y[n, gi * og + o, p0 + q] directly (row stride `positions`), or the
-          // chunk's sums [og, pc] then requantized one output channel (row) at a time.
+          // block's sums [og, pc] then requantized one output channel (row) at a time.
           const auto b = kernels::PackedQB::Pack(x_signed, true, kdim, pc, rows, kdim);
           kernels::QGemmToI32(og, wr + gi * og * kdim, w_signed, kdim, wz, wz ? wzp_step : 0, *b,
-                              &xzp, 0, rq ? scratch_c : yg + p0, rq ? pc : positions, par);
+                              &xzp, 0, rq ? c : yg + p0, rq ? pc : positions, inner);
           if (rq) {
-            par.For(og, [&](int64_t o0, int64_t o1) {
-              for (int64_t o = o0; o < o1; ++o) {
-                Requant(*rq, scratch_c + o * pc, pc, 1, pc, gi * og + o, 0,
-                        y8 + o * positions + p0, positions);
-              }
-            });
+            for (int64_t o = 0; o < og; ++o) {
+              Requant(*rq, c + o * pc, pc, 1, pc, gi * og + o, 0, y8 + o * positions + p0,
+                      positions);
+            }
           }
-        } else {
-          kernels::QGemmToI32(pc, rows, x_signed, kdim, &xzp, 0, *pk[gi], wz, wzp_step,
-                              scratch_c, og, par);
-          if (rq) {
-            // Each position's og sums (one per output channel) are requantized into the byte
-            // tile [pc, og], which is transposed into y's [og, positions] layout.
-            par.For((pc + kEpilogueRows - 1) / kEpilogueRows, [&](int64_t t0, int64_t t1) {
-              const int64_t q0 = t0 * kEpilogueRows, q1 = std::min(pc, t1 * kEpilogueRows);
-              Requant(*rq, scratch_c + q0 * og, og, q1 - q0, og, gi * og, 1, tile + q0 * og, og);
-              kernels::TransposeByteMatrix(tile + q0 * og, og, y8 + p0 + q0, positions, q1 - q0,
-                                           og);
-            });
-          } else {
-            TransposeToChannelsFirst(scratch_c, pc, og, yg + p0, positions);
-          }
+          return;
         }
+        kernels::QGemmToI32(pc, rows, x_signed, kdim, &xzp, 0, *pk[gi], wz, wzp_step, c, og,
+                            inner);
+        if (rq) {
+          // Each position's og sums (one per output channel) are requantized into the byte
+          // tile [pc, og], which is transposed into y's [og, positions] layout.
+          Requant(*rq, c, og, pc, og, gi * og, 1, tile, og);
+          kernels::TransposeByteMatrix(tile, og, y8 + p0, positions, pc, og);
+        } else {
+          TransposeToChannelsFirst(c, pc, og, yg + p0, positions);
+        }
+      };
+      const int64_t num_blocks = (positions + chunk - 1) / chunk;
+      if (!blocks_parallel) {
+        for (int64_t bi = 0; bi < num_blocks; ++bi) {
+          run_block(bi * chunk, std::min(chunk, positions - bi * chunk), 0, par);
+        }
+        continue;
       }
+      par.For(num_blocks, [&](int64_t b0, int64_t b1) {
+        int slot = 0;
+        while (slot_busy[slot].exchange(true, std::memory_order_acquire)) slot = (slot + 1) % slots;
+        for (int64_t bi = b0; bi < b1; ++bi) {
+          run_block(bi * chunk, std::min(chunk, positions - bi * chunk), slot,
+                    kernels::SerialParallel());
+        }
+        slot_busy[slot].store(false, std::memory_order_release);
+      });
     }
   }
 }
@@ -368,8 +395,9 @@ class ConvIntegerOp final : public Op {
       const int32_t xzp = has_xz ? ZeroPointsAsI32(rc.input(2))[0] : 0;
       const std::vector<int32_t> wz = has_wz ? ZeroPointsAsI32(rc.input(3)) : std::vector<int32_t>();
       const int64_t wz_step = wz.size() > 1 ? 1 : 0;
-      Tensor c = rc.Scratch(DType::kInt32, {std::max<int64_t>(1, plan->ScratchCElements())});
-      Tensor rows = rc.Scratch(DType::kUInt8, {std::max<int64_t>(1, plan->ScratchRowBytes())});
+      const int threads = rc.parallel().num_threads();
+      Tensor c = rc.Scratch(DType::kInt32, {std::max<int64_t>(1, plan->ScratchCElements(threads))});
+      Tensor rows = rc.Scratch(DType::kUInt8, {std::max<int64_t>(1, plan->ScratchRowBytes(threads))});
       plan->Run(rc.parallel(), rc.input(0).raw_data(), rc.input(1).raw_data(), xzp,
                 has_wz ? wz.data() : nullptr, wz_step, rc.output(0).data<int32_t>(),
                 c.data<int32_t>(), rows.data<uint8_t>());

@@ -106,8 +106,9 @@ class DynamicQuantizeConvOp final : public Op {
       // Integer convolution.
       const std::vector<int32_t> wz = has_wz ? ZeroPointsAsI32(rc.input(3)) : std::vector<int32_t>();
       Tensor acc_t = rc.Scratch(DType::kInt32, {total});
-      Tensor c = rc.Scratch(DType::kInt32, {std::max<int64_t>(1, plan->ScratchCElements())});
-      Tensor rows = rc.Scratch(DType::kUInt8, {std::max<int64_t>(1, plan->ScratchRowBytes())});
+      const int threads = rc.parallel().num_threads();
+      Tensor c = rc.Scratch(DType::kInt32, {std::max<int64_t>(1, plan->ScratchCElements(threads))});
+      Tensor rows = rc.Scratch(DType::kUInt8, {std::max<int64_t>(1, plan->ScratchRowBytes(threads))});
       plan->Run(rc.parallel(), xq, rc.input(1).raw_data(), p.zero_point,
                 has_wz ? wz.data() : nullptr, wz.size() > 1 ? 1 : 0, acc_t.data<int32_t>(),
                 c.data<int32_t>(), rows.data<uint8_t>());

@@ -3,6 +3,7 @@
 // registration functions that RegisterQuantizationOps (quantize.cc) calls.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -99,12 +100,18 @@ struct QConvPlan {
   void Run(const kernels::Parallel& par, const void* x, const void* w, int32_t xzp,
            const int32_t* wzp, int64_t wzp_step, int32_t* y, int32_t* scratch_c,
            uint8_t* scratch_rows, const QConvRequant* rq = nullptr) const;
-  int64_t ScratchCElements() const { return chunk * og; }
-  // im2row rows, the chunk's requantized bytes [chunk, og] (rq, unswapped), then the
-  // channels-last copy of x when transpose_x.
-  int64_t ScratchRowBytes() const {
-    return chunk * kdim + chunk * og + (transpose_x ? in_size * cg : 0);
+  // Scratch for `threads` threads (the Parallel's num_threads()): one slot per thread when the
+  // blocks of positions are the parallel tasks, else one.
+  int64_t ScratchCElements(int threads) const { return Slots(threads) * chunk * og; }
+  // Per slot: im2row rows [chunk, kdim], then the block's requantized bytes [chunk, og] (rq,
+  // unswapped); after the slots, the channels-last copy of x when transpose_x.
+  int64_t ScratchRowBytes(int threads) const {
+    return Slots(threads) * SlotRowBytes() + (transpose_x ? in_size * cg : 0);
   }
+  int64_t SlotRowBytes() const { return chunk * kdim + chunk * og; }
+  int64_t Slots(int threads) const { return blocks_parallel ? std::max(1, threads) : 1; }
+  // Whether the blocks of `chunk` positions are the parallel tasks (else the GEMM parallelizes).
+  bool blocks_parallel = false;
 };
 // w_zp_in: input index of w's zero point (checked: one value or [M]).
 QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttrs& attrs, int x_in, int w_in, int w_zp_in);

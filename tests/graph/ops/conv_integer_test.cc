@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -145,6 +146,7 @@ TEST_CASE("ConvInteger: geometry x signedness x zero points x constant weights")
           RunNodeOptions opt;
           opt.opset = 10;
           if (seed % 2) opt.constant_inputs = {1};
+          opt.threads = 1 + static_cast<int>(seed % 3);  // blocks of positions as parallel tasks
           auto out = RunNode("ConvInteger", in, Attrs(s), opt);
           REQUIRE(out[0].dtype() == DType::kInt32);
           REQUIRE(out[0].dims() == dims);
@@ -194,10 +196,13 @@ TEST_CASE("QLinearConv: per-tensor and per-channel w, bias, int8 and uint8") {
         std::vector<int32_t> bias(m);
         for (int64_t i = 0; i < m; ++i) bias[i] = static_cast<int32_t>(i * 997) - 1500;
         const float xs = 0.05f, ys = 0.11f;
-        auto out = RunNode("QLinearConv",
-                           {x, F32({}, {xs}), xz, w, F32(per_ch ? Dims{m} : Dims{}, ws), wz, F32({}, {ys}), yz,
-                            I32({m}, bias)},
-                           Attrs(s), {.opset = 10});
+        const std::vector<Tensor> inputs = {x, F32({}, {xs}), xz, w, F32(per_ch ? Dims{m} : Dims{}, ws),
+                                            wz, F32({}, {ys}), yz, I32({m}, bias)};
+        auto out = RunNode("QLinearConv", inputs, Attrs(s), {.opset = 10});
+        // Three threads (the blocks of positions run as parallel tasks): the same bytes.
+        const auto out3 = RunNode("QLinearConv", inputs, Attrs(s), {.opset = 10, .threads = 3});
+        REQUIRE(out3[0].dims() == out[0].dims());
+        CHECK(std::memcmp(out3[0].raw_data(), out[0].raw_data(), out[0].num_elements()) == 0);
         std::vector<int32_t> wzp;
         for (int64_t i = 0; i < wz.num_elements(); ++i) wzp.push_back(At8(wz, i));
         Dims dims;
