@@ -212,7 +212,10 @@ QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttrs& attrs, int x_in, int w
   constexpr int64_t kPanel = kernels::PackedQB::kNR;
   const int64_t budget = std::max(kPanel, kRowBudget / std::max<int64_t>(p.kdim, 1) / kPanel * kPanel);
   int64_t block = std::clamp((p.positions / 16 + kPanel - 1) / kPanel * kPanel, kPanel, 8 * kPanel);
-  p.blocks_parallel = p.positions >= kMinBlocked;
+  // (A convolution small enough to run on the calling thread keeps one block per chunk of the
+  // row budget: smaller blocks would only add per-block overhead.)
+  p.blocks_parallel = p.positions >= kMinBlocked &&
+                      p.batch * p.out_channels * p.positions * p.kdim >= kernels::kQGemmSerialMacs;
   if (!p.blocks_parallel) block = p.positions;
   p.chunk = std::max<int64_t>(1, std::min({block, budget, p.positions}));
   p.transpose_x = p.cg > 1 && p.in_size > 1;
