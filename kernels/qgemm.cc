@@ -542,6 +542,99 @@ void QGemmToI32Impl(int64_t m, const void* a, bool a_signed, int64_t lda, const 
                         parallel);
 }
 
+// PackedQB::Pack of a transposed B (column j's K bytes adjacent at b + j * ldb) into zeroed
+// panels: b' = b ^ flip, whole k-quads moved as 32-bit lanes. Four columns x four quads at a
+// time are one 4 x 4 transpose of 32-bit lanes in 128-bit vectors (every target has them), so a
+// quad of 4 columns is one 16-byte store into the panel; the rest moves quad by quad. sums[j] =
+// sum_k int8(b'[k, j]) modulo 2^32, from the source bytes with SumsOf8: b' + 128 = b ^ flip ^ 0x80
+// as uint8, so the sum is sum_u8(b ^ flip ^ 0x80) - 128 K.
+void PackTransposedImpl(const uint8_t* HWY_RESTRICT b, int64_t ldb, int64_t k, int64_t n,
+                        uint8_t flip, int8_t* HWY_RESTRICT dst, uint32_t* HWY_RESTRICT sums) {
+  const hn::Full128<uint8_t> d8;
+  const hn::Full128<uint32_t> d32;
+  const hn::Full128<uint64_t> d64;
+  const int64_t quads = (k + 3) / 4, full_quads = k / 4;
+  const auto vflip = hn::Set(d8, flip);
+  auto quad_at = [&](int64_t j, int64_t q) {
+    return dst + ((j / kNR * quads + q) * kNR + j % kNR) * 4;
+  };
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    int64_t q = 0;
+    for (; q + 4 <= full_quads; q += 4) {
+      hn::Vec<decltype(d32)> r[4];
+      for (int i = 0; i < 4; ++i) {
+        r[i] = hn::BitCast(d32, hn::Xor(hn::LoadU(d8, b + (j + i) * ldb + 4 * q), vflip));
+      }
+      const auto a = hn::BitCast(d64, hn::InterleaveLower(d32, r[0], r[1]));
+      const auto c = hn::BitCast(d64, hn::InterleaveLower(d32, r[2], r[3]));
+      const auto e = hn::BitCast(d64, hn::InterleaveUpper(d32, r[0], r[1]));
+      const auto f = hn::BitCast(d64, hn::InterleaveUpper(d32, r[2], r[3]));
+      hn::StoreU(hn::BitCast(d8, hn::InterleaveLower(d64, a, c)), d8,
+                 reinterpret_cast<uint8_t*>(quad_at(j, q)));
+      hn::StoreU(hn::BitCast(d8, hn::InterleaveUpper(d64, a, c)), d8,
+                 reinterpret_cast<uint8_t*>(quad_at(j, q + 1)));
+      hn::StoreU(hn::BitCast(d8, hn::InterleaveLower(d64, e, f)), d8,
+                 reinterpret_cast<uint8_t*>(quad_at(j, q + 2)));
+      hn::StoreU(hn::BitCast(d8, hn::InterleaveUpper(d64, e, f)), d8,
+                 reinterpret_cast<uint8_t*>(quad_at(j, q + 3)));
+    }
+    for (int i = 0; i < 4; ++i) {
+      for (int64_t qq = q; qq < full_quads; ++qq) {
+        uint32_t w;
+        std::memcpy(&w, b + (j + i) * ldb + 4 * qq, 4);
+        w ^= flip * 0x01010101u;
+        std::memcpy(quad_at(j + i, qq), &w, 4);
+      }
+    }
+  }
+  for (; j < n; ++j) {
+    for (int64_t q = 0; q < full_quads; ++q) {
+      uint32_t w;
+      std::memcpy(&w, b + j * ldb + 4 * q, 4);
+      w ^= flip * 0x01010101u;
+      std::memcpy(quad_at(j, q), &w, 4);
+    }
+  }
+  // The last, partial quad (K padding is 0 in b').
+  if (full_quads < quads) {
+    for (int64_t jj = 0; jj < n; ++jj) {
+      uint8_t t[4] = {0, 0, 0, 0};
+      for (int64_t r = 0; r < k - full_quads * 4; ++r) {
+        t[r] = static_cast<uint8_t>(b[jj * ldb + full_quads * 4 + r] ^ flip);
+      }
+      std::memcpy(quad_at(jj, full_quads), t, 4);
+    }
+  }
+  // Column sums.
+  const hn::ScalableTag<uint8_t> dv;
+  const hn::Repartition<uint64_t, decltype(dv)> dv64;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(dv));
+  const auto to_biased = hn::Set(dv, static_cast<uint8_t>(flip ^ 0x80));
+  for (int64_t jj = 0; jj < n; ++jj) {
+    const uint8_t* src = b + jj * ldb;
+    auto sum = hn::Zero(dv64);
+    int64_t kk = 0;
+    for (; kk + N <= k; kk += N) {
+      sum = hn::Add(sum, hn::SumsOf8(hn::Xor(hn::LoadU(dv, src + kk), to_biased)));
+    }
+    if (kk < k) {
+      const int64_t rem = k - kk;
+      const auto valid = hn::FirstN(dv, static_cast<size_t>(rem));
+#if HWY_TARGET <= HWY_AVX3
+      const auto raw = hn::MaskedLoad(valid, dv, src + kk);  // masked-off bytes are not read
+#else
+      HWY_ALIGN uint8_t buf[hn::MaxLanes(dv)] = {};
+      std::memcpy(buf, src + kk, static_cast<size_t>(rem));
+      const auto raw = hn::Load(dv, buf);
+#endif
+      sum = hn::Add(sum, hn::SumsOf8(hn::IfThenElseZero(valid, hn::Xor(raw, to_biased))));
+    }
+    const uint64_t total = hn::GetLane(hn::SumOfLanes(dv64, sum));
+    sums[jj] = static_cast<uint32_t>(total) - 128u * static_cast<uint32_t>(k);
+  }
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace simplecpp::kernels
 HWY_AFTER_NAMESPACE();
@@ -550,6 +643,7 @@ HWY_AFTER_NAMESPACE();
 namespace simplecpp::kernels {
 
 HWY_EXPORT(QGemmToI32Impl);
+HWY_EXPORT(PackTransposedImpl);
 
 PackedQB::PackedQB(bool b_signed, int64_t k, int64_t n)
     : b_signed_(b_signed),
@@ -573,36 +667,9 @@ std::shared_ptr<const PackedQB> PackedQB::Pack(bool b_signed, bool trans_b, int6
     sums[static_cast<size_t>(j)] += static_cast<uint32_t>(static_cast<int32_t>(v));
   };
   if (trans_b) {
-    // Column j's K bytes are adjacent in b, and a k-quad of them is 4 adjacent bytes of the
-    // panel: move whole quads (this runs per call when B is an activation, e.g. the im2row rows
-    // of a convolution with few output channels) and sum the column in a separate, vectorizable
-    // loop over the source bytes: sum b' = sum int8(b) (int8), sum b - 128 K (uint8), mod 2^32.
-    const uint32_t flip4 = flip * 0x01010101u;
-    const int64_t full_quads = k / 4;
-    const int64_t tail = k - full_quads * 4;
-    for (int64_t j = 0; j < n; ++j) {
-      const uint8_t* s = src + j * ldb;
-      int8_t* col = dst + ((j / kNR) * quads * kNR + j % kNR) * 4;
-      uint32_t sum = 0;
-      if (b_signed) {
-        for (int64_t kk = 0; kk < k; ++kk) sum += static_cast<uint32_t>(static_cast<int8_t>(s[kk]));
-      } else {
-        for (int64_t kk = 0; kk < k; ++kk) sum += s[kk];
-        sum -= 128u * static_cast<uint32_t>(k);
-      }
-      sums[static_cast<size_t>(j)] = sum;
-      for (int64_t q = 0; q < full_quads; ++q) {
-        uint32_t w;
-        std::memcpy(&w, s + 4 * q, 4);
-        w ^= flip4;
-        std::memcpy(col + q * kNR * 4, &w, 4);
-      }
-      if (tail > 0) {
-        uint8_t t[4] = {0, 0, 0, 0};  // K padding is 0 in b'
-        for (int64_t r = 0; r < tail; ++r) t[r] = static_cast<uint8_t>(s[full_quads * 4 + r] ^ flip);
-        std::memcpy(col + full_quads * kNR * 4, t, 4);
-      }
-    }
+    // Column j's K bytes are adjacent in b: whole k-quads move as vectors (this runs per call
+    // when B is an activation, e.g. the im2row rows of a convolution with few output channels).
+    HWY_DYNAMIC_DISPATCH(PackTransposedImpl)(src, ldb, k, n, flip, dst, sums.data());
   } else {
     for (int64_t kk = 0; kk < k; ++kk) {
       for (int64_t j = 0; j < n; ++j) put(kk, j, src[kk * ldb + j]);
@@ -706,10 +773,25 @@ namespace {
 // Copies n bytes with a few fixed-size (possibly overlapping) moves instead of a memcpy call:
 // im2row copies are short (one kernel row of a few pixels' channels).
 inline void CopyShort(uint8_t* HWY_RESTRICT d, const uint8_t* HWY_RESTRICT s, int64_t n) {
-  if (n >= 16) {
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) std::memcpy(d + i, s + i, 16);
-    if (i < n) std::memcpy(d + n - 16, s + n - 16, 16);
+  if (n > 256) {
+    std::memcpy(d, s, static_cast<size_t>(n));
+  } else if (n >= 32) {
+    // Straight-line 32-byte moves, the last one overlapping (a loop of them is turned back into
+    // a memcpy call by the compiler, which costs more than the copy at these sizes).
+    switch ((n - 1) / 32) {  // whole moves before the last one
+      case 7: std::memcpy(d + 192, s + 192, 32); [[fallthrough]];
+      case 6: std::memcpy(d + 160, s + 160, 32); [[fallthrough]];
+      case 5: std::memcpy(d + 128, s + 128, 32); [[fallthrough]];
+      case 4: std::memcpy(d + 96, s + 96, 32); [[fallthrough]];
+      case 3: std::memcpy(d + 64, s + 64, 32); [[fallthrough]];
+      case 2: std::memcpy(d + 32, s + 32, 32); [[fallthrough]];
+      case 1: std::memcpy(d, s, 32); [[fallthrough]];
+      default: break;
+    }
+    std::memcpy(d + n - 32, s + n - 32, 32);
+  } else if (n >= 16) {
+    std::memcpy(d, s, 16);
+    std::memcpy(d + n - 16, s + n - 16, 16);
   } else if (n >= 8) {
     uint64_t a, b;
     std::memcpy(&a, s, 8);

@@ -191,6 +191,37 @@ TEST_CASE("PackedQB stores b' in k-quad interleaved panels with column sums") {
         static_cast<int8_t>(bt[33 * 6 + 5]));
 }
 
+TEST_CASE("PackedQB: a transposed B packs to the same panels and sums on every target") {
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (bool sgn : {false, true}) {
+      for (int64_t k : {1, 3, 4, 15, 16, 17, 27, 64, 65, 131}) {
+        for (int64_t n : {1, 3, 4, 5, 31, 32, 33, 70}) {
+          CAPTURE(sgn);
+          CAPTURE(k);
+          CAPTURE(n);
+          // [K, N] and its transpose [N, K] (with a wider row stride), extreme bytes included.
+          std::vector<uint8_t> b(static_cast<size_t>(k * n)), bt(static_cast<size_t>(n * (k + 5)));
+          for (int64_t kk = 0; kk < k; ++kk) {
+            for (int64_t j = 0; j < n; ++j) {
+              const uint8_t v = static_cast<uint8_t>((kk * 31 + j * 17) % 7 == 0 ? 255 * ((kk + j) & 1)
+                                                                                  : kk * 13 + j * 7 + 1);
+              b[kk * n + j] = v;
+              bt[j * (k + 5) + kk] = v;
+            }
+          }
+          const auto p = PackedQB::Pack(sgn, false, k, n, b.data(), n);
+          const auto q = PackedQB::Pack(sgn, true, k, n, bt.data(), k + 5);
+          const size_t bytes = static_cast<size_t>(p->panels() * PackedQB::kNR * p->kp());
+          CHECK(std::equal(p->data(), p->data() + bytes, q->data()));
+          CHECK(std::equal(p->col_sums(), p->col_sums() + n, q->col_sums()));
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("QGemmToI32 tile edges on every target") {
   const int64_t sizes[] = {1, 3, 4, 5, 15, 16, 17, 33, 64, 65};
   for (const auto& t : CompiledTargets()) {
