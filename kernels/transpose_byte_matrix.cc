@@ -3,7 +3,8 @@
 // are transposed by four rounds of the same step, "zip row i with row i + 8" (bytes interleaved:
 // InterleaveLower / InterleaveUpper): after log2(16) = 4 perfect shuffles, row i holds column i.
 // Pure data movement, so every target gives the same bytes. The edges (fewer than 16 rows or
-// columns) are copied one byte at a time.
+// columns) are copied one byte at a time, except 2 to 4 rows into a dense output, which are
+// interleaving stores (StoreInterleaved2/3/4).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/transpose_byte_matrix.cc"
 #include "kernels/hwy_policy.h"
@@ -22,6 +23,29 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 void TransposeByteMatrixImpl(const uint8_t* HWY_RESTRICT in, int64_t ldi, uint8_t* HWY_RESTRICT out,
                              int64_t ldo, int64_t rows, int64_t cols) {
+  if (ldo == rows && rows >= 2 && rows <= 4) {
+    // 2 to 4 rows into dense output (e.g. the 3 planes of an image into pixels): interleaving
+    // stores of whole vectors, one per row.
+    const hn::ScalableTag<uint8_t> dv;
+    const int64_t N = static_cast<int64_t>(hn::Lanes(dv));
+    int64_t j = 0;
+    for (; j + N <= cols; j += N) {
+      const auto v0 = hn::LoadU(dv, in + j);
+      const auto v1 = hn::LoadU(dv, in + ldi + j);
+      if (rows == 2) {
+        hn::StoreInterleaved2(v0, v1, dv, out + j * 2);
+      } else if (rows == 3) {
+        hn::StoreInterleaved3(v0, v1, hn::LoadU(dv, in + 2 * ldi + j), dv, out + j * 3);
+      } else {
+        hn::StoreInterleaved4(v0, v1, hn::LoadU(dv, in + 2 * ldi + j),
+                              hn::LoadU(dv, in + 3 * ldi + j), dv, out + j * 4);
+      }
+    }
+    for (; j < cols; ++j) {
+      for (int64_t i = 0; i < rows; ++i) out[j * rows + i] = in[i * ldi + j];
+    }
+    return;
+  }
   const hn::Full128<uint8_t> d;
   using V = hn::Vec<decltype(d)>;
   const int64_t full_rows = rows / 16 * 16, full_cols = cols / 16 * 16;

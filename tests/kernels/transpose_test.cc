@@ -91,11 +91,12 @@ TEST_CASE("TransposeByteMatrix: strided blocks and edges on every target") {
   for (const auto& t : simplecpp::kernels::CompiledTargets()) {
     simplecpp::kernels::ScopedTarget st(t);
     CAPTURE(t.name);
-    for (int64_t rows : {1, 3, 15, 16, 17, 33, 48}) {
-      for (int64_t cols : {1, 5, 16, 31, 32, 49}) {
+    for (int64_t rows : {1, 2, 3, 4, 15, 16, 17, 33, 48}) {
+      for (int64_t cols : {1, 5, 16, 31, 32, 49, 130, 131}) {
         CAPTURE(rows);
         CAPTURE(cols);
-        const int64_t ldi = cols + 3, ldo = rows + 5;  // strides wider than the matrix
+        // Strides wider than the matrix, and (odd cols) a dense output: 2-4 rows interleave.
+        const int64_t ldi = cols + 3, ldo = rows + (cols % 2 ? 0 : 5);
         std::vector<uint8_t> in(static_cast<size_t>(rows * ldi));
         for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(i * 37 + 11);
         std::vector<uint8_t> out(static_cast<size_t>(cols * ldo), 0xEE);
