@@ -202,6 +202,24 @@ int64_t MinMaxF32Impl(const float* x, int64_t n, float* lo, float* hi, int64_t* 
   return i;
 }
 
+// sum of n bytes, read as uint8 after XOR with `flip` (0x80 turns int8 into int8 + 128), over
+// whole vectors with SumsOf8 (exact); returns the elements done through *done.
+uint64_t SumBytesImpl(const uint8_t* x, int64_t n, uint8_t flip, int64_t* done) {
+  const hn::ScalableTag<uint8_t> d8;
+  const hn::Repartition<uint64_t, decltype(d8)> d64;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d8));
+  const auto vflip = hn::Set(d8, flip);
+  auto sum0 = hn::Zero(d64), sum1 = hn::Zero(d64);
+  int64_t i = 0;
+  for (; i + 2 * N <= n; i += 2 * N) {
+    sum0 = hn::Add(sum0, hn::SumsOf8(hn::Xor(hn::LoadU(d8, x + i), vflip)));
+    sum1 = hn::Add(sum1, hn::SumsOf8(hn::Xor(hn::LoadU(d8, x + i + N), vflip)));
+  }
+  for (; i + N <= n; i += N) sum0 = hn::Add(sum0, hn::SumsOf8(hn::Xor(hn::LoadU(d8, x + i), vflip)));
+  *done = i;
+  return hn::GetLane(hn::SumOfLanes(d64, hn::Add(sum0, sum1)));
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace simplecpp::kernels
 HWY_AFTER_NAMESPACE();
@@ -215,6 +233,7 @@ HWY_EXPORT(DequantizeU8ToF32Impl);
 HWY_EXPORT(DequantizeI8ToF32Impl);
 HWY_EXPORT(RequantizeI32ToI8Impl);
 HWY_EXPORT(MinMaxF32Impl);
+HWY_EXPORT(SumBytesImpl);
 
 void QuantizeF32ToI32(const float* x, int64_t n, const float* scale, int64_t scale_step,
                       const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi, int32_t* out) {
@@ -396,6 +415,23 @@ void RequantizeI32ToU8(const int32_t* acc, int64_t n, const float* multiplier, i
 void RequantizeI32ToI8(const int32_t* acc, int64_t n, const float* multiplier, int64_t mult_step,
                        int32_t zp, int32_t lo, int32_t hi, int8_t* out) {
   RequantizeBiasI32ToI8(acc, n, nullptr, 0, multiplier, mult_step, zp, lo, hi, out);
+}
+
+int64_t SumU8(const uint8_t* x, int64_t n) {
+  if (n <= 0) return 0;
+  int64_t done = 0;
+  uint64_t sum = HWY_DYNAMIC_DISPATCH(SumBytesImpl)(x, n, 0, &done);
+  for (int64_t i = done; i < n; ++i) sum += x[i];
+  return static_cast<int64_t>(sum);
+}
+int64_t SumI8(const int8_t* x, int64_t n) {
+  if (n <= 0) return 0;
+  int64_t done = 0;
+  const auto* b = reinterpret_cast<const uint8_t*>(x);
+  const uint64_t biased = HWY_DYNAMIC_DISPATCH(SumBytesImpl)(b, n, 0x80, &done);
+  int64_t sum = static_cast<int64_t>(biased) - 128 * done;
+  for (int64_t i = done; i < n; ++i) sum += x[i];
+  return sum;
 }
 
 void MinMaxF32(const float* x, int64_t n, float* min_out, float* max_out) {

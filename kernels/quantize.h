@@ -70,6 +70,10 @@ void RequantizeBiasRowsI32ToI8(const int32_t* acc, int64_t lda, int64_t rows, in
                                int64_t mult_step, int32_t zp, int32_t lo, int32_t hi, int8_t* out,
                                int64_t ldo);
 
+// Exact sums of n 8-bit values (QLinearGlobalAveragePool's plane sums).
+int64_t SumU8(const uint8_t* x, int64_t n);
+int64_t SumI8(const int8_t* x, int64_t n);
+
 // Min and max of x[0..n) (NaNs skipped); both 0 when n == 0 or all are NaN.
 void MinMaxF32(const float* x, int64_t n, float* min_out, float* max_out);
 

@@ -20,6 +20,7 @@
 #include "graph/ops/quant_ops_internal.h"
 #include "graph/registry.h"
 #include "kernels/parallel.h"
+#include "kernels/quantize.h"
 
 namespace simplecpp::graph {
 namespace quant_contrib {
@@ -62,7 +63,7 @@ void PoolRun(const PoolShape& s, RunContext& rc) {
   const size_t rank = s.in.size();
   if (s.global && !s.channels_last) {
     // The window is the whole plane, which is contiguous: a plain sum (the same integer as the
-    // general loop below gives; it auto-vectorizes), then the same requantization.
+    // general loop below gives; a vector kernel), then the same requantization.
     const int64_t size = CheckedNumElements(s.in);
     // Small inputs on the calling thread (the same tasks): a wake-up costs more than it saves.
     const kernels::Parallel& par = s.batch * s.channels * size < (int64_t{1} << 16)
@@ -72,7 +73,11 @@ void PoolRun(const PoolShape& s, RunContext& rc) {
       for (int64_t p = p0; p < p1; ++p) {
         const T* xp = x + p * size;
         int64_t sum = 0;
-        for (int64_t i = 0; i < size; ++i) sum += xp[i];
+        if constexpr (std::is_same_v<T, uint8_t>) {
+          sum = kernels::SumU8(xp, size);
+        } else {
+          sum = kernels::SumI8(xp, size);
+        }
         sum -= static_cast<int64_t>(x_zp) * size;
         const double mean = static_cast<double>(sum) * x_scale / static_cast<double>(size);
         y[p] = QuantizeMean<T>(mean, y_scale, y_zp);

@@ -217,6 +217,27 @@ TEST_CASE("RequantizeBias adds the int32 bias with wrapping, then requantizes, o
   }
 }
 
+TEST_CASE("SumU8 / SumI8 are exact on every target") {
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (int64_t n : {0, 1, 7, 16, 63, 64, 65, 127, 128, 129, 1000, 70001}) {
+      CAPTURE(n);
+      std::vector<uint8_t> u(static_cast<size_t>(n));
+      std::vector<int8_t> s(static_cast<size_t>(n));
+      int64_t want_u = 0, want_s = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        u[i] = static_cast<uint8_t>(i % 5 == 0 ? 255 : i * 37 + 3);
+        s[i] = static_cast<int8_t>(i % 7 == 0 ? -128 : (i % 7 == 1 ? 127 : i * 11 - 50));
+        want_u += u[i];
+        want_s += s[i];
+      }
+      CHECK(SumU8(u.data(), n) == want_u);
+      CHECK(SumI8(s.data(), n) == want_s);
+    }
+  }
+}
+
 TEST_CASE("Requantize ties round half to even in the vector body") {
   // 32 elements so every target's vector loop (not only the scalar tail) sees the ties.
   std::vector<int32_t> acc(32);
