@@ -238,6 +238,45 @@ TEST_CASE("SumU8 / SumI8 are exact on every target") {
   }
 }
 
+TEST_CASE("Requantize: the float32 lanes agree with the double reference on a dense sweep") {
+  // Accumulators spread over the in-range outputs and their edges, with multipliers that put
+  // many exact products near half-integers (m = k / 2^j) and random ones; every target.
+  std::mt19937 rng(97);
+  std::uniform_int_distribution<int32_t> acc_dist(-(1 << 20), 1 << 20);
+  std::uniform_real_distribution<float> m_dist(1e-5f, 0.05f);
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (int trial = 0; trial < 24; ++trial) {
+      CAPTURE(trial);
+      const int64_t n = 4099;
+      std::vector<float> m(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) {
+        m[i] = trial % 2 ? m_dist(rng) : std::ldexp(static_cast<float>(1 + i % 13), -(6 + i % 9));
+      }
+      const int64_t mstep = trial % 4 < 2 ? 1 : 0;
+      // Most products land in [-300, 300] (the outputs and their clamping edges).
+      std::vector<int32_t> acc(static_cast<size_t>(n));
+      std::uniform_real_distribution<double> out_dist(-300.0, 300.0);
+      for (int64_t i = 0; i < n; ++i) {
+        acc[i] = i % 8 == 0 ? acc_dist(rng)
+                            : static_cast<int32_t>(out_dist(rng) / m[i * mstep]) + (i % 3) - 1;
+      }
+      if (trial % 3 == 0) {  // around +-2^24, where float32 stops being exact
+        for (int64_t i = 0; i < n; i += 3) acc[i] = (1 << 24) - 2 + static_cast<int32_t>(i % 5);
+      }
+      const int32_t zp = trial % 5 == 0 ? 0 : (trial % 5 == 1 ? 255 : 128);
+      std::vector<uint8_t> out(static_cast<size_t>(n));
+      RequantizeI32ToU8(acc.data(), n, m.data(), mstep, zp, 0, 255, out.data());
+      CHECK(out == RequantizeRef<uint8_t>(acc, m, mstep, zp, 0, 255));
+      const int32_t zs = zp - 128;
+      std::vector<int8_t> outs(static_cast<size_t>(n));
+      RequantizeI32ToI8(acc.data(), n, m.data(), mstep, zs, -128, 127, outs.data());
+      CHECK(outs == RequantizeRef<int8_t>(acc, m, mstep, zs, -128, 127));
+    }
+  }
+}
+
 TEST_CASE("Requantize ties round half to even in the vector body") {
   // 32 elements so every target's vector loop (not only the scalar tail) sees the ties.
   std::vector<int32_t> acc(32);
