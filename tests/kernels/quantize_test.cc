@@ -277,6 +277,32 @@ TEST_CASE("Requantize: the float32 lanes agree with the double reference on a de
   }
 }
 
+TEST_CASE("Requantize: products a hair off a half-integer round like the double reference") {
+  // 0.1f is 0.100000001490116..., so acc = 5 + 10 k gives k + 0.5 + 1.5e-9 * acc: float32
+  // arithmetic lands on the tie (and would round to even), the double reference rounds up.
+  // The same below zero, and with 0.3f / 0.7f (slightly below and above 0.3 / 0.7).
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (float m : {0.1f, 0.3f, 0.7f}) {
+      std::vector<int32_t> acc;
+      for (int32_t k = -400; k < 400; ++k) acc.push_back(5 + 10 * k);
+      const std::vector<float> mv = {m};
+      for (int32_t zp : {0, 7, 128}) {
+        CAPTURE(m);
+        CAPTURE(zp);
+        const int64_t n = static_cast<int64_t>(acc.size());
+        std::vector<uint8_t> out(acc.size());
+        RequantizeI32ToU8(acc.data(), n, mv.data(), 0, zp, 0, 255, out.data());
+        CHECK(out == RequantizeRef<uint8_t>(acc, mv, 0, zp, 0, 255));
+        std::vector<int8_t> outs(acc.size());
+        RequantizeI32ToI8(acc.data(), n, mv.data(), 0, zp - 128, -128, 127, outs.data());
+        CHECK(outs == RequantizeRef<int8_t>(acc, mv, 0, zp - 128, -128, 127));
+      }
+    }
+  }
+}
+
 TEST_CASE("Requantize ties round half to even in the vector body") {
   // 32 elements so every target's vector loop (not only the scalar tail) sees the ties.
   std::vector<int32_t> acc(32);
