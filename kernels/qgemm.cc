@@ -545,93 +545,80 @@ void QGemmToI32Impl(int64_t m, const void* a, bool a_signed, int64_t lda, const 
 // PackedQB::Pack of a transposed B (column j's K bytes adjacent at b + j * ldb) into zeroed
 // panels: b' = b ^ flip, whole k-quads moved as 32-bit lanes. Four columns x four quads at a
 // time are one 4 x 4 transpose of 32-bit lanes in 128-bit vectors (every target has them), so a
-// quad of 4 columns is one 16-byte store into the panel; the rest moves quad by quad. sums[j] =
-// sum_k int8(b'[k, j]) modulo 2^32, from the source bytes with SumsOf8: b' + 128 = b ^ flip ^ 0x80
-// as uint8, so the sum is sum_u8(b ^ flip ^ 0x80) - 128 K.
+// quad of 4 columns is one 16-byte store into the panel. A column's last K % 16 bytes go through
+// a 16-byte buffer filled with `flip` (b' = 0: the K padding), stored quad by quad. sums[j] =
+// sum_k int8(b'[k, j]) modulo 2^32, from the same vectors with SumsOf8: b' + 128 = b ^ flip ^
+// 0x80 as uint8, so the sum is sum_u8(b ^ flip ^ 0x80) - 128 K (the buffer's padding bytes add
+// 128 each and are taken off).
 void PackTransposedImpl(const uint8_t* HWY_RESTRICT b, int64_t ldb, int64_t k, int64_t n,
                         uint8_t flip, int8_t* HWY_RESTRICT dst, uint32_t* HWY_RESTRICT sums) {
   const hn::Full128<uint8_t> d8;
   const hn::Full128<uint32_t> d32;
   const hn::Full128<uint64_t> d64;
-  const int64_t quads = (k + 3) / 4, full_quads = k / 4;
+  using V64 = hn::Vec<decltype(d64)>;
+  const int64_t quads = (k + 3) / 4;
+  const int64_t body = k / 16 * 16;  // bytes moved as 4-quad blocks
   const auto vflip = hn::Set(d8, flip);
+  const auto to_biased = hn::Set(d8, static_cast<uint8_t>(0x80));  // applied after the flip
   auto quad_at = [&](int64_t j, int64_t q) {
-    return dst + ((j / kNR * quads + q) * kNR + j % kNR) * 4;
+    return reinterpret_cast<uint8_t*>(dst + ((j / kNR * quads + q) * kNR + j % kNR) * 4);
+  };
+  // The tail of column j (bytes body..k, fewer than 16): its quads and its sum (added to *sum).
+  auto tail = [&](int64_t j, V64* sum) {
+    const int64_t rem = k - body;
+    if (rem == 0) return;
+    HWY_ALIGN uint8_t buf[16];
+    std::memset(buf, flip, sizeof(buf));
+    std::memcpy(buf, b + j * ldb + body, static_cast<size_t>(rem));
+    const auto v = hn::Xor(hn::Load(d8, buf), vflip);  // b', 0 past K
+    HWY_ALIGN uint8_t packed[16];
+    hn::Store(v, d8, packed);
+    for (int64_t q = 0; q < (rem + 3) / 4; ++q) {
+      std::memcpy(quad_at(j, body / 4 + q), packed + 4 * q, 4);
+    }
+    *sum = hn::Add(*sum, hn::SumsOf8(hn::Xor(v, to_biased)));
+  };
+  auto finish = [&](int64_t j, V64 sum) {
+    const uint64_t total = hn::GetLane(hn::SumOfLanes(d64, sum));
+    const uint64_t pad = k > body ? 16 - (k - body) : 0;  // buffer bytes past K: 128 each
+    sums[j] = static_cast<uint32_t>(total - 128 * pad) - 128u * static_cast<uint32_t>(k);
   };
   int64_t j = 0;
   for (; j + 4 <= n; j += 4) {
-    int64_t q = 0;
-    for (; q + 4 <= full_quads; q += 4) {
+    V64 sum[4] = {hn::Zero(d64), hn::Zero(d64), hn::Zero(d64), hn::Zero(d64)};
+    for (int64_t q = 0; 4 * q < body; q += 4) {
+      hn::Vec<decltype(d8)> v[4];
       hn::Vec<decltype(d32)> r[4];
       for (int i = 0; i < 4; ++i) {
-        r[i] = hn::BitCast(d32, hn::Xor(hn::LoadU(d8, b + (j + i) * ldb + 4 * q), vflip));
+        v[i] = hn::Xor(hn::LoadU(d8, b + (j + i) * ldb + 4 * q), vflip);
+        r[i] = hn::BitCast(d32, v[i]);
+        sum[i] = hn::Add(sum[i], hn::SumsOf8(hn::Xor(v[i], to_biased)));
       }
       const auto a = hn::BitCast(d64, hn::InterleaveLower(d32, r[0], r[1]));
       const auto c = hn::BitCast(d64, hn::InterleaveLower(d32, r[2], r[3]));
       const auto e = hn::BitCast(d64, hn::InterleaveUpper(d32, r[0], r[1]));
       const auto f = hn::BitCast(d64, hn::InterleaveUpper(d32, r[2], r[3]));
-      hn::StoreU(hn::BitCast(d8, hn::InterleaveLower(d64, a, c)), d8,
-                 reinterpret_cast<uint8_t*>(quad_at(j, q)));
-      hn::StoreU(hn::BitCast(d8, hn::InterleaveUpper(d64, a, c)), d8,
-                 reinterpret_cast<uint8_t*>(quad_at(j, q + 1)));
-      hn::StoreU(hn::BitCast(d8, hn::InterleaveLower(d64, e, f)), d8,
-                 reinterpret_cast<uint8_t*>(quad_at(j, q + 2)));
-      hn::StoreU(hn::BitCast(d8, hn::InterleaveUpper(d64, e, f)), d8,
-                 reinterpret_cast<uint8_t*>(quad_at(j, q + 3)));
+      hn::StoreU(hn::BitCast(d8, hn::InterleaveLower(d64, a, c)), d8, quad_at(j, q));
+      hn::StoreU(hn::BitCast(d8, hn::InterleaveUpper(d64, a, c)), d8, quad_at(j, q + 1));
+      hn::StoreU(hn::BitCast(d8, hn::InterleaveLower(d64, e, f)), d8, quad_at(j, q + 2));
+      hn::StoreU(hn::BitCast(d8, hn::InterleaveUpper(d64, e, f)), d8, quad_at(j, q + 3));
     }
     for (int i = 0; i < 4; ++i) {
-      for (int64_t qq = q; qq < full_quads; ++qq) {
-        uint32_t w;
-        std::memcpy(&w, b + (j + i) * ldb + 4 * qq, 4);
-        w ^= flip * 0x01010101u;
-        std::memcpy(quad_at(j + i, qq), &w, 4);
-      }
+      tail(j + i, &sum[i]);
+      finish(j + i, sum[i]);
     }
   }
   for (; j < n; ++j) {
-    for (int64_t q = 0; q < full_quads; ++q) {
-      uint32_t w;
-      std::memcpy(&w, b + j * ldb + 4 * q, 4);
-      w ^= flip * 0x01010101u;
-      std::memcpy(quad_at(j, q), &w, 4);
+    V64 sum = hn::Zero(d64);
+    for (int64_t q = 0; 4 * q < body; q += 4) {
+      const auto v = hn::Xor(hn::LoadU(d8, b + j * ldb + 4 * q), vflip);
+      HWY_ALIGN uint8_t packed[16];
+      hn::Store(v, d8, packed);
+      for (int64_t t = 0; t < 4; ++t) std::memcpy(quad_at(j, q + t), packed + 4 * t, 4);
+      sum = hn::Add(sum, hn::SumsOf8(hn::Xor(v, to_biased)));
     }
-  }
-  // The last, partial quad (K padding is 0 in b').
-  if (full_quads < quads) {
-    for (int64_t jj = 0; jj < n; ++jj) {
-      uint8_t t[4] = {0, 0, 0, 0};
-      for (int64_t r = 0; r < k - full_quads * 4; ++r) {
-        t[r] = static_cast<uint8_t>(b[jj * ldb + full_quads * 4 + r] ^ flip);
-      }
-      std::memcpy(quad_at(jj, full_quads), t, 4);
-    }
-  }
-  // Column sums.
-  const hn::ScalableTag<uint8_t> dv;
-  const hn::Repartition<uint64_t, decltype(dv)> dv64;
-  const int64_t N = static_cast<int64_t>(hn::Lanes(dv));
-  const auto to_biased = hn::Set(dv, static_cast<uint8_t>(flip ^ 0x80));
-  for (int64_t jj = 0; jj < n; ++jj) {
-    const uint8_t* src = b + jj * ldb;
-    auto sum = hn::Zero(dv64);
-    int64_t kk = 0;
-    for (; kk + N <= k; kk += N) {
-      sum = hn::Add(sum, hn::SumsOf8(hn::Xor(hn::LoadU(dv, src + kk), to_biased)));
-    }
-    if (kk < k) {
-      const int64_t rem = k - kk;
-      const auto valid = hn::FirstN(dv, static_cast<size_t>(rem));
-#if HWY_TARGET <= HWY_AVX3
-      const auto raw = hn::MaskedLoad(valid, dv, src + kk);  // masked-off bytes are not read
-#else
-      HWY_ALIGN uint8_t buf[hn::MaxLanes(dv)] = {};
-      std::memcpy(buf, src + kk, static_cast<size_t>(rem));
-      const auto raw = hn::Load(dv, buf);
-#endif
-      sum = hn::Add(sum, hn::SumsOf8(hn::IfThenElseZero(valid, hn::Xor(raw, to_biased))));
-    }
-    const uint64_t total = hn::GetLane(hn::SumOfLanes(dv64, sum));
-    sums[jj] = static_cast<uint32_t>(total) - 128u * static_cast<uint32_t>(k);
+    tail(j, &sum);
+    finish(j, sum);
   }
 }
 

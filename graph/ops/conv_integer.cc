@@ -210,7 +210,8 @@ QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttrs& attrs, int x_in, int w
   // parallel. The sums are exact integers and the epilogue is elementwise, so neither the block
   // size nor the mode can change a result.
   constexpr int64_t kPanel = kernels::PackedQB::kNR;
-  const int64_t budget = std::max(kPanel, kRowBudget / std::max<int64_t>(p.kdim, 1) / kPanel * kPanel);
+  const int64_t budget =
+      std::max(kPanel, kRowBudget / std::max<int64_t>(p.kdim, 1) / kPanel * kPanel);
   int64_t block = std::clamp((p.positions / 16 + kPanel - 1) / kPanel * kPanel, kPanel, 8 * kPanel);
   // (A convolution small enough to run on the calling thread keeps one block per chunk of the
   // row budget: smaller blocks would only add per-block overhead.)
@@ -400,7 +401,8 @@ class ConvIntegerOp final : public Op {
       const int64_t wz_step = wz.size() > 1 ? 1 : 0;
       const int threads = rc.parallel().num_threads();
       Tensor c = rc.Scratch(DType::kInt32, {std::max<int64_t>(1, plan->ScratchCElements(threads))});
-      Tensor rows = rc.Scratch(DType::kUInt8, {std::max<int64_t>(1, plan->ScratchRowBytes(threads))});
+      Tensor rows =
+          rc.Scratch(DType::kUInt8, {std::max<int64_t>(1, plan->ScratchRowBytes(threads))});
       plan->Run(rc.parallel(), rc.input(0).raw_data(), rc.input(1).raw_data(), xzp,
                 has_wz ? wz.data() : nullptr, wz_step, rc.output(0).data<int32_t>(),
                 c.data<int32_t>(), rows.data<uint8_t>());

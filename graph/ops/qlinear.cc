@@ -192,7 +192,8 @@ class QLinearConvOp final : public Op {
       const int32_t yzp = ZeroPointsAsI32(rc.input(7))[0];
       const int threads = rc.parallel().num_threads();
       Tensor c = rc.Scratch(DType::kInt32, {std::max<int64_t>(1, plan->ScratchCElements(threads))});
-      Tensor rows = rc.Scratch(DType::kUInt8, {std::max<int64_t>(1, plan->ScratchRowBytes(threads))});
+      Tensor rows =
+          rc.Scratch(DType::kUInt8, {std::max<int64_t>(1, plan->ScratchRowBytes(threads))});
       QConvRequant rq;
       rq.bias = has_bias ? rc.input(8).data<int32_t>() : nullptr;
       rq.mult = mult.data();

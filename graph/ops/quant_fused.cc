@@ -108,7 +108,8 @@ class DynamicQuantizeConvOp final : public Op {
       Tensor acc_t = rc.Scratch(DType::kInt32, {total});
       const int threads = rc.parallel().num_threads();
       Tensor c = rc.Scratch(DType::kInt32, {std::max<int64_t>(1, plan->ScratchCElements(threads))});
-      Tensor rows = rc.Scratch(DType::kUInt8, {std::max<int64_t>(1, plan->ScratchRowBytes(threads))});
+      Tensor rows =
+          rc.Scratch(DType::kUInt8, {std::max<int64_t>(1, plan->ScratchRowBytes(threads))});
       plan->Run(rc.parallel(), xq, rc.input(1).raw_data(), p.zero_point,
                 has_wz ? wz.data() : nullptr, wz.size() > 1 ? 1 : 0, acc_t.data<int32_t>(),
                 c.data<int32_t>(), rows.data<uint8_t>());
