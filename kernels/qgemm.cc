@@ -61,14 +61,19 @@ using D32 = hn::Repartition<int32_t, D16>;
 // from bytes); a pass covers kVecsPerPass such vectors per row.
 constexpr int kLanes16 = HWY_MAX_BYTES / 2;
 constexpr int kColsPerVec = kLanes16 / 4;
-// 128-bit without VEX: pmaddwd overwrites an operand, so sharing a B vector between rows costs a
-// register copy per row; there one row with 8 vectors per pass is faster.
-constexpr int kVecsPerPass = HWY_MAX_BYTES >= 32 ? 4 : 8;
+// 128-bit without VEX (SSE4): pmaddwd overwrites an operand, so sharing a B vector between rows
+// costs a register copy per row; there one row with 8 vectors per pass is faster. WASM's engines
+// emit three-operand (VEX) code on x86, so there B vectors are shared by rows like on AVX2.
+constexpr bool kShareB = HWY_MAX_BYTES >= 32 || HWY_TARGET == HWY_WASM;
+constexpr int kVecsPerPass = kShareB ? 4 : 8;
 constexpr int kColsPerPass = kColsPerVec * kVecsPerPass;  // 16 (128-bit, AVX2), 32 (AVX-512)
 constexpr int kPasses = static_cast<int>(kNR) / kColsPerPass;
 static_assert(kNR % kColsPerPass == 0, "panel width must be a multiple of a pass");
 // Rows per tile: MR x kVecsPerPass accumulators + B vectors + 1 A vector within the registers.
-constexpr int kMRPortable = HWY_MAX_BYTES >= 64 ? 6 : (HWY_MAX_BYTES >= 32 ? 3 : 1);
+// WASM: 2 rows (measured under node on the int8 CNN and transformer: 1, 2 and 3 rows within 5 %,
+// 2 the best; 8 vectors per pass and one row 5-8 % slower).
+constexpr int kMRPortable =
+    HWY_MAX_BYTES >= 64 ? 6 : (HWY_MAX_BYTES >= 32 ? 3 : (HWY_TARGET == HWY_WASM ? 2 : 1));
 
 // acc[i*ldacc + j] (+)= sum_{q < quads} sum_{r < 4} a[i*lda + 4q + r] * b[(q*32 + j)*4 + r]
 // for i < MR, j < 32: a is int16 a' rows, b a packed panel (already offset to the first quad).
