@@ -147,8 +147,10 @@ HWY_INLINE VF Erf(DF d, VF x) {
   namespace ed = elementwise_detail;
   const VF ax = hn::Abs(x);
   const VF small = hn::Mul(x, Horner(d, hn::Mul(x, x), ed::kErfSmall));
+  const auto is_small = hn::Lt(ax, hn::Set(d, ed::kErfSplit));
+  if (hn::AllTrue(d, is_small)) return small;  // the tail would be discarded (as in Erfc)
   const VF large = hn::CopySignToAbs(hn::Sub(hn::Set(d, 1.0f), ErfcLarge(d, ax)), x);
-  return hn::IfThenElse(hn::Lt(ax, hn::Set(d, ed::kErfSplit)), small, large);
+  return hn::IfThenElse(is_small, small, large);
 }
 
 // erfc(z) for any finite z.
@@ -157,9 +159,13 @@ HWY_INLINE VF Erfc(DF d, VF z) {
   const VF az = hn::Abs(z);
   const VF one = hn::Set(d, 1.0f);
   const VF small = hn::Sub(one, hn::Mul(z, Horner(d, hn::Mul(z, z), ed::kErfSmall)));
+  const auto is_small = hn::Lt(az, hn::Set(d, ed::kErfSplit));
+  // Every lane in the polynomial's range (most GELU inputs): the tail (a division and an exp)
+  // would be discarded. Lane-wise the result is the same either way.
+  if (hn::AllTrue(d, is_small)) return small;
   const VF tail = ErfcLarge(d, az);  // erfc(|z|)
   const VF large = hn::IfThenElse(hn::Lt(z, hn::Zero(d)), hn::Sub(hn::Set(d, 2.0f), tail), tail);
-  return hn::IfThenElse(hn::Lt(az, hn::Set(d, ed::kErfSplit)), small, large);
+  return hn::IfThenElse(is_small, small, large);
 }
 
 // 1 / (1 + exp(-x)) for |x| <= 80 (no overflow, no denormals).
