@@ -100,8 +100,8 @@ void PoolRows(const T* x, T* y, const PoolGeometry& g, bool count_include_pad, i
   // Rows whose stored outputs read no padding along the width (no begin padding, the last
   // window inside the row) are read in place, without the copy into the padded buffer, as long
   // as the vector loop's reads past the row (lanes that are never stored) stay inside x.
-  const bool in_place = vector_row && g.pad_begin[2] == 0 &&
-                        (out_w - 1) * s2 + (k2n - 1) * d2 < g.in[2];
+  const bool in_place =
+      vector_row && g.pad_begin[2] == 0 && (out_w - 1) * s2 + (k2n - 1) * d2 < g.in[2];
   const int64_t in_place_reach = s2 == 1 ? acc_len + (k2n - 1) * d2 : 2 * acc_len + (k2n - 1) * d2;
   const int64_t x_total = g.planes * in_plane;
   for (int64_t t = t0; t < t1; ++t) {

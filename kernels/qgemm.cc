@@ -508,8 +508,8 @@ void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const in
                              c + (m0 + i) * ldc + n0 + p * kNR, ldc};
             Tiler<TA>::Run(static_cast<int>(std::min<int64_t>(kMR, rows - i)),
                            a_block + i * a_stride + q0 * 4, a_stride, bp, qn,
-                           acc.get() + i * kNB + p * kNR,
-                           kNB, q0 == 0, last && p < direct_panels ? &epi : nullptr);
+                           acc.get() + i * kNB + p * kNR, kNB, q0 == 0,
+                           last && p < direct_panels ? &epi : nullptr);
           }
           ++p;
         }
@@ -765,25 +765,10 @@ namespace {
 // Copies n bytes with a few fixed-size (possibly overlapping) moves instead of a memcpy call:
 // im2row copies are short (one kernel row of a few pixels' channels).
 inline void CopyShort(uint8_t* HWY_RESTRICT d, const uint8_t* HWY_RESTRICT s, int64_t n) {
-  if (n > 256) {
-    std::memcpy(d, s, static_cast<size_t>(n));
-  } else if (n >= 32) {
-    // Straight-line 32-byte moves, the last one overlapping (a loop of them is turned back into
-    // a memcpy call by the compiler, which costs more than the copy at these sizes).
-    switch ((n - 1) / 32) {  // whole moves before the last one
-      case 7: std::memcpy(d + 192, s + 192, 32); [[fallthrough]];
-      case 6: std::memcpy(d + 160, s + 160, 32); [[fallthrough]];
-      case 5: std::memcpy(d + 128, s + 128, 32); [[fallthrough]];
-      case 4: std::memcpy(d + 96, s + 96, 32); [[fallthrough]];
-      case 3: std::memcpy(d + 64, s + 64, 32); [[fallthrough]];
-      case 2: std::memcpy(d + 32, s + 32, 32); [[fallthrough]];
-      case 1: std::memcpy(d, s, 32); [[fallthrough]];
-      default: break;
-    }
-    std::memcpy(d + n - 32, s + n - 32, 32);
-  } else if (n >= 16) {
-    std::memcpy(d, s, 16);
-    std::memcpy(d + n - 16, s + n - 16, 16);
+  if (n >= 16) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) std::memcpy(d + i, s + i, 16);
+    if (i < n) std::memcpy(d + n - 16, s + n - 16, 16);
   } else if (n >= 8) {
     uint64_t a, b;
     std::memcpy(&a, s, 8);

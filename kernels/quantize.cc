@@ -25,8 +25,8 @@ namespace simplecpp::kernels::quantize_detail {
 
 // The scalar reference of requantization (also the tail of the vector kernel).
 template <typename T>
-inline void RequantizeScalar(const int32_t* acc, int64_t n, const float* multiplier, int64_t mult_step,
-                      int32_t zp, int32_t lo, int32_t hi, T* out) {
+inline void RequantizeScalar(const int32_t* acc, int64_t n, const float* multiplier,
+                             int64_t mult_step, int32_t zp, int32_t lo, int32_t hi, T* out) {
   const double dlo = lo, dhi = hi;
   for (int64_t i = 0; i < n; ++i) {
     double v = static_cast<double>(acc[i]) * static_cast<double>(multiplier[i * mult_step]) + zp;
@@ -36,7 +36,6 @@ inline void RequantizeScalar(const int32_t* acc, int64_t n, const float* multipl
     out[i] = static_cast<T>(static_cast<int32_t>(v));
   }
 }
-
 
 }  // namespace simplecpp::kernels::quantize_detail
 #endif  // SIMPLECPP_KERNELS_QUANTIZE_SHARED_
@@ -235,8 +234,8 @@ int64_t RequantizeRowsVec(const int32_t* acc, int64_t lda, int64_t rows, int64_t
   constexpr bool kPreferF32 = !HWY_HAVE_FLOAT64 || HWY_TARGET == HWY_SSE4;
   if (kPreferF32 && F32RequantExact(mult, count, zp, lo, hi)) {
     for (int64_t r = 0; r < rows; ++r) {
-      done = RequantizeF32Vec<T>(acc + r * lda, cols, bias, bias_step, mult, mult_step, zp, lo,
-                                 hi, out + r * ldo);
+      done = RequantizeF32Vec<T>(acc + r * lda, cols, bias, bias_step, mult, mult_step, zp, lo, hi,
+                                 out + r * ldo);
     }
     return done;
   }
@@ -306,7 +305,8 @@ uint64_t SumBytesImpl(const uint8_t* x, int64_t n, uint8_t flip, int64_t* done) 
     sum0 = hn::Add(sum0, hn::SumsOf8(hn::Xor(hn::LoadU(d8, x + i), vflip)));
     sum1 = hn::Add(sum1, hn::SumsOf8(hn::Xor(hn::LoadU(d8, x + i + N), vflip)));
   }
-  for (; i + N <= n; i += N) sum0 = hn::Add(sum0, hn::SumsOf8(hn::Xor(hn::LoadU(d8, x + i), vflip)));
+  for (; i + N <= n; i += N)
+    sum0 = hn::Add(sum0, hn::SumsOf8(hn::Xor(hn::LoadU(d8, x + i), vflip)));
   *done = i;
   return hn::GetLane(hn::SumOfLanes(d64, hn::Add(sum0, sum1)));
 }
@@ -435,7 +435,8 @@ void RequantizeTail(const int32_t* acc, int64_t n, const int32_t* bias, int64_t 
       sum[j] = static_cast<int32_t>(static_cast<uint32_t>(acc[i + j]) +
                                     static_cast<uint32_t>(bias[(i + j) * bias_step]));
     }
-    quantize_detail::RequantizeScalar(sum, len, mult + i * mult_step, mult_step, zp, lo, hi, out + i);
+    quantize_detail::RequantizeScalar(sum, len, mult + i * mult_step, mult_step, zp, lo, hi,
+                                      out + i);
   }
 }
 
@@ -463,15 +464,15 @@ void RequantizeBiasRowsI32ToU8(const int32_t* acc, int64_t lda, int64_t rows, in
                                const int32_t* bias, int64_t bias_step, const float* multiplier,
                                int64_t mult_step, int32_t zp, int32_t lo, int32_t hi, uint8_t* out,
                                int64_t ldo) {
-  RequantizeRows(HWY_DYNAMIC_DISPATCH(RequantizeI32ToU8Impl), acc, lda, rows, cols, bias,
-                 bias_step, multiplier, mult_step, zp, lo, hi, out, ldo);
+  RequantizeRows(HWY_DYNAMIC_DISPATCH(RequantizeI32ToU8Impl), acc, lda, rows, cols, bias, bias_step,
+                 multiplier, mult_step, zp, lo, hi, out, ldo);
 }
 void RequantizeBiasRowsI32ToI8(const int32_t* acc, int64_t lda, int64_t rows, int64_t cols,
                                const int32_t* bias, int64_t bias_step, const float* multiplier,
                                int64_t mult_step, int32_t zp, int32_t lo, int32_t hi, int8_t* out,
                                int64_t ldo) {
-  RequantizeRows(HWY_DYNAMIC_DISPATCH(RequantizeI32ToI8Impl), acc, lda, rows, cols, bias,
-                 bias_step, multiplier, mult_step, zp, lo, hi, out, ldo);
+  RequantizeRows(HWY_DYNAMIC_DISPATCH(RequantizeI32ToI8Impl), acc, lda, rows, cols, bias, bias_step,
+                 multiplier, mult_step, zp, lo, hi, out, ldo);
 }
 void RequantizeBiasI32ToU8(const int32_t* acc, int64_t n, const int32_t* bias, int64_t bias_step,
                            const float* multiplier, int64_t mult_step, int32_t zp, int32_t lo,

@@ -6,12 +6,15 @@
 // strides, dilations, pads, auto_pad). Padded taps hold x_zp, so they contribute nothing.
 //
 // Per image and group, x [C/group, in...] is transposed to channels-last [in..., C/group]; per
-// chunk of output positions Im2RowBytesChannelsLast writes one row of kernel * C/group bytes per
+// block of output positions Im2RowBytesChannelsLast writes one row of kernel * C/group bytes per
 // position (columns in (k..., c) order: a kernel row of taps is one contiguous copy), the GEMM
 // (kernels/qgemm.h) multiplies those rows by the group's weights reordered to match (op(B) stored
 // [M/group, kernel * C/group], packed once at Prepare when constant) with the x zero point per
 // tensor and w's per column (output channel), and the [positions, M/group] result is transposed
-// into y in cache tiles.
+// into y in cache tiles. With few output channels per group the GEMM's operands swap (the result
+// is then y's layout). QLinearConv requantizes each block's sums right there (QConvRequant), so
+// no int32 tensor of the whole output exists. Large convolutions run their blocks as the
+// parallel tasks (one scratch slot per thread); small ones parallelize inside the GEMM.
 #include <algorithm>
 #include <atomic>
 #include <memory>
@@ -212,7 +215,8 @@ QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttrs& attrs, int x_in, int w
   constexpr int64_t kPanel = kernels::PackedQB::kNR;
   const int64_t budget =
       std::max(kPanel, kRowBudget / std::max<int64_t>(p.kdim, 1) / kPanel * kPanel);
-  int64_t block = std::clamp((p.positions / 16 + kPanel - 1) / kPanel * kPanel, kPanel, 8 * kPanel);
+  const int64_t sixteenth = (p.positions / 16 + kPanel - 1) / kPanel * kPanel;
+  int64_t block = std::clamp(sixteenth, kPanel, 8 * kPanel);
   // (A convolution small enough to run on the calling thread keeps one block per chunk of the
   // row budget: smaller blocks would only add per-block overhead.)
   p.blocks_parallel = p.positions >= kMinBlocked &&
@@ -311,8 +315,8 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
         xg = xt;
       }
       int32_t* yg = y ? y + (n * out_channels + gi * og) * positions : nullptr;
-      uint8_t* y8 = rq ? static_cast<uint8_t*>(rq->y) + (n * out_channels + gi * og) * positions
-                       : nullptr;
+      uint8_t* y8 =
+          rq ? static_cast<uint8_t*>(rq->y) + (n * out_channels + gi * og) * positions : nullptr;
       const int32_t* wz = wzp ? wzp + gi * og * wzp_step : nullptr;
       // Positions [p0, p0 + pc): im2row, GEMM and epilogue with scratch slot `slot`; `inner`
       // parallelizes within the block (serial when the blocks are the tasks).
@@ -340,8 +344,7 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
           }
           return;
         }
-        kernels::QGemmToI32(pc, rows, x_signed, kdim, &xzp, 0, *pk[gi], wz, wzp_step, c, og,
-                            inner);
+        kernels::QGemmToI32(pc, rows, x_signed, kdim, &xzp, 0, *pk[gi], wz, wzp_step, c, og, inner);
         if (rq) {
           // Each position's og sums (one per output channel) are requantized into the byte
           // tile [pc, og], which is transposed into y's [og, positions] layout.
@@ -360,7 +363,9 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
       }
       par.For(num_blocks, [&](int64_t b0, int64_t b1) {
         int slot = 0;
-        while (slot_busy[slot].exchange(true, std::memory_order_acquire)) slot = (slot + 1) % slots;
+        while (slot_busy[slot].exchange(true, std::memory_order_acquire)) {
+          slot = (slot + 1) % slots;
+        }
         for (int64_t bi = b0; bi < b1; ++bi) {
           run_block(bi * chunk, std::min(chunk, positions - bi * chunk), slot,
                     kernels::SerialParallel());

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graph/op.h"
@@ -74,7 +74,8 @@ struct QConvRequant {
 };
 
 // An integer convolution (ConvInteger, QLinearConv): x and w uint8 or int8, x zero point per
-// tensor, w zero point per tensor or per output channel; writes y [N, M, out...] int32.
+// tensor, w zero point per tensor or per output channel; writes y [N, M, out...] int32, or its
+// requantization (QConvRequant). Work goes in blocks of `chunk` output positions.
 struct QConvPlan {
   kernels::ConvGeometry g;
   Dims out_dims;

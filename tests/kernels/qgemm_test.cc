@@ -205,8 +205,8 @@ TEST_CASE("PackedQB: a transposed B packs to the same panels and sums on every t
           std::vector<uint8_t> b(static_cast<size_t>(k * n)), bt(static_cast<size_t>(n * (k + 5)));
           for (int64_t kk = 0; kk < k; ++kk) {
             for (int64_t j = 0; j < n; ++j) {
-              const uint8_t v = static_cast<uint8_t>((kk * 31 + j * 17) % 7 == 0 ? 255 * ((kk + j) & 1)
-                                                                                  : kk * 13 + j * 7 + 1);
+              const uint8_t v = static_cast<uint8_t>(
+                  (kk * 31 + j * 17) % 7 == 0 ? 255 * ((kk + j) & 1) : kk * 13 + j * 7 + 1);
               b[kk * n + j] = v;
               bt[j * (k + 5) + kk] = v;
             }

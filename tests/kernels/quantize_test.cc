@@ -174,9 +174,11 @@ TEST_CASE("RequantizeBias adds the int32 bias with wrapping, then requantizes, o
         CAPTURE(n);
         CAPTURE(mode);
         const int64_t bstep = mode & 1, mstep = (mode >> 1) & 1;
-        std::vector<int32_t> acc(static_cast<size_t>(n)), bias(static_cast<size_t>(std::max<int64_t>(n, 1)));
+        std::vector<int32_t> acc(static_cast<size_t>(n)),
+            bias(static_cast<size_t>(std::max<int64_t>(n, 1)));
         for (int64_t i = 0; i < n; ++i) acc[i] = (i % 4 == 0) ? any(rng) : small(rng);
-        for (size_t i = 0; i < bias.size(); ++i) bias[i] = (i % 3 == 0) ? (i & 1 ? kMax : kMin) : small(rng);
+        for (size_t i = 0; i < bias.size(); ++i)
+          bias[i] = (i % 3 == 0) ? (i & 1 ? kMax : kMin) : small(rng);
         if (n > 2) acc[2] = kMax;  // + a positive bias wraps to negative
         std::vector<float> m(static_cast<size_t>(std::max<int64_t>(n, 1)));
         for (size_t i = 0; i < m.size(); ++i) m[i] = (i % 2) ? 0.5f : 0.0123f;

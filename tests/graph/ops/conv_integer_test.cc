@@ -196,8 +196,9 @@ TEST_CASE("QLinearConv: per-tensor and per-channel w, bias, int8 and uint8") {
         std::vector<int32_t> bias(m);
         for (int64_t i = 0; i < m; ++i) bias[i] = static_cast<int32_t>(i * 997) - 1500;
         const float xs = 0.05f, ys = 0.11f;
-        const std::vector<Tensor> inputs = {x, F32({}, {xs}), xz, w, F32(per_ch ? Dims{m} : Dims{}, ws),
-                                            wz, F32({}, {ys}), yz, I32({m}, bias)};
+        const std::vector<Tensor> inputs = {
+            x,  F32({}, {xs}), xz, w, F32(per_ch ? Dims{m} : Dims{}, ws), wz, F32({}, {ys}),
+            yz, I32({m}, bias)};
         auto out = RunNode("QLinearConv", inputs, Attrs(s), {.opset = 10});
         // Three threads (the blocks of positions run as parallel tasks): the same bytes.
         const auto out3 = RunNode("QLinearConv", inputs, Attrs(s), {.opset = 10, .threads = 3});
