@@ -550,11 +550,10 @@ void QGemmToI32Impl(int64_t m, const void* a, bool a_signed, int64_t lda, const 
 // PackedQB::Pack of a transposed B (column j's K bytes adjacent at b + j * ldb) into zeroed
 // panels: b' = b ^ flip, whole k-quads moved as 32-bit lanes. Four columns x four quads at a
 // time are one 4 x 4 transpose of 32-bit lanes in 128-bit vectors (every target has them), so a
-// quad of 4 columns is one 16-byte store into the panel. A column's last K % 16 bytes go through
-// a 16-byte buffer filled with `flip` (b' = 0: the K padding), stored quad by quad. sums[j] =
-// sum_k int8(b'[k, j]) modulo 2^32, from the same vectors with SumsOf8: b' + 128 = b ^ flip ^
-// 0x80 as uint8, so the sum is sum_u8(b ^ flip ^ 0x80) - 128 K (the buffer's padding bytes add
-// 128 each and are taken off).
+// quad of 4 columns is one 16-byte store into the panel. A column's last K % 16 bytes are one
+// vector (zero past K: the K padding of b'), stored quad by quad. sums[j] = sum_k int8(b'[k, j])
+// modulo 2^32, from the same vectors with SumsOf8: b' + 128 = b ^ flip ^ 0x80 as uint8, so the
+// sum is sum_u8(b ^ flip ^ 0x80) - 128 K.
 void PackTransposedImpl(const uint8_t* HWY_RESTRICT b, int64_t ldb, int64_t k, int64_t n,
                         uint8_t flip, int8_t* HWY_RESTRICT dst, uint32_t* HWY_RESTRICT sums) {
   const hn::Full128<uint8_t> d8;
@@ -569,24 +568,34 @@ void PackTransposedImpl(const uint8_t* HWY_RESTRICT b, int64_t ldb, int64_t k, i
     return reinterpret_cast<uint8_t*>(dst + ((j / kNR * quads + q) * kNR + j % kNR) * 4);
   };
   // The tail of column j (bytes body..k, fewer than 16): its quads and its sum (added to *sum).
+  // With K >= 16 it is the end of the column's last 16 bytes moved to the front by a byte
+  // shuffle (no read past the column); a shorter K goes through a buffer.
+  const int64_t rem = k - body;
+  const auto valid = hn::FirstN(d8, static_cast<size_t>(rem));
+  HWY_ALIGN uint8_t front[16];
+  for (int64_t i = 0; i < 16; ++i) front[i] = static_cast<uint8_t>(i < rem ? i + 16 - rem : 0);
+  const auto to_front = hn::Load(d8, front);
   auto tail = [&](int64_t j, V64* sum) {
-    const int64_t rem = k - body;
     if (rem == 0) return;
-    HWY_ALIGN uint8_t buf[16];
-    std::memset(buf, flip, sizeof(buf));
-    std::memcpy(buf, b + j * ldb + body, static_cast<size_t>(rem));
-    const auto v = hn::Xor(hn::Load(d8, buf), vflip);  // b', 0 past K
+    hn::Vec<decltype(d8)> raw;
+    if (k >= 16) {
+      raw = hn::TableLookupBytes(hn::LoadU(d8, b + j * ldb + k - 16), to_front);
+    } else {
+      HWY_ALIGN uint8_t buf[16] = {};
+      std::memcpy(buf, b + j * ldb + body, static_cast<size_t>(rem));
+      raw = hn::Load(d8, buf);
+    }
+    const auto v = hn::IfThenElseZero(valid, hn::Xor(raw, vflip));  // b', 0 past K
     HWY_ALIGN uint8_t packed[16];
     hn::Store(v, d8, packed);
     for (int64_t q = 0; q < (rem + 3) / 4; ++q) {
       std::memcpy(quad_at(j, body / 4 + q), packed + 4 * q, 4);
     }
-    *sum = hn::Add(*sum, hn::SumsOf8(hn::Xor(v, to_biased)));
+    *sum = hn::Add(*sum, hn::SumsOf8(hn::IfThenElseZero(valid, hn::Xor(v, to_biased))));
   };
   auto finish = [&](int64_t j, V64 sum) {
     const uint64_t total = hn::GetLane(hn::SumOfLanes(d64, sum));
-    const uint64_t pad = k > body ? 16 - (k - body) : 0;  // buffer bytes past K: 128 each
-    sums[j] = static_cast<uint32_t>(total - 128 * pad) - 128u * static_cast<uint32_t>(k);
+    sums[j] = static_cast<uint32_t>(total) - 128u * static_cast<uint32_t>(k);
   };
   int64_t j = 0;
   for (; j + 4 <= n; j += 4) {
