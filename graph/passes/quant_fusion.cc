@@ -350,6 +350,15 @@ class Matcher {
     return out_dtype == 0 || out_dtype == static_cast<int64_t>(DType::kFloat32);
   }
 
+  // A QuantizeLinear without blocks or a precision attribute; *out_dtype gets its output_dtype
+  // attribute (0 when absent: the zero point's dtype, else uint8).
+  static bool PlainQuantize(const Node& n, int64_t* out_dtype) {
+    int64_t block = 0;
+    if (!IntAttr(n, "block_size", 0, &block) || block != 0) return false;
+    if (!IntAttr(n, "output_dtype", 0, out_dtype)) return false;
+    return n.FindAttribute("precision") == nullptr;
+  }
+
   // A float32 bias: a constant, or DequantizeLinear(int32 constant, float32 scale constant
   // [, zero int32 zero point]) as ONNX Runtime's QDQ format writes it (values computed as that
   // DequantizeLinear does: float32(q) * scale). *dq_node is the DequantizeLinear (or -1);
@@ -401,11 +410,8 @@ class Matcher {
 
   bool MatchQdq(int q_idx, Rewrite* rw) {
     const Node& q = node(q_idx);
-    if (!IsOp(q, "QuantizeLinear", 2, 3)) return false;
-    int64_t block = 0, out_dtype = 0;
-    if (!IntAttr(q, "block_size", 0, &block) || block != 0) return false;
-    if (!IntAttr(q, "output_dtype", 0, &out_dtype)) return false;
-    if (q.FindAttribute("precision") != nullptr) return false;
+    int64_t out_dtype = 0;
+    if (!IsOp(q, "QuantizeLinear", 2, 3) || !PlainQuantize(q, &out_dtype)) return false;
     const Tensor* ys = ConstOf(q.inputs[1], DType::kFloat32);
     if (ys == nullptr || ys->num_elements() != 1 || !AllPositiveFinite(FloatValues(*ys)))
       return false;
@@ -659,11 +665,8 @@ class Matcher {
 
   bool MatchQdqAround(int q_idx, Rewrite* rw) {
     const Node& q = node(q_idx);
-    if (!IsOp(q, "QuantizeLinear", 3, 3)) return false;
-    int64_t block = 0, out_dtype = 0;
-    if (!IntAttr(q, "block_size", 0, &block) || block != 0) return false;
-    if (!IntAttr(q, "output_dtype", 0, &out_dtype)) return false;
-    if (q.FindAttribute("precision") != nullptr) return false;
+    int64_t out_dtype = 0;
+    if (!IsOp(q, "QuantizeLinear", 3, 3) || !PlainQuantize(q, &out_dtype)) return false;
     PerTensor yq;
     if (!PerTensorParams(q, &yq)) return false;
     if (out_dtype != 0 && out_dtype != static_cast<int64_t>(yq.zp->dtype())) return false;
