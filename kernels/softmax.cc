@@ -124,13 +124,6 @@ HWY_INLINE hn::Vec<DF> ExpKeepNaN(DF d, hn::Vec<DF> v) {
 
 #if HWY_HAVE_FLOAT64
 using DD = hn::Repartition<double, DF>;
-// Adds the lanes of v, widened to double, into (lo, hi): lo gets the lower half of v's lanes.
-HWY_INLINE void AddWidened(hn::Vec<DF> v, hn::Vec<DD>& lo, hn::Vec<DD>& hi) {
-  const DD dd;
-  const hn::Half<DF> dh;
-  lo = hn::Add(lo, hn::PromoteTo(dd, hn::LowerHalf(dh, v)));
-  hi = hn::Add(hi, hn::PromoteTo(dd, hn::UpperHalf(dh, v)));
-}
 #endif
 
 // One contiguous row of n floats.
@@ -206,7 +199,7 @@ void SoftmaxColumns(const float* x, float* y, size_t n, size_t inner,
       if (!kLog) hn::StoreU(e, d, out + j);
       auto lo = hn::Load(dd, csum + j);
       auto hi = hn::Load(dd, csum + j + NH);
-      AddWidened(e, lo, hi);
+      widened_sum::AddWidened(e, lo, hi);
       hn::Store(lo, dd, csum + j);
       hn::Store(hi, dd, csum + j + NH);
     }

@@ -30,15 +30,22 @@ using DF = hn::ScalableTag<float>;
 
 #if HWY_HAVE_FLOAT64
 
+// Adds the lanes of v, widened to double, into (lo, hi): lo gets the lower half of v's lanes.
+// (WidenedSum's step; softmax's column sums keep their (lo, hi) pairs per column in memory.)
+HWY_INLINE void AddWidened(hn::Vec<DF> v, hn::Vec<hn::Repartition<double, DF>>& lo,
+                           hn::Vec<hn::Repartition<double, DF>>& hi) {
+  const hn::Repartition<double, DF> dd;
+  const hn::Half<DF> dh;
+  lo = hn::Add(lo, hn::PromoteTo(dd, hn::LowerHalf(dh, v)));
+  hi = hn::Add(hi, hn::PromoteTo(dd, hn::UpperHalf(dh, v)));
+}
+
 class WidenedSum {
  public:
   // Defined here, not defaulted: an implicit constructor would lack the target's attributes.
   HWY_INLINE WidenedSum() : lo_(hn::Zero(dd_)), hi_(hn::Zero(dd_)) {}
   // Adds the lanes of v.
-  HWY_INLINE void Add(hn::Vec<DF> v) {
-    lo_ = hn::Add(lo_, hn::PromoteTo(dd_, hn::LowerHalf(dh_, v)));
-    hi_ = hn::Add(hi_, hn::PromoteTo(dd_, hn::UpperHalf(dh_, v)));
-  }
+  HWY_INLINE void Add(hn::Vec<DF> v) { AddWidened(v, lo_, hi_); }
   // Adds (lane - mean)^2 of every lane of v (Highway's MulAdd: fused where the target has FMA).
   HWY_INLINE void AddSquaredDeviations(hn::Vec<DF> v, double mean) {
     const auto vm = hn::Set(dd_, mean);
