@@ -36,6 +36,12 @@ namespace {
 constexpr int64_t kRowBudget = int64_t{1} << 17;
 // Positions from which the blocks of positions are the parallel tasks (4 blocks of 32).
 constexpr int64_t kMinBlocked = 128;
+// Convolutions below this many multiply-adds run on the calling thread. A quarter of the plain
+// integer GEMM's threshold (kernels::kQGemmSerialMacs): a convolution's im2row, packing and
+// requantization add work per multiply-add, most of all with few input channels (cnn-base's
+// first layer, 2 M MACs over 3 channels: the model at 2 threads took 0.82x the time with it in
+// parallel; the small CNN's 0.2 M-MAC layers stay serial).
+constexpr int64_t kSerialMacs = int64_t{1} << 20;
 
 // One group's weights w [og, cg, k...] (bytes) with K reordered to (k..., c), the column order
 // of Im2RowBytesChannelsLast, into r [og, cg * ksize].
@@ -220,7 +226,7 @@ QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttrs& attrs, int x_in, int w
   // (A convolution small enough to run on the calling thread keeps one block per chunk of the
   // row budget: smaller blocks would only add per-block overhead.)
   p.blocks_parallel = p.positions >= kMinBlocked &&
-                      p.batch * p.out_channels * p.positions * p.kdim >= kernels::kQGemmSerialMacs;
+                      p.batch * p.out_channels * p.positions * p.kdim >= kSerialMacs;
   if (!p.blocks_parallel) block = p.positions;
   p.chunk = std::max<int64_t>(1, std::min({block, budget, p.positions}));
   p.transpose_x = p.cg > 1 && p.in_size > 1;
@@ -274,7 +280,7 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
                     uint8_t* scratch_rows, const QConvRequant* rq) const {
   if (CheckedNumElements(out_dims) == 0) return;
   // A small convolution (its transposes, im2row and GEMM) runs on the calling thread.
-  const kernels::Parallel& par = batch * out_channels * positions * kdim < kernels::kQGemmSerialMacs
+  const kernels::Parallel& par = batch * out_channels * positions * kdim < kSerialMacs
                                      ? kernels::SerialParallel()
                                      : pool;
   // The weights in the GEMM's form: packed panels (B), or reordered rows when the operands swap
