@@ -69,6 +69,7 @@ constexpr int kVecsPerPass = kShareB ? 4 : 8;
 constexpr int kColsPerPass = kColsPerVec * kVecsPerPass;  // 16 (128-bit, AVX2), 32 (AVX-512)
 constexpr int kPasses = static_cast<int>(kNR) / kColsPerPass;
 static_assert(kNR % kColsPerPass == 0, "panel width must be a multiple of a pass");
+static_assert(kVecsPerPass % 2 == 0, "the tile epilogue takes vectors in pairs");
 // Rows per tile: MR x kVecsPerPass accumulators + B vectors + 1 A vector within the registers.
 // WASM: 2 rows (measured under node on the int8 CNN and transformer: 1, 2 and 3 rows within 5 %,
 // 2 the best; 8 vectors per pass and one row 5-8 % slower).
@@ -117,17 +118,19 @@ HWY_NOINLINE void TilePortable(const int16_t* HWY_RESTRICT a, int64_t lda,
         }
       }
     }
-    // Lane 2c / 2c+1 of a vector hold the sums of k%4 in {0,1} / {2,3} of its column c.
-    HWY_ALIGN int32_t lanes[2 * kColsPerPass];
+    // Lane 2c / 2c+1 of a vector hold the sums of k%4 in {0,1} / {2,3} of its column c: two
+    // vectors' even lanes plus their odd lanes are the sums of their columns, in order (int32
+    // lanes wrap, as the modulo-2^32 sums must).
     const size_t n32 = hn::Lanes(d32);
     for (int i = 0; i < MR; ++i) {
-      for (int v = 0; v < kVecsPerPass; ++v) {
-        hn::Store(hn::RearrangeToOddPlusEven(s0[i][v], s1[i][v]), d32, lanes + v * n32);
-      }
       int32_t* out = acc + i * ldacc + pass * kColsPerPass;
-      for (int j = 0; j < kColsPerPass; ++j) {
-        const uint32_t sum = U(lanes[2 * j]) + U(lanes[2 * j + 1]);
-        out[j] = static_cast<int32_t>(first ? sum : U(out[j]) + sum);
+      for (int v = 0; v < kVecsPerPass; v += 2) {
+        const auto lo = hn::RearrangeToOddPlusEven(s0[i][v], s1[i][v]);
+        const auto hi = hn::RearrangeToOddPlusEven(s0[i][v + 1], s1[i][v + 1]);
+        auto sum = hn::Add(hn::ConcatEven(d32, hi, lo), hn::ConcatOdd(d32, hi, lo));
+        int32_t* o = out + (v / 2) * n32;
+        if (!first) sum = hn::Add(sum, hn::LoadU(d32, o));
+        hn::StoreU(sum, d32, o);
       }
     }
   }
