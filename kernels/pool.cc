@@ -118,20 +118,20 @@ void PoolRows(const T* x, T* y, const PoolGeometry& g, bool count_include_pad, i
           const int64_t i1 = o1 * g.stride[1] + k1 * g.dilation[1] - g.pad_begin[1];
           if (i1 < 0 || i1 >= g.in[1]) continue;
           const T* src_row = xp + (i0 * g.in[1] + i1) * g.in[2];
-          const T* vbuf = buf;
+          // The padded row for the loops below: x's row itself, or its copy in buf.
+          const T* row_buf = buf;
           if (in_place && (src_row - x) + in_place_reach <= x_total) {
-            vbuf = src_row;
+            row_buf = src_row;
           } else {
             std::copy_n(src_row, g.in[2], in_row);
           }
           // Accumulate the whole kernel row in registers before touching acc again.
           if constexpr (kHasVec<T>) {
-            const T* buf = vbuf;  // the row (in place or padded), for the vector loops
             if (s2 == 1) {
               for (int64_t ow = 0; ow < acc_len; ow += N) {
                 auto a = hn::LoadU(d, acc + ow);
                 for (int64_t k2 = 0; k2 < k2n; ++k2) {
-                  const auto v = hn::LoadU(d, buf + ow + k2 * d2);
+                  const auto v = hn::LoadU(d, row_buf + ow + k2 * d2);
                   a = kAvg ? hn::Add(a, v) : hn::Max(a, v);
                 }
                 hn::StoreU(a, d, acc + ow);
@@ -142,7 +142,7 @@ void PoolRows(const T* x, T* y, const PoolGeometry& g, bool count_include_pad, i
               for (int64_t ow = 0; ow < acc_len; ow += N) {
                 auto a = hn::LoadU(d, acc + ow);
                 for (int64_t k2 = 0; k2 < k2n; ++k2) {
-                  const T* p = buf + 2 * ow + k2 * d2;
+                  const T* p = row_buf + 2 * ow + k2 * d2;
                   const auto v = hn::ConcatEven(d, hn::LoadU(d, p + N), hn::LoadU(d, p));
                   a = kAvg ? hn::Add(a, v) : hn::Max(a, v);
                 }
@@ -152,7 +152,7 @@ void PoolRows(const T* x, T* y, const PoolGeometry& g, bool count_include_pad, i
             }
           }
           for (int64_t ow = 0; ow < out_w; ++ow) {
-            const T* src = buf + ow * s2;
+            const T* src = row_buf + ow * s2;
             T a = acc[ow];
             for (int64_t k2 = 0; k2 < k2n; ++k2) {
               const T v = src[k2 * d2];

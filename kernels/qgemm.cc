@@ -339,10 +339,24 @@ struct Tiler<uint8_t> {
 };
 #endif
 
+// The first `rem` (< a vector) bytes at p, zeros in the other lanes, without reading past
+// p + rem: a masked load on AVX-512 (masked-off bytes are not touched, and there is no
+// store-forwarding stall from a just-written stack copy), else a copy into a zeroed vector.
+template <class D8>
+HWY_INLINE hn::Vec<D8> LoadTailBytes(D8 d8, const uint8_t* p, int64_t rem) {
+#if HWY_TARGET <= HWY_AVX3
+  return hn::MaskedLoad(hn::FirstN(d8, static_cast<size_t>(rem)), d8, p);
+#else
+  HWY_ALIGN uint8_t buf[hn::MaxLanes(d8)] = {};
+  std::memcpy(buf, p, static_cast<size_t>(rem));
+  return hn::Load(d8, buf);
+#endif
+}
+
 // Normalizes rows of A to a' (TA: uint8 for VNNI, int16 otherwise), zero-padded to kp, and
 // returns their row sums (wrapping uint32, exact modulo 2^32). Vectorized over k: one vector of
 // bytes is flipped (int8 -> a + 128), stored (widened for int16) and summed with SumsOf8; the
-// tail goes through a zeroed stack vector and is stored whole, so each row may write up to one
+// tail is loaded by LoadTailBytes and stored whole, so each row may write up to one
 // vector past kp (the next row overwrites it; the buffer has kNormalizeSlack spare elements).
 constexpr int64_t kNormalizeSlack = HWY_MAX_BYTES;
 template <typename TA>
@@ -375,16 +389,7 @@ void NormalizeRows(const void* a, bool a_signed, int64_t lda, int64_t m0, int64_
     if (kk < k) {
       const int64_t rem = k - kk;
       const auto valid = hn::FirstN(d8, static_cast<size_t>(rem));
-#if HWY_TARGET <= HWY_AVX3
-      // AVX-512 masked loads do not touch the masked-off bytes (no fault past the row's end),
-      // and avoid the store-forwarding stall of reloading a just-copied stack buffer.
-      const auto raw = hn::MaskedLoad(valid, d8, src + kk);
-#else
-      HWY_ALIGN uint8_t buf[hn::MaxLanes(d8)] = {};
-      std::memcpy(buf, src + kk, static_cast<size_t>(rem));
-      const auto raw = hn::Load(d8, buf);
-#endif
-      const auto v = hn::IfThenElseZero(valid, hn::Xor(raw, flip));
+      const auto v = hn::IfThenElseZero(valid, hn::Xor(LoadTailBytes(d8, src + kk, rem), flip));
       put(dst + kk, v);
       sum = hn::Add(sum, hn::SumsOf8(v));
     }
@@ -404,18 +409,7 @@ inline void RowSumsU8(const uint8_t* a, int64_t lda, int64_t rows, int64_t k,
     auto sum = hn::Zero(d64);
     int64_t kk = 0;
     for (; kk + N <= k; kk += N) sum = hn::Add(sum, hn::SumsOf8(hn::LoadU(d8, src + kk)));
-    if (kk < k) {
-      const int64_t rem = k - kk;
-#if HWY_TARGET <= HWY_AVX3
-      // Masked-off bytes are not read (no fault past the row's end).
-      const auto tail = hn::MaskedLoad(hn::FirstN(d8, static_cast<size_t>(rem)), d8, src + kk);
-#else
-      HWY_ALIGN uint8_t buf[hn::MaxLanes(d8)] = {};
-      std::memcpy(buf, src + kk, static_cast<size_t>(rem));
-      const auto tail = hn::Load(d8, buf);
-#endif
-      sum = hn::Add(sum, hn::SumsOf8(tail));
-    }
+    if (kk < k) sum = hn::Add(sum, hn::SumsOf8(LoadTailBytes(d8, src + kk, k - kk)));
     rowsum[r] = static_cast<uint32_t>(hn::GetLane(hn::SumOfLanes(d64, sum)));
   }
 }
@@ -584,9 +578,7 @@ void PackTransposedImpl(const uint8_t* HWY_RESTRICT b, int64_t ldb, int64_t k, i
     if (k >= 16) {
       raw = hn::TableLookupBytes(hn::LoadU(d8, b + j * ldb + k - 16), to_front);
     } else {
-      HWY_ALIGN uint8_t buf[16] = {};
-      std::memcpy(buf, b + j * ldb + body, static_cast<size_t>(rem));
-      raw = hn::Load(d8, buf);
+      raw = LoadTailBytes(d8, b + j * ldb + body, rem);
     }
     const auto v = hn::IfThenElseZero(valid, hn::Xor(raw, vflip));  // b', 0 past K
     HWY_ALIGN uint8_t packed[16];

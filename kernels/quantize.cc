@@ -440,10 +440,6 @@ void RequantizeTail(const int32_t* acc, int64_t n, const int32_t* bias, int64_t 
   }
 }
 
-}  // namespace
-
-namespace {
-
 template <typename T, typename Impl>
 void RequantizeRows(Impl impl, const int32_t* acc, int64_t lda, int64_t rows, int64_t cols,
                     const int32_t* bias, int64_t bias_step, const float* mult, int64_t mult_step,
@@ -474,25 +470,13 @@ void RequantizeBiasRowsI32ToI8(const int32_t* acc, int64_t lda, int64_t rows, in
   RequantizeRows(HWY_DYNAMIC_DISPATCH(RequantizeI32ToI8Impl), acc, lda, rows, cols, bias, bias_step,
                  multiplier, mult_step, zp, lo, hi, out, ldo);
 }
-void RequantizeBiasI32ToU8(const int32_t* acc, int64_t n, const int32_t* bias, int64_t bias_step,
-                           const float* multiplier, int64_t mult_step, int32_t zp, int32_t lo,
-                           int32_t hi, uint8_t* out) {
-  RequantizeBiasRowsI32ToU8(acc, n, 1, n, bias, bias_step, multiplier, mult_step, zp, lo, hi, out,
-                            n);
-}
-void RequantizeBiasI32ToI8(const int32_t* acc, int64_t n, const int32_t* bias, int64_t bias_step,
-                           const float* multiplier, int64_t mult_step, int32_t zp, int32_t lo,
-                           int32_t hi, int8_t* out) {
-  RequantizeBiasRowsI32ToI8(acc, n, 1, n, bias, bias_step, multiplier, mult_step, zp, lo, hi, out,
-                            n);
-}
 void RequantizeI32ToU8(const int32_t* acc, int64_t n, const float* multiplier, int64_t mult_step,
                        int32_t zp, int32_t lo, int32_t hi, uint8_t* out) {
-  RequantizeBiasI32ToU8(acc, n, nullptr, 0, multiplier, mult_step, zp, lo, hi, out);
+  RequantizeBiasRowsI32ToU8(acc, n, 1, n, nullptr, 0, multiplier, mult_step, zp, lo, hi, out, n);
 }
 void RequantizeI32ToI8(const int32_t* acc, int64_t n, const float* multiplier, int64_t mult_step,
                        int32_t zp, int32_t lo, int32_t hi, int8_t* out) {
-  RequantizeBiasI32ToI8(acc, n, nullptr, 0, multiplier, mult_step, zp, lo, hi, out);
+  RequantizeBiasRowsI32ToI8(acc, n, 1, n, nullptr, 0, multiplier, mult_step, zp, lo, hi, out, n);
 }
 
 int64_t SumU8(const uint8_t* x, int64_t n) {

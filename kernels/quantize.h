@@ -49,16 +49,8 @@ void RequantizeI32ToU8(const int32_t* acc, int64_t n, const float* multiplier, i
 void RequantizeI32ToI8(const int32_t* acc, int64_t n, const float* multiplier, int64_t mult_step,
                        int32_t zp, int32_t lo, int32_t hi, int8_t* out);
 
-// The same with an int32 bias added first (wrapping, as int32 addition in the reference):
-// acc[i] + bias[i*bias_step]; bias may be nullptr (then these are the functions above).
-void RequantizeBiasI32ToU8(const int32_t* acc, int64_t n, const int32_t* bias, int64_t bias_step,
-                           const float* multiplier, int64_t mult_step, int32_t zp, int32_t lo,
-                           int32_t hi, uint8_t* out);
-void RequantizeBiasI32ToI8(const int32_t* acc, int64_t n, const int32_t* bias, int64_t bias_step,
-                           const float* multiplier, int64_t mult_step, int32_t zp, int32_t lo,
-                           int32_t hi, int8_t* out);
-
-// A matrix of runs: out[r * ldo + c] = requant(acc[r * lda + c] + bias[c * bias_step],
+// The same with an int32 bias added first (wrapping, as int32 addition in the reference), over a
+// matrix of runs: out[r * ldo + c] = requant(acc[r * lda + c] + bias[c * bias_step],
 // multiplier[c * mult_step]) for r < rows, c < cols (every row has the same bias / multiplier
 // runs, e.g. one per output channel along a row). bias may be nullptr.
 void RequantizeBiasRowsI32ToU8(const int32_t* acc, int64_t lda, int64_t rows, int64_t cols,

@@ -63,7 +63,7 @@ QMatMulPlan PlanQMatMul(PrepareContext& ctx, int a_in, int b_in, int a_zp_in, in
 
 // QLinearConv's requantization, done by QConvPlan::Run per chunk of output positions while the
 // chunk's int32 sums are in cache: y[n, m, p] = requant(acc + bias[m], mult[m * mult_step]) with
-// kernels::RequantizeBias* (wrapping int32 bias add, then the float64 requantization).
+// kernels::RequantizeBiasRows* (wrapping int32 bias add, then the float64 requantization).
 struct QConvRequant {
   const int32_t* bias = nullptr;  // [out_channels], or nullptr
   const float* mult = nullptr;    // one value (mult_step 0) or one per output channel (1)

@@ -189,12 +189,12 @@ TEST_CASE("RequantizeBias adds the int32 bias with wrapping, then requantizes, o
                                         static_cast<uint32_t>(bias[i * bstep]));
         }
         std::vector<uint8_t> out(static_cast<size_t>(n), 0xAB);
-        RequantizeBiasI32ToU8(acc.data(), n, bias.data(), bstep, m.data(), mstep, 7, 0, 255,
-                              out.data());
+        RequantizeBiasRowsI32ToU8(acc.data(), n, 1, n, bias.data(), bstep, m.data(), mstep, 7, 0,
+                                  255, out.data(), n);
         CHECK(out == RequantizeRef<uint8_t>(sum, m, mstep, 7, 0, 255));
         std::vector<int8_t> outs(static_cast<size_t>(n), 0x5A);
-        RequantizeBiasI32ToI8(acc.data(), n, bias.data(), bstep, m.data(), mstep, -3, -128, 127,
-                              outs.data());
+        RequantizeBiasRowsI32ToI8(acc.data(), n, 1, n, bias.data(), bstep, m.data(), mstep, -3,
+                                  -128, 127, outs.data(), n);
         CHECK(outs == RequantizeRef<int8_t>(sum, m, mstep, -3, -128, 127));
         // The same runs as 3 rows of a strided matrix: every row gets the same result.
         if (n > 0) {
@@ -211,8 +211,8 @@ TEST_CASE("RequantizeBias adds the int32 bias with wrapping, then requantizes, o
           }
         }
         // A null bias is the unbiased requantization.
-        RequantizeBiasI32ToU8(acc.data(), n, nullptr, bstep, m.data(), mstep, 7, 0, 255,
-                              out.data());
+        RequantizeBiasRowsI32ToU8(acc.data(), n, 1, n, nullptr, bstep, m.data(), mstep, 7, 0, 255,
+                                  out.data(), n);
         CHECK(out == RequantizeRef<uint8_t>(acc, m, mstep, 7, 0, 255));
       }
     }
