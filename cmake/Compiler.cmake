@@ -22,16 +22,21 @@ if(EMSCRIPTEN)
   else()
     message(FATAL_ERROR "SIMPLECPP_WASM_EXCEPTIONS must be wasm or js, not '${SIMPLECPP_WASM_EXCEPTIONS}'")
   endif()
-  # SIMPLECPP_WASM_SIZE: compile with SIMPLECPP_WASM_SIZE_OPT (default -Oz) instead of the build
-  # type's -O3, for a smaller .wasm (the JS package): every target except the Highway kernels
-  # (simplecpp_kernels, the hot loops; about a sixth of the code), which keep -O3 unless
-  # SIMPLECPP_WASM_SIZE_KERNELS is ON too. The option comes after CMAKE_CXX_FLAGS_<CONFIG> on the
-  # command line, so it wins.
-  # Default OFF: measured against onnxruntime-web, -Oz on the graph code costs 1.7-2x run time
-  # for 1.2 MB (bench/README.md, "WebAssembly vs onnxruntime-web").
-  option(SIMPLECPP_WASM_SIZE "WebAssembly: compile for size (SIMPLECPP_WASM_SIZE_OPT), kernels excepted" OFF)
-  option(SIMPLECPP_WASM_SIZE_KERNELS "WebAssembly: with SIMPLECPP_WASM_SIZE, compile the kernels for size too" OFF)
-  set(SIMPLECPP_WASM_SIZE_OPT "-Oz" CACHE STRING "WebAssembly compile optimization when SIMPLECPP_WASM_SIZE is ON")
+  # SIMPLECPP_WASM_OPT: how the WebAssembly objects are optimized, for size or for speed.
+  #   speed:    the build type's flags (-O3 in Release) for every source;
+  #   balanced: -Oz for every source except those on the inference hot path, which keep -O3
+  #             (each layer names its hot sources with simplecpp_hot_sources(), below);
+  #   size:     -Oz for every source.
+  # Default balanced: measured against "speed" on the generated models (bench/README.md,
+  # "WebAssembly code size"), it cuts the package's .wasm by a third at the same latency; "size"
+  # is smaller still but 1.2-2x slower. The option comes after CMAKE_CXX_FLAGS_<CONFIG> on the
+  # command line and a hot source's -O3 after it, so each wins in turn.
+  set(SIMPLECPP_WASM_OPT "balanced" CACHE STRING
+      "WebAssembly compile optimization: speed (-O3), balanced (-Oz except hot sources), size (-Oz)")
+  set_property(CACHE SIMPLECPP_WASM_OPT PROPERTY STRINGS speed balanced size)
+  if(NOT SIMPLECPP_WASM_OPT MATCHES "^(speed|balanced|size)$")
+    message(FATAL_ERROR "SIMPLECPP_WASM_OPT must be speed, balanced or size, not '${SIMPLECPP_WASM_OPT}'")
+  endif()
   # SIMD128 selects Highway's WASM target.
   target_compile_options(simplecpp_flags INTERFACE -msimd128 ${simplecpp_wasm_eh})
   # RTTI: off by default on WebAssembly, for every target (library, JS module, tests, CLI): the
@@ -48,11 +53,8 @@ if(EMSCRIPTEN)
   endif()
   target_link_options(simplecpp_flags INTERFACE ${simplecpp_wasm_eh} -sALLOW_MEMORY_GROWTH=1
     -sMAXIMUM_MEMORY=2GB)
-  if(SIMPLECPP_WASM_SIZE AND SIMPLECPP_WASM_SIZE_KERNELS)
-    target_compile_options(simplecpp_flags INTERFACE ${SIMPLECPP_WASM_SIZE_OPT})
-  elseif(SIMPLECPP_WASM_SIZE)
-    target_compile_options(simplecpp_flags INTERFACE
-      "$<$<NOT:$<STREQUAL:$<TARGET_PROPERTY:NAME>,simplecpp_kernels>>:${SIMPLECPP_WASM_SIZE_OPT}>")
+  if(NOT SIMPLECPP_WASM_OPT STREQUAL "speed")
+    target_compile_options(simplecpp_flags INTERFACE -Oz)
   endif()
   # Node programs (tests, CLI) need synchronous compilation (else node tries fetch() on the .wasm
   # path), host file access for tests and model files, exit codes, and getenv() that sees the
@@ -79,3 +81,15 @@ if(SIMPLECPP_FEW_HWY_TARGETS AND NOT EMSCRIPTEN)
   target_compile_definitions(simplecpp_flags INTERFACE
     "HWY_DISABLED_TARGETS=(HWY_SSSE3|HWY_SCALAR|HWY_EMU128|HWY_AVX2|HWY_AVX3)")
 endif()
+
+# simplecpp_hot_sources(file...): sources (relative to the calling CMakeLists.txt) whose code runs
+# on every inference of common models (the GEMM, convolution, float elementwise, normalization,
+# pooling and quantization kernels, the executor and tensors). They keep -O3 when the rest of a
+# WebAssembly build is compiled for size (SIMPLECPP_WASM_OPT=balanced); elsewhere this does nothing.
+function(simplecpp_hot_sources)
+  if(EMSCRIPTEN AND SIMPLECPP_WASM_OPT STREQUAL "balanced")
+    # em++ turns -Oz into -fno-inline-functions too (its INLINING_LIMIT setting), which a later -O3
+    # does not undo: without INLINING_LIMIT=0 the hot sources would keep -Oz's inlining.
+    set_source_files_properties(${ARGN} PROPERTIES COMPILE_OPTIONS "-O3;-sINLINING_LIMIT=0")
+  endif()
+endfunction()

@@ -29,7 +29,7 @@ NATIVE_CLI="${NATIVE_CLI:-}"
 if [ -z "$NATIVE_CLI" ] && [ -x build/bin/simplecpp ]; then NATIVE_CLI="$ROOT/build/bin/simplecpp"; fi
 
 # WASM_CMAKE_ARGS: extra configure options, e.g. "-DSIMPLECPP_WASM_EXCEPTIONS=js" or
-# "-DSIMPLECPP_WASM_SIZE=ON" (cmake/Compiler.cmake, emscripten part).
+# "-DSIMPLECPP_WASM_OPT=speed" (cmake/Compiler.cmake, emscripten part).
 # shellcheck disable=SC2086
 emcmake cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CROSSCOMPILING_EMULATOR="$NODE" -DSIMPLECPP_NATIVE_CLI="$NATIVE_CLI" ${WASM_CMAKE_ARGS:-}

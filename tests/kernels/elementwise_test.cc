@@ -370,6 +370,40 @@ void CheckIntBinary() {
   std::vector<uint8_t> cmp(n);
   Compare<T>(CompareOp::kLessOrEqual, a.data(), 1, b.data(), 1, cmp.data(), n);
   for (int64_t i = 0; i < n; ++i) CHECK(cmp[i] == (a[i] <= b[i] ? 1 : 0));
+
+  // The ops a signed type runs through its unsigned twin's loops (wrapping add/sub/mul, bit ops,
+  // equality), the sign-specific ones beside them, on every operand-step pattern.
+  const uint64_t mask = sizeof(T) == 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * sizeof(T))) - 1;
+  auto bits = [&](T v) { return static_cast<uint64_t>(v) & mask; };
+  const int64_t steps[][2] = {{1, 1}, {0, 1}, {1, 0}, {0, 0}};
+  for (const auto& st : steps) {
+    CAPTURE(st[0]);
+    CAPTURE(st[1]);
+    auto x = [&](int64_t i) { return a[i * st[0]]; };
+    auto y = [&](int64_t i) { return b[i * st[1]]; };
+    Binary<T>(BinaryOp::kSub, a.data(), st[0], b.data(), st[1], out.data(), n);
+    for (int64_t i = 0; i < n; ++i) CHECK(bits(out[i]) == ((bits(x(i)) - bits(y(i))) & mask));
+    Binary<T>(BinaryOp::kAdd, a.data(), st[0], b.data(), st[1], out.data(), n);
+    for (int64_t i = 0; i < n; ++i) CHECK(bits(out[i]) == ((bits(x(i)) + bits(y(i))) & mask));
+    Binary<T>(BinaryOp::kMul, a.data(), st[0], b.data(), st[1], out.data(), n);
+    for (int64_t i = 0; i < n; ++i) CHECK(bits(out[i]) == ((bits(x(i)) * bits(y(i))) & mask));
+    Binary<T>(BinaryOp::kBitwiseAnd, a.data(), st[0], b.data(), st[1], out.data(), n);
+    for (int64_t i = 0; i < n; ++i) CHECK(bits(out[i]) == (bits(x(i)) & bits(y(i))));
+    Binary<T>(BinaryOp::kBitwiseOr, a.data(), st[0], b.data(), st[1], out.data(), n);
+    for (int64_t i = 0; i < n; ++i) CHECK(bits(out[i]) == (bits(x(i)) | bits(y(i))));
+    Binary<T>(BinaryOp::kBitwiseXor, a.data(), st[0], b.data(), st[1], out.data(), n);
+    for (int64_t i = 0; i < n; ++i) CHECK(bits(out[i]) == (bits(x(i)) ^ bits(y(i))));
+    Binary<T>(BinaryOp::kMin, a.data(), st[0], b.data(), st[1], out.data(), n);
+    for (int64_t i = 0; i < n; ++i) CHECK(out[i] == std::min(x(i), y(i)));
+    Compare<T>(CompareOp::kEqual, a.data(), st[0], b.data(), st[1], cmp.data(), n);
+    for (int64_t i = 0; i < n; ++i) CHECK(cmp[i] == (x(i) == y(i) ? 1 : 0));
+    Compare<T>(CompareOp::kLess, a.data(), st[0], b.data(), st[1], cmp.data(), n);
+    for (int64_t i = 0; i < n; ++i) CHECK(cmp[i] == (x(i) < y(i) ? 1 : 0));
+    Compare<T>(CompareOp::kGreater, a.data(), st[0], b.data(), st[1], cmp.data(), n);
+    for (int64_t i = 0; i < n; ++i) CHECK(cmp[i] == (x(i) > y(i) ? 1 : 0));
+    Compare<T>(CompareOp::kGreaterOrEqual, a.data(), st[0], b.data(), st[1], cmp.data(), n);
+    for (int64_t i = 0; i < n; ++i) CHECK(cmp[i] == (x(i) >= y(i) ? 1 : 0));
+  }
 }
 
 TEST_CASE("Binary integer ops with edge cases") {
