@@ -18,7 +18,7 @@ namespace {
 class SerialPool final : public kernels::Parallel {
  public:
   int num_threads() const override { return 1; }
-  void For(int64_t n, const std::function<void(int64_t, int64_t)>& fn) const override {
+  void For(int64_t n, kernels::TaskFn fn) const override {
     if (n > 0) fn(0, n);
   }
 };
@@ -33,7 +33,7 @@ struct ForState {
   std::atomic<int64_t> done{0};
   int64_t n = 0;
   int64_t chunk = 1;
-  const std::function<void(int64_t, int64_t)>* fn = nullptr;
+  const kernels::TaskFn* fn = nullptr;
 
   void Drain() {
     for (;;) {
@@ -50,7 +50,7 @@ class EigenPool final : public kernels::Parallel {
  public:
   explicit EigenPool(int threads) : threads_(threads), pool_(threads - 1) {}
   int num_threads() const override { return threads_; }
-  void For(int64_t n, const std::function<void(int64_t, int64_t)>& fn) const override {
+  void For(int64_t n, kernels::TaskFn fn) const override {
     if (n <= 0) return;
     if (n == 1) {
       fn(0, n);

@@ -7,7 +7,7 @@ namespace {
 class Serial final : public Parallel {
  public:
   int num_threads() const override { return 1; }
-  void For(int64_t num_tasks, const std::function<void(int64_t, int64_t)>& fn) const override {
+  void For(int64_t num_tasks, TaskFn fn) const override {
     if (num_tasks > 0) fn(0, num_tasks);
   }
 };

@@ -5,9 +5,27 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
+#include <type_traits>
 
 namespace simplecpp::kernels {
+
+// What Parallel::For runs: a non-owning reference to a callable fn(begin, end), valid while the
+// callable lives (For returns before the lambda passed to it goes away). Unlike std::function it
+// never copies the callable or allocates, and each lambda costs one small call trampoline instead
+// of std::function's clone/destroy machinery (that machinery was about 80 KB of the .wasm).
+class TaskFn {
+ public:
+  template <typename F, typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, TaskFn>>>
+  TaskFn(const F& f)  // NOLINT(google-explicit-constructor): lambdas convert implicitly
+      : callable_(&f), call_([](const void* callable, int64_t begin, int64_t end) {
+          (*static_cast<const F*>(callable))(begin, end);
+        }) {}
+  void operator()(int64_t begin, int64_t end) const { call_(callable_, begin, end); }
+
+ private:
+  const void* callable_;
+  void (*call_)(const void*, int64_t, int64_t);
+};
 
 class Parallel {
  public:
@@ -15,7 +33,7 @@ class Parallel {
   virtual int num_threads() const = 0;
   // Calls fn(begin, end) over disjoint sub-ranges covering [0, num_tasks); may run concurrently.
   // Returns when every task is done. fn must not throw.
-  virtual void For(int64_t num_tasks, const std::function<void(int64_t, int64_t)>& fn) const = 0;
+  virtual void For(int64_t num_tasks, TaskFn fn) const = 0;
 };
 
 // Runs every task on the calling thread.

@@ -32,9 +32,7 @@ class SubgraphBody {
   class ForwardingParallel final : public kernels::Parallel {
    public:
     int num_threads() const override { return target->num_threads(); }
-    void For(int64_t n, const std::function<void(int64_t, int64_t)>& fn) const override {
-      target->For(n, fn);
-    }
+    void For(int64_t n, kernels::TaskFn fn) const override { target->For(n, fn); }
     const kernels::Parallel* target = nullptr;
   };
   struct Pooled {

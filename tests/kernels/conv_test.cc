@@ -188,7 +188,7 @@ TEST_CASE("DepthwiseConvF32 3x3 rows of every width around the vector length") {
 class ReverseParallel final : public Parallel {
  public:
   int num_threads() const override { return 2; }
-  void For(int64_t num_tasks, const std::function<void(int64_t, int64_t)>& fn) const override {
+  void For(int64_t num_tasks, kernels::TaskFn fn) const override {
 #if !defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__)
     std::thread other([&] {
       for (int64_t i = num_tasks - 2; i >= 0; i -= 2) fn(i, i + 1);

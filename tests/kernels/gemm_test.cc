@@ -24,7 +24,7 @@ class TestParallel final : public Parallel {
  public:
   explicit TestParallel(int threads) : threads_(threads) {}
   int num_threads() const override { return threads_; }
-  void For(int64_t num_tasks, const std::function<void(int64_t, int64_t)>& fn) const override {
+  void For(int64_t num_tasks, kernels::TaskFn fn) const override {
 #if !defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__)
     std::vector<std::thread> pool;
     for (int t = 0; t < threads_; ++t) {

@@ -118,7 +118,7 @@ TEST_CASE("TransposeBytes: results do not depend on the thread count") {
   // A Parallel that runs tasks out of order, one at a time, as a pool might.
   struct Reversed : simplecpp::kernels::Parallel {
     int num_threads() const override { return 4; }
-    void For(int64_t n, const std::function<void(int64_t, int64_t)>& fn) const override {
+    void For(int64_t n, simplecpp::kernels::TaskFn fn) const override {
       for (int64_t t = n; t-- > 0;) fn(t, t + 1);
     }
   } reversed;
