@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "graph/ir.h"
+#include "graph/shared_fn.h"
 #include "kernels/parallel.h"
 #include "simplecpp/error.h"
 #include "simplecpp/tensor.h"
@@ -260,7 +261,7 @@ class RunContext {
   const kernels::Parallel* parallel_;
 };
 
-using RunFn = std::function<void(RunContext&)>;
+using RunFn = SharedFn<void(RunContext&)>;
 
 struct PlanOptions;
 using OpsetMap = std::map<std::string, int64_t>;  // canonical domain -> version
@@ -308,7 +309,7 @@ class Op {
   virtual const elementwise::FusibleBinary* AsFusibleBinary() const { return nullptr; }
 };
 
-using OpFactory = std::function<std::unique_ptr<Op>(const OpInit&)>;
+using OpFactory = SharedFn<std::unique_ptr<Op>(const OpInit&)>;
 
 // Identity for sequence and optional values (graph/ops/sequence.cc). The executor uses it for an
 // Identity node whose input is not a tensor (the registered Identity is tensor-only).
