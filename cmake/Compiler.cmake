@@ -34,6 +34,8 @@ if(EMSCRIPTEN)
   set(SIMPLECPP_WASM_OPT "balanced" CACHE STRING
       "WebAssembly compile optimization: speed (-O3), balanced (-Oz except hot sources), size (-Oz)")
   set_property(CACHE SIMPLECPP_WASM_OPT PROPERTY STRINGS speed balanced size)
+  set(SIMPLECPP_WASM_HOT_OPT "-O3" CACHE STRING
+      "WebAssembly, SIMPLECPP_WASM_OPT=balanced: the optimization level of the hot sources")
   if(NOT SIMPLECPP_WASM_OPT MATCHES "^(speed|balanced|size)$")
     message(FATAL_ERROR "SIMPLECPP_WASM_OPT must be speed, balanced or size, not '${SIMPLECPP_WASM_OPT}'")
   endif()
@@ -90,6 +92,7 @@ function(simplecpp_hot_sources)
   if(EMSCRIPTEN AND SIMPLECPP_WASM_OPT STREQUAL "balanced")
     # em++ turns -Oz into -fno-inline-functions too (its INLINING_LIMIT setting), which a later -O3
     # does not undo: without INLINING_LIMIT=0 the hot sources would keep -Oz's inlining.
-    set_source_files_properties(${ARGN} PROPERTIES COMPILE_OPTIONS "-O3;-sINLINING_LIMIT=0")
+    set_property(SOURCE ${ARGN} APPEND PROPERTY COMPILE_OPTIONS
+                 "${SIMPLECPP_WASM_HOT_OPT};-sINLINING_LIMIT=0")
   endif()
 endfunction()

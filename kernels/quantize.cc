@@ -114,6 +114,32 @@ int64_t DequantizeI8ToF32Impl(const int8_t* q, int64_t n, const float* scale, in
   return Dequantize8Vec(q, n, scale, scale_step, zp, zp_step, out);
 }
 
+// ScaleI32RowsToF32 (kernels/quantize.h): Mul then Add in separate instructions, as the scalar
+// tail computes them; int32 -> float32 rounds to nearest even in both.
+void ScaleI32RowsToF32Impl(const int32_t* HWY_RESTRICT acc, int64_t rows, int64_t n,
+                           const float* HWY_RESTRICT mult, int64_t mult_step,
+                           const float* HWY_RESTRICT bias, float* HWY_RESTRICT y) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  const auto m0 = hn::Set(df, mult[0]);
+  for (int64_t r = 0; r < rows; ++r) {
+    const int32_t* a = acc + r * n;
+    float* o = y + r * n;
+    int64_t j = 0;
+    for (; j + N <= n; j += N) {
+      auto v = hn::Mul(hn::ConvertTo(df, hn::LoadU(di, a + j)),
+                       mult_step != 0 ? hn::LoadU(df, mult + j) : m0);
+      if (bias != nullptr) v = hn::Add(v, hn::LoadU(df, bias + j));
+      hn::StoreU(v, df, o + j);
+    }
+    for (; j < n; ++j) {
+      const float v = static_cast<float>(a[j]) * mult[j * mult_step];
+      o[j] = bias != nullptr ? v + bias[j] : v;
+    }
+  }
+}
+
 // Requantization in float32 lanes that gives the float64 reference's result exactly, for
 // 8-bit outputs (|zp|, |lo|, |hi| <= 256) and multipliers m with 2^-60 <= |m| <= 2^60:
 //   f = float32 fma(float(acc), m, zp) (Mul then Add where the target has no FMA).
@@ -325,6 +351,13 @@ HWY_EXPORT(DequantizeI8ToF32Impl);
 HWY_EXPORT(RequantizeI32ToI8Impl);
 HWY_EXPORT(MinMaxF32Impl);
 HWY_EXPORT(SumBytesImpl);
+HWY_EXPORT(ScaleI32RowsToF32Impl);
+
+void ScaleI32RowsToF32(const int32_t* acc, int64_t rows, int64_t n, const float* mult,
+                       int64_t mult_step, const float* bias, float* y) {
+  if (rows <= 0 || n <= 0) return;
+  HWY_DYNAMIC_DISPATCH(ScaleI32RowsToF32Impl)(acc, rows, n, mult, mult_step, bias, y);
+}
 
 void QuantizeF32ToI32(const float* x, int64_t n, const float* scale, int64_t scale_step,
                       const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi, int32_t* out) {

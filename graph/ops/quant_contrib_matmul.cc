@@ -73,32 +73,17 @@ std::vector<float> ColumnMultipliers(float a_scale, const std::vector<float>& b_
   return m;
 }
 
-// y[r, j] = float(acc[r, j]) * mult[j * mstep] + bias[j] (bias may be nullptr); rows of n.
-void ScaleRows(const int32_t* acc, int64_t rows, int64_t n, const float* mult, int64_t mstep,
-               const float* bias, float* y) {
-  // One loop per case, so that each is a plain vectorizable loop (the same two roundings,
-  // product then sum, in every case; the build is ISO C++, so nothing contracts them to an FMA).
-  for (int64_t r = 0; r < rows; ++r) {
-    const int32_t* a = acc + r * n;
-    float* o = y + r * n;
-    if (mstep == 1 && bias != nullptr) {
-      for (int64_t j = 0; j < n; ++j) {
-        const float v = static_cast<float>(a[j]) * mult[j];
-        o[j] = v + bias[j];
-      }
-    } else if (mstep == 1) {
-      for (int64_t j = 0; j < n; ++j) o[j] = static_cast<float>(a[j]) * mult[j];
-    } else if (bias != nullptr) {
-      const float m0 = mult[0];
-      for (int64_t j = 0; j < n; ++j) {
-        const float v = static_cast<float>(a[j]) * m0;
-        o[j] = v + bias[j];
-      }
-    } else {
-      const float m0 = mult[0];
-      for (int64_t j = 0; j < n; ++j) o[j] = static_cast<float>(a[j]) * m0;
-    }
-  }
+// y[r, j] = float(acc[r, j]) * mult[j * mstep] + bias[j] (bias may be nullptr); rows of n, in
+// tasks of whole rows (about 16K elements each, boundaries independent of the thread count).
+void ScaleRows(const kernels::Parallel& par, const int32_t* acc, int64_t rows, int64_t n,
+               const float* mult, int64_t mstep, const float* bias, float* y) {
+  const int64_t rows_per_task = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, n));
+  const int64_t tasks = (rows + rows_per_task - 1) / rows_per_task;
+  par.For(tasks, [&](int64_t begin, int64_t end) {
+    const int64_t r0 = begin * rows_per_task;
+    const int64_t r1 = std::min(rows, end * rows_per_task);
+    kernels::ScaleI32RowsToF32(acc + r0 * n, r1 - r0, n, mult, mstep, bias, y + r0 * n);
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -151,8 +136,9 @@ class MatMulIntegerToFloatOp final : public Op {
       plan->Run(rc.parallel(), rc.input(0).raw_data(), rc.input(1).raw_data(),
                 has_za ? za.data() : nullptr, has_zb ? zb.data() : nullptr, acc.data<int32_t>());
       const int64_t n = plan->n;
-      ScaleRows(acc.data<int32_t>(), total / n, n, mult.data(), mult.size() > 1 ? 1 : 0,
-                has_bias ? rc.input(6).data<float>() : nullptr, rc.output(0).data<float>());
+      ScaleRows(rc.parallel(), acc.data<int32_t>(), total / n, n, mult.data(),
+                mult.size() > 1 ? 1 : 0, has_bias ? rc.input(6).data<float>() : nullptr,
+                rc.output(0).data<float>());
     };
   }
 };
@@ -210,8 +196,9 @@ class DynamicQuantizeMatMulOp final : public Op {
       plan->Run(rc.parallel(), qa.raw_data(), rc.input(1).raw_data(), &za,
                 has_zb ? zb.data() : nullptr, acc.data<int32_t>());
       const int64_t n = plan->n;
-      ScaleRows(acc.data<int32_t>(), total / n, n, mult.data(), mult.size() > 1 ? 1 : 0,
-                has_bias ? rc.input(4).data<float>() : nullptr, rc.output(0).data<float>());
+      ScaleRows(rc.parallel(), acc.data<int32_t>(), total / n, n, mult.data(),
+                mult.size() > 1 ? 1 : 0, has_bias ? rc.input(4).data<float>() : nullptr,
+                rc.output(0).data<float>());
     };
   }
 };
@@ -329,7 +316,8 @@ class QGemmOp final : public Op {
           ColumnMultipliers(ScalesAsF32(rc.input(1))[0], ScalesAsF32(rc.input(4)), alpha);
       const int64_t mstep = mult.size() > 1 ? 1 : 0;
       if (out == DType::kFloat32) {
-        ScaleRows(acc, m, n, mult.data(), mstep, nullptr, rc.output(0).data<float>());
+        ScaleRows(rc.parallel(), acc, m, n, mult.data(), mstep, nullptr,
+                  rc.output(0).data<float>());
         return;
       }
       const float y_scale = ScalesAsF32(rc.input(7))[0];

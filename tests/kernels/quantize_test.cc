@@ -371,6 +371,45 @@ TEST_CASE("8-bit Dequantize matches the scalar formula on every target") {
   }
 }
 
+TEST_CASE("ScaleI32RowsToF32 matches product-then-sum in float32 on every target") {
+  std::mt19937 rng(22);
+  std::uniform_int_distribution<int32_t> accd(std::numeric_limits<int32_t>::min(),
+                                              std::numeric_limits<int32_t>::max());
+  std::uniform_real_distribution<float> md(-2e-3f, 2e-3f), bd(-4.0f, 4.0f);
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (int64_t rows : {1, 3}) {
+      for (int64_t n : {1, 3, 4, 15, 16, 17, 33, 70}) {
+        for (int mode = 0; mode < 4; ++mode) {
+          CAPTURE(rows);
+          CAPTURE(n);
+          CAPTURE(mode);
+          const bool per_column = mode & 1, with_bias = mode & 2;
+          std::vector<int32_t> acc(static_cast<size_t>(rows * n));
+          for (auto& v : acc) v = accd(rng) >> (rng() % 31);  // every magnitude, both signs
+          acc[0] = std::numeric_limits<int32_t>::min();
+          acc.back() = std::numeric_limits<int32_t>::max();
+          std::vector<float> mult(per_column ? n : 1), bias(n);
+          for (auto& v : mult) v = md(rng);
+          for (auto& v : bias) v = bd(rng);
+          const int64_t mstep = per_column ? 1 : 0;
+          const float* b = with_bias ? bias.data() : nullptr;
+          std::vector<float> y(acc.size(), -1.0f);
+          ScaleI32RowsToF32(acc.data(), rows, n, mult.data(), mstep, b, y.data());
+          for (int64_t r = 0; r < rows; ++r) {
+            for (int64_t j = 0; j < n; ++j) {
+              const float product = static_cast<float>(acc[r * n + j]) * mult[j * mstep];
+              const float want = with_bias ? product + bias[j] : product;
+              CHECK(y[r * n + j] == want);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("MinMaxF32 skips NaN") {
   const std::vector<float> x = {std::nanf(""), 3.0f, -2.0f, std::nanf("")};
   float lo = 1, hi = 1;
