@@ -317,7 +317,12 @@ std::unique_ptr<Op> MakeValueIdentityOp(const OpInit& init);
 
 template <typename OpT>
 OpFactory MakeFactory() {
-  return [](const OpInit& init) -> std::unique_ptr<Op> { return std::make_unique<OpT>(init); };
+  // A plain function pointer, not a lambda: every factory made here shares one SharedFn
+  // instantiation (a lambda type per op would each bring its own).
+  std::unique_ptr<Op> (*create)(const OpInit&) = [](const OpInit& init) -> std::unique_ptr<Op> {
+    return std::make_unique<OpT>(init);
+  };
+  return create;
 }
 
 // Small helpers used by many ops.
