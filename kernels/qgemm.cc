@@ -792,6 +792,30 @@ inline void CopyShort(uint8_t* HWY_RESTRICT d, const uint8_t* HWY_RESTRICT s, in
   }
 }
 
+// count copies of n bytes: d + i * dstep <- s + i * sstep. The size test sits outside the loop.
+inline void CopyRowsShort(uint8_t* HWY_RESTRICT d, int64_t dstep, const uint8_t* HWY_RESTRICT s,
+                          int64_t sstep, int64_t n, int64_t count) {
+  if (n >= 8 && n <= 16) {
+    for (int64_t i = 0; i < count; ++i, d += dstep, s += sstep) {
+      uint64_t a, b;
+      std::memcpy(&a, s, 8);
+      std::memcpy(&b, s + n - 8, 8);
+      std::memcpy(d, &a, 8);
+      std::memcpy(d + n - 8, &b, 8);
+    }
+  } else if (n >= 4 && n < 8) {
+    for (int64_t i = 0; i < count; ++i, d += dstep, s += sstep) {
+      uint32_t a, b;
+      std::memcpy(&a, s, 4);
+      std::memcpy(&b, s + n - 4, 4);
+      std::memcpy(d, &a, 4);
+      std::memcpy(d + n - 4, &b, 4);
+    }
+  } else {
+    for (int64_t i = 0; i < count; ++i, d += dstep, s += sstep) CopyShort(d, s, n);
+  }
+}
+
 inline void FillShort(uint8_t* d, uint8_t v, int64_t n) {
   if (n >= 16) {
     std::memset(d, v, static_cast<size_t>(n));
@@ -845,14 +869,27 @@ void Im2RowBytesChannelsLast(const ConvGeometry& g, const uint8_t* xt, int64_t c
             continue;
           }
           const uint8_t* src = xt + (i0 * in[1] + i1) * in[2] * c;
+          // Positions [j_lo, j_hi) have all taps of the kernel row inside the image and adjacent
+          // (no dilation): one contiguous copy each, in a loop without per-position tests.
+          int64_t j_lo = run, j_hi = run;
+          if (dil[2] == 1) {
+            auto inside = [&](int64_t j) {
+              const int64_t b2 = (o2_first + j) * str[2] - pad[2];
+              return b2 >= 0 && b2 + ker[2] <= in[2];
+            };
+            j_lo = 0;
+            while (j_lo < run && !inside(j_lo)) ++j_lo;
+            j_hi = run;
+            while (j_hi > j_lo && !inside(j_hi - 1)) --j_hi;
+            CopyRowsShort(r + j_lo * row_len, row_len,
+                          src + ((o2_first + j_lo) * str[2] - pad[2]) * c, str[2] * c, krow,
+                          j_hi - j_lo);
+          }
           for (int64_t j = 0; j < run; ++j) {
+            if (j == j_lo) j = j_hi;  // done above
+            if (j >= run) break;
             const int64_t b2 = (o2_first + j) * str[2] - pad[2];
             uint8_t* rj = r + j * row_len;
-            // All taps of the kernel row inside the image and adjacent: one contiguous copy.
-            if (dil[2] == 1 && b2 >= 0 && b2 + ker[2] <= in[2]) {
-              CopyShort(rj, src + b2 * c, krow);
-              continue;
-            }
             for (int64_t k2 = 0; k2 < ker[2]; ++k2) {
               const int64_t i2 = b2 + k2 * dil[2];
               if (i2 >= 0 && i2 < in[2]) {
