@@ -12,9 +12,19 @@ const OpRegistry& OpRegistry::Global() {
   return *registry;
 }
 
-void OpRegistry::Register(const std::string& domain, const std::string& op_type,
-                          int since_version, OpFactory factory) {
-  entries_[{CanonicalDomain(domain), op_type}][since_version] = std::move(factory);
+void OpRegistry::Register(const std::string& domain, const std::string& op_type, int since_version,
+                          const OpFactory& factory) {
+  entries_[{CanonicalDomain(domain), op_type}][since_version] = factory;
+}
+
+void OpRegistry::Register(const char* domain, const char* op_type, int since_version,
+                          const OpFactory& factory) {
+  Register(std::string(domain), std::string(op_type), since_version, factory);
+}
+
+void OpRegistry::RegisterVersions(const char* domain, const char* op_type,
+                                  std::initializer_list<int> versions, const OpFactory& factory) {
+  for (int v : versions) Register(domain, op_type, v, factory);
 }
 
 const OpFactory* OpRegistry::Find(const std::string& domain, const std::string& op_type,

@@ -18,9 +18,9 @@ void RegisterConstantOps(OpRegistry& registry);  // tensor_constant.cc
 
 // Registers one factory for several since_versions.
 template <typename OpT>
-void RegisterVersions(OpRegistry& registry, const std::string& op_type,
+void RegisterVersions(OpRegistry& registry, const char* op_type,
                       std::initializer_list<int> versions) {
-  for (int v : versions) registry.Register("", op_type, v, MakeFactory<OpT>());
+  registry.RegisterVersions("", op_type, versions, MakeFactory<OpT>());
 }
 
 // True for the dtypes the data movement kernels handle: whole-byte elements and strings.
