@@ -26,7 +26,8 @@ if(EMSCRIPTEN)
   #   speed:    the build type's flags (-O3 in Release) for every source;
   #   balanced: -Oz for every source except those on the inference hot path, which keep -O3
   #             (each layer names its hot sources with simplecpp_hot_sources(), below);
-  #   size:     -Oz for every source.
+  #   size:     -Oz for every source, the smaller forms of code marked SIMPLECPP_OPTIMIZE_FOR_SIZE,
+  #             and (simplecpp/js/CMakeLists.txt) binaryen -Oz, emmalloc for the JS package.
   # Default balanced: measured against "speed" on the generated models (bench/README.md,
   # "WebAssembly code size"), it cuts the package's .wasm by a third at the same latency; "size"
   # is smaller still but 1.2-2x slower. The option comes after CMAKE_CXX_FLAGS_<CONFIG> on the
@@ -57,6 +58,10 @@ if(EMSCRIPTEN)
     -sMAXIMUM_MEMORY=2GB)
   if(NOT SIMPLECPP_WASM_OPT STREQUAL "speed")
     target_compile_options(simplecpp_flags INTERFACE -Oz)
+  endif()
+  if(SIMPLECPP_WASM_OPT STREQUAL "size")
+    # Code that has a smaller form for the same results picks it (e.g. kernels/elementwise_scalar.h).
+    target_compile_definitions(simplecpp_flags INTERFACE SIMPLECPP_OPTIMIZE_FOR_SIZE=1)
   endif()
   # Node programs (tests, CLI) need synchronous compilation (else node tries fetch() on the .wasm
   # path), host file access for tests and model files, exit codes, and getenv() that sees the

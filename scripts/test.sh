@@ -9,7 +9,8 @@
 #      build without fuzzing. Set SIMPLECPP_ASAN_CONFORMANCE=0 to leave the conformance run out;
 #   3. ThreadSanitizer build of the concurrency test (scripts/tsan-test.sh, counted as one test);
 #   4. WebAssembly build in build-wasm/ with emscripten, tested under node (scripts/wasm-test.sh and
-#      scripts/wasm-golden.sh, one test each; SIMPLECPP_WASM=0 leaves this stage out).
+#      scripts/wasm-golden.sh, one test each), and the size-optimized package in build-wasm-size/
+#      (one test); SIMPLECPP_WASM=0 leaves this stage out.
 # The conformance data is $SIMPLECPP_ONNX_TESTS (default: ../shared/onnx-tests when present);
 # without it that test reports "skipping" and passes. Prints "N passed, N failed" (ctest tests of
 # both builds) last and exits non-zero on any build or test failure (a failed Release build stops
@@ -144,6 +145,17 @@ if [ "${SIMPLECPP_WASM:-1}" != 0 ]; then
     total_failed=$((total_failed + 1))
   fi
   if JOBS=$jobs bash scripts/wasm-golden.sh build build-wasm; then
+    total_passed=$((total_passed + 1))
+  else
+    total_failed=$((total_failed + 1))
+  fi
+  # The size-optimized package (SIMPLECPP_WASM_OPT=size, build-wasm-size/): its own objects and
+  # code paths (strided generic loops, emmalloc), checked by the CLI, conformance and JS API
+  # ctests, the npm package and the golden comparison (the unit-test binary is left out for time).
+  if NATIVE_CLI="$root/build/bin/simplecpp" JOBS=$jobs WASM_CMAKE_ARGS="-DSIMPLECPP_WASM_OPT=size" \
+       WASM_TARGETS="simplecpp_cli simplecpp_wasm" WASM_CTESTS="cli_run|js_api" \
+       bash scripts/wasm-test.sh build-wasm-size &&
+     JOBS=$jobs bash scripts/wasm-golden.sh build build-wasm-size; then
     total_passed=$((total_passed + 1))
   else
     total_failed=$((total_failed + 1))
