@@ -72,23 +72,24 @@ void IsNaNF32(const float* x, uint8_t* out, int64_t n) {
 void IsNaNF64(const double* x, uint8_t* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = std::isnan(x[i]) ? 1 : 0;
 }
-void IsInfF32(const float* x, uint8_t* out, int64_t n, bool positive, bool negative) {
+namespace {
+template <typename F>
+void IsInfFloat(const F* x, uint8_t* out, int64_t n, bool positive, bool negative) {
   for (int64_t i = 0; i < n; ++i) {
-    const float v = x[i];
-    out[i] = ((positive && v == std::numeric_limits<float>::infinity()) ||
-              (negative && v == -std::numeric_limits<float>::infinity()))
+    const F v = x[i];
+    out[i] = ((positive && v == std::numeric_limits<F>::infinity()) ||
+              (negative && v == -std::numeric_limits<F>::infinity()))
                  ? 1
                  : 0;
   }
 }
+}  // namespace
+
+void IsInfF32(const float* x, uint8_t* out, int64_t n, bool positive, bool negative) {
+  IsInfFloat(x, out, n, positive, negative);
+}
 void IsInfF64(const double* x, uint8_t* out, int64_t n, bool positive, bool negative) {
-  for (int64_t i = 0; i < n; ++i) {
-    const double v = x[i];
-    out[i] = ((positive && v == std::numeric_limits<double>::infinity()) ||
-              (negative && v == -std::numeric_limits<double>::infinity()))
-                 ? 1
-                 : 0;
-  }
+  IsInfFloat(x, out, n, positive, negative);
 }
 
 namespace {

@@ -792,25 +792,28 @@ inline void CopyShort(uint8_t* HWY_RESTRICT d, const uint8_t* HWY_RESTRICT s, in
   }
 }
 
+// count copies of n bytes (sizeof(Word) <= n <= 2 sizeof(Word)): d + i * dstep <- s + i * sstep,
+// each as two overlapping words.
+template <typename Word>
+inline void CopyRowsTwoWords(uint8_t* HWY_RESTRICT d, int64_t dstep, const uint8_t* HWY_RESTRICT s,
+                             int64_t sstep, int64_t n, int64_t count) {
+  constexpr int64_t w = sizeof(Word);
+  for (int64_t i = 0; i < count; ++i, d += dstep, s += sstep) {
+    Word first, last;
+    std::memcpy(&first, s, w);
+    std::memcpy(&last, s + n - w, w);
+    std::memcpy(d, &first, w);
+    std::memcpy(d + n - w, &last, w);
+  }
+}
+
 // count copies of n bytes: d + i * dstep <- s + i * sstep. The size test sits outside the loop.
 inline void CopyRowsShort(uint8_t* HWY_RESTRICT d, int64_t dstep, const uint8_t* HWY_RESTRICT s,
                           int64_t sstep, int64_t n, int64_t count) {
   if (n >= 8 && n <= 16) {
-    for (int64_t i = 0; i < count; ++i, d += dstep, s += sstep) {
-      uint64_t a, b;
-      std::memcpy(&a, s, 8);
-      std::memcpy(&b, s + n - 8, 8);
-      std::memcpy(d, &a, 8);
-      std::memcpy(d + n - 8, &b, 8);
-    }
+    CopyRowsTwoWords<uint64_t>(d, dstep, s, sstep, n, count);
   } else if (n >= 4 && n < 8) {
-    for (int64_t i = 0; i < count; ++i, d += dstep, s += sstep) {
-      uint32_t a, b;
-      std::memcpy(&a, s, 4);
-      std::memcpy(&b, s + n - 4, 4);
-      std::memcpy(d, &a, 4);
-      std::memcpy(d + n - 4, &b, 4);
-    }
+    CopyRowsTwoWords<uint32_t>(d, dstep, s, sstep, n, count);
   } else {
     for (int64_t i = 0; i < count; ++i, d += dstep, s += sstep) CopyShort(d, s, n);
   }
