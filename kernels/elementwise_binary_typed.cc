@@ -32,10 +32,12 @@ void Binary(BinaryOp op, const T* a, int64_t a_step, const T* b, int64_t b_step,
   if constexpr (std::is_same_v<T, float>) {
     return BinaryF32(op, a, a_step, b, b_step, out, n);
   } else {
-    using U = std::make_unsigned_t<std::conditional_t<std::is_integral_v<T>, T, int>>;
-    if (kSignedInteger<T> && SignAgnostic(op)) {
-      return Binary<U>(op, reinterpret_cast<const U*>(a), a_step, reinterpret_cast<const U*>(b),
-                       b_step, reinterpret_cast<U*>(out), n);
+    if constexpr (kSignedInteger<T>) {
+      if (SignAgnostic(op)) {
+        using U = std::make_unsigned_t<T>;
+        return Binary<U>(op, reinterpret_cast<const U*>(a), a_step, reinterpret_cast<const U*>(b),
+                         b_step, reinterpret_cast<U*>(out), n);
+      }
     }
     // The op switch sits outside the loops: each case is its own (vectorizable) loop; a signed
     // type compiles no loop for the sign-agnostic ops.

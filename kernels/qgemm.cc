@@ -872,6 +872,19 @@ void Im2RowBytesChannelsLast(const ConvGeometry& g, const uint8_t* xt, int64_t c
             continue;
           }
           const uint8_t* src = xt + (i0 * in[1] + i1) * in[2] * c;
+          // Tap by tap, for positions whose kernel row crosses the image border or is dilated.
+          auto copy_taps = [&](int64_t j) {
+            const int64_t b2 = (o2_first + j) * str[2] - pad[2];
+            uint8_t* rj = r + j * row_len;
+            for (int64_t k2 = 0; k2 < ker[2]; ++k2) {
+              const int64_t i2 = b2 + k2 * dil[2];
+              if (i2 >= 0 && i2 < in[2]) {
+                CopyShort(rj + k2 * c, src + i2 * c, c);
+              } else {
+                FillShort(rj + k2 * c, pad_value, c);
+              }
+            }
+          };
           // Positions [j_lo, j_hi) have all taps of the kernel row inside the image and adjacent
           // (no dilation): one contiguous copy each, in a loop without per-position tests.
           int64_t j_lo = run, j_hi = run;
@@ -884,24 +897,14 @@ void Im2RowBytesChannelsLast(const ConvGeometry& g, const uint8_t* xt, int64_t c
             while (j_lo < run && !inside(j_lo)) ++j_lo;
             j_hi = run;
             while (j_hi > j_lo && !inside(j_hi - 1)) --j_hi;
+          }
+          for (int64_t j = 0; j < j_lo; ++j) copy_taps(j);
+          if (j_hi > j_lo) {
             CopyRowsShort(r + j_lo * row_len, row_len,
                           src + ((o2_first + j_lo) * str[2] - pad[2]) * c, str[2] * c, krow,
                           j_hi - j_lo);
           }
-          for (int64_t j = 0; j < run; ++j) {
-            if (j == j_lo) j = j_hi;  // done above
-            if (j >= run) break;
-            const int64_t b2 = (o2_first + j) * str[2] - pad[2];
-            uint8_t* rj = r + j * row_len;
-            for (int64_t k2 = 0; k2 < ker[2]; ++k2) {
-              const int64_t i2 = b2 + k2 * dil[2];
-              if (i2 >= 0 && i2 < in[2]) {
-                CopyShort(rj + k2 * c, src + i2 * c, c);
-              } else {
-                FillShort(rj + k2 * c, pad_value, c);
-              }
-            }
-          }
+          for (int64_t j = j_hi; j < run; ++j) copy_taps(j);
         }
       }
       q += run;
