@@ -430,6 +430,13 @@ void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const in
   // uint8 A whose K needs no padding already is a' (the VNNI core's operand): the tiles read it
   // in place, and only its row sums are computed.
   const bool a_in_place = sizeof(TA) == 1 && !a_signed && k == kp;
+  // The row sums only enter through zb' * rowsum: with every zb' zero (int8 B with zero points
+  // 0, the symmetric weights quantizers write) the in-place path skips computing them.
+  bool all_zb_zero = true;
+  for (int64_t j = 0; j < n && all_zb_zero; ++j) {
+    all_zb_zero = (b_zp ? b_zp[b_zp_step * j] : 0) + b_shift == 0;
+    if (b_zp_step == 0) break;
+  }
   auto task = [&](int64_t t0, int64_t t1) {
     std::unique_ptr<TA[]> wa(a_in_place ? nullptr
                                         : new TA[static_cast<size_t>(kMB * kp + kNormalizeSlack)]);
@@ -442,7 +449,9 @@ void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const in
       const int64_t m0 = rb * kMB, rows = std::min(m, m0 + kMB) - m0;
       const int64_t n0 = cblk * kNB, cols = std::min(n, n0 + kNB) - n0;
       if (rb != packed_rb) {
-        if (a_in_place) {
+        if (a_in_place && all_zb_zero) {
+          std::fill(rowsum, rowsum + rows, 0u);
+        } else if (a_in_place) {
           RowSumsU8(static_cast<const uint8_t*>(a) + m0 * lda, lda, rows, k, rowsum);
         } else {
           NormalizeRows<TA>(a, a_signed, lda, m0, rows, k, kp, wa.get(), rowsum);

@@ -140,16 +140,33 @@ void ScaleI32RowsToF32Impl(const int32_t* HWY_RESTRICT acc, int64_t rows, int64_
   }
 }
 
+// The low byte of each uint32 lane of a full vector. On AVX3 / AVX3_DL one vpmovdb: Highway
+// 1.0.3's TruncateTo(uint8, Vec512<uint32_t>) on AVX3_DL permutes 32-bit lanes with byte indices
+// and returns wrong bytes (found by the requantization test).
+template <class D8, class VU32>
+HWY_INLINE hn::Vec<D8> LowBytes(D8 d8, VU32 v) {
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  static_assert(sizeof(v) == 64, "full 512-bit vectors only");
+  (void)d8;
+  return hn::Vec<D8>{_mm512_cvtepi32_epi8(v.raw)};
+#else
+  return hn::TruncateTo(d8, v);
+#endif
+}
+
 // Requantization in float32 lanes that gives the float64 reference's result exactly, for
 // 8-bit outputs (|zp|, |lo|, |hi| <= 256) and multipliers m with 2^-60 <= |m| <= 2^60:
-//   f = float32 fma(float(acc), m, zp) (Mul then Add where the target has no FMA).
-// When |acc| < 2^24, float(acc) is exact, and for |f| <= 257 the error of f against the exact
-// t = acc * m + zp is below 2^-14 (the double reference's own error is below 2^-36). So where f
-// is farther than 2^-12 from every half-integer, round_half_even(f) is the reference's integer;
-// a lane beyond [lo - 1, hi + 1] clamps to the same bound as the reference (rounding is
-// monotonic). A vector with a lane that cannot be decided this way (|acc| >= 2^24, or f near a
-// half-integer inside the range: about 1 in 4000 lanes for random values) goes through the
-// scalar reference whole. So every target, WASM included, gives the reference's bits.
+//   f = float32 fma(float(acc), m, zp) (Mul then Add where the target has no FMA), clamped to
+//   [lo, hi], then rounded half to even.
+// Where the exact t = acc * m + zp lies within [lo - 1, hi + 1], |acc * m| <= 513, so f's
+// error against t (the rounding of float(acc), of the product and of the sum) is below 2^-14,
+// and the double reference's own error is below 2^-36. So where the clamped f is farther than
+// 2^-12 from every half-integer, its rounding is the reference's integer. Where t lies beyond
+// that range, f (relative error below 2^-22) lies beyond [lo - 0.5, hi + 0.5] on the same side
+// and clamps to the same bound as the reference (rounding is monotonic); a clamped lane is an
+// integer, never undecided. A vector with an undecided lane (about 1 in 4000 lanes for random
+// values) goes through the scalar reference whole. So every target, WASM included, gives the
+// reference's bits.
 template <typename T>
 int64_t RequantizeF32Vec(const int32_t* HWY_RESTRICT acc, int64_t n,
                          const int32_t* HWY_RESTRICT bias, int64_t bias_step,
@@ -157,14 +174,15 @@ int64_t RequantizeF32Vec(const int32_t* HWY_RESTRICT acc, int64_t n,
                          int32_t hi, T* HWY_RESTRICT out) {
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
+  const hn::RebindToUnsigned<decltype(di)> du;
+  const hn::Rebind<uint8_t, decltype(di)> d8;
   const hn::Rebind<T, decltype(di)> dt;
+  static_assert(sizeof(T) == 1, "8-bit outputs only");
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   const auto vzp = hn::Set(df, static_cast<float>(zp));
   const auto flo = hn::Set(df, static_cast<float>(lo)), fhi = hn::Set(df, static_cast<float>(hi));
-  const auto below = hn::Set(df, static_cast<float>(lo) - 1.0f);
-  const auto above = hn::Set(df, static_cast<float>(hi) + 1.0f);
   const auto near_half = hn::Set(df, 0.5f - 1.0f / 4096.0f);
-  const auto exact_limit = hn::Set(df, 16777216.0f);  // 2^24
+  const auto magic = hn::Set(df, 12582912.0f);  // 1.5 * 2^23
   const auto one_m = hn::Set(df, mult[0]);
   const auto one_b = hn::Set(di, bias ? bias[0] : 0);
   HWY_ALIGN int32_t held[hn::MaxLanes(di)];
@@ -173,21 +191,20 @@ int64_t RequantizeF32Vec(const int32_t* HWY_RESTRICT acc, int64_t n,
     auto vacc = hn::LoadU(di, acc + i);
     // int32 lanes wrap like the reference's uint32 addition.
     if (bias) vacc = hn::Add(vacc, bias_step ? hn::LoadU(di, bias + i) : one_b);
-    const auto af = hn::ConvertTo(df, vacc);
     const auto vm = mult_step ? hn::LoadU(df, mult + i) : one_m;
-    const auto f = hn::MulAdd(af, vm, vzp);
-    const auto r = hn::Round(f);
-    const auto undecided = hn::And(hn::Gt(hn::Abs(hn::Sub(f, r)), near_half),
-                                   hn::And(hn::Ge(f, below), hn::Le(f, above)));
-    if (HWY_UNLIKELY(!hn::AllFalse(df, hn::Or(undecided, hn::Ge(hn::Abs(af), exact_limit))))) {
+    const auto f = hn::Min(hn::Max(hn::MulAdd(hn::ConvertTo(df, vacc), vm, vzp), flo), fhi);
+    // f + 1.5 * 2^23 rounds f half to even into the low mantissa bits (|f| <= 256 < 2^22): the
+    // sum's bits are 0x4B400000 + round(f), so their low byte is the 8-bit result.
+    const auto biased = hn::Add(f, magic);
+    const auto r = hn::Sub(biased, magic);
+    if (HWY_UNLIKELY(!hn::AllFalse(df, hn::Gt(hn::Abs(hn::Sub(f, r)), near_half)))) {
       hn::Store(vacc, di, held);
       quantize_detail::RequantizeScalar(held, N, mult + i * mult_step, mult_step, zp, lo, hi,
                                         out + i);
       continue;
     }
-    // In [lo, hi] after the clamp: the conversion and the demotion are exact.
-    const auto q = hn::ConvertTo(di, hn::Min(hn::Max(r, flo), fhi));
-    hn::StoreU(hn::DemoteTo(dt, q), dt, out + i);
+    const auto bytes = LowBytes(d8, hn::BitCast(du, biased));
+    hn::StoreU(hn::BitCast(dt, bytes), dt, out + i);
   }
   return i;
 }
@@ -254,10 +271,13 @@ int64_t RequantizeRowsVec(const int32_t* acc, int64_t lda, int64_t rows, int64_t
                           int64_t ldo) {
   const int64_t count = mult_step ? cols : 1;
   int64_t done = 0;
-  // float32 lanes where there are no float64 ones (WASM), and on SSE4, whose 128-bit lanes have
-  // no FMA like WASM's, so the native tests run this path too. On AVX2 / AVX3 / AVX3_DL the
-  // float64 loop is 10-15 % faster (on SSE4 they are equal); both give the same bits.
-  constexpr bool kPreferF32 = !HWY_HAVE_FLOAT64 || HWY_TARGET == HWY_SSE4;
+  // float32 lanes wherever they are exact (twice the lanes of float64 and fewer operations per
+  // lane); float64 lanes for the other multipliers and ranges. SIMPLECPP_REQUANT_F64 (A/B only).
+#ifdef SIMPLECPP_REQUANT_F64
+  constexpr bool kPreferF32 = !HWY_HAVE_FLOAT64;
+#else
+  constexpr bool kPreferF32 = true;
+#endif
   if (kPreferF32 && F32RequantExact(mult, count, zp, lo, hi)) {
     for (int64_t r = 0; r < rows; ++r) {
       done = RequantizeF32Vec<T>(acc + r * lda, cols, bias, bias_step, mult, mult_step, zp, lo, hi,
