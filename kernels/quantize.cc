@@ -2,8 +2,9 @@
 // (division, round-half-even, zero point and clamp in float32, which is exact: a rounded quotient
 // beyond 2^24 is far outside every integer range and saturates either way); the narrowing
 // wrappers run it over chunks and store the already-clamped values. Requantize is a Highway kernel
-// in float64 lanes (the same operations as its scalar reference, so bit-identical; the scalar
-// loop runs the tail and targets without float64 lanes). Dequantize of 8-bit values is a Highway
+// in float32 lanes that decides each lane exactly or hands the vector to the float64 scalar
+// reference (RequantizeF32Vec), with float64 lanes for multipliers and ranges outside its bounds;
+// the scalar reference runs the tail. Dequantize of 8-bit values is a Highway
 // kernel (same operations as the scalar loop, which runs the tail and the 16/32-bit types).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/quantize.cc"
