@@ -640,148 +640,21 @@ void PackTransposedImpl(const uint8_t* HWY_RESTRICT b, int64_t ldb, int64_t k, i
   }
 }
 
-}  // namespace HWY_NAMESPACE
-}  // namespace simplecpp::kernels
-HWY_AFTER_NAMESPACE();
-
-#if HWY_ONCE
-namespace simplecpp::kernels {
-
-HWY_EXPORT(QGemmToI32Impl);
-HWY_EXPORT(PackTransposedImpl);
-
-PackedQB::PackedQB(bool b_signed, int64_t k, int64_t n)
-    : b_signed_(b_signed),
-      k_(k),
-      n_(n),
-      kp_((k + kKAlign - 1) / kKAlign * kKAlign),
-      data_(static_cast<size_t>((n + kNR - 1) / kNR * kNR * kp_), 0),
-      col_sums_(static_cast<size_t>(n), 0) {}
-
-std::shared_ptr<const PackedQB> PackedQB::Pack(bool b_signed, bool trans_b, int64_t k, int64_t n,
-                                               const void* b, int64_t ldb) {
-  auto p = std::make_shared<PackedQB>(b_signed, k, n);
-  const int64_t quads = p->kp_ / 4;
-  const uint8_t* src = static_cast<const uint8_t*>(b);
-  const uint8_t flip = b_signed ? 0 : 0x80;  // uint8 b - 128 == its bits with the top one flipped
-  int8_t* dst = p->data_.data();
-  std::vector<uint32_t> sums(static_cast<size_t>(n), 0);  // wrapping: exact modulo 2^32
-  auto put = [&](int64_t kk, int64_t j, uint8_t raw) {
-    const int8_t v = static_cast<int8_t>(raw ^ flip);
-    dst[((j / kNR * quads + kk / 4) * kNR + j % kNR) * 4 + kk % 4] = v;
-    sums[static_cast<size_t>(j)] += static_cast<uint32_t>(static_cast<int32_t>(v));
-  };
-  if (trans_b) {
-    // Column j's K bytes are adjacent in b: whole k-quads move as vectors (this runs per call
-    // when B is an activation, e.g. the im2row rows of a convolution with few output channels).
-    HWY_DYNAMIC_DISPATCH(PackTransposedImpl)(src, ldb, k, n, flip, dst, sums.data());
-  } else {
-    for (int64_t kk = 0; kk < k; ++kk) {
-      for (int64_t j = 0; j < n; ++j) put(kk, j, src[kk * ldb + j]);
-    }
-  }
-  for (int64_t j = 0; j < n; ++j) p->col_sums_[j] = static_cast<int32_t>(sums[j]);
-  return p;
-}
-
-void QGemmToI32(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t* a_zp,
-                int64_t a_zp_step, const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
-                int32_t* c, int64_t ldc, const Parallel& parallel) {
-  if (m <= 0 || b.n() <= 0) return;
-  const Parallel& par =
-      m * b.n() * std::max<int64_t>(b.k(), 1) < kQGemmSerialMacs ? SerialParallel() : parallel;
-  HWY_DYNAMIC_DISPATCH(QGemmToI32Impl)(m, a, a_signed, lda, a_zp, a_zp_step, b, b_zp, b_zp_step,
-                                       c, ldc, par);
-}
-
-void Im2RowBytes(const ConvGeometry& g, const uint8_t* x, int64_t channels, int64_t p_begin,
-                 int64_t p_count, uint8_t pad_value, uint8_t* rows, const Parallel& parallel) {
-  const int64_t ksize = g.KernelSize();
-  const int64_t in_size = g.InSize();
-  const int64_t row_len = channels * ksize;
-  // Pad unused dims to 1 so the loops below are always 3-D.
-  int64_t in[3], out[3], ker[3], str[3], dil[3], pad[3];
-  for (int d = 0; d < 3; ++d) {
-    const int s = d - (3 - g.rank);  // right-align: the innermost dims are the real ones
-    in[d] = s >= 0 ? g.in[s] : 1;
-    out[d] = s >= 0 ? g.out[s] : 1;
-    ker[d] = s >= 0 ? g.kernel[s] : 1;
-    str[d] = s >= 0 ? g.stride[s] : 1;
-    dil[d] = s >= 0 ? g.dilation[s] : 1;
-    pad[d] = s >= 0 ? g.pad[s] : 0;
-  }
-  constexpr int64_t kPositionsPerTask = 64;
-  const int64_t tasks = (p_count + kPositionsPerTask - 1) / kPositionsPerTask;
-  auto body = [&](int64_t t0, int64_t t1) {
-    const int64_t q_begin = t0 * kPositionsPerTask;
-    const int64_t q_end = std::min(p_count, t1 * kPositionsPerTask);
-    // Output coordinates of the first position, then advanced without divisions.
-    int64_t o2 = (p_begin + q_begin) % out[2];
-    int64_t o1 = ((p_begin + q_begin) / out[2]) % out[1];
-    int64_t o0 = (p_begin + q_begin) / (out[2] * out[1]);
-    for (int64_t q = q_begin; q < q_end; ++q) {
-      if (q != q_begin && ++o2 == out[2]) {
-        o2 = 0;
-        if (++o1 == out[1]) {
-          o1 = 0;
-          ++o0;
-        }
-      }
-      uint8_t* row = rows + q * row_len;
-      // Per position: which kernel rows / columns land inside the image is the same for every
-      // channel; the innermost taps are a contiguous copy when they all do (stride along the
-      // row does not matter for one position; dilation 1 makes the taps adjacent).
-      const int64_t b0 = o0 * str[0] - pad[0], b1 = o1 * str[1] - pad[1];
-      const int64_t b2 = o2 * str[2] - pad[2];
-      const bool row_inside = b2 >= 0 && b2 + (ker[2] - 1) * dil[2] < in[2];
-      for (int64_t ch = 0; ch < channels; ++ch) {
-        const uint8_t* xc = x + ch * in_size;
-        uint8_t* r = row + ch * ksize;
-        for (int64_t k0 = 0; k0 < ker[0]; ++k0) {
-          const int64_t i0 = b0 + k0 * dil[0];
-          if (i0 < 0 || i0 >= in[0]) {
-            std::memset(r, pad_value, static_cast<size_t>(ker[1] * ker[2]));
-            r += ker[1] * ker[2];
-            continue;
-          }
-          for (int64_t k1 = 0; k1 < ker[1]; ++k1) {
-            const int64_t i1 = b1 + k1 * dil[1];
-            if (i1 < 0 || i1 >= in[1]) {
-              std::memset(r, pad_value, static_cast<size_t>(ker[2]));
-              r += ker[2];
-              continue;
-            }
-            const uint8_t* src = xc + (i0 * in[1] + i1) * in[2];
-            if (row_inside) {
-              for (int64_t k2 = 0; k2 < ker[2]; ++k2) r[k2] = src[b2 + k2 * dil[2]];
-            } else {
-              for (int64_t k2 = 0; k2 < ker[2]; ++k2) {
-                const int64_t i2 = b2 + k2 * dil[2];
-                r[k2] = (i2 >= 0 && i2 < in[2]) ? src[i2] : pad_value;
-              }
-            }
-            r += ker[2];
-          }
-        }
-      }
-    }
-  };
-  if (tasks <= 1) {
-    body(0, tasks);
-  } else {
-    parallel.For(tasks, body);
-  }
-}
-
-namespace {
-
 // Copies n bytes with a few fixed-size (possibly overlapping) moves instead of a memcpy call:
-// im2row copies are short (one kernel row of a few pixels' channels).
+// im2row copies are short (one kernel row of a few pixels' channels). Whole vectors from one
+// vector up (the compiler turned the 16-byte loop below into a libc memmove call per copy).
 inline void CopyShort(uint8_t* HWY_RESTRICT d, const uint8_t* HWY_RESTRICT s, int64_t n) {
-  if (n >= 16) {
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) std::memcpy(d + i, s + i, 16);
-    if (i < n) std::memcpy(d + n - 16, s + n - 16, 16);
+  const hn::ScalableTag<uint8_t> d8;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d8));
+  if (n >= N) {
+    const auto last = hn::LoadU(d8, s + n - N);
+    for (int64_t i = 0; i + N < n; i += N) hn::StoreU(hn::LoadU(d8, s + i), d8, d + i);
+    hn::StoreU(last, d8, d + n - N);
+  } else if (n >= 16) {  // only where vectors are wider than 16 bytes
+    const hn::CappedTag<uint8_t, 16> d16;
+    const auto last = hn::LoadU(d16, s + n - 16);
+    for (int64_t i = 0; i + 16 < n; i += 16) hn::StoreU(hn::LoadU(d16, s + i), d16, d + i);
+    hn::StoreU(last, d16, d + n - 16);
   } else if (n >= 8) {
     uint64_t a, b;
     std::memcpy(&a, s, 8);
@@ -829,18 +702,25 @@ inline void CopyRowsShort(uint8_t* HWY_RESTRICT d, int64_t dstep, const uint8_t*
 }
 
 inline void FillShort(uint8_t* d, uint8_t v, int64_t n) {
-  if (n >= 16) {
-    std::memset(d, v, static_cast<size_t>(n));
+  const hn::ScalableTag<uint8_t> d8;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d8));
+  if (n >= N) {
+    const auto vv = hn::Set(d8, v);
+    for (int64_t i = 0; i + N < n; i += N) hn::StoreU(vv, d8, d + i);
+    hn::StoreU(vv, d8, d + n - N);
+  } else if (n >= 16) {
+    const hn::CappedTag<uint8_t, 16> d16;
+    const auto vv = hn::Set(d16, v);
+    for (int64_t i = 0; i + 16 < n; i += 16) hn::StoreU(vv, d16, d + i);
+    hn::StoreU(vv, d16, d + n - 16);
   } else {
     for (int64_t i = 0; i < n; ++i) d[i] = v;
   }
 }
 
-}  // namespace
-
-void Im2RowBytesChannelsLast(const ConvGeometry& g, const uint8_t* xt, int64_t channels,
-                             int64_t p_begin, int64_t p_count, uint8_t pad_value, uint8_t* rows,
-                             const Parallel& parallel) {
+void Im2RowBytesChannelsLastImpl(const ConvGeometry& g, const uint8_t* xt, int64_t channels,
+                                 int64_t p_begin, int64_t p_count, uint8_t pad_value, uint8_t* rows,
+                                 const Parallel& parallel) {
   const int64_t row_len = channels * g.KernelSize();
   int64_t in[3], out[3], ker[3], str[3], dil[3], pad[3];
   for (int d = 0; d < 3; ++d) {
@@ -924,6 +804,147 @@ void Im2RowBytesChannelsLast(const ConvGeometry& g, const uint8_t* xt, int64_t c
   } else {
     parallel.For(tasks, body);
   }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace simplecpp::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace simplecpp::kernels {
+
+HWY_EXPORT(QGemmToI32Impl);
+HWY_EXPORT(PackTransposedImpl);
+HWY_EXPORT(Im2RowBytesChannelsLastImpl);
+
+PackedQB::PackedQB(bool b_signed, int64_t k, int64_t n)
+    : b_signed_(b_signed),
+      k_(k),
+      n_(n),
+      kp_((k + kKAlign - 1) / kKAlign * kKAlign),
+      data_(static_cast<size_t>((n + kNR - 1) / kNR * kNR * kp_), 0),
+      col_sums_(static_cast<size_t>(n), 0) {}
+
+std::shared_ptr<const PackedQB> PackedQB::Pack(bool b_signed, bool trans_b, int64_t k, int64_t n,
+                                               const void* b, int64_t ldb) {
+  auto p = std::make_shared<PackedQB>(b_signed, k, n);
+  const int64_t quads = p->kp_ / 4;
+  const uint8_t* src = static_cast<const uint8_t*>(b);
+  const uint8_t flip = b_signed ? 0 : 0x80;  // uint8 b - 128 == its bits with the top one flipped
+  int8_t* dst = p->data_.data();
+  std::vector<uint32_t> sums(static_cast<size_t>(n), 0);  // wrapping: exact modulo 2^32
+  auto put = [&](int64_t kk, int64_t j, uint8_t raw) {
+    const int8_t v = static_cast<int8_t>(raw ^ flip);
+    dst[((j / kNR * quads + kk / 4) * kNR + j % kNR) * 4 + kk % 4] = v;
+    sums[static_cast<size_t>(j)] += static_cast<uint32_t>(static_cast<int32_t>(v));
+  };
+  if (trans_b) {
+    // Column j's K bytes are adjacent in b: whole k-quads move as vectors (this runs per call
+    // when B is an activation, e.g. the im2row rows of a convolution with few output channels).
+    HWY_DYNAMIC_DISPATCH(PackTransposedImpl)(src, ldb, k, n, flip, dst, sums.data());
+  } else {
+    for (int64_t kk = 0; kk < k; ++kk) {
+      for (int64_t j = 0; j < n; ++j) put(kk, j, src[kk * ldb + j]);
+    }
+  }
+  for (int64_t j = 0; j < n; ++j) p->col_sums_[j] = static_cast<int32_t>(sums[j]);
+  return p;
+}
+
+void QGemmToI32(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t* a_zp,
+                int64_t a_zp_step, const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
+                int32_t* c, int64_t ldc, const Parallel& parallel) {
+  if (m <= 0 || b.n() <= 0) return;
+  const Parallel& par =
+      m * b.n() * std::max<int64_t>(b.k(), 1) < kQGemmSerialMacs ? SerialParallel() : parallel;
+  HWY_DYNAMIC_DISPATCH(QGemmToI32Impl)
+  (m, a, a_signed, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c, ldc, par);
+}
+
+void Im2RowBytes(const ConvGeometry& g, const uint8_t* x, int64_t channels, int64_t p_begin,
+                 int64_t p_count, uint8_t pad_value, uint8_t* rows, const Parallel& parallel) {
+  const int64_t ksize = g.KernelSize();
+  const int64_t in_size = g.InSize();
+  const int64_t row_len = channels * ksize;
+  // Pad unused dims to 1 so the loops below are always 3-D.
+  int64_t in[3], out[3], ker[3], str[3], dil[3], pad[3];
+  for (int d = 0; d < 3; ++d) {
+    const int s = d - (3 - g.rank);  // right-align: the innermost dims are the real ones
+    in[d] = s >= 0 ? g.in[s] : 1;
+    out[d] = s >= 0 ? g.out[s] : 1;
+    ker[d] = s >= 0 ? g.kernel[s] : 1;
+    str[d] = s >= 0 ? g.stride[s] : 1;
+    dil[d] = s >= 0 ? g.dilation[s] : 1;
+    pad[d] = s >= 0 ? g.pad[s] : 0;
+  }
+  constexpr int64_t kPositionsPerTask = 64;
+  const int64_t tasks = (p_count + kPositionsPerTask - 1) / kPositionsPerTask;
+  auto body = [&](int64_t t0, int64_t t1) {
+    const int64_t q_begin = t0 * kPositionsPerTask;
+    const int64_t q_end = std::min(p_count, t1 * kPositionsPerTask);
+    // Output coordinates of the first position, then advanced without divisions.
+    int64_t o2 = (p_begin + q_begin) % out[2];
+    int64_t o1 = ((p_begin + q_begin) / out[2]) % out[1];
+    int64_t o0 = (p_begin + q_begin) / (out[2] * out[1]);
+    for (int64_t q = q_begin; q < q_end; ++q) {
+      if (q != q_begin && ++o2 == out[2]) {
+        o2 = 0;
+        if (++o1 == out[1]) {
+          o1 = 0;
+          ++o0;
+        }
+      }
+      uint8_t* row = rows + q * row_len;
+      // Per position: which kernel rows / columns land inside the image is the same for every
+      // channel; the innermost taps are a contiguous copy when they all do (stride along the
+      // row does not matter for one position; dilation 1 makes the taps adjacent).
+      const int64_t b0 = o0 * str[0] - pad[0], b1 = o1 * str[1] - pad[1];
+      const int64_t b2 = o2 * str[2] - pad[2];
+      const bool row_inside = b2 >= 0 && b2 + (ker[2] - 1) * dil[2] < in[2];
+      for (int64_t ch = 0; ch < channels; ++ch) {
+        const uint8_t* xc = x + ch * in_size;
+        uint8_t* r = row + ch * ksize;
+        for (int64_t k0 = 0; k0 < ker[0]; ++k0) {
+          const int64_t i0 = b0 + k0 * dil[0];
+          if (i0 < 0 || i0 >= in[0]) {
+            std::memset(r, pad_value, static_cast<size_t>(ker[1] * ker[2]));
+            r += ker[1] * ker[2];
+            continue;
+          }
+          for (int64_t k1 = 0; k1 < ker[1]; ++k1) {
+            const int64_t i1 = b1 + k1 * dil[1];
+            if (i1 < 0 || i1 >= in[1]) {
+              std::memset(r, pad_value, static_cast<size_t>(ker[2]));
+              r += ker[2];
+              continue;
+            }
+            const uint8_t* src = xc + (i0 * in[1] + i1) * in[2];
+            if (row_inside) {
+              for (int64_t k2 = 0; k2 < ker[2]; ++k2) r[k2] = src[b2 + k2 * dil[2]];
+            } else {
+              for (int64_t k2 = 0; k2 < ker[2]; ++k2) {
+                const int64_t i2 = b2 + k2 * dil[2];
+                r[k2] = (i2 >= 0 && i2 < in[2]) ? src[i2] : pad_value;
+              }
+            }
+            r += ker[2];
+          }
+        }
+      }
+    }
+  };
+  if (tasks <= 1) {
+    body(0, tasks);
+  } else {
+    parallel.For(tasks, body);
+  }
+}
+
+void Im2RowBytesChannelsLast(const ConvGeometry& g, const uint8_t* xt, int64_t channels,
+                             int64_t p_begin, int64_t p_count, uint8_t pad_value, uint8_t* rows,
+                             const Parallel& parallel) {
+  HWY_DYNAMIC_DISPATCH(Im2RowBytesChannelsLastImpl)
+  (g, xt, channels, p_begin, p_count, pad_value, rows, parallel);
 }
 
 }  // namespace simplecpp::kernels
