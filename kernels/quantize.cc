@@ -210,6 +210,69 @@ int64_t RequantizeF32Vec(const int32_t* HWY_RESTRICT acc, int64_t n,
   return i;
 }
 
+// QuantizeF32ToU8 / ToI8 in one pass: the quotient, round half to even, zero point, NaN -> zero
+// point, clamp, then the low byte of each lane (8-bit lo / hi / zero point only). With one scale
+// whose reciprocal inv = 1 / s is a normal float (and s normal), the quotient comes from a
+// multiplication: t = x * inv is within |x/s| * 2^-22 of the float32 quotient d = x / s that the
+// reference rounds. Where |t| < 2^12 that is under 2^-10, so where t lies farther than 2^-8 from
+// every half-integer, round(d) = round(t). Where |t| >= 2^12, |d| > 4000 saturates to the same
+// bound after any 8-bit zero point. NaN and infinities propagate as in the division. A vector
+// with an undecided lane (t near a half-integer) is divided instead. Returns the elements done
+// (whole vectors); the caller finishes the tail with QuantizeF32ToI32.
+template <typename T>
+int64_t QuantizeF32To8Vec(const float* HWY_RESTRICT x, int64_t n, const float* HWY_RESTRICT scale,
+                          int64_t scale_step, const int32_t* HWY_RESTRICT zp, int64_t zp_step,
+                          int32_t lo, int32_t hi, T* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::RebindToUnsigned<decltype(di)> du;
+  const hn::Rebind<uint8_t, decltype(di)> d8;
+  const hn::Rebind<T, decltype(di)> dt;
+  static_assert(sizeof(T) == 1, "8-bit outputs only");
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  const auto vlo = hn::Set(df, static_cast<float>(lo));
+  const auto vhi = hn::Set(df, static_cast<float>(hi));
+  const auto one_scale = hn::Set(df, scale[0]);
+  const auto one_zp = hn::Set(df, zp ? static_cast<float>(zp[0]) : 0.0f);
+  const float inv = 1.0f / scale[0];
+  // One scale and one zero point (in the 8-bit range: checked by the callers).
+  const bool reciprocal = scale_step == 0 && (zp == nullptr || zp_step == 0) &&
+                          std::isnormal(scale[0]) && std::isnormal(inv);
+  const auto vinv = hn::Set(df, inv);
+  const auto near_half = hn::Set(df, 0.5f - 1.0f / 256.0f);
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto vx = hn::LoadU(df, x + i);
+    const auto vz = (zp && zp_step) ? hn::ConvertTo(df, hn::LoadU(di, zp + i)) : one_zp;
+    hn::Vec<decltype(df)> r;
+    if (reciprocal) {
+      const auto t = hn::Mul(vx, vinv);
+      r = hn::Round(t);
+      if (HWY_UNLIKELY(!hn::AllFalse(df, hn::Gt(hn::Abs(hn::Sub(t, r)), near_half)))) {
+        r = hn::Round(hn::Div(vx, one_scale));
+      }
+    } else {
+      r = hn::Round(hn::Div(vx, scale_step ? hn::LoadU(df, scale + i) : one_scale));
+    }
+    auto v = hn::Add(r, vz);
+    v = hn::IfThenElse(hn::Eq(v, v), v, vz);  // NaN -> the zero point
+    v = hn::Min(hn::Max(v, vlo), vhi);
+    // v is an integer in [lo, hi]: the conversion is exact and its low byte is the result.
+    hn::StoreU(hn::BitCast(dt, LowBytes(d8, hn::BitCast(du, hn::ConvertTo(di, v)))), dt, out + i);
+  }
+  return i;
+}
+int64_t QuantizeF32ToU8Impl(const float* x, int64_t n, const float* scale, int64_t scale_step,
+                            const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi,
+                            uint8_t* out) {
+  return QuantizeF32To8Vec(x, n, scale, scale_step, zp, zp_step, lo, hi, out);
+}
+int64_t QuantizeF32ToI8Impl(const float* x, int64_t n, const float* scale, int64_t scale_step,
+                            const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi,
+                            int8_t* out) {
+  return QuantizeF32To8Vec(x, n, scale, scale_step, zp, zp_step, lo, hi, out);
+}
+
 // Whether RequantizeF32Vec applies: 8-bit zero point and range, every multiplier a normal float
 // in [2^-60, 2^60] in magnitude.
 inline bool F32RequantExact(const float* mult, int64_t count, int32_t zp, int32_t lo, int32_t hi) {
@@ -373,6 +436,8 @@ HWY_EXPORT(RequantizeI32ToI8Impl);
 HWY_EXPORT(MinMaxF32Impl);
 HWY_EXPORT(SumBytesImpl);
 HWY_EXPORT(ScaleI32RowsToF32Impl);
+HWY_EXPORT(QuantizeF32ToU8Impl);
+HWY_EXPORT(QuantizeF32ToI8Impl);
 
 void ScaleI32RowsToF32(const int32_t* acc, int64_t rows, int64_t n, const float* mult,
                        int64_t mult_step, const float* bias, float* y) {
@@ -417,13 +482,29 @@ void Dequantize(const T* q, int64_t n, const float* scale, int64_t scale_step, c
 
 }  // namespace
 
+// 8-bit outputs: the one-pass kernel over whole vectors (its zero point and range fit 8 bits by
+// construction here), the narrowing wrapper for the tail.
 void QuantizeF32ToU8(const float* x, int64_t n, const float* scale, int64_t scale_step,
                      const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi, uint8_t* out) {
-  QuantizeNarrow(x, n, scale, scale_step, zp, zp_step, lo, hi, out);
+  if (n <= 0) return;
+  const int64_t d =
+      lo >= 0 && hi <= 255 && (zp == nullptr || zp_step != 0 || (zp[0] >= 0 && zp[0] <= 255))
+          ? HWY_DYNAMIC_DISPATCH(QuantizeF32ToU8Impl)(x, n, scale, scale_step, zp, zp_step, lo, hi,
+                                                      out)
+          : 0;
+  QuantizeNarrow(x + d, n - d, scale + d * scale_step, scale_step, zp ? zp + d * zp_step : nullptr,
+                 zp_step, lo, hi, out + d);
 }
 void QuantizeF32ToI8(const float* x, int64_t n, const float* scale, int64_t scale_step,
                      const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi, int8_t* out) {
-  QuantizeNarrow(x, n, scale, scale_step, zp, zp_step, lo, hi, out);
+  if (n <= 0) return;
+  const int64_t d =
+      lo >= -128 && hi <= 127 && (zp == nullptr || zp_step != 0 || (zp[0] >= -128 && zp[0] <= 127))
+          ? HWY_DYNAMIC_DISPATCH(QuantizeF32ToI8Impl)(x, n, scale, scale_step, zp, zp_step, lo, hi,
+                                                      out)
+          : 0;
+  QuantizeNarrow(x + d, n - d, scale + d * scale_step, scale_step, zp ? zp + d * zp_step : nullptr,
+                 zp_step, lo, hi, out + d);
 }
 void QuantizeF32ToU16(const float* x, int64_t n, const float* scale, int64_t scale_step,
                       const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi, uint16_t* out) {

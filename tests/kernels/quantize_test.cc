@@ -53,6 +53,90 @@ TEST_CASE("QuantizeF32ToI32 matches the scalar reference") {
   }
 }
 
+TEST_CASE("8-bit QuantizeF32ToU8 / ToI8 (reciprocal multiply or division) match the reference") {
+  // The one-pass kernel multiplies by 1 / scale where it can decide the rounding: values on and
+  // a hair off half-integer quotients, scales with and without a usable reciprocal, specials.
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  const float kInf = std::numeric_limits<float>::infinity();
+  const std::vector<float> scales = {1.0f / 255.0f, 0.1f,   3.0f,  0.0078125f,
+                                     7.3e-3f,       1e-30f, 3e38f, 1e-39f /* subnormal: division */,
+                                     0.5f,          2.7e-5f};
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (float s : scales) {
+      CAPTURE(s);
+      for (int64_t n : {1, 5, 16, 17, 64, 100, 1000}) {
+        CAPTURE(n);
+        std::vector<float> x(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) {
+          const float k = std::floor(unit(rng) * 300.0f);
+          switch (i % 6) {
+            case 0:
+              x[i] = unit(rng) * 300.0f * s;
+              break;  // any quotient
+            case 1:
+              x[i] = (k + 0.5f) * s;
+              break;  // near a tie
+            case 2:
+              x[i] = std::nextafter((k + 0.5f) * s, kInf);
+              break;  // a hair above
+            case 3:
+              x[i] = std::nextafter((k + 0.5f) * s, -kInf);
+              break;  // a hair below
+            case 4:
+              x[i] = unit(rng) * 1e4f * s;
+              break;  // saturating
+            default:
+              x[i] = unit(rng);
+              break;
+          }
+        }
+        if (n >= 17) {
+          x[7] = kInf;
+          x[8] = -kInf;
+          x[9] = std::nanf("");
+          x[10] = -0.0f;
+          x[11] = 3e38f;
+          x[12] = -1e-42f;
+        }
+        for (int32_t zp : {0, 128, 255}) {
+          std::vector<uint8_t> out(static_cast<size_t>(n), 0xAB);
+          QuantizeF32ToU8(x.data(), n, &s, 0, &zp, 0, 0, 255, out.data());
+          for (int64_t i = 0; i < n; ++i) {
+            CAPTURE(i);
+            CAPTURE(x[i]);
+            CHECK(out[i] == quant::QuantizeValue(x[i], s, zp, 0, 255));
+          }
+        }
+        for (int32_t zp : {-128, 0, 127}) {
+          std::vector<int8_t> out(static_cast<size_t>(n), 0x5A);
+          QuantizeF32ToI8(x.data(), n, &s, 0, &zp, 0, -128, 127, out.data());
+          for (int64_t i = 0; i < n; ++i) {
+            CAPTURE(i);
+            CAPTURE(x[i]);
+            CHECK(out[i] == quant::QuantizeValue(x[i], s, zp, -128, 127));
+          }
+        }
+        // Per-element scales and zero points take the division.
+        std::vector<float> sv(static_cast<size_t>(n));
+        std::vector<int32_t> zv(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) {
+          sv[i] = s * (1.0f + 0.25f * static_cast<float>(i % 3));
+          zv[i] = static_cast<int32_t>(rng() % 256);
+        }
+        std::vector<uint8_t> out(static_cast<size_t>(n));
+        QuantizeF32ToU8(x.data(), n, sv.data(), 1, zv.data(), 1, 0, 255, out.data());
+        for (int64_t i = 0; i < n; ++i) {
+          CAPTURE(i);
+          CHECK(out[i] == quant::QuantizeValue(x[i], sv[i], zv[i], 0, 255));
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("Quantize narrowing variants and the null zero point") {
   const std::vector<float> x = {-70000.0f, -1.5f, 0.0f, 1.5f, 2.5f, 70000.0f};
   const float s = 1.0f;
