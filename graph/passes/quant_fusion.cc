@@ -306,17 +306,27 @@ class Matcher {
     Node f;
     f.name = node(last).name.empty() ? y + "_fused" : node(last).name + "_fused";
     f.outputs = {y};
+    // Several readers of xq (the Q, K and V projections of one activation): the
+    // DynamicQuantizeLinear stays and runs once, and each MatMul reads its result
+    // (MatMulIntegerToFloat: the same int32 sums and the same float epilogue).
+    const bool shared_xq = !SingleUse(xq);
     if (!conv) {
       f.domain = "com.microsoft";
-      f.op_type = "DynamicQuantizeMatMul";
-      f.inputs = {dq.inputs[0], mi.inputs[1], ws_name, wzp_name, ""};
+      if (shared_xq) {
+        f.op_type = "MatMulIntegerToFloat";
+        f.inputs = {xq, mi.inputs[1], xs, ws_name, dq.outputs[2], wzp_name, ""};
+      } else {
+        f.op_type = "DynamicQuantizeMatMul";
+        f.inputs = {dq.inputs[0], mi.inputs[1], ws_name, wzp_name, ""};
+      }
       if (add_idx >= 0) {
         // DynamicQuantizeMatMul wants bias [N]: a one-element bias is expanded (same values).
         const Node& add = node(add_idx);
         const std::string& bname = add.inputs[0] == mul2.outputs[0] ? add.inputs[1] : add.inputs[0];
         const Tensor* bt = Const(bname);
-        f.inputs[4] = (bt->rank() == 1 && bt->dim(0) == cols) ? bname
-                                                              : VectorInitializer(rw, y + "_bias", bias);
+        f.inputs.back() = (bt->rank() == 1 && bt->dim(0) == cols)
+                              ? bname
+                              : VectorInitializer(rw, y + "_bias", bias);
       }
       rw->kind = 1;
     } else {

@@ -16,7 +16,10 @@
 //       s = Mul(xs, ws)  (either order)               ws float32 scalar or [N]
 //       y = Mul(Cast<float>(acc), s)  (either order)
 //       [y = Add(y, bias)  (either order)]            bias float32 [N] or one element
-//     -> com.microsoft DynamicQuantizeMatMul(x, W, ws, [wzp], [bias]).
+//     -> com.microsoft DynamicQuantizeMatMul(x, W, ws, [wzp], [bias]); when xq has other
+//        readers (ONNX Runtime's quantizer shares one DynamicQuantizeLinear between the Q, K and
+//        V projections), com.microsoft MatMulIntegerToFloat(xq, W, xs, ws, xzp, [wzp], [bias])
+//        instead, so that x is quantized once (the same int32 sums and float epilogue).
 //  2. Dynamic Conv: as 1 with ConvInteger(xq, W, xzp, [wzp]) (W [M,C/g,k...], wzp scalar or [M]);
 //     ws and bias one element or one value per output channel, shaped to broadcast along the
 //     channel axis ([M,1,1], [1,M,1,1], ...)

@@ -865,8 +865,12 @@ TEST_CASE("QuantFusion: models from the dynamic and QDQ converters") {
   SUBCASE("dynamic per-channel transformer (shared DynamicQuantizeLinear): bit-exact") {
     convert::DynamicOptions o;
     o.per_channel = true;
-    CompareConverted(convert::QuantizeDynamic(builtin::MakeBuiltinModel("transformer"), o),
-                     "DynamicQuantizeMatMul", true, 0.0f);
+    const Model m = convert::QuantizeDynamic(builtin::MakeBuiltinModel("transformer"), o);
+    CompareConverted(m, "DynamicQuantizeMatMul", true, 0.0f);
+    // The Q, K and V projections share one DynamicQuantizeLinear, which stays and runs once:
+    // they read its result through MatMulIntegerToFloat.
+    CompareConverted(m, "MatMulIntegerToFloat", true, 0.0f);
+    CompareConverted(m, "DynamicQuantizeLinear", true, 0.0f);
   }
   SUBCASE("QDQ cnn: QLinearConv, within quantization noise") {
     CompareConverted(convert::QuantizeQdq(builtin::MakeBuiltinModel("cnn")), "QLinearConv", false,
