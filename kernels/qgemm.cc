@@ -417,7 +417,7 @@ inline void RowSumsU8(const uint8_t* a, int64_t lda, int64_t rows, int64_t k,
 template <typename TA>
 void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t* a_zp,
                   int64_t a_zp_step, const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
-                  int32_t* c, int64_t ldc, const Parallel& parallel) {
+                  int32_t* c, int64_t ldc, const QGemmSink* sink, const Parallel& parallel) {
   const int64_t n = b.n(), k = b.k(), kp = b.kp(), quads = kp / 4;
   const int64_t row_blocks = (m + kMB - 1) / kMB;
   const int64_t col_blocks = (n + kNB - 1) / kNB;
@@ -441,6 +441,8 @@ void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const in
     std::unique_ptr<TA[]> wa(a_in_place ? nullptr
                                         : new TA[static_cast<size_t>(kMB * kp + kNormalizeSlack)]);
     std::unique_ptr<int32_t[]> acc(new int32_t[static_cast<size_t>(kMB * kNB)]);
+    // With a sink, each block of C is finished in this task's own buffer and handed over.
+    std::unique_ptr<int32_t[]> block(sink ? new int32_t[static_cast<size_t>(kMB * kNB)] : nullptr);
     uint32_t rowsum[kMB], zav[kMB], zbv[kNB], ct[kNB];
     int64_t packed_rb = -1;
     for (int64_t t = t0; t < t1; ++t) {
@@ -448,6 +450,8 @@ void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const in
       const int64_t rb = t / col_blocks, cblk = t % col_blocks;
       const int64_t m0 = rb * kMB, rows = std::min(m, m0 + kMB) - m0;
       const int64_t n0 = cblk * kNB, cols = std::min(n, n0 + kNB) - n0;
+      int32_t* cb = sink ? block.get() : c + m0 * ldc + n0;  // element (m0, n0) of C
+      const int64_t ldcb = sink ? kNB : ldc;
       if (rb != packed_rb) {
         if (a_in_place && all_zb_zero) {
           std::fill(rowsum, rowsum + rows, 0u);
@@ -488,8 +492,8 @@ void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const in
             constexpr int kMRP = Tiler<TA>::kMRPair > 0 ? Tiler<TA>::kMRPair : 1;
             for (int64_t i = 0; i < rows; i += kMRP) {
               const int r = static_cast<int>(std::min<int64_t>(kMRP, rows - i));
-              TileEpilogue epi{zbv + p * kNR, ct + p * kNR, rowsum + i, zav + i,
-                               c + (m0 + i) * ldc + n0 + p * kNR, ldc};
+              TileEpilogue epi{zbv + p * kNR,           ct + p * kNR, rowsum + i, zav + i,
+                               cb + i * ldcb + p * kNR, ldcb};
               const TileEpilogue* e = last && p < direct_panels ? &epi : nullptr;
               int32_t* ac = acc.get() + i * kNB + p * kNR;
               const TA* ai = a_block + i * a_stride + q0 * 4;
@@ -510,8 +514,8 @@ void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const in
             continue;
           }
           for (int64_t i = 0; i < rows; i += kMR) {
-            TileEpilogue epi{zbv + p * kNR, ct + p * kNR, rowsum + i, zav + i,
-                             c + (m0 + i) * ldc + n0 + p * kNR, ldc};
+            TileEpilogue epi{zbv + p * kNR,           ct + p * kNR, rowsum + i, zav + i,
+                             cb + i * ldcb + p * kNR, ldcb};
             Tiler<TA>::Run(static_cast<int>(std::min<int64_t>(kMR, rows - i)),
                            a_block + i * a_stride + q0 * 4, a_stride, bp, qn,
                            acc.get() + i * kNB + p * kNR, kNB, q0 == 0,
@@ -524,11 +528,12 @@ void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const in
         const uint32_t za = zav[i];
         const uint32_t rs = rowsum[i];
         const int32_t* HWY_RESTRICT arow = acc.get() + i * kNB;
-        int32_t* HWY_RESTRICT crow = c + (m0 + i) * ldc + n0;
+        int32_t* HWY_RESTRICT crow = cb + i * ldcb;
         for (int64_t j = direct_panels * kNR; j < cols; ++j) {
           crow[j] = static_cast<int32_t>(U(arow[j]) - zbv[j] * rs - za * ct[j]);
         }
       }
+      if (sink) sink->Block(m0, rows, n0, cols, cb, ldcb);
     }
   };
   const int64_t tasks = row_blocks * col_blocks;
@@ -541,15 +546,15 @@ void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const in
 
 void QGemmToI32Impl(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t* a_zp,
                     int64_t a_zp_step, const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
-                    int32_t* c, int64_t ldc, const Parallel& parallel) {
+                    int32_t* c, int64_t ldc, const QGemmSink* sink, const Parallel& parallel) {
 #if HWY_TARGET == HWY_AVX3_DL
   if (HasVnni()) {
-    QGemmBlocked<uint8_t>(m, a, a_signed, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c, ldc,
+    QGemmBlocked<uint8_t>(m, a, a_signed, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c, ldc, sink,
                           parallel);
     return;
   }
 #endif
-  QGemmBlocked<int16_t>(m, a, a_signed, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c, ldc,
+  QGemmBlocked<int16_t>(m, a, a_signed, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c, ldc, sink,
                         parallel);
 }
 
@@ -858,7 +863,17 @@ void QGemmToI32(int64_t m, const void* a, bool a_signed, int64_t lda, const int3
   const Parallel& par =
       m * b.n() * std::max<int64_t>(b.k(), 1) < kQGemmSerialMacs ? SerialParallel() : parallel;
   HWY_DYNAMIC_DISPATCH(QGemmToI32Impl)
-  (m, a, a_signed, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c, ldc, par);
+  (m, a, a_signed, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c, ldc, nullptr, par);
+}
+
+void QGemmToSink(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t* a_zp,
+                 int64_t a_zp_step, const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
+                 const QGemmSink& sink, const Parallel& parallel) {
+  if (m <= 0 || b.n() <= 0) return;
+  const Parallel& par =
+      m * b.n() * std::max<int64_t>(b.k(), 1) < kQGemmSerialMacs ? SerialParallel() : parallel;
+  HWY_DYNAMIC_DISPATCH(QGemmToI32Impl)
+  (m, a, a_signed, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, nullptr, 0, &sink, par);
 }
 
 void Im2RowBytes(const ConvGeometry& g, const uint8_t* x, int64_t channels, int64_t p_begin,

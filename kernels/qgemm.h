@@ -93,6 +93,25 @@ void QGemmToI32(int64_t m, const void* a, bool a_signed, int64_t lda, const int3
                 int64_t a_zp_step, const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
                 int32_t* c, int64_t ldc, const Parallel& parallel);
 
+// Takes the finished blocks of C from QGemmToSink while they are in cache: rows [m0, m0 + rows)
+// and columns [n0, n0 + cols) of C, as int32 at c (row stride ldc; valid during the call only).
+// The blocks partition C, each is delivered once, by the task that computed it (on any thread,
+// concurrently with other blocks), and their bounds do not depend on the thread count.
+class QGemmSink {
+ public:
+  virtual void Block(int64_t m0, int64_t rows, int64_t n0, int64_t cols, const int32_t* c,
+                     int64_t ldc) const = 0;
+
+ protected:
+  ~QGemmSink() = default;
+};
+
+// QGemmToI32 without a C matrix: each block of C goes to `sink` (a fused epilogue: the float
+// scale of MatMulIntegerToFloat, QLinearConv's requantization) instead of memory.
+void QGemmToSink(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t* a_zp,
+                 int64_t a_zp_step, const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
+                 const QGemmSink& sink, const Parallel& parallel);
+
 // The 8-bit "im2row" for integer convolution: rows[q][(c, k...)] for output positions
 // p_begin..p_begin+p_count-1 (row-major over out), columns in the order of a weight tensor
 // [Cout, channels, k...] (so the rows are the GEMM's A with the weights as op(B) stored [N,K]).

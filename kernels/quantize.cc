@@ -117,16 +117,16 @@ int64_t DequantizeI8ToF32Impl(const int8_t* q, int64_t n, const float* scale, in
 
 // ScaleI32RowsToF32 (kernels/quantize.h): Mul then Add in separate instructions, as the scalar
 // tail computes them; int32 -> float32 rounds to nearest even in both.
-void ScaleI32RowsToF32Impl(const int32_t* HWY_RESTRICT acc, int64_t rows, int64_t n,
+void ScaleI32RowsToF32Impl(const int32_t* HWY_RESTRICT acc, int64_t lda, int64_t rows, int64_t n,
                            const float* HWY_RESTRICT mult, int64_t mult_step,
-                           const float* HWY_RESTRICT bias, float* HWY_RESTRICT y) {
+                           const float* HWY_RESTRICT bias, float* HWY_RESTRICT y, int64_t ldy) {
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   const auto m0 = hn::Set(df, mult[0]);
   for (int64_t r = 0; r < rows; ++r) {
-    const int32_t* a = acc + r * n;
-    float* o = y + r * n;
+    const int32_t* a = acc + r * lda;
+    float* o = y + r * ldy;
     int64_t j = 0;
     for (; j + N <= n; j += N) {
       auto v = hn::Mul(hn::ConvertTo(df, hn::LoadU(di, a + j)),
@@ -439,10 +439,10 @@ HWY_EXPORT(ScaleI32RowsToF32Impl);
 HWY_EXPORT(QuantizeF32ToU8Impl);
 HWY_EXPORT(QuantizeF32ToI8Impl);
 
-void ScaleI32RowsToF32(const int32_t* acc, int64_t rows, int64_t n, const float* mult,
-                       int64_t mult_step, const float* bias, float* y) {
+void ScaleI32RowsToF32(const int32_t* acc, int64_t lda, int64_t rows, int64_t n, const float* mult,
+                       int64_t mult_step, const float* bias, float* y, int64_t ldy) {
   if (rows <= 0 || n <= 0) return;
-  HWY_DYNAMIC_DISPATCH(ScaleI32RowsToF32Impl)(acc, rows, n, mult, mult_step, bias, y);
+  HWY_DYNAMIC_DISPATCH(ScaleI32RowsToF32Impl)(acc, lda, rows, n, mult, mult_step, bias, y, ldy);
 }
 
 void QuantizeF32ToI32(const float* x, int64_t n, const float* scale, int64_t scale_step,

@@ -14,6 +14,7 @@
 #include "graph/ops/quant_ops_internal.h"
 #include "graph/registry.h"
 #include "kernels/qgemm.h"
+#include "kernels/quantize.h"
 
 namespace simplecpp::graph {
 namespace quant_ops {
@@ -128,24 +129,72 @@ QMatMulPlan PlanQMatMul(PrepareContext& ctx, int a_in, int b_in, int a_zp_in, in
   return p;
 }
 
-void QMatMulPlan::Run(const kernels::Parallel& par, const void* a, const void* b,
-                      const int32_t* za, const int32_t* zb, int32_t* c) const {
-  if (num_batches == 0 || m == 0 || n == 0) return;
+namespace {
+
+// Calls gemm(t, a_t, za_t, packed B_t, zb_t) for each of the plan's num_batches products, with
+// B packed here when it was not constant at Prepare.
+template <typename Gemm>
+void ForEachProduct(const QMatMulPlan& p, const void* a, const void* b, const int32_t* za,
+                    const int32_t* zb, Gemm&& gemm) {
+  if (p.num_batches == 0 || p.m == 0 || p.n == 0) return;
   std::vector<std::shared_ptr<const kernels::PackedQB>> local;
-  if (!packed) {
+  if (!p.packed) {
     const auto* bytes = static_cast<const uint8_t*>(b);
-    for (int64_t i = 0; i < b_batches; ++i) {
-      local.push_back(kernels::PackedQB::Pack(b_signed, false, k, n, bytes + i * k * n, n));
+    for (int64_t i = 0; i < p.b_batches; ++i) {
+      local.push_back(
+          kernels::PackedQB::Pack(p.b_signed, false, p.k, p.n, bytes + i * p.k * p.n, p.n));
     }
   }
-  const auto& pk = packed ? *packed : local;
+  const auto& pk = p.packed ? *p.packed : local;
   const auto* abytes = static_cast<const uint8_t*>(a);
-  for (int64_t t = 0; t < num_batches; ++t) {
-    const auto [ia, ib] = (*offsets)[t];
-    kernels::QGemmToI32(m, abytes + ia * m * k, a_signed, k, za ? za + ia * za_batch : nullptr,
-                        za_step, *pk[ib], zb ? zb + ib * zb_batch : nullptr, zb_step,
-                        c + t * m * n, n, par);
+  for (int64_t t = 0; t < p.num_batches; ++t) {
+    const auto [ia, ib] = (*p.offsets)[t];
+    gemm(t, abytes + ia * p.m * p.k, za ? za + ia * p.za_batch : nullptr, *pk[ib],
+         zb ? zb + ib * p.zb_batch : nullptr);
   }
+}
+
+// Scales each finished block of one product's sums into y [M, N] (QMatMulPlan::RunToFloat).
+class ScaleToFloatSink final : public kernels::QGemmSink {
+ public:
+  ScaleToFloatSink(const float* mult, int64_t mult_step, const float* bias, float* y, int64_t n)
+      : mult_(mult), mult_step_(mult_step), bias_(bias), y_(y), n_(n) {}
+  void Block(int64_t m0, int64_t rows, int64_t n0, int64_t cols, const int32_t* c,
+             int64_t ldc) const override {
+    kernels::ScaleI32RowsToF32(c, ldc, rows, cols, mult_ + n0 * mult_step_, mult_step_,
+                               bias_ ? bias_ + n0 : nullptr, y_ + m0 * n_ + n0, n_);
+  }
+
+ private:
+  const float* mult_;
+  int64_t mult_step_;
+  const float* bias_;
+  float* y_;
+  int64_t n_;
+};
+
+}  // namespace
+
+void QMatMulPlan::Run(const kernels::Parallel& par, const void* a, const void* b, const int32_t* za,
+                      const int32_t* zb, int32_t* c) const {
+  ForEachProduct(*this, a, b, za, zb,
+                 [&](int64_t t, const uint8_t* at, const int32_t* zat, const kernels::PackedQB& bt,
+                     const int32_t* zbt) {
+                   kernels::QGemmToI32(m, at, a_signed, k, zat, za_step, bt, zbt, zb_step,
+                                       c + t * m * n, n, par);
+                 });
+}
+
+void QMatMulPlan::RunToFloat(const kernels::Parallel& par, const void* a, const void* b,
+                             const int32_t* za, const int32_t* zb, const float* mult,
+                             int64_t mult_step, const float* bias, float* y) const {
+  ForEachProduct(*this, a, b, za, zb,
+                 [&](int64_t t, const uint8_t* at, const int32_t* zat, const kernels::PackedQB& bt,
+                     const int32_t* zbt) {
+                   const ScaleToFloatSink sink(mult, mult_step, bias, y + t * m * n, n);
+                   kernels::QGemmToSink(m, at, a_signed, k, zat, za_step, bt, zbt, zb_step, sink,
+                                        par);
+                 });
 }
 
 namespace {

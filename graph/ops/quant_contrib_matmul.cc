@@ -82,7 +82,7 @@ void ScaleRows(const kernels::Parallel& par, const int32_t* acc, int64_t rows, i
   par.For(tasks, [&](int64_t begin, int64_t end) {
     const int64_t r0 = begin * rows_per_task;
     const int64_t r1 = std::min(rows, end * rows_per_task);
-    kernels::ScaleI32RowsToF32(acc + r0 * n, r1 - r0, n, mult, mstep, bias, y + r0 * n);
+    kernels::ScaleI32RowsToF32(acc + r0 * n, n, r1 - r0, n, mult, mstep, bias, y + r0 * n, n);
   });
 }
 
@@ -132,13 +132,10 @@ class MatMulIntegerToFloatOp final : public Op {
           has_zb ? ZeroPointsAsI32(rc.input(5)) : std::vector<int32_t>();
       const std::vector<float> mult =
           ColumnMultipliers(ScalesAsF32(rc.input(2))[0], ScalesAsF32(rc.input(3)), 1.0f);
-      Tensor acc = rc.Scratch(DType::kInt32, {total});
-      plan->Run(rc.parallel(), rc.input(0).raw_data(), rc.input(1).raw_data(),
-                has_za ? za.data() : nullptr, has_zb ? zb.data() : nullptr, acc.data<int32_t>());
-      const int64_t n = plan->n;
-      ScaleRows(rc.parallel(), acc.data<int32_t>(), total / n, n, mult.data(),
-                mult.size() > 1 ? 1 : 0, has_bias ? rc.input(6).data<float>() : nullptr,
-                rc.output(0).data<float>());
+      plan->RunToFloat(rc.parallel(), rc.input(0).raw_data(), rc.input(1).raw_data(),
+                       has_za ? za.data() : nullptr, has_zb ? zb.data() : nullptr, mult.data(),
+                       mult.size() > 1 ? 1 : 0, has_bias ? rc.input(6).data<float>() : nullptr,
+                       rc.output(0).data<float>());
     };
   }
 };
@@ -191,14 +188,10 @@ class DynamicQuantizeMatMulOp final : public Op {
       const std::vector<int32_t> zb =
           has_zb ? ZeroPointsAsI32(rc.input(3)) : std::vector<int32_t>();
       const std::vector<float> mult = ColumnMultipliers(p.scale, ScalesAsF32(rc.input(2)), 1.0f);
-      Tensor acc = rc.Scratch(DType::kInt32, {total});
       const int32_t za = p.zero_point;
-      plan->Run(rc.parallel(), qa.raw_data(), rc.input(1).raw_data(), &za,
-                has_zb ? zb.data() : nullptr, acc.data<int32_t>());
-      const int64_t n = plan->n;
-      ScaleRows(rc.parallel(), acc.data<int32_t>(), total / n, n, mult.data(),
-                mult.size() > 1 ? 1 : 0, has_bias ? rc.input(4).data<float>() : nullptr,
-                rc.output(0).data<float>());
+      plan->RunToFloat(rc.parallel(), qa.raw_data(), rc.input(1).raw_data(), &za,
+                       has_zb ? zb.data() : nullptr, mult.data(), mult.size() > 1 ? 1 : 0,
+                       has_bias ? rc.input(4).data<float>() : nullptr, rc.output(0).data<float>());
     };
   }
 };

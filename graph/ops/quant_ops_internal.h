@@ -57,6 +57,13 @@ struct QMatMulPlan {
   // c: [num_batches, M, N] int32. za / zb: nullptr when absent.
   void Run(const kernels::Parallel& par, const void* a, const void* b, const int32_t* za,
            const int32_t* zb, int32_t* c) const;
+  // The float epilogue fused into the GEMM (MatMulIntegerToFloat, DynamicQuantizeMatMul):
+  // y [num_batches, M, N] = float32(sum) * mult[n * mult_step] + bias[n] (bias may be nullptr),
+  // each block of sums scaled by kernels::ScaleI32RowsToF32 while it is in cache, so no int32
+  // tensor of the whole product exists. The same bits as Run followed by that scaling.
+  void RunToFloat(const kernels::Parallel& par, const void* a, const void* b, const int32_t* za,
+                  const int32_t* zb, const float* mult, int64_t mult_step, const float* bias,
+                  float* y) const;
 };
 // a_zp / b_zp: input indices of the zero points (may be absent).
 QMatMulPlan PlanQMatMul(PrepareContext& ctx, int a_in, int b_in, int a_zp_in, int b_zp_in);

@@ -470,22 +470,28 @@ TEST_CASE("ScaleI32RowsToF32 matches product-then-sum in float32 on every target
           CAPTURE(n);
           CAPTURE(mode);
           const bool per_column = mode & 1, with_bias = mode & 2;
-          std::vector<int32_t> acc(static_cast<size_t>(rows * n));
+          // Row strides past n: the gaps must stay untouched.
+          const int64_t lda = n + 5, ldy = n + 3;
+          std::vector<int32_t> acc(static_cast<size_t>(rows * lda));
           for (auto& v : acc) v = accd(rng) >> (rng() % 31);  // every magnitude, both signs
           acc[0] = std::numeric_limits<int32_t>::min();
-          acc.back() = std::numeric_limits<int32_t>::max();
+          acc[static_cast<size_t>((rows - 1) * lda + n - 1)] = std::numeric_limits<int32_t>::max();
           std::vector<float> mult(per_column ? n : 1), bias(n);
           for (auto& v : mult) v = md(rng);
           for (auto& v : bias) v = bd(rng);
           const int64_t mstep = per_column ? 1 : 0;
           const float* b = with_bias ? bias.data() : nullptr;
-          std::vector<float> y(acc.size(), -1.0f);
-          ScaleI32RowsToF32(acc.data(), rows, n, mult.data(), mstep, b, y.data());
+          std::vector<float> y(static_cast<size_t>(rows * ldy), -1.0f);
+          ScaleI32RowsToF32(acc.data(), lda, rows, n, mult.data(), mstep, b, y.data(), ldy);
           for (int64_t r = 0; r < rows; ++r) {
-            for (int64_t j = 0; j < n; ++j) {
-              const float product = static_cast<float>(acc[r * n + j]) * mult[j * mstep];
+            for (int64_t j = 0; j < ldy; ++j) {
+              if (j >= n) {
+                CHECK(y[r * ldy + j] == -1.0f);
+                continue;
+              }
+              const float product = static_cast<float>(acc[r * lda + j]) * mult[j * mstep];
               const float want = with_bias ? product + bias[j] : product;
-              CHECK(y[r * n + j] == want);
+              CHECK(y[r * ldy + j] == want);
             }
           }
         }
