@@ -4,11 +4,13 @@
 // B layouts, on every compiled target and independent of the thread count; sizes around the
 // micro-kernel's tile edges (rows per tile, 32-column panels, k-quads, K blocks of 512, task
 // blocks of 64 rows x 128 columns); plus Im2RowBytes and Im2RowBytesChannelsLast (the same taps
-// as Im2RowBytes with the columns permuted to (k..., c), on 1-D/2-D/3-D geometries).
+// as Im2RowBytes with the columns permuted to (k..., c), on 1-D/2-D/3-D geometries). Every case
+// also runs through QGemmToSink: each element delivered once, with QGemmToI32's value.
 #include "kernels/qgemm.h"
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cstdint>
 #include <random>
 #include <thread>
@@ -44,6 +46,37 @@ class ThreadParallel final : public Parallel {
 
  private:
   int threads_;
+};
+
+// Copies the blocks QGemmToSink delivers into a matrix and counts deliveries per element.
+class RecordingSink final : public QGemmSink {
+ public:
+  RecordingSink(int64_t m, int64_t n)
+      : n_(n), values_(static_cast<size_t>(m * n), 0), counts_(static_cast<size_t>(m * n)) {
+    for (auto& c : counts_) c.store(0);
+  }
+  void Block(int64_t m0, int64_t rows, int64_t n0, int64_t cols, const int32_t* c,
+             int64_t ldc) const override {
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t j = 0; j < cols; ++j) {
+        const size_t at = static_cast<size_t>((m0 + i) * n_ + n0 + j);
+        values_[at] = c[i * ldc + j];
+        counts_[at].fetch_add(1);
+      }
+    }
+  }
+  const std::vector<int32_t>& values() const { return values_; }
+  bool EachOnce() const {
+    for (const auto& c : counts_) {
+      if (c.load() != 1) return false;
+    }
+    return true;
+  }
+
+ private:
+  int64_t n_;
+  mutable std::vector<int32_t> values_;
+  mutable std::vector<std::atomic<int>> counts_;
 };
 
 enum class ZpLayout { kNone, kScalar, kVector };
@@ -91,6 +124,12 @@ void Check(const Case& c, uint32_t seed, const Parallel& par) {
   std::vector<int32_t> out(static_cast<size_t>(c.m * c.n), 12345);
   QGemmToI32(c.m, a.data(), c.a_signed, c.k, za.empty() ? nullptr : za.data(), zas, *packed,
              zb.empty() ? nullptr : zb.data(), zbs, out.data(), c.n, par);
+  // The same product through a sink: every element delivered exactly once, the same values.
+  RecordingSink sink(c.m, c.n);
+  QGemmToSink(c.m, a.data(), c.a_signed, c.k, za.empty() ? nullptr : za.data(), zas, *packed,
+              zb.empty() ? nullptr : zb.data(), zbs, sink, par);
+  CHECK(sink.EachOnce());
+  CHECK(sink.values() == out);
   for (int64_t i = 0; i < c.m; ++i) {
     for (int64_t j = 0; j < c.n; ++j) {
       int64_t ref = 0;
