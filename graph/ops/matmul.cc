@@ -31,6 +31,10 @@ constexpr int64_t kMinPackedColumns = 16;
 // Batched products below this many multiply-adds each run in parallel over the batch instead of
 // inside the GEMM.
 constexpr int64_t kSmallGemmMacs = int64_t{1} << 18;
+// Products up to this many multiply-adds also run one task per batch when there are at least as
+// many batches as threads: attention's per-head products (128 x 128 x 64 = 1 M) split into too
+// few GEMM tasks to keep two threads busy (transformer-base at 2 threads ran them all on one).
+constexpr int64_t kBatchTaskMacs = int64_t{1} << 22;
 
 // Integer arithmetic that wraps (unsigned), floating point as is.
 template <typename T, bool = std::is_integral_v<T>>
@@ -240,8 +244,8 @@ class MatMulOp final : public Op {
         packed->push_back(pack(static_cast<const char*>(bconst->raw_data()) + i * k * n * es));
       }
     }
-    const bool outer_parallel = m * n * k < kSmallGemmMacs;
-    return [packed, offsets, m, n, k, num_batches, outer_parallel, type, es](RunContext& rc) {
+    const int64_t macs = m * n * k;
+    return [packed, offsets, m, n, k, num_batches, macs, type, es](RunContext& rc) {
       const char* a = static_cast<const char*>(rc.input(0).raw_data());
       const char* b = static_cast<const char*>(rc.input(1).raw_data());
       char* c = static_cast<char*>(rc.output(0).raw_data());
@@ -256,6 +260,9 @@ class MatMulOp final : public Op {
                              c + t * m * n * es, n, par);
         }
       };
+      const bool outer_parallel =
+          macs < kSmallGemmMacs ||
+          (macs <= kBatchTaskMacs && num_batches >= rc.parallel().num_threads());
       if (outer_parallel) {
         // One task per batch; each GEMM runs serially inside its task.
         rc.parallel().For(num_batches, [&](int64_t t0, int64_t t1) {

@@ -178,13 +178,9 @@ class DynamicQuantizeMatMulOp final : public Op {
     const int64_t a_total = CheckedNumElements(ctx.input_dims(0));
     const bool has_zb = ctx.has_input(3);
     return [plan, has_zb, has_bias, total, a_total](RunContext& rc) {
-      const float* a = rc.input(0).data<float>();
-      float mn = 0.0f, mx = 0.0f;
-      kernels::MinMaxF32(a, a_total, &mn, &mx);
-      const quant::DynamicQuantParams p = quant::ComputeDynamicQuantParams(mn, mx);
       Tensor qa = rc.Scratch(DType::kUInt8, {a_total});
-      kernels::QuantizeF32ToU8(a, a_total, &p.scale, 0, &p.zero_point, 0, 0, 255,
-                               qa.data<uint8_t>());
+      const quant::DynamicQuantParams p = quant_ops::DynamicQuantizeU8(
+          rc.parallel(), rc.input(0).data<float>(), a_total, qa.data<uint8_t>());
       const std::vector<int32_t> zb =
           has_zb ? ZeroPointsAsI32(rc.input(3)) : std::vector<int32_t>();
       const std::vector<float> mult = ColumnMultipliers(p.scale, ScalesAsF32(rc.input(2)), 1.0f);

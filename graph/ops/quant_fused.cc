@@ -86,23 +86,10 @@ class DynamicQuantizeConvOp final : public Op {
     const bool has_wz = ctx.has_input(3);
     return [plan, has_wz, has_bias, total, x_total, m](RunContext& rc) {
       // Dynamic quantization of x (as DynamicQuantizeLinear).
-      const float* x = rc.input(0).data<float>();
-      float mn = 0.0f, mx = 0.0f;
-      kernels::MinMaxF32(x, x_total, &mn, &mx);
-      const quant::DynamicQuantParams p = quant::ComputeDynamicQuantParams(mn, mx);
       Tensor xq_t = rc.Scratch(DType::kUInt8, {std::max<int64_t>(1, x_total)});
       uint8_t* xq = xq_t.data<uint8_t>();
-      constexpr int64_t kTask = 1 << 15;
-      const int64_t tasks = (x_total + kTask - 1) / kTask;
-      auto quantize = [&](int64_t t0, int64_t t1) {
-        const int64_t b = t0 * kTask, e = std::min(x_total, t1 * kTask);
-        kernels::QuantizeF32ToU8(x + b, e - b, &p.scale, 0, &p.zero_point, 0, 0, 255, xq + b);
-      };
-      if (tasks == 1) {
-        quantize(0, 1);
-      } else if (tasks > 1) {
-        rc.parallel().For(tasks, quantize);
-      }
+      const quant::DynamicQuantParams p =
+          quant_ops::DynamicQuantizeU8(rc.parallel(), rc.input(0).data<float>(), x_total, xq);
       // Integer convolution.
       const std::vector<int32_t> wz = has_wz ? ZeroPointsAsI32(rc.input(3)) : std::vector<int32_t>();
       Tensor acc_t = rc.Scratch(DType::kInt32, {total});

@@ -15,6 +15,7 @@
 #include "kernels/conv.h"
 #include "kernels/qgemm.h"
 #include "kernels/transpose.h"
+#include "quant/quant_params.h"
 
 namespace simplecpp::graph::quant_ops {
 
@@ -28,6 +29,14 @@ bool IsQuantIntDType(DType t);  // uint8/int8/uint16/int16/int32/uint4/int4/uint
 bool IsFloat8DType(DType t);    // float8 (all 5 kinds) and float4e2m1 (Q/DQ: quantize.cc only)
 // The one value of a per-tensor (one-element) tensor, for error-checked scalar inputs.
 bool IsOneElement(const Dims& dims);
+
+// DynamicQuantizeLinear of x[0, n) into y (uint8): min / max over x (NaN skipped), the scale and
+// zero point of quant::ComputeDynamicQuantParams, then the quantization, both in parallel chunks
+// whose bounds do not depend on the thread count (min and max are exact, so neither does the
+// result). Shared by DynamicQuantizeLinear, DynamicQuantizeMatMul and DynamicQuantizeConv, so
+// all three give the same bytes.
+quant::DynamicQuantParams DynamicQuantizeU8(const kernels::Parallel& par, const float* x, int64_t n,
+                                            uint8_t* y);
 
 // Conv attributes + geometry shared by ConvInteger and QLinearConv.
 struct ConvAttrs {

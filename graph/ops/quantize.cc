@@ -69,6 +69,37 @@ bool IsOneElement(const Dims& dims) {
   return true;
 }
 
+quant::DynamicQuantParams DynamicQuantizeU8(const kernels::Parallel& par, const float* x, int64_t n,
+                                            uint8_t* y) {
+  // Chunks of 32 K elements: below that a second thread costs more than it saves.
+  constexpr int64_t kChunk = int64_t{1} << 15;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<float> lo(static_cast<size_t>(std::max<int64_t>(chunks, 1)), 0.0f);
+  std::vector<float> hi(lo.size(), 0.0f);
+  auto run = [&](auto&& fn) {
+    if (chunks <= 1) {
+      fn(int64_t{0}, int64_t{1});
+    } else {
+      par.For(chunks, fn);
+    }
+  };
+  run([&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t b = t * kChunk;
+      kernels::MinMaxF32(x + b, std::min(kChunk, n - b), &lo[t], &hi[t]);
+    }
+  });
+  // A chunk of NaNs reports (0, 0): harmless, the range is widened to include 0 anyway.
+  const float mn = *std::min_element(lo.begin(), lo.end());
+  const float mx = *std::max_element(hi.begin(), hi.end());
+  const quant::DynamicQuantParams p = quant::ComputeDynamicQuantParams(mn, mx);
+  run([&](int64_t t0, int64_t t1) {
+    const int64_t b = t0 * kChunk, e = std::min(n, t1 * kChunk);
+    kernels::QuantizeF32ToU8(x + b, e - b, &p.scale, 0, &p.zero_point, 0, 0, 255, y + b);
+  });
+  return p;
+}
+
 std::vector<float> ScalesAsF32(const Tensor& t) {
   const int64_t n = t.num_elements();
   std::vector<float> out(static_cast<size_t>(n));
@@ -648,22 +679,8 @@ class DynamicQuantizeLinearOp final : public Op {
     if (has_scale) ctx.set_output(1, DType::kFloat32, {});
     if (has_zp) ctx.set_output(2, DType::kUInt8, {});
     return [total, has_scale, has_zp](RunContext& rc) {
-      const float* x = rc.input(0).data<float>();
-      float mn = 0.0f, mx = 0.0f;
-      kernels::MinMaxF32(x, total, &mn, &mx);
-      const quant::DynamicQuantParams p = quant::ComputeDynamicQuantParams(mn, mx);
-      constexpr int64_t kTask = 1 << 15;
-      const int64_t tasks = (total + kTask - 1) / kTask;
-      uint8_t* y = rc.output(0).data<uint8_t>();
-      auto body = [&](int64_t t0, int64_t t1) {
-        const int64_t b = t0 * kTask, e = std::min(total, t1 * kTask);
-        kernels::QuantizeF32ToU8(x + b, e - b, &p.scale, 0, &p.zero_point, 0, 0, 255, y + b);
-      };
-      if (tasks == 1) {
-        body(0, 1);
-      } else if (tasks > 1) {
-        rc.parallel().For(tasks, body);
-      }
+      const quant::DynamicQuantParams p = quant_ops::DynamicQuantizeU8(
+          rc.parallel(), rc.input(0).data<float>(), total, rc.output(0).data<uint8_t>());
       if (has_scale) rc.output(1).data<float>()[0] = p.scale;
       if (has_zp) {
         rc.output(2).data<uint8_t>()[0] = static_cast<uint8_t>(p.zero_point);

@@ -232,5 +232,32 @@ TEST_CASE("DynamicQuantizeLinear") {
   for (int i = 0; i < 3; ++i) CHECK(out[0].data<uint8_t>()[i] == 0);
 }
 
+TEST_CASE(
+    "DynamicQuantizeLinear over many parallel chunks: the serial reference, any thread count") {
+  // 100003 elements = 3 chunks of 32 K and a partial one; the extremes sit in different chunks,
+  // the whole second chunk is NaN (it reports no range), and NaNs quantize to the zero point.
+  const int64_t n = 100003;
+  Tensor x = RandomF32({n}, 41, -2.0f, 3.0f);
+  float* xv = x.data<float>();
+  for (int64_t i = 32768; i < 65536; ++i) xv[i] = std::nanf("");
+  xv[5] = -7.25f;    // min, first chunk
+  xv[n - 2] = 9.5f;  // max, last chunk
+  const float scale = (9.5f - -7.25f) / 255.0f;
+  const int32_t zp = static_cast<int32_t>(std::nearbyint(0.0f - -7.25f / scale));
+  for (int threads : {1, 2, 3}) {
+    CAPTURE(threads);
+    auto out = RunNode("DynamicQuantizeLinear", {x}, {},
+                       {.opset = 11, .num_outputs = 3, .threads = threads});
+    CHECK(out[1].data<float>()[0] == scale);
+    CHECK(out[2].data<uint8_t>()[0] == zp);
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const int32_t want = std::isnan(xv[i]) ? zp : RefQuant(xv[i], scale, zp, 0, 255);
+      wrong += out[0].data<uint8_t>()[i] != want;
+    }
+    CHECK(wrong == 0);
+  }
+}
+
 }  // namespace
 }  // namespace simplecpp::testing
