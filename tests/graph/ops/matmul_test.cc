@@ -126,6 +126,27 @@ TEST_CASE("MatMul with a large constant B equals the runtime-B result bitwise") 
   ExpectNear(runtime, {3, 70, 130}, MatMulRef(a, b, &dims));
 }
 
+TEST_CASE(
+    "Batched attention-sized MatMul: one task per batch, the same bits for any thread count") {
+  // 6 heads of 128 x 64 x 128 (1 M MACs each): one GEMM per task when there are at least as many
+  // heads as threads, inside each GEMM otherwise (3 heads on 4 threads); runtime and constant B.
+  for (int64_t heads : {6, 3}) {
+    CAPTURE(heads);
+    const Tensor a = RandomF32({heads, 128, 64}, 31), b = RandomF32({heads, 64, 128}, 32);
+    Dims dims;
+    const auto ref = MatMulRef(a, b, &dims);
+    const Tensor one = RunNode("MatMul", {a, b})[0];
+    ExpectNear(one, dims, ref);
+    for (int threads : {2, 4}) {
+      RunNodeOptions opt;
+      opt.threads = threads;
+      CHECK(RunNode("MatMul", {a, b}, {}, opt)[0].BitwiseEquals(one));
+      opt.constant_inputs = {1};
+      CHECK(RunNode("MatMul", {a, b}, {}, opt)[0].BitwiseEquals(one));
+    }
+  }
+}
+
 TEST_CASE("MatMul integer and double dtypes") {
   const Tensor a = I32({2, 3}, {1, 2, 3, 4, 5, 6});
   const Tensor b = I32({3, 2}, {7, 8, 9, 10, 11, 12});
