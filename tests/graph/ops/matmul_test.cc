@@ -138,11 +138,9 @@ TEST_CASE(
     const Tensor one = RunNode("MatMul", {a, b})[0];
     ExpectNear(one, dims, ref);
     for (int threads : {2, 4}) {
-      RunNodeOptions opt;
-      opt.threads = threads;
-      CHECK(RunNode("MatMul", {a, b}, {}, opt)[0].BitwiseEquals(one));
-      opt.constant_inputs = {1};
-      CHECK(RunNode("MatMul", {a, b}, {}, opt)[0].BitwiseEquals(one));
+      CHECK(RunNode("MatMul", {a, b}, {}, {.threads = threads})[0].BitwiseEquals(one));
+      CHECK(RunNode("MatMul", {a, b}, {}, {.constant_inputs = {1}, .threads = threads})[0]
+                .BitwiseEquals(one));
     }
   }
 }
