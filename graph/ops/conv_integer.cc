@@ -218,11 +218,14 @@ QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttrs& attrs, int x_in, int w
   // parallel region per image and group); fewer positions are one block whose GEMM runs in
   // parallel. The sums are exact integers and the epilogue is elementwise, so neither the block
   // size nor the mode can change a result.
-  constexpr int64_t kPanel = kernels::PackedQB::kNR;
-  const int64_t budget =
-      std::max(kPanel, kRowBudget / std::max<int64_t>(p.kdim, 1) / kPanel * kPanel);
-  const int64_t sixteenth = (p.positions / 16 + kPanel - 1) / kPanel * kPanel;
-  int64_t block = std::clamp(sixteenth, kPanel, 8 * kPanel);
+  // Blocks are whole 64-byte cache lines of an 8-bit output row (and whole GEMM panels): tasks
+  // that wrote parts of the same lines of y ran the transposes 5x slower at 2 threads (the lines
+  // bounced between the cores).
+  constexpr int64_t kUnit = 64;
+  static_assert(kUnit % kernels::PackedQB::kNR == 0, "a block unit is whole panels");
+  const int64_t budget = std::max(kUnit, kRowBudget / std::max<int64_t>(p.kdim, 1) / kUnit * kUnit);
+  const int64_t sixteenth = (p.positions / 16 + kUnit - 1) / kUnit * kUnit;
+  int64_t block = std::clamp(sixteenth, kUnit, 4 * kUnit);
   // (A convolution small enough to run on the calling thread keeps one block per chunk of the
   // row budget: smaller blocks would only add per-block overhead.)
   p.blocks_parallel = p.positions >= kMinBlocked &&
