@@ -141,17 +141,22 @@ void ScaleI32RowsToF32Impl(const int32_t* HWY_RESTRICT acc, int64_t lda, int64_t
   }
 }
 
-// The low byte of each uint32 lane of a full vector. On AVX3 / AVX3_DL one vpmovdb: Highway
-// 1.0.3's TruncateTo(uint8, Vec512<uint32_t>) on AVX3_DL permutes 32-bit lanes with byte indices
-// and returns wrong bytes (found by the requantization test).
-template <class D8, class VU32>
-HWY_INLINE hn::Vec<D8> LowBytes(D8 d8, VU32 v) {
+// Stores the low byte of each 32-bit lane of a full vector v (lanes of di) as T (8-bit) at out.
+// On AVX3 / AVX3_DL one vpmovdb: Highway 1.0.3's TruncateTo(uint8, Vec512<uint32_t>) on AVX3_DL
+// permutes 32-bit lanes with byte indices and returns wrong bytes (found by the requantization
+// test).
+template <typename T, class DI>
+HWY_INLINE void StoreLowBytes(DI di, hn::Vec<DI> v, T* HWY_RESTRICT out) {
+  static_assert(sizeof(T) == 1 && sizeof(hn::TFromD<DI>) == 4, "32-bit lanes to 8-bit values");
+  const hn::Rebind<T, DI> dt;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
   static_assert(sizeof(v) == 64, "full 512-bit vectors only");
-  (void)d8;
-  return hn::Vec<D8>{_mm512_cvtepi32_epi8(v.raw)};
+  (void)di;
+  hn::StoreU(hn::Vec<decltype(dt)>{_mm512_cvtepi32_epi8(v.raw)}, dt, out);
 #else
-  return hn::TruncateTo(d8, v);
+  const hn::RebindToUnsigned<DI> du;
+  const hn::Rebind<uint8_t, DI> d8;
+  hn::StoreU(hn::BitCast(dt, hn::TruncateTo(d8, hn::BitCast(du, v))), dt, out);
 #endif
 }
 
@@ -175,10 +180,6 @@ int64_t RequantizeF32Vec(const int32_t* HWY_RESTRICT acc, int64_t n,
                          int32_t hi, T* HWY_RESTRICT out) {
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
-  const hn::RebindToUnsigned<decltype(di)> du;
-  const hn::Rebind<uint8_t, decltype(di)> d8;
-  const hn::Rebind<T, decltype(di)> dt;
-  static_assert(sizeof(T) == 1, "8-bit outputs only");
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   const auto vzp = hn::Set(df, static_cast<float>(zp));
   const auto flo = hn::Set(df, static_cast<float>(lo)), fhi = hn::Set(df, static_cast<float>(hi));
@@ -204,8 +205,7 @@ int64_t RequantizeF32Vec(const int32_t* HWY_RESTRICT acc, int64_t n,
                                         out + i);
       continue;
     }
-    const auto bytes = LowBytes(d8, hn::BitCast(du, biased));
-    hn::StoreU(hn::BitCast(dt, bytes), dt, out + i);
+    StoreLowBytes(di, hn::BitCast(di, biased), out + i);
   }
   return i;
 }
@@ -225,10 +225,6 @@ int64_t QuantizeF32To8Vec(const float* HWY_RESTRICT x, int64_t n, const float* H
                           int32_t lo, int32_t hi, T* HWY_RESTRICT out) {
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
-  const hn::RebindToUnsigned<decltype(di)> du;
-  const hn::Rebind<uint8_t, decltype(di)> d8;
-  const hn::Rebind<T, decltype(di)> dt;
-  static_assert(sizeof(T) == 1, "8-bit outputs only");
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   const auto vlo = hn::Set(df, static_cast<float>(lo));
   const auto vhi = hn::Set(df, static_cast<float>(hi));
@@ -258,7 +254,7 @@ int64_t QuantizeF32To8Vec(const float* HWY_RESTRICT x, int64_t n, const float* H
     v = hn::IfThenElse(hn::Eq(v, v), v, vz);  // NaN -> the zero point
     v = hn::Min(hn::Max(v, vlo), vhi);
     // v is an integer in [lo, hi]: the conversion is exact and its low byte is the result.
-    hn::StoreU(hn::BitCast(dt, LowBytes(d8, hn::BitCast(du, hn::ConvertTo(di, v)))), dt, out + i);
+    StoreLowBytes(di, hn::ConvertTo(di, v), out + i);
   }
   return i;
 }
