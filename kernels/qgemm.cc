@@ -509,8 +509,8 @@ void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const in
             constexpr int kMRP = Tiler<TA>::kMRPair > 0 ? Tiler<TA>::kMRPair : 1;
             for (int64_t i = 0; i < rows; i += kMRP) {
               const int r = static_cast<int>(std::min<int64_t>(kMRP, rows - i));
-              TileEpilogue epi{zbv + p * kNR,           ct + p * kNR, rowsum + i, zav + i,
-                               cb + i * ldcb + p * kNR, ldcb};
+              int32_t* const c_tile = cb + i * ldcb + p * kNR;
+              TileEpilogue epi{zbv + p * kNR, ct + p * kNR, rowsum + i, zav + i, c_tile, ldcb};
               const TileEpilogue* e = last && p < direct_panels ? &epi : nullptr;
               int32_t* ac = acc.get() + i * kNB + p * kNR;
               const TA* ai = a_block + i * a_stride + q0 * 4;
@@ -531,8 +531,8 @@ void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const in
             continue;
           }
           for (int64_t i = 0; i < rows; i += kMR) {
-            TileEpilogue epi{zbv + p * kNR,           ct + p * kNR, rowsum + i, zav + i,
-                             cb + i * ldcb + p * kNR, ldcb};
+            int32_t* const c_tile = cb + i * ldcb + p * kNR;
+            TileEpilogue epi{zbv + p * kNR, ct + p * kNR, rowsum + i, zav + i, c_tile, ldcb};
             Tiler<TA>::Run(static_cast<int>(std::min<int64_t>(kMR, rows - i)),
                            a_block + i * a_stride + q0 * 4, a_stride, bp, qn,
                            acc.get() + i * kNB + p * kNR, kNB, q0 == 0,
