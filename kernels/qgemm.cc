@@ -446,7 +446,7 @@ void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const in
   constexpr int kMR = Tiler<TA>::kMR;
   // uint8 A whose K needs no padding already is a' (the VNNI core's operand): the tiles read it
   // in place, and only its row sums are computed.
-  const bool a_in_place = sizeof(TA) == 1 && !a_signed && k == kp;
+  const bool a_in_place = sizeof(TA) == 1 && !a_signed && lda >= kp;
   // The row sums only enter through zb' * rowsum: with every zb' zero (int8 B with zero points
   // 0, the symmetric weights quantizers write) the in-place path skips computing them.
   bool all_zb_zero = true;
@@ -742,7 +742,7 @@ inline void FillShort(uint8_t* d, uint8_t v, int64_t n) {
 
 void Im2RowBytesChannelsLastImpl(const ConvGeometry& g, const uint8_t* xt, int64_t channels,
                                  int64_t p_begin, int64_t p_count, uint8_t pad_value, uint8_t* rows,
-                                 const Parallel& parallel) {
+                                 int64_t row_stride, const Parallel& parallel) {
   const int64_t row_len = channels * g.KernelSize();
   const Geometry3 g3(g);
   const auto &in = g3.in, &out = g3.out, &ker = g3.ker, &str = g3.str, &dil = g3.dil, &pad = g3.pad;
@@ -763,7 +763,7 @@ void Im2RowBytesChannelsLastImpl(const ConvGeometry& g, const uint8_t* xt, int64
       const int64_t o0 = p / (out[2] * out[1]);
       const int64_t run = std::min(out[2] - o2_first, q_end - q);
       const int64_t b0 = o0 * str[0] - pad[0], b1 = o1 * str[1] - pad[1];
-      uint8_t* run_rows = rows + q * row_len;
+      uint8_t* run_rows = rows + q * row_stride;
       for (int64_t k0 = 0; k0 < ker[0]; ++k0) {
         const int64_t i0 = b0 + k0 * dil[0];
         const bool in0 = i0 >= 0 && i0 < in[0];
@@ -771,14 +771,14 @@ void Im2RowBytesChannelsLastImpl(const ConvGeometry& g, const uint8_t* xt, int64
           const int64_t i1 = b1 + k1 * dil[1];
           uint8_t* r = run_rows + (k0 * ker[1] + k1) * krow;
           if (!in0 || i1 < 0 || i1 >= in[1]) {
-            for (int64_t j = 0; j < run; ++j) FillShort(r + j * row_len, pad_value, krow);
+            for (int64_t j = 0; j < run; ++j) FillShort(r + j * row_stride, pad_value, krow);
             continue;
           }
           const uint8_t* src = xt + (i0 * in[1] + i1) * in[2] * c;
           // Tap by tap, for positions whose kernel row crosses the image border or is dilated.
           auto copy_taps = [&](int64_t j) {
             const int64_t b2 = (o2_first + j) * str[2] - pad[2];
-            uint8_t* rj = r + j * row_len;
+            uint8_t* rj = r + j * row_stride;
             for (int64_t k2 = 0; k2 < ker[2]; ++k2) {
               const int64_t i2 = b2 + k2 * dil[2];
               if (i2 >= 0 && i2 < in[2]) {
@@ -803,11 +803,16 @@ void Im2RowBytesChannelsLastImpl(const ConvGeometry& g, const uint8_t* xt, int64
           }
           for (int64_t j = 0; j < j_lo; ++j) copy_taps(j);
           if (j_hi > j_lo) {
-            CopyRowsShort(r + j_lo * row_len, row_len,
+            CopyRowsShort(r + j_lo * row_stride, row_stride,
                           src + ((o2_first + j_lo) * str[2] - pad[2]) * c, str[2] * c, krow,
                           j_hi - j_lo);
           }
           for (int64_t j = j_hi; j < run; ++j) copy_taps(j);
+        }
+      }
+      if (row_stride > row_len) {
+        for (int64_t j = 0; j < run; ++j) {
+          FillShort(run_rows + j * row_stride + row_len, pad_value, row_stride - row_len);
         }
       }
       q += run;
@@ -957,9 +962,9 @@ void Im2RowBytes(const ConvGeometry& g, const uint8_t* x, int64_t channels, int6
 
 void Im2RowBytesChannelsLast(const ConvGeometry& g, const uint8_t* xt, int64_t channels,
                              int64_t p_begin, int64_t p_count, uint8_t pad_value, uint8_t* rows,
-                             const Parallel& parallel) {
+                             int64_t row_stride, const Parallel& parallel) {
   HWY_DYNAMIC_DISPATCH(Im2RowBytesChannelsLastImpl)
-  (g, xt, channels, p_begin, p_count, pad_value, rows, parallel);
+  (g, xt, channels, p_begin, p_count, pad_value, rows, row_stride, parallel);
 }
 
 }  // namespace simplecpp::kernels

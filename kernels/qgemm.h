@@ -85,7 +85,11 @@ class PackedQB {
 constexpr int64_t kQGemmSerialMacs = int64_t{1} << 22;
 
 // C[M,N] (ldc = row stride in elements) = (A - za) * (B - zb) as above.
-//   a: [M,K] 8-bit row-major with row stride lda (int8 when a_signed, else uint8).
+//   a: [M,K] 8-bit row-major with row stride lda (int8 when a_signed, else uint8). When lda is
+//      at least K rounded up to a multiple of 4 (Kp), each row's first Kp bytes are read: the ones
+//      past K meet B's zero padding, so their values do not matter, but they must be readable.
+//      uint8 A is then multiplied in place (no normalized copy); with lda < Kp only K bytes per
+//      row are read.
 //   a_zp: nullptr (all 0), one value (a_zp_step == 0) or M values (a_zp_step == 1), in the
 //         range of A's type, widened to int32.
 //   b_zp: nullptr, one value (b_zp_step == 0) or N values (b_zp_step == 1), in B's type's range.
@@ -126,8 +130,10 @@ void Im2RowBytes(const ConvGeometry& g, const uint8_t* x, int64_t channels, int6
 // kernel row of taps into one contiguous copy of kernel[last] * channels bytes (dilation 1) and
 // makes every tap a copy of `channels` bytes. The GEMM's weights must be ordered [Cout, k...,
 // channels] to match.
+// Rows are row_stride >= channels * kernel size bytes apart; the bytes between get pad_value
+// (a stride of K rounded up to 4 lets QGemmToI32 read uint8 rows in place).
 void Im2RowBytesChannelsLast(const ConvGeometry& g, const uint8_t* xt, int64_t channels,
                              int64_t p_begin, int64_t p_count, uint8_t pad_value, uint8_t* rows,
-                             const Parallel& parallel);
+                             int64_t row_stride, const Parallel& parallel);
 
 }  // namespace simplecpp::kernels

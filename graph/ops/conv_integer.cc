@@ -331,18 +331,20 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
       // parallelizes within the block (serial when the blocks are the tasks).
       auto run_block = [&](int64_t p0, int64_t pc, int slot, const kernels::Parallel& inner) {
         uint8_t* rows_buf = scratch_rows + slot * SlotRowBytes();
-        uint8_t* tile = rows_buf + chunk * kdim;  // requantized [pc, og] (rq, unswapped)
+        uint8_t* tile = rows_buf + chunk * RowStride();  // requantized [pc, og] (rq, unswapped)
         int32_t* c = scratch_c + slot * chunk * og;
         // Pointwise (1x1, stride 1, no padding): the channels-last x already is the rows.
         const uint8_t* rows = xg + p0 * cg;
+        int64_t lda = kdim;
         if (!pointwise) {
-          kernels::Im2RowBytesChannelsLast(g, xg, cg, p0, pc, pad, rows_buf, inner);
+          lda = RowStride();
+          kernels::Im2RowBytesChannelsLast(g, xg, cg, p0, pc, pad, rows_buf, lda, inner);
           rows = rows_buf;
         }
         if (swap_operands) {
           // C [og, pc]: y[n, gi * og + o, p0 + q] directly (row stride `positions`), or the
           // block's sums [og, pc] then requantized one output channel (row) at a time.
-          const auto b = kernels::PackedQB::Pack(x_signed, true, kdim, pc, rows, kdim);
+          const auto b = kernels::PackedQB::Pack(x_signed, true, kdim, pc, rows, lda);
           kernels::QGemmToI32(og, wr + gi * og * kdim, w_signed, kdim, wz, wz ? wzp_step : 0, *b,
                               &xzp, 0, rq ? c : yg + p0, rq ? pc : positions, inner);
           if (rq) {
@@ -353,7 +355,7 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
           }
           return;
         }
-        kernels::QGemmToI32(pc, rows, x_signed, kdim, &xzp, 0, *pk[gi], wz, wzp_step, c, og, inner);
+        kernels::QGemmToI32(pc, rows, x_signed, lda, &xzp, 0, *pk[gi], wz, wzp_step, c, og, inner);
         if (rq) {
           // Each position's og sums (one per output channel) are requantized into the byte
           // tile [pc, og], which is transposed into y's [og, positions] layout.

@@ -120,12 +120,15 @@ struct QConvPlan {
   // Scratch for `threads` threads (the Parallel's num_threads()): one slot per thread when the
   // blocks of positions are the parallel tasks, else one.
   int64_t ScratchCElements(int threads) const { return Slots(threads) * chunk * og; }
-  // Per slot: im2row rows [chunk, kdim], then the block's requantized bytes [chunk, og] (rq,
-  // unswapped); after the slots, the channels-last copy of x when transpose_x.
+  // Per slot: im2row rows [chunk, RowStride()], then the block's requantized bytes [chunk, og]
+  // (rq, unswapped); after the slots, the channels-last copy of x when transpose_x.
   int64_t ScratchRowBytes(int threads) const {
     return Slots(threads) * SlotRowBytes() + (transpose_x ? in_size * cg : 0);
   }
-  int64_t SlotRowBytes() const { return chunk * kdim + chunk * og; }
+  int64_t SlotRowBytes() const { return chunk * RowStride() + chunk * og; }
+  // im2row rows are kdim rounded up to 4 bytes apart (the gap holds x's zero point), so that the
+  // integer GEMM multiplies uint8 rows in place (kernels/qgemm.h).
+  int64_t RowStride() const { return (kdim + 3) / 4 * 4; }
   int64_t Slots(int threads) const { return blocks_parallel ? std::max(1, threads) : 1; }
   // Whether the blocks of `chunk` positions are the parallel tasks (else the GEMM parallelizes).
   bool blocks_parallel = false;

@@ -362,7 +362,48 @@ TEST_CASE("Im2RowBytes fills padding with the zero point") {
   for (int i = 0; i < 9; ++i) CHECK(rows[5 * 9 + i] == want5[i]);
 }
 
-TEST_CASE("Im2RowBytesChannelsLast equals Im2RowBytes with (k..., c) columns") {
+TEST_CASE("QGemmToI32 with a row stride past K: the bytes between do not matter") {
+  // lda >= K rounded up to 4: uint8 A is read in place, Kp bytes per row, and the bytes past K
+  // (random here) must not change the product; int8 A and narrower strides as a control.
+  std::mt19937 rng(77);
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (int64_t k : {1, 5, 27, 30, 64, 301}) {
+      for (int64_t extra : {0, 3}) {
+        for (bool a_signed : {false, true}) {
+          const int64_t m = 13, n = 70, kp = (k + 3) / 4 * 4, lda = kp + extra;
+          CAPTURE(k);
+          CAPTURE(extra);
+          CAPTURE(a_signed);
+          std::vector<uint8_t> a(static_cast<size_t>(m * lda)), b(static_cast<size_t>(k * n));
+          for (auto& v : a) v = static_cast<uint8_t>(rng());
+          for (auto& v : b) v = static_cast<uint8_t>(rng());
+          const int32_t za = a_signed ? -3 : 131, zb = 7;
+          auto packed = PackedQB::Pack(true, false, k, n, b.data(), n);
+          std::vector<int32_t> out(static_cast<size_t>(m * n));
+          QGemmToI32(m, a.data(), a_signed, lda, &za, 0, *packed, &zb, 0, out.data(), n,
+                     SerialParallel());
+          int64_t wrong = 0;
+          for (int64_t i = 0; i < m; ++i) {
+            for (int64_t j = 0; j < n; ++j) {
+              int64_t ref = 0;
+              for (int64_t kk = 0; kk < k; ++kk) {
+                const int64_t av =
+                    a_signed ? static_cast<int8_t>(a[i * lda + kk]) : a[i * lda + kk];
+                ref += (av - za) * (static_cast<int8_t>(b[kk * n + j]) - zb);
+              }
+              wrong += out[i * n + j] != static_cast<int32_t>(ref);
+            }
+          }
+          CHECK(wrong == 0);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("Im2RowBytesChannelsLast equals Im2RowBytes with (k..., c) columns, on every target") {
   std::mt19937 rng(3);
   std::uniform_int_distribution<int> byte(0, 255);
   struct Case {
@@ -401,25 +442,33 @@ TEST_CASE("Im2RowBytesChannelsLast equals Im2RowBytes with (k..., c) columns") {
       for (int64_t c = 0; c < channels; ++c) {
         for (int64_t i = 0; i < in_size; ++i) xt[i * channels + c] = x[c * in_size + i];
       }
-      // A few position windows (all, and a middle part starting mid-row) and thread counts.
+      // A few position windows (all, and a middle part starting mid-row), row strides (packed,
+      // rounded up to 4 as the convolution uses, wider) and every target.
       for (int64_t p0 : {int64_t{0}, p / 3}) {
         const int64_t pc = p - p0 - (p0 > 0 ? p / 5 : 0);
         if (pc <= 0) continue;
-        std::vector<uint8_t> ref(static_cast<size_t>(pc * kdim)), got(ref.size(), 0xEE);
+        std::vector<uint8_t> ref(static_cast<size_t>(pc * kdim));
         Im2RowBytes(g, x.data(), channels, p0, pc, 201, ref.data(), SerialParallel());
-        Im2RowBytesChannelsLast(g, xt.data(), channels, p0, pc, 201, got.data(), ThreadParallel(2));
-        bool same = true;
-        for (int64_t q = 0; q < pc && same; ++q) {
-          for (int64_t c = 0; c < channels && same; ++c) {
-            for (int64_t k = 0; k < ksize; ++k) {
-              if (got[q * kdim + k * channels + c] != ref[q * kdim + c * ksize + k]) {
-                same = false;
-                break;
+        for (const auto& t : CompiledTargets()) {
+          ScopedTarget st(t);
+          for (int64_t stride : {kdim, (kdim + 3) / 4 * 4, kdim + 37}) {
+            CAPTURE(t.name);
+            CAPTURE(stride);
+            std::vector<uint8_t> got(static_cast<size_t>(pc * stride), 0xEE);
+            Im2RowBytesChannelsLast(g, xt.data(), channels, p0, pc, 201, got.data(), stride,
+                                    ThreadParallel(2));
+            int64_t wrong = 0;
+            for (int64_t q = 0; q < pc; ++q) {
+              for (int64_t c = 0; c < channels; ++c) {
+                for (int64_t k = 0; k < ksize; ++k) {
+                  wrong += got[q * stride + k * channels + c] != ref[q * kdim + c * ksize + k];
+                }
               }
+              for (int64_t j = kdim; j < stride; ++j) wrong += got[q * stride + j] != 201;
             }
+            CHECK(wrong == 0);
           }
         }
-        CHECK(same);
       }
     }
   }
