@@ -3,12 +3,13 @@
 // kernels/elementwise_scalar.h). Every other dtype: kernels/elementwise_binary_typed.cc.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/elementwise_binary.cc"
+#include "kernels/hwy_policy.h"
+// Policy first: it decides what foreach_target compiles (AVX3_DL, the portable fallback).
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
 #include "kernels/elementwise.h"
 #include "kernels/elementwise_scalar.h"
-#include "kernels/hwy_policy.h"  // must come before foreach_target / highway
 
 HWY_BEFORE_NAMESPACE();
 namespace simplecpp::kernels {

@@ -9,6 +9,13 @@
 // - WebAssembly builds compile the single WASM (SIMD128) target.
 #pragma once
 
+// Highway reads these macros once, when hwy/detect_targets.h is first seen: included after it,
+// this policy silently has no effect (pool.cc, resize.cc and elementwise_binary.cc once lost
+// their AVX3_DL code that way when an include reordering moved it down).
+#ifdef HIGHWAY_HWY_DETECT_TARGETS_H_
+#error "kernels/hwy_policy.h must be included before any Highway header"
+#endif
+
 #ifndef HWY_WANT_AVX3_DL
 #define HWY_WANT_AVX3_DL
 #endif

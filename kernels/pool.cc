@@ -7,11 +7,10 @@
 // into per-dim counts. Indices (MaxPool's second output) and Lp pooling use direct scalar loops.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/pool.cc"
-#include "kernels/hwy_policy.h"  // must come before foreach_target / highway
+#include "kernels/hwy_policy.h"
+// Policy first: it decides what foreach_target compiles (AVX3_DL, the portable fallback).
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
-
-#include "kernels/widened_sum-inl.h"  // sums in double, the same order on every 128-bit target
 
 #include <algorithm>
 #include <cmath>
@@ -20,6 +19,8 @@
 #include <vector>
 
 #include "kernels/pool.h"
+#include "kernels/short_copy-inl.h"   // CopyShort: an output row as a few vector moves
+#include "kernels/widened_sum-inl.h"  // sums in double, the same order on every 128-bit target
 
 #ifndef SIMPLECPP_KERNELS_POOL_SHARED_
 #define SIMPLECPP_KERNELS_POOL_SHARED_
@@ -110,7 +111,16 @@ void PoolRows(const T* x, T* y, const PoolGeometry& g, bool count_include_pad, i
     const T* xp = x + plane * in_plane;
     for (int64_t o1 = 0; o1 < g.out[1]; ++o1) {
       T* yr = y + ((plane * g.out[0] + o0) * g.out[1] + o1) * out_w;
-      std::fill(acc, acc + acc_len, fill);
+      // Short rows (a few dozen outputs): vector stores and CopyShort below, not libc calls.
+      if constexpr (kHasVec<T>) {
+        if (vector_row) {
+          for (int64_t ow = 0; ow < acc_len; ow += N) hn::StoreU(hn::Set(d, fill), d, acc + ow);
+        } else {
+          std::fill(acc, acc + acc_len, fill);
+        }
+      } else {
+        std::fill(acc, acc + acc_len, fill);
+      }
       for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
         const int64_t i0 = o0 * g.stride[0] + k0 * g.dilation[0] - g.pad_begin[0];
         if (i0 < 0 || i0 >= g.in[0]) continue;
@@ -171,6 +181,10 @@ void PoolRows(const T* x, T* y, const PoolGeometry& g, bool count_include_pad, i
         for (int64_t ow = 0; ow < out_w; ++ow) {
           yr[ow] = static_cast<T>(static_cast<double>(acc[ow]) / (c01 * cnt[2][ow]));
         }
+      } else if constexpr (sizeof(T) == 1) {
+        // 8-bit rows are the shortest (e.g. 24 bytes): a libc memmove per row cost more than the
+        // pooling in the int8 benchmark CNN.
+        CopyShort(reinterpret_cast<uint8_t*>(yr), reinterpret_cast<const uint8_t*>(acc), out_w);
       } else {
         std::copy_n(acc, out_w, yr);
       }

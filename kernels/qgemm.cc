@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "kernels/qgemm.h"
+#include "kernels/short_copy-inl.h"  // CopyShort: short copies as vector moves
 
 #ifndef SIMPLECPP_KERNELS_QGEMM_SHARED_
 #define SIMPLECPP_KERNELS_QGEMM_SHARED_
@@ -659,40 +660,6 @@ void PackTransposedImpl(const uint8_t* HWY_RESTRICT b, int64_t ldb, int64_t k, i
     }
     tail(j, &sum);
     finish(j, sum);
-  }
-}
-
-// Copies n bytes with a few fixed-size (possibly overlapping) moves instead of a memcpy call:
-// im2row copies are short (one kernel row of a few pixels' channels). Whole vectors from one
-// vector up (the compiler turned the 16-byte loop below into a libc memmove call per copy).
-inline void CopyShort(uint8_t* HWY_RESTRICT d, const uint8_t* HWY_RESTRICT s, int64_t n) {
-  const hn::ScalableTag<uint8_t> d8;
-  const int64_t N = static_cast<int64_t>(hn::Lanes(d8));
-  if (n >= N) {
-    const auto last = hn::LoadU(d8, s + n - N);
-    for (int64_t i = 0; i + N < n; i += N) hn::StoreU(hn::LoadU(d8, s + i), d8, d + i);
-    hn::StoreU(last, d8, d + n - N);
-  } else if (n >= 16) {  // only where vectors are wider than 16 bytes
-    const hn::CappedTag<uint8_t, 16> d16;
-    const auto last = hn::LoadU(d16, s + n - 16);
-    for (int64_t i = 0; i + 16 < n; i += 16) hn::StoreU(hn::LoadU(d16, s + i), d16, d + i);
-    hn::StoreU(last, d16, d + n - 16);
-  } else if (n >= 8) {
-    uint64_t a, b;
-    std::memcpy(&a, s, 8);
-    std::memcpy(&b, s + n - 8, 8);
-    std::memcpy(d, &a, 8);
-    std::memcpy(d + n - 8, &b, 8);
-  } else if (n >= 4) {
-    uint32_t a, b;
-    std::memcpy(&a, s, 4);
-    std::memcpy(&b, s + n - 4, 4);
-    std::memcpy(d, &a, 4);
-    std::memcpy(d + n - 4, &b, 4);
-  } else if (n > 0) {
-    d[0] = s[0];
-    d[n / 2] = s[n / 2];
-    d[n - 1] = s[n - 1];
   }
 }
 

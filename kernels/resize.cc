@@ -5,15 +5,15 @@
 // computed once and reused for every channel.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/resize.cc"
-#include "kernels/resize.h"
-
+#include "kernels/hwy_policy.h"
+// Policy first: it decides what foreach_target compiles (AVX3_DL, the portable fallback).
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "kernels/hwy_policy.h"  // must come before foreach_target / highway
+#include "kernels/resize.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace simplecpp::kernels {

@@ -222,6 +222,43 @@ TEST_CASE("MaxPool / AveragePool / LpPool kernels match the reference for every 
   }
 }
 
+TEST_CASE("uint8 MaxPool 2x2 stride 2 on output rows 1 to 160 bytes wide, on every target") {
+  // The int8 CNN's pooling: each output row is finished with short vector copies (one, two or
+  // more vectors, overlapping tails) whose branches depend on the row width.
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (int64_t w = 2; w <= 321; w += 3) {
+      CAPTURE(w);
+      PoolGeometry g;
+      g.planes = 3;
+      g.in[1] = 4;
+      g.in[2] = w;
+      for (int a = 1; a < 3; ++a) {
+        g.kernel[a] = 2;
+        g.stride[a] = 2;
+        g.out[a] = OutLength(g.in[a], 2, 2, 1, 0, 0, false);
+      }
+      std::vector<uint8_t> x(static_cast<size_t>(g.planes * InSize(g)));
+      for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<uint8_t>((i * 37 + w) % 251);
+      std::vector<uint8_t> y(static_cast<size_t>(g.planes * OutSize(g)), 0xEE);
+      MaxPoolU8(x.data(), y.data(), g, SerialParallel());
+      int64_t wrong = 0;
+      const int64_t ow = g.out[2];
+      for (int64_t p = 0; p < g.planes; ++p) {
+        for (int64_t r = 0; r < g.out[1]; ++r) {
+          for (int64_t c = 0; c < ow; ++c) {
+            const uint8_t* base = x.data() + (p * 4 + 2 * r) * w + 2 * c;
+            const uint8_t want = std::max({base[0], base[1], base[w], base[w + 1]});
+            wrong += y[(p * g.out[1] + r) * ow + c] != want;
+          }
+        }
+      }
+      CHECK(wrong == 0);
+    }
+  }
+}
+
 TEST_CASE("MaxPoolWithIndices: storage_order 1 and ties") {
   // 2-D: one plane of [3, 4] (and a second plane to check the plane offset), kernel 2x2 stride 2.
   PoolGeometry g;
