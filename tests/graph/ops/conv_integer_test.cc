@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "graph/op_test_util.h"
+#include "kernels/targets.h"
 #include "simplecpp/error.h"
 
 namespace simplecpp::testing {
@@ -103,19 +104,23 @@ const std::vector<ConvSpec>& Specs() {
   static const std::vector<ConvSpec> specs = {
       {{1, 3, 5, 5}, {4, 3, 3, 3}, 1, {}, {}, {1, 1, 1, 1}},
       {{2, 4, 7, 6}, {6, 2, 3, 2}, 2, {2, 1}, {1, 2}, {0, 1, 2, 0}},
-      {{1, 4, 6, 6}, {8, 1, 3, 3}, 4, {1, 1}, {}, {}, "SAME_UPPER"},   // depthwise x2
-      {{1, 3, 6, 5}, {3, 1, 2, 2}, 3, {2, 2}, {}, {}, "SAME_LOWER"},   // depthwise
-      {{2, 2, 9}, {3, 2, 4}, 1, {2}, {2}, {3, 1}},                     // 1-D
+      {{1, 4, 6, 6}, {8, 1, 3, 3}, 4, {1, 1}, {}, {}, "SAME_UPPER"},  // depthwise x2
+      {{1, 3, 6, 5}, {3, 1, 2, 2}, 3, {2, 2}, {}, {}, "SAME_LOWER"},  // depthwise
+      {{2, 2, 9}, {3, 2, 4}, 1, {2}, {2}, {3, 1}},                    // 1-D
       {{1, 2, 4, 4, 3}, {2, 2, 2, 3, 2}, 1, {1, 2, 1}, {1, 1, 2}, {1, 0, 0, 0, 1, 1}},  // 3-D
-      {{1, 1, 3, 3}, {1, 1, 1, 1}, 1, {}, {}, {}, "VALID"},            // 1x1
-      {{1, 2, 20, 20}, {5, 2, 3, 3}, 1, {1, 1}, {}, {1, 1, 1, 1}},     // several chunks' worth
-      {{2, 4, 5, 3}, {6, 2, 1, 1}, 2, {}, {}, {}},                     // pointwise, grouped
-      {{1, 3, 5, 5}, {4, 3, 1, 1}, 1, {2, 2}, {}, {}},                 // 1x1 strided
-      {{1, 5, 4, 4}, {3, 5, 1, 1}, 1, {}, {}, {1, 0, 0, 1}},           // 1x1 padded
+      {{1, 1, 3, 3}, {1, 1, 1, 1}, 1, {}, {}, {}, "VALID"},                             // 1x1
+      {{1, 2, 20, 20}, {5, 2, 3, 3}, 1, {1, 1}, {}, {1, 1, 1, 1}},  // several chunks' worth
+      {{2, 4, 5, 3}, {6, 2, 1, 1}, 2, {}, {}, {}},                  // pointwise, grouped
+      {{1, 3, 5, 5}, {4, 3, 1, 1}, 1, {2, 2}, {}, {}},              // 1x1 strided
+      {{1, 5, 4, 4}, {3, 5, 1, 1}, 1, {}, {}, {1, 0, 0, 1}},        // 1x1 padded
       // Few output channels, many positions: the swapped GEMM (weights as A); 4 chunks of
       // positions (K = 576), and 2 groups.
       {{1, 64, 40, 40}, {8, 32, 3, 3}, 2, {}, {}, {1, 1, 1, 1}},
-      {{1, 3, 33, 31}, {16, 3, 3, 3}, 1, {2, 1}, {1, 2}, {}},          // og = 16, strided
+      {{1, 3, 33, 31}, {16, 3, 3, 3}, 1, {2, 1}, {1, 2}, {}},  // og = 16, strided
+      // The benchmark CNN's shapes: 32 output channels from 3 input channels (K = 27, im2row
+      // rows padded to 28 and read in place), 64 from 32 (two-panel VNNI tiles).
+      {{1, 3, 18, 18}, {32, 3, 3, 3}, 1, {2, 2}, {}, {1, 1, 1, 1}},
+      {{1, 32, 12, 12}, {64, 32, 3, 3}, 1, {}, {}, {1, 1, 1, 1}},
   };
   return specs;
 }
@@ -147,12 +152,16 @@ TEST_CASE("ConvInteger: geometry x signedness x zero points x constant weights")
           opt.opset = 10;
           if (seed % 2) opt.constant_inputs = {1};
           opt.threads = 1 + static_cast<int>(seed % 3);  // blocks of positions as parallel tasks
-          auto out = RunNode("ConvInteger", in, Attrs(s), opt);
-          REQUIRE(out[0].dtype() == DType::kInt32);
-          REQUIRE(out[0].dims() == dims);
-          for (size_t i = 0; i < want.size(); ++i) {
-            CAPTURE(i);
-            REQUIRE(out[0].data<int32_t>()[i] == static_cast<int32_t>(want[i]));
+          for (const auto& t : kernels::CompiledTargets()) {
+            kernels::ScopedTarget st(t);
+            CAPTURE(t.name);
+            auto out = RunNode("ConvInteger", in, Attrs(s), opt);
+            REQUIRE(out[0].dtype() == DType::kInt32);
+            REQUIRE(out[0].dims() == dims);
+            for (size_t i = 0; i < want.size(); ++i) {
+              CAPTURE(i);
+              REQUIRE(out[0].data<int32_t>()[i] == static_cast<int32_t>(want[i]));
+            }
           }
         }
       }
@@ -200,10 +209,18 @@ TEST_CASE("QLinearConv: per-tensor and per-channel w, bias, int8 and uint8") {
             x,  F32({}, {xs}), xz, w, F32(per_ch ? Dims{m} : Dims{}, ws), wz, F32({}, {ys}),
             yz, I32({m}, bias)};
         auto out = RunNode("QLinearConv", inputs, Attrs(s), {.opset = 10});
-        // Three threads (the blocks of positions run as parallel tasks): the same bytes.
+        // Three threads (the blocks of positions run as parallel tasks) and every compiled
+        // target: the same bytes.
         const auto out3 = RunNode("QLinearConv", inputs, Attrs(s), {.opset = 10, .threads = 3});
         REQUIRE(out3[0].dims() == out[0].dims());
         CHECK(std::memcmp(out3[0].raw_data(), out[0].raw_data(), out[0].num_elements()) == 0);
+        for (const auto& t : kernels::CompiledTargets()) {
+          kernels::ScopedTarget st(t);
+          CAPTURE(t.name);
+          const auto on_target = RunNode("QLinearConv", inputs, Attrs(s), {.opset = 10});
+          CHECK(std::memcmp(on_target[0].raw_data(), out[0].raw_data(), out[0].num_elements()) ==
+                0);
+        }
         std::vector<int32_t> wzp;
         for (int64_t i = 0; i < wz.num_elements(); ++i) wzp.push_back(At8(wz, i));
         Dims dims;

@@ -12,6 +12,7 @@
 
 #include "graph/op_test_util.h"
 #include "kernels/float16.h"
+#include "kernels/targets.h"
 #include "simplecpp/error.h"
 
 namespace simplecpp::testing {
@@ -128,7 +129,11 @@ TEST_CASE("MatMulInteger: signedness x zero-point layouts x constant/run-time B"
           RunNodeOptions opt;
           opt.opset = 10;
           if (constant) opt.constant_inputs = {1};
-          CheckInt32(RunNode("MatMulInteger", in, {}, opt)[0], want, dims);
+          for (const auto& t : kernels::CompiledTargets()) {
+            kernels::ScopedTarget st(t);
+            CAPTURE(t.name);
+            CheckInt32(RunNode("MatMulInteger", in, {}, opt)[0], want, dims);
+          }
         }
       }
     }
