@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "kernels/qgemm.h"
-#include "kernels/short_copy-inl.h"  // CopyShort: short copies as vector moves
+#include "kernels/short_copy-inl.h"  // CopyShort / FillShort: short copies as vector moves
 
 #ifndef SIMPLECPP_KERNELS_QGEMM_SHARED_
 #define SIMPLECPP_KERNELS_QGEMM_SHARED_
@@ -663,47 +663,15 @@ void PackTransposedImpl(const uint8_t* HWY_RESTRICT b, int64_t ldb, int64_t k, i
   }
 }
 
-// count copies of n bytes (sizeof(Word) <= n <= 2 sizeof(Word)): d + i * dstep <- s + i * sstep,
-// each as two overlapping words.
-template <typename Word>
-inline void CopyRowsTwoWords(uint8_t* HWY_RESTRICT d, int64_t dstep, const uint8_t* HWY_RESTRICT s,
-                             int64_t sstep, int64_t n, int64_t count) {
-  constexpr int64_t w = sizeof(Word);
-  for (int64_t i = 0; i < count; ++i, d += dstep, s += sstep) {
-    Word first, last;
-    std::memcpy(&first, s, w);
-    std::memcpy(&last, s + n - w, w);
-    std::memcpy(d, &first, w);
-    std::memcpy(d + n - w, &last, w);
-  }
-}
-
 // count copies of n bytes: d + i * dstep <- s + i * sstep. The size test sits outside the loop.
 inline void CopyRowsShort(uint8_t* HWY_RESTRICT d, int64_t dstep, const uint8_t* HWY_RESTRICT s,
                           int64_t sstep, int64_t n, int64_t count) {
   if (n >= 8 && n <= 16) {
-    CopyRowsTwoWords<uint64_t>(d, dstep, s, sstep, n, count);
+    for (int64_t i = 0; i < count; ++i, d += dstep, s += sstep) CopyTwoWords<uint64_t>(d, s, n);
   } else if (n >= 4 && n < 8) {
-    CopyRowsTwoWords<uint32_t>(d, dstep, s, sstep, n, count);
+    for (int64_t i = 0; i < count; ++i, d += dstep, s += sstep) CopyTwoWords<uint32_t>(d, s, n);
   } else {
     for (int64_t i = 0; i < count; ++i, d += dstep, s += sstep) CopyShort(d, s, n);
-  }
-}
-
-inline void FillShort(uint8_t* d, uint8_t v, int64_t n) {
-  const hn::ScalableTag<uint8_t> d8;
-  const int64_t N = static_cast<int64_t>(hn::Lanes(d8));
-  if (n >= N) {
-    const auto vv = hn::Set(d8, v);
-    for (int64_t i = 0; i + N < n; i += N) hn::StoreU(vv, d8, d + i);
-    hn::StoreU(vv, d8, d + n - N);
-  } else if (n >= 16) {
-    const hn::CappedTag<uint8_t, 16> d16;
-    const auto vv = hn::Set(d16, v);
-    for (int64_t i = 0; i + 16 < n; i += 16) hn::StoreU(vv, d16, d + i);
-    hn::StoreU(vv, d16, d + n - 16);
-  } else {
-    for (int64_t i = 0; i < n; ++i) d[i] = v;
   }
 }
 

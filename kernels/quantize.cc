@@ -478,29 +478,34 @@ void Dequantize(const T* q, int64_t n, const float* scale, int64_t scale_step, c
 
 }  // namespace
 
-// 8-bit outputs: the one-pass kernel over whole vectors (its zero point and range fit 8 bits by
-// construction here), the narrowing wrapper for the tail.
-void QuantizeF32ToU8(const float* x, int64_t n, const float* scale, int64_t scale_step,
-                     const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi, uint8_t* out) {
+namespace {
+
+// 8-bit outputs: the one-pass kernel `vec` over whole vectors when the range and a per-tensor zero
+// point lie in T's range (its saturation argument needs that), the narrowing wrapper for the
+// rest.
+template <typename T, typename VecFn>
+void Quantize8(VecFn&& vec, const float* x, int64_t n, const float* scale, int64_t scale_step,
+               const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi, T* out) {
   if (n <= 0) return;
-  const int64_t d =
-      lo >= 0 && hi <= 255 && (zp == nullptr || zp_step != 0 || (zp[0] >= 0 && zp[0] <= 255))
-          ? HWY_DYNAMIC_DISPATCH(QuantizeF32ToU8Impl)(x, n, scale, scale_step, zp, zp_step, lo, hi,
-                                                      out)
-          : 0;
+  constexpr int32_t kMin = std::numeric_limits<T>::min(), kMax = std::numeric_limits<T>::max();
+  const bool fits = lo >= kMin && hi <= kMax &&
+                    (zp == nullptr || zp_step != 0 || (zp[0] >= kMin && zp[0] <= kMax));
+  const int64_t d = fits ? vec(x, n, scale, scale_step, zp, zp_step, lo, hi, out) : 0;
   QuantizeNarrow(x + d, n - d, scale + d * scale_step, scale_step, zp ? zp + d * zp_step : nullptr,
                  zp_step, lo, hi, out + d);
 }
+
+}  // namespace
+
+void QuantizeF32ToU8(const float* x, int64_t n, const float* scale, int64_t scale_step,
+                     const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi, uint8_t* out) {
+  Quantize8(HWY_DYNAMIC_DISPATCH(QuantizeF32ToU8Impl), x, n, scale, scale_step, zp, zp_step, lo, hi,
+            out);
+}
 void QuantizeF32ToI8(const float* x, int64_t n, const float* scale, int64_t scale_step,
                      const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi, int8_t* out) {
-  if (n <= 0) return;
-  const int64_t d =
-      lo >= -128 && hi <= 127 && (zp == nullptr || zp_step != 0 || (zp[0] >= -128 && zp[0] <= 127))
-          ? HWY_DYNAMIC_DISPATCH(QuantizeF32ToI8Impl)(x, n, scale, scale_step, zp, zp_step, lo, hi,
-                                                      out)
-          : 0;
-  QuantizeNarrow(x + d, n - d, scale + d * scale_step, scale_step, zp ? zp + d * zp_step : nullptr,
-                 zp_step, lo, hi, out + d);
+  Quantize8(HWY_DYNAMIC_DISPATCH(QuantizeF32ToI8Impl), x, n, scale, scale_step, zp, zp_step, lo, hi,
+            out);
 }
 void QuantizeF32ToU16(const float* x, int64_t n, const float* scale, int64_t scale_step,
                       const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi, uint16_t* out) {

@@ -125,7 +125,7 @@ class MatMulIntegerToFloatOp final : public Op {
     const int64_t total = CheckedNumElements(plan->out_dims);
     if (total == 0) return [](RunContext&) {};
     const bool has_za = ctx.has_input(4), has_zb = ctx.has_input(5);
-    return [plan, has_za, has_zb, has_bias, total](RunContext& rc) {
+    return [plan, has_za, has_zb, has_bias](RunContext& rc) {
       const std::vector<int32_t> za =
           has_za ? ZeroPointsAsI32(rc.input(4)) : std::vector<int32_t>();
       const std::vector<int32_t> zb =
@@ -177,7 +177,7 @@ class DynamicQuantizeMatMulOp final : public Op {
     if (total == 0) return [](RunContext&) {};
     const int64_t a_total = CheckedNumElements(ctx.input_dims(0));
     const bool has_zb = ctx.has_input(3);
-    return [plan, has_zb, has_bias, total, a_total](RunContext& rc) {
+    return [plan, has_zb, has_bias, a_total](RunContext& rc) {
       Tensor qa = rc.Scratch(DType::kUInt8, {a_total});
       const quant::DynamicQuantParams p = quant_ops::DynamicQuantizeU8(
           rc.parallel(), rc.input(0).data<float>(), a_total, qa.data<uint8_t>());
