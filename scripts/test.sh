@@ -20,7 +20,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$(pwd)
 jobs=${SIMPLECPP_JOBS:-2}
 
-bash scripts/install-deps.sh || exit 1
+# Everything the stages below need, each tool only when missing (scripts/install-deps.sh).
+deps_stages=(core)
+if [ "${SIMPLECPP_WASM:-1}" != 0 ]; then deps_stages+=(wasm); fi
+bash scripts/install-deps.sh "${deps_stages[@]}" || exit 1
 
 if [ -z "${SIMPLECPP_ONNX_TESTS:-}" ] && [ -d "$root/../shared/onnx-tests" ]; then
   SIMPLECPP_ONNX_TESTS=$(cd "$root/../shared/onnx-tests" && pwd)

@@ -21,6 +21,7 @@ ROOT="$(pwd)"
 NATIVE_DIR="${1:-build}"
 WASM_DIR="${2:-build-wasm}"
 JOBS="${JOBS:-2}"
+bash scripts/install-deps.sh wasm
 export NODE_PATH="${NODE_PATH:-/usr/share/nodejs}"
 NODE="$(command -v node)"
 

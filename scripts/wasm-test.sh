@@ -15,12 +15,8 @@ BUILD_DIR="${1:-build-wasm}"
 case "$BUILD_DIR" in /*) BUILD_ABS="$BUILD_DIR" ;; *) BUILD_ABS="$ROOT/$BUILD_DIR" ;; esac
 JOBS="${JOBS:-2}"
 
-if ! command -v emcmake >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
-  SUDO=""
-  if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
-  $SUDO apt-get update
-  $SUDO apt-get install -y --no-install-recommends emscripten nodejs npm
-fi
+# emscripten, node and npm, each only when missing (scripts/install-deps.sh decides per tool).
+bash scripts/install-deps.sh wasm
 
 # emcc needs acorn and friends from Debian's node modules.
 export NODE_PATH="${NODE_PATH:-/usr/share/nodejs}"
