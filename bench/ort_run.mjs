@@ -1,94 +1,32 @@
-// ONNX Runtime (onnxruntime-node, CPU) side of bench/run_models.sh.
+// ONNX Runtime (onnxruntime-node, CPU) side of bench/run_models.sh and bench/real_models.sh.
 //
 //   node ort_run.mjs inputs MODEL DIR
 //       Writes one .npy per model input into DIR with deterministic data (float: uniform [-1, 1)
 //       from a fixed LCG, float16 inputs the same values rounded to half; integers 0..9; bool 0/1;
 //       symbolic dims = 1) and prints NAME=PATH per line, for `simplecpp run --input NAME=PATH`,
 //       so both runtimes see identical inputs.
-//   node ort_run.mjs run MODEL DIR --threads T --repeat N [--compare OURS_DIR]
-//       Reads the inputs back from DIR, runs one warm-up and N timed runs (intra-op threads T,
-//       sequential execution, all graph optimizations) and prints "median X ms". With --compare,
-//       also prints the largest |ours - ort| per output (OURS_DIR/output_K.npy from simplecpp run;
-//       float16 outputs are compared as the values their bits encode).
+//   node ort_run.mjs run MODEL DIR --threads T --repeat N [--input NAME=FILE]... [--compare OURS_DIR]
+//       [--opt LEVEL] [--save OUT_DIR] [--reference REF_DIR]
+//       Reads the inputs back from DIR (input_K.npy, K the input's index), or, with --input, from
+//       the named files (then DIR is unused: pass -), runs one warm-up and N timed runs (intra-op
+//       threads T, sequential execution, graph optimizations LEVEL: all (default), extended,
+//       basic or disabled) and prints "load_first_run X ms" (InferenceSession.create + the
+//       warm-up run, timed inside node: no node start-up or module load) and, when N > 0,
+//       "median X ms". With --compare, also prints the largest |ours - ort| per output
+//       (OURS_DIR/output_K.npy from simplecpp run; float16 outputs are compared as the values
+//       their bits encode) as "max_abs_diff NAME VALUE TYPE". --save writes ORT's outputs as
+//       OUT_DIR/output_K.npy; --reference compares ORT's outputs (and, with --compare, ours) with
+//       REF_DIR/output_K.npy (e.g. ORT's outputs of the float32 model, for a converted variant)
+//       and prints "ref_abs_diff ort|ours NAME MAX MEAN" (largest and mean absolute difference).
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { NPY, halfToNumber, numberToHalf, readNpy, writeNpy } from './npy.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(path.join(here, 'package.json'));
 const ort = require('onnxruntime-node');
-
-const NPY = {  // ORT type -> [numpy descr, typed array]
-  float32: ['<f4', Float32Array], float64: ['<f8', Float64Array], int64: ['<i8', BigInt64Array],
-  int32: ['<i4', Int32Array], int8: ['|i1', Int8Array], uint8: ['|u1', Uint8Array],
-  bool: ['|b1', Uint8Array], float16: ['<f2', Uint16Array],
-};
-
-// IEEE half bits -> number, and number -> half bits (round to nearest even), for float16 tensors
-// (held as their raw bits in a Uint16Array).
-function halfToNumber(h) {
-  const sign = h & 0x8000 ? -1 : 1;
-  const exp = (h >> 10) & 0x1f;
-  const frac = h & 0x3ff;
-  if (exp === 0) return sign * frac * 2 ** -24;
-  if (exp === 31) return frac ? NaN : sign * Infinity;
-  return sign * (1 + frac / 1024) * 2 ** (exp - 15);
-}
-const f32 = new Float32Array(1);
-const u32 = new Uint32Array(f32.buffer);
-function numberToHalf(v) {
-  f32[0] = v;
-  const x = u32[0];
-  const sign = (x >>> 16) & 0x8000;
-  const exp = (x >>> 23) & 0xff;
-  let mant = x & 0x7fffff;
-  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
-  let e = exp - 127 + 15;
-  if (e >= 31) return sign | 0x7c00;
-  if (e <= 0) {  // subnormal half
-    if (e < -10) return sign;
-    mant |= 0x800000;
-    const shift = 14 - e;
-    let r = mant >>> shift;
-    const rem = mant & ((1 << shift) - 1), half = 1 << (shift - 1);
-    if (rem > half || (rem === half && (r & 1))) r += 1;
-    return sign | r;
-  }
-  let r = (e << 10) | (mant >>> 13);
-  const rem = mant & 0x1fff;
-  if (rem > 0x1000 || (rem === 0x1000 && (r & 1))) r += 1;
-  return sign | r;
-}
-
-function writeNpy(file, type, dims, data) {
-  const shape = dims.length === 1 ? `(${dims[0]},)` : `(${dims.join(', ')})`;
-  let header = `{'descr': '${NPY[type][0]}', 'fortran_order': False, 'shape': ${shape}, }`;
-  const total = 10 + header.length + 1;
-  header += ' '.repeat((64 - (total % 64)) % 64) + '\n';
-  const pre = Buffer.alloc(10);
-  Buffer.from('\x93NUMPY', 'latin1').copy(pre, 0);
-  pre[6] = 1; pre[7] = 0; pre.writeUInt16LE(header.length, 8);
-  fs.writeFileSync(file, Buffer.concat([pre, Buffer.from(header, 'latin1'),
-    Buffer.from(data.buffer, data.byteOffset, data.byteLength)]));
-}
-
-function readNpy(file) {
-  const buf = fs.readFileSync(file);
-  const major = buf[6];
-  const hlen = major === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
-  const start = major === 1 ? 10 : 12;
-  const header = buf.toString('latin1', start, start + hlen);
-  const descr = /'descr':\s*'([^']+)'/.exec(header)[1];
-  const shapeText = /'shape':\s*\(([^)]*)\)/.exec(header)[1];
-  const dims = shapeText.split(',').map((s) => s.trim()).filter((s) => s).map(Number);
-  const type = Object.keys(NPY).find((t) => NPY[t][0] === descr);
-  if (!type) throw new Error(`${file}: unsupported npy dtype ${descr}`);
-  const body = buf.subarray(start + hlen);
-  const copy = new Uint8Array(body.length);
-  copy.set(body);
-  return { type, dims, data: new NPY[type][1](copy.buffer) };
-}
 
 function generate(type, dims, seed) {
   const n = dims.reduce((a, b) => a * b, 1);
@@ -111,16 +49,24 @@ function option(args, name, fallback) {
   return i >= 0 ? args[i + 1] : fallback;
 }
 
+function options(args, name) {
+  const values = [];
+  args.forEach((a, i) => { if (a === name && i + 1 < args.length) values.push(args[i + 1]); });
+  return values;
+}
+
 async function main() {
   const [mode, model, dir, ...rest] = process.argv.slice(2);
   if (!mode || !model || !dir) {
-    console.error('usage: node ort_run.mjs inputs MODEL DIR | run MODEL DIR --threads T --repeat N [--compare DIR]');
+    console.error('usage: node ort_run.mjs inputs MODEL DIR | run MODEL DIR --threads T --repeat N '
+      + '[--input NAME=FILE]... [--compare DIR] [--opt LEVEL] [--save DIR] [--reference DIR]');
     process.exit(2);
   }
   const threads = Number(option(rest, '--threads', '1'));
+  const tLoad = process.hrtime.bigint();
   const session = await ort.InferenceSession.create(model, {
     intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential',
-    graphOptimizationLevel: 'all',
+    graphOptimizationLevel: option(rest, '--opt', 'all'),
   });
   if (mode === 'inputs') {
     fs.mkdirSync(dir, { recursive: true });
@@ -135,38 +81,67 @@ async function main() {
   }
   if (mode !== 'run') throw new Error(`unknown mode ${mode}`);
   const repeat = Number(option(rest, '--repeat', '20'));
+  const named = new Map(options(rest, '--input').map((s) => {
+    const eq = s.indexOf('=');
+    if (eq <= 0) throw new Error(`--input ${s}: expected NAME=FILE`);
+    return [s.slice(0, eq), s.slice(eq + 1)];
+  }));
   const feeds = {};
   session.inputNames.forEach((name, i) => {
-    const { type, dims, data } = readNpy(path.join(dir, `input_${i}.npy`));
+    let file = path.join(dir, `input_${i}.npy`);
+    if (named.size) {
+      if (!named.has(name)) throw new Error(`no --input for model input ${name}`);
+      file = named.get(name);
+      named.delete(name);
+    }
+    const { type, dims, data } = readNpy(file);
     feeds[name] = new ort.Tensor(type, data, dims);
   });
+  if (named.size) throw new Error(`--input ${[...named.keys()][0]} is not a model input`);
   let outputs = await session.run(feeds);  // warm-up
+  console.log(`load_first_run ${(Number(process.hrtime.bigint() - tLoad) / 1e6).toFixed(4)} ms`);
   const times = [];
   for (let r = 0; r < repeat; ++r) {
     const t0 = process.hrtime.bigint();
     outputs = await session.run(feeds);
     times.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }
-  times.sort((a, b) => a - b);
-  const median = times.length % 2 ? times[(times.length - 1) / 2]
-    : (times[times.length / 2 - 1] + times[times.length / 2]) / 2;
-  console.log(`median ${median.toFixed(4)} ms`);
-  const compare = option(rest, '--compare', null);
-  if (compare) {
-    session.outputNames.forEach((name, k) => {
-      const mine = readNpy(path.join(compare, `output_${k}.npy`));
-      const ours = mine.data;
-      const theirs = outputs[name].data;
-      const value = (type, data, i) => (type === 'float16' && data instanceof Uint16Array
-        ? halfToNumber(data[i]) : Number(data[i]));
-      let diff = 0;
-      for (let i = 0; i < theirs.length; ++i) {
-        diff = Math.max(diff, Math.abs(value(mine.type, ours, i) - value(outputs[name].type, theirs, i)));
-      }
-      const sameSize = ours.length === theirs.length;
-      console.log(`max_abs_diff ${name} ${sameSize ? diff.toExponential(2) : 'SIZE-MISMATCH'}`);
-    });
+  if (times.length) {
+    times.sort((a, b) => a - b);
+    const median = times.length % 2 ? times[(times.length - 1) / 2]
+      : (times[times.length / 2 - 1] + times[times.length / 2]) / 2;
+    console.log(`median ${median.toFixed(4)} ms`);
   }
+  const value = (type, data, i) => (type === 'float16' && data instanceof Uint16Array
+    ? halfToNumber(data[i]) : Number(data[i]));
+  // Largest and mean |a - b| over two outputs ({type, data} each), as text; 'SIZE-MISMATCH' when
+  // the sizes differ.
+  const diffs = (a, b) => {
+    if (a.data.length !== b.data.length) return ['SIZE-MISMATCH', 'SIZE-MISMATCH'];
+    let max = 0, sum = 0;
+    for (let i = 0; i < a.data.length; ++i) {
+      const d = Math.abs(value(a.type, a.data, i) - value(b.type, b.data, i));
+      max = Math.max(max, d);
+      sum += d;
+    }
+    return [max.toExponential(2), (sum / Math.max(1, a.data.length)).toExponential(2)];
+  };
+  const compare = option(rest, '--compare', null);
+  const reference = option(rest, '--reference', null);
+  const save = option(rest, '--save', null);
+  if (save) fs.mkdirSync(save, { recursive: true });
+  session.outputNames.forEach((name, k) => {
+    const theirs = outputs[name];
+    const file = `output_${k}.npy`;
+    if (save) writeNpy(path.join(save, file), theirs.type, theirs.dims, theirs.data);
+    const ours = compare ? readNpy(path.join(compare, file)) : null;
+    if (ours) console.log(`max_abs_diff ${name} ${diffs(ours, theirs)[0]} ${theirs.type}`);
+    if (reference) {
+      const ref = readNpy(path.join(reference, file));
+      console.log(`ref_abs_diff ort ${name} ${diffs(theirs, ref).join(' ')}`);
+      if (ours) console.log(`ref_abs_diff ours ${name} ${diffs(ours, ref).join(' ')}`);
+    }
+  });
 }
 
 main().catch((e) => { console.error(e.message || e); process.exit(1); });
