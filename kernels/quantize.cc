@@ -30,10 +30,9 @@ inline void RequantizeScalar(const int32_t* acc, int64_t n, const float* multipl
                              int64_t mult_step, int32_t zp, int32_t lo, int32_t hi, T* out) {
   const double dlo = lo, dhi = hi;
   for (int64_t i = 0; i < n; ++i) {
-    double v = static_cast<double>(acc[i]) * static_cast<double>(multiplier[i * mult_step]) + zp;
-    v = std::nearbyint(v);
-    if (std::isnan(v)) v = zp;
-    v = std::min(std::max(v, dlo), dhi);
+    double v = std::nearbyint(static_cast<double>(acc[i]) * static_cast<double>(multiplier[i * mult_step]));
+    if (std::isnan(v)) v = 0;  // 0 * inf, NaN multiplier: the zero point
+    v = std::min(std::max(v + zp, dlo), dhi);
     out[i] = static_cast<T>(static_cast<int32_t>(v));
   }
 }
@@ -162,17 +161,17 @@ HWY_INLINE void StoreLowBytes(DI di, hn::Vec<DI> v, T* HWY_RESTRICT out) {
 
 // Requantization in float32 lanes that gives the float64 reference's result exactly, for
 // 8-bit outputs (|zp|, |lo|, |hi| <= 256) and multipliers m with 2^-60 <= |m| <= 2^60:
-//   f = float32 fma(float(acc), m, zp) (Mul then Add where the target has no FMA), clamped to
-//   [lo, hi], then rounded half to even.
-// Where the exact t = acc * m + zp lies within [lo - 1, hi + 1], |acc * m| <= 513, so f's
-// error against t (the rounding of float(acc), of the product and of the sum) is below 2^-14,
-// and the double reference's own error is below 2^-36. So where the clamped f is farther than
-// 2^-12 from every half-integer, its rounding is the reference's integer. Where t lies beyond
-// that range, f (relative error below 2^-22) lies beyond [lo - 0.5, hi + 0.5] on the same side
-// and clamps to the same bound as the reference (rounding is monotonic); a clamped lane is an
+//   f = float32(float(acc) * m), clamped to [lo - zp, hi - zp], rounded half to even, plus zp.
+// Where the exact t = acc * m lies within [lo - zp - 1, hi - zp + 1], |t| <= 513, so f's error
+// against t (the rounding of float(acc) and of the product) is below 2^-13, and the double
+// reference's own error is below 2^-36. So where the clamped f is farther than 2^-12 from every
+// half-integer, its rounding is the reference's integer. Where t lies beyond that range, f
+// (relative error below 2^-22) lies beyond [lo - zp - 0.5, hi - zp + 0.5] on the same side and
+// clamps to the same bound as the reference (rounding is monotonic); a clamped lane is an
 // integer, never undecided. A vector with an undecided lane (about 1 in 4000 lanes for random
 // values) goes through the scalar reference whole. So every target, WASM included, gives the
-// reference's bits.
+// reference's bits. Rounding before the zero point is added matters at exact ties: round(2.5) +
+// 1 = 3, round(2.5 + 1) = 4.
 template <typename T>
 int64_t RequantizeF32Vec(const int32_t* HWY_RESTRICT acc, int64_t n,
                          const int32_t* HWY_RESTRICT bias, int64_t bias_step,
@@ -181,8 +180,10 @@ int64_t RequantizeF32Vec(const int32_t* HWY_RESTRICT acc, int64_t n,
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
-  const auto vzp = hn::Set(df, static_cast<float>(zp));
-  const auto flo = hn::Set(df, static_cast<float>(lo)), fhi = hn::Set(df, static_cast<float>(hi));
+  const auto vzp = hn::Set(di, zp);
+  // Bounds of the rounded product: integers, so a clamped lane rounds to itself.
+  const auto flo = hn::Set(df, static_cast<float>(lo - zp));
+  const auto fhi = hn::Set(df, static_cast<float>(hi - zp));
   const auto near_half = hn::Set(df, 0.5f - 1.0f / 4096.0f);
   const auto magic = hn::Set(df, 12582912.0f);  // 1.5 * 2^23
   const auto one_m = hn::Set(df, mult[0]);
@@ -194,9 +195,10 @@ int64_t RequantizeF32Vec(const int32_t* HWY_RESTRICT acc, int64_t n,
     // int32 lanes wrap like the reference's uint32 addition.
     if (bias) vacc = hn::Add(vacc, bias_step ? hn::LoadU(di, bias + i) : one_b);
     const auto vm = mult_step ? hn::LoadU(df, mult + i) : one_m;
-    const auto f = hn::Min(hn::Max(hn::MulAdd(hn::ConvertTo(df, vacc), vm, vzp), flo), fhi);
-    // f + 1.5 * 2^23 rounds f half to even into the low mantissa bits (|f| <= 256 < 2^22): the
-    // sum's bits are 0x4B400000 + round(f), so their low byte is the 8-bit result.
+    const auto f = hn::Min(hn::Max(hn::Mul(hn::ConvertTo(df, vacc), vm), flo), fhi);
+    // f + 1.5 * 2^23 rounds f half to even into the low mantissa bits (|f| <= 512 < 2^22): the
+    // sum's bits are 0x4B400000 + round(f); adding zp to those bits as an integer gives
+    // 0x4B400000 + round(f) + zp, whose low byte is the 8-bit result.
     const auto biased = hn::Add(f, magic);
     const auto r = hn::Sub(biased, magic);
     if (HWY_UNLIKELY(!hn::AllFalse(df, hn::Gt(hn::Abs(hn::Sub(f, r)), near_half)))) {
@@ -205,7 +207,7 @@ int64_t RequantizeF32Vec(const int32_t* HWY_RESTRICT acc, int64_t n,
                                         out + i);
       continue;
     }
-    StoreLowBytes(di, hn::BitCast(di, biased), out + i);
+    StoreLowBytes(di, hn::Add(hn::BitCast(di, biased), vzp), out + i);
   }
   return i;
 }
@@ -282,10 +284,9 @@ inline bool F32RequantExact(const float* mult, int64_t count, int32_t zp, int32_
 
 #if HWY_HAVE_FLOAT64
 // Requantization in float64 lanes, the exact same operations as the scalar reference
-// (RequantizeScalar below): double(acc) (exact), times double(multiplier) (exact widening, one
-// rounding), plus double(zp) (a separate rounding: no FMA; the build is ISO C++ so GCC does not
-// contract, and Highway's Mul / Add are separate statements for clang), round half to even, NaN ->
-// zp, clamp to [lo, hi]. Each lane therefore gives the reference's bits; the tail (fewer than a
+// (RequantizeScalar above): double(acc) (exact), times double(multiplier) (exact widening, one
+// rounding), round half to even, NaN -> 0, plus double(zp) (exact: both are integers), clamp to
+// [lo, hi]. Each lane therefore gives the reference's bits; the tail (fewer than a
 // vector of elements) goes through the scalar reference.
 template <typename T, bool kMaybeNaN>
 int64_t RequantizeVec(const int32_t* HWY_RESTRICT acc, int64_t n, const int32_t* HWY_RESTRICT bias,
@@ -308,9 +309,9 @@ int64_t RequantizeVec(const int32_t* HWY_RESTRICT acc, int64_t n, const int32_t*
     if (bias) vacc = hn::Add(vacc, bias_step ? hn::LoadU(di, bias + i) : one_b);
     const auto va = hn::PromoteTo(dd, vacc);
     const auto vm = mult_step ? hn::PromoteTo(dd, hn::LoadU(df, mult + i)) : one_m;
-    auto v = hn::Round(hn::Add(hn::Mul(va, vm), vzp));
-    if (kMaybeNaN) v = hn::IfThenElse(hn::Eq(v, v), v, vzp);  // NaN (0 * inf, NaN m) -> zp
-    v = hn::Min(hn::Max(v, vlo), vhi);
+    auto v = hn::Round(hn::Mul(va, vm));
+    if (kMaybeNaN) v = hn::IfThenElse(hn::Eq(v, v), v, hn::Zero(dd));  // NaN (0 * inf, NaN m) -> 0
+    v = hn::Min(hn::Max(hn::Add(v, vzp), vlo), vhi);
     // In [lo, hi] now: both demotions are exact.
     hn::StoreU(hn::DemoteTo(dt, hn::DemoteTo(di, v)), dt, out + i);
   }

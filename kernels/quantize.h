@@ -11,8 +11,11 @@
 //   Dequantize: y = float32(q - zp) * scale (float32 multiply). int32 input: float32(q) * scale
 //               when zp is null, else float32((double(float32(q)) - zp) * scale) (as ONNX's
 //               numpy reference computes it).
-//   Requantize: q = clamp(round_half_even(double(acc) * double(multiplier) + zp), lo, hi): the
-//               product in double, as the ONNX reference (numpy int32 x float32 -> float64) does.
+//   Requantize: q = clamp(round_half_even(double(acc) * double(multiplier)) + zp, lo, hi): the
+//               product in double (numpy int32 x float32 -> float64), rounded, then the zero
+//               point added, as QuantizeLinear's formula and ONNX Runtime do (ONNX's Python
+//               reference adds the zero point before rounding; the two differ only at exact .5
+//               ties with an odd zero point).
 #pragma once
 
 #include <cstdint>
@@ -50,7 +53,7 @@ void DequantizeI32ToF32(const int32_t* q, int64_t n, const float* scale, int64_t
 void ScaleI32RowsToF32(const int32_t* acc, int64_t lda, int64_t rows, int64_t n, const float* mult,
                        int64_t mult_step, const float* bias, float* y, int64_t ldy);
 
-// out[i] = clamp(round(double(acc[i]) * double(multiplier[i*mult_step]) + zp), lo, hi).
+// out[i] = clamp(round(double(acc[i]) * double(multiplier[i*mult_step])) + zp, lo, hi).
 void RequantizeI32ToU8(const int32_t* acc, int64_t n, const float* multiplier, int64_t mult_step,
                        int32_t zp, int32_t lo, int32_t hi, uint8_t* out);
 void RequantizeI32ToI8(const int32_t* acc, int64_t n, const float* multiplier, int64_t mult_step,

@@ -57,9 +57,9 @@ DynamicQuantParams ComputeDynamicQuantParams(float x_min, float x_max) {
 }
 
 int32_t RequantizeValue(int32_t acc, float multiplier, int32_t zero_point, int32_t lo, int32_t hi) {
-  double v = std::nearbyint(static_cast<double>(acc) * static_cast<double>(multiplier) + zero_point);
-  if (std::isnan(v)) v = zero_point;
-  v = std::min(std::max(v, static_cast<double>(lo)), static_cast<double>(hi));
+  double v = std::nearbyint(static_cast<double>(acc) * static_cast<double>(multiplier));
+  if (std::isnan(v)) v = 0;
+  v = std::min(std::max(v + zero_point, static_cast<double>(lo)), static_cast<double>(hi));
   return static_cast<int32_t>(v);
 }
 

@@ -40,7 +40,8 @@ DynamicQuantParams ComputeDynamicQuantParams(float x_min, float x_max);
 
 // QLinearMatMul / QLinearConv output for an int32 accumulator: multiplier is
 // a_scale * b_scale / y_scale computed in the scales' precision (float32 here), and
-// q = saturate(round_half_even(double(acc) * double(multiplier) + zero_point)).
+// q = saturate(round_half_even(double(acc) * double(multiplier)) + zero_point): rounded before
+// the zero point is added, as QuantizeLinear's formula and ONNX Runtime do.
 int32_t RequantizeValue(int32_t acc, float multiplier, int32_t zero_point, int32_t lo, int32_t hi);
 
 // Round half to even (ONNX's rounding for QuantizeLinear and requantization).

@@ -4,7 +4,7 @@
 // Each computes quantize(f(dequantize(inputs))) for uint8 or int8 tensors with per-tensor scales
 // (float32) and zero points (the tensor's dtype; absent = 0). The math is done in double:
 //   dequantize: x_real = double(x - x_zp) * double(x_scale)
-//   quantize:   y = saturate(round_half_even(y_real / double(y_scale) + y_zp))   (NaN -> y_zp)
+//   quantize:   y = saturate(round_half_even(y_real / double(y_scale)) + y_zp)   (NaN -> y_zp)
 // The unary ops and QLinearConcat map every 8-bit input value through a 256-entry table built
 // for the run's scales; QLinearAdd / QLinearMul evaluate the formula per element over the
 // broadcast runs of graph/ops/broadcast.h.

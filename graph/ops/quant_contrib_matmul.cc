@@ -12,7 +12,7 @@
 //   QGemm:                 acc += C[m,n] (int32 bias, broadcast to [M,N]);
 //                          float output (no y_scale):  Y = float(acc) * (alpha*a_scale*b_scale[n])
 //                          quantized output:  Y = saturate(round_half_even(double(acc) *
-//                              double(alpha*a_scale*b_scale[n]/y_scale) + y_zp))
+//                              double(alpha*a_scale*b_scale[n]/y_scale)) + y_zp)
 // The float multipliers are computed in float32 (a_scale * b_scale[n], then * alpha / y_scale).
 // a_scale / a_zero_point are per tensor; b_scale / b_zero_point per tensor or per column ([N]).
 #include <algorithm>

@@ -5,7 +5,7 @@
 // Inputs: X, x_scale, [x_zero_point], y_scale, [y_zero_point] (uint8 or int8, per-tensor). Each
 // output is the mean of the dequantized window, requantized; in double:
 //   mean = double(sum (x - x_zp)) * double(x_scale) / count
-//   y = saturate(round_half_even(mean / double(y_scale) + y_zp))
+//   y = saturate(round_half_even(mean / double(y_scale)) + y_zp)
 // count is the window's element count inside the input (count_include_pad = 0), or inside the
 // padded input (count_include_pad = 1; a ceil_mode window running past the end padding is cut
 // there).

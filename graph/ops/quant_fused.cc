@@ -12,8 +12,8 @@
 //   QLinearMatMulBias(a, a_scale, a_zp, B, b_scale, [b_zp], y_scale, y_zp, [bias i32 [N]])
 //     + attribute gemm (1: A and B must be 2-D, as Gemm requires): QLinearMatMul with an int32
 //     bias added (wrapping) to the accumulator before requantization:
-//       y = saturate(round_half_even(double(acc + bias[n]) * double(a_scale*b_scale[n]/y_scale)
-//                                    + y_zp))
+//       y = saturate(round_half_even(double(acc + bias[n]) * double(a_scale*b_scale[n]/y_scale))
+//                    + y_zp)
 #include <algorithm>
 #include <memory>
 #include <string>

@@ -171,10 +171,12 @@ TEST_CASE("Dequantize and requantize") {
   CHECK(out == std::vector<int8_t>{2, 4, -4, 127, -128});
   std::vector<uint8_t> outu(5);
   RequantizeI32ToU8(acc.data(), 5, m.data(), 0, 3, 0, 255, outu.data());
-  CHECK(outu == std::vector<uint8_t>{6, 6, 0, 255, 0});  // 5.5 -> 6, 6.5 -> 6, -0.5 -> 0
+  // Rounded before the zero point: 2.5 -> 2 (+3 = 5), 3.5 -> 4 (+3 = 7), -3.5 -> -4 (+3 = -1 -> 0);
+  // adding 3 first would give 6, 6, 0.
+  CHECK(outu == std::vector<uint8_t>{5, 7, 0, 255, 0});
 }
 
-// The double-precision reference: round_half_even(double(acc) * double(m) + zp), NaN -> zp,
+// The double-precision reference: round_half_even(double(acc) * double(m)) + zp, NaN -> zp,
 // clamped (written out independently of the kernel).
 template <typename T>
 std::vector<T> RequantizeRef(const std::vector<int32_t>& acc, const std::vector<float>& m,
@@ -182,9 +184,9 @@ std::vector<T> RequantizeRef(const std::vector<int32_t>& acc, const std::vector<
   std::vector<T> out(acc.size());
   for (size_t i = 0; i < acc.size(); ++i) {
     double v = static_cast<double>(acc[i]) * static_cast<double>(m[i * mstep]);
-    v = v + static_cast<double>(zp);
     v = std::nearbyint(v);
-    if (std::isnan(v)) v = zp;
+    if (std::isnan(v)) v = 0;
+    v = v + static_cast<double>(zp);
     v = std::min(std::max(v, static_cast<double>(lo)), static_cast<double>(hi));
     out[i] = static_cast<T>(static_cast<int32_t>(v));
   }
@@ -409,7 +411,9 @@ TEST_CASE("Requantize ties round half to even in the vector body") {
     std::vector<uint8_t> outu(ext.size());
     RequantizeI32ToU8(ext.data(), static_cast<int64_t>(ext.size()), &half, 0, 1, 0, 255,
                       outu.data());
-    const std::vector<uint8_t> want = {0, 255, 1, 2, 0, 128, 129, 255, 255, 0, 0, 2, 4, 4, 6, 6};
+    // round(acc / 2) + 1: the ties (1, -1, 255, 511, -255, 3, 5, 7, 9, 11) round to even before
+    // the zero point is added.
+    const std::vector<uint8_t> want = {0, 255, 1, 1, 1, 129, 129, 255, 255, 0, 0, 3, 3, 5, 5, 7};
     CHECK(outu == want);
   }
 }

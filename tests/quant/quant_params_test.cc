@@ -65,7 +65,12 @@ TEST_CASE("RequantizeValue uses double precision and rounds half to even") {
   CHECK(RequantizeValue(-7, 0.5f, 0, -128, 127) == -4);
   CHECK(RequantizeValue(1 << 30, 1.0f, 0, -128, 127) == 127);
   CHECK(RequantizeValue(100, 0.1f, 10, 0, 255) ==
-        static_cast<int32_t>(std::nearbyint(100.0 * static_cast<double>(0.1f) + 10)));
+        static_cast<int32_t>(std::nearbyint(100.0 * static_cast<double>(0.1f)) + 10));
+  // Rounded before the zero point is added: with an odd zero point a tie rounds to even first.
+  CHECK(RequantizeValue(5, 0.5f, 1, 0, 255) == 3);       // round(2.5) + 1, not round(3.5)
+  CHECK(RequantizeValue(7, 0.5f, -3, -128, 127) == 1);   // round(3.5) - 3
+  CHECK(RequantizeValue(-5, 0.5f, 127, 0, 255) == 125);  // round(-2.5) + 127
+  CHECK(RequantizeValue(-1, 0.5f, 255, 0, 255) == 255);  // round(-0.5) = -0, + 255
 }
 
 TEST_CASE("Sub-byte packing: low bits first, sign extension") {

@@ -4,6 +4,7 @@
 // as x_zero_point, all signedness combinations, constant and run-time weights, errors.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -232,7 +233,7 @@ TEST_CASE("QLinearConv: per-tensor and per-channel w, bias, int8 and uint8") {
         for (size_t i = 0; i < acc.size(); ++i) {
           const int64_t ch = (static_cast<int64_t>(i) / positions) % m;
           const float mult = xs * ws[per_ch ? ch : 0] / ys;
-          const double v = std::nearbyint(static_cast<double>(acc[i] + bias[ch]) * static_cast<double>(mult) + At8(yz, 0));
+          const double v = std::nearbyint(static_cast<double>(acc[i] + bias[ch]) * static_cast<double>(mult)) + At8(yz, 0);
           const int32_t want = static_cast<int32_t>(std::min<double>(std::max<double>(v, lo), hi));
           CAPTURE(i);
           CHECK(At8(out[0], static_cast<int64_t>(i)) == want);
@@ -240,6 +241,116 @@ TEST_CASE("QLinearConv: per-tensor and per-channel w, bias, int8 and uint8") {
       }
     }
   }
+}
+
+// Tie-laden requantization: power-of-two scales make acc * multiplier land on .5 often, and odd
+// zero points make the order of rounding and adding the zero point visible (round(2.5) + 1 = 3,
+// round(2.5 + 1) = 4). Every x / w / y signedness, w per tensor and per output channel (with
+// different power-of-two scales per channel), with and without bias, constant and run-time
+// weights, 1 and 3 threads, every compiled target, against the scalar reference.
+TEST_CASE("QLinearConv: exact .5 ties with odd zero points, every layout, signedness and target") {
+  const std::vector<ConvSpec> specs = {
+      {{1, 3, 6, 6}, {5, 3, 3, 3}, 1, {}, {}, {1, 1, 1, 1}},
+      {{1, 4, 7, 5}, {4, 1, 3, 3}, 4, {2, 1}, {}, {}, "SAME_UPPER"},  // depthwise
+      {{2, 4, 5, 5}, {6, 2, 1, 1}, 2, {}, {}, {}},                    // pointwise, grouped
+      {{1, 8, 9, 9}, {24, 8, 1, 1}, 1, {}, {}, {}},                   // a full GEMM panel
+  };
+  uint32_t seed = 900;
+  int64_t cases = 0, ties_seen = 0;
+  for (const ConvSpec& s : specs) {
+    const int64_t m = s.w[0];
+    for (int combo = 0; combo < 8; ++combo) {
+      const DType tx = combo & 1 ? DType::kInt8 : DType::kUInt8;
+      const DType tw = combo & 2 ? DType::kInt8 : DType::kUInt8;
+      const DType ty = combo & 4 ? DType::kInt8 : DType::kUInt8;
+      for (int layout = 0; layout < 4; ++layout) {
+        const bool per_ch = layout & 1, with_bias = layout & 2;
+        CAPTURE(DimsToString(s.x)); CAPTURE(DimsToString(s.w)); CAPTURE(DTypeName(tx));
+        CAPTURE(DTypeName(tw)); CAPTURE(DTypeName(ty)); CAPTURE(per_ch); CAPTURE(with_bias);
+        // Small values keep sums near the output range, where ties are not clamped away.
+        auto small = [&](DType t, const Dims& d, int32_t zp) {
+          Tensor v(t, d);
+          std::mt19937 rng(seed++);
+          for (int64_t i = 0; i < v.num_elements(); ++i) {
+            const int32_t q = zp + static_cast<int32_t>(rng() % 7) - 3;
+            if (t == DType::kInt8) {
+              v.data<int8_t>()[i] = static_cast<int8_t>(std::clamp(q, -128, 127));
+            } else {
+              v.data<uint8_t>()[i] = static_cast<uint8_t>(std::clamp(q, 0, 255));
+            }
+          }
+          return v;
+        };
+        auto odd_zp = [&](DType t, int32_t v) {
+          Tensor z(t, {});
+          if (t == DType::kInt8) {
+            z.data<int8_t>()[0] = static_cast<int8_t>(v);
+          } else {
+            z.data<uint8_t>()[0] = static_cast<uint8_t>(v + 128);
+          }
+          return z;
+        };
+        const Tensor xz = odd_zp(tx, -5), yz = odd_zp(ty, 3);
+        const Tensor x = small(tx, s.x, At8(xz, 0));
+        Tensor wz(tw, per_ch ? Dims{m} : Dims{});
+        for (int64_t i = 0; i < wz.num_elements(); ++i) {
+          const int32_t v = 2 * static_cast<int32_t>(i % 5) - 3;  // odd: -3, -1, 1, 3, 5
+          if (tw == DType::kInt8) {
+            wz.data<int8_t>()[i] = static_cast<int8_t>(v);
+          } else {
+            wz.data<uint8_t>()[i] = static_cast<uint8_t>(v + 129);
+          }
+        }
+        const Tensor w = small(tw, s.w, At8(wz, 0));
+        std::vector<float> ws(per_ch ? m : 1);
+        for (size_t i = 0; i < ws.size(); ++i) ws[i] = std::ldexp(1.0f, -static_cast<int>(i % 3));
+        const float xs = 0.25f, ys = 2.0f;  // multipliers 2^-3, 2^-4, 2^-5
+        std::vector<int32_t> bias(m);
+        for (int64_t i = 0; i < m; ++i) bias[i] = static_cast<int32_t>(i % 7) * 3 - 9;
+        std::vector<Tensor> inputs = {x, F32({}, {xs}), xz, w, F32(per_ch ? Dims{m} : Dims{}, ws),
+                                      wz, F32({}, {ys}), yz};
+        if (with_bias) inputs.push_back(I32({m}, bias));
+        std::vector<int32_t> wzp;
+        for (int64_t i = 0; i < wz.num_elements(); ++i) wzp.push_back(At8(wz, i));
+        Dims dims;
+        const auto acc = RefConv(s, x, w, At8(xz, 0), wzp, &dims);
+        const int64_t positions = static_cast<int64_t>(acc.size()) / (dims[0] * m);
+        const int32_t lo = ty == DType::kInt8 ? -128 : 0, hi = ty == DType::kInt8 ? 127 : 255;
+        std::vector<int32_t> want(acc.size());
+        for (size_t i = 0; i < acc.size(); ++i) {
+          const int64_t ch = (static_cast<int64_t>(i) / positions) % m;
+          const float mult = xs * ws[per_ch ? ch : 0] / ys;
+          const double prod =
+              static_cast<double>(acc[i] + (with_bias ? bias[ch] : 0)) * static_cast<double>(mult);
+          if (prod - std::floor(prod) == 0.5) ++ties_seen;
+          const double v = std::nearbyint(prod) + At8(yz, 0);
+          want[i] = static_cast<int32_t>(std::min<double>(std::max<double>(v, lo), hi));
+        }
+        RunNodeOptions opt;
+        opt.opset = 10;
+        for (int variant = 0; variant < 2; ++variant) {
+          opt.constant_inputs = variant ? std::vector<int>{3} : std::vector<int>{};
+          opt.threads = variant ? 3 : 1;
+          for (const auto& t : kernels::CompiledTargets()) {
+            kernels::ScopedTarget st(t);
+            CAPTURE(t.name);
+            CAPTURE(variant);
+            const auto out = RunNode("QLinearConv", inputs, Attrs(s), opt);
+            REQUIRE(out[0].dims() == dims);
+            REQUIRE(out[0].dtype() == ty);
+            int64_t bad = 0;
+            for (size_t i = 0; i < want.size(); ++i) {
+              if (At8(out[0], static_cast<int64_t>(i)) != want[i]) ++bad;
+            }
+            CHECK(bad == 0);
+            ++cases;
+          }
+        }
+      }
+    }
+  }
+  MESSAGE("QLinearConv tie grid: " << cases << " runs, " << ties_seen << " exact ties");
+  CHECK(ties_seen > 1000);
 }
 
 }  // namespace

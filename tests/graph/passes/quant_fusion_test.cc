@@ -655,7 +655,7 @@ void CheckQdq(const Qdq& s, bool expect_fused = true) {
           double(bias.data<float>()[bias.num_elements() > 1 ? col : 0]) / double(prod)));
     }
     const float mult = xs * wsj / ys;
-    const double v = std::nearbyint(double(a) * double(mult) + zp);
+    const double v = std::nearbyint(double(a) * double(mult)) + zp;
     const int32_t expect = static_cast<int32_t>(std::min<double>(hi, std::max<double>(lo, v)));
     const int32_t got = Int8At(qf, static_cast<int64_t>(i));
     const int32_t unfused = Int8At(qu, static_cast<int64_t>(i));
