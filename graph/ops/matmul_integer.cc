@@ -3,9 +3,12 @@
 //
 // Y[..., m, n] = sum_k (A[..., m, k] - a_zp) * (B[..., k, n] - b_zp) as int32 (wrapping), with A
 // and B each uint8 or int8 (all four combinations), numpy matmul shapes and batch broadcasting.
-// Zero points: absent (0), one value, per row of A ([M], or A's batch dims + [M, 1]) and per
-// column of B ([N], or B's batch dims + [1, N]); their dtype must be their operand's. The product
-// runs on kernels/qgemm.h; a constant B is packed once per B matrix at Prepare.
+// Zero points: absent (0), one value, per row of A ([M], or A's shape with K replaced by 1:
+// [M, 1], [D, M, 1], ...) and per column of B ([N], or B's shape with K replaced by 1: [1, N],
+// [D, 1, N], ...); their dtype must be their operand's. QMatMulParamLayout decides these layouts
+// for QLinearMatMul's scales and y's parameters too, so every parameter of either op accepts the
+// same shapes. The product runs on kernels/qgemm.h; a constant B is packed once per B matrix at
+// Prepare.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -19,44 +22,35 @@
 namespace simplecpp::graph {
 namespace quant_ops {
 
-namespace {
-
-// Zero-point layout of one operand: step inside a matrix (0/1) and stride per stored matrix.
-// `per_row`: A's zero point (per row, trailing [M,1]); else B's (per column, trailing [1,N]).
-void ZeroPointLayout(PrepareContext& ctx, int zp_in, const Dims& operand, bool per_row,
-                     int64_t count, int64_t* step, int64_t* batch_stride) {
-  *step = 0;
-  *batch_stride = 0;
-  if (!ctx.has_input(zp_in)) return;
-  const Dims& zd = ctx.input_dims(zp_in);
-  const char* name = per_row ? "a_zero_point" : "b_zero_point";
-  if (IsOneElement(zd) && zd.size() <= std::max<size_t>(operand.size(), 1)) return;
-  if (zd.size() == 1 && zd[0] == count) {
-    *step = 1;
-    return;
+QParamLayout QMatMulParamLayout(const PrepareContext& ctx, int in, const char* name,
+                                QParamAxis axis, const Dims& operand, int64_t count) {
+  QParamLayout layout;
+  if (!ctx.has_input(in)) return layout;
+  const Dims& d = ctx.input_dims(in);
+  // A one-value parameter of higher rank than the operand would raise the output's rank under
+  // numpy broadcasting, so it is not a scalar here.
+  if (IsOneElement(d) && d.size() <= std::max<size_t>(operand.size(), 1)) return layout;
+  if (d.size() == 1 && d[0] == count) {
+    layout.step = 1;
+    return layout;
   }
-  if (operand.size() >= 2 && zd.size() == operand.size()) {
+  const bool per_row = axis != QParamAxis::kColumnsOfB;
+  if (operand.size() >= 2 && d.size() == operand.size()) {
     Dims want = operand;
-    if (per_row) {
-      want.back() = 1;
-    } else {
-      want[want.size() - 2] = 1;
-    }
-    if (zd == want) {
-      *step = 1;
-      *batch_stride = count;
-      return;
+    want[want.size() - (per_row ? 1 : 2)] = 1;
+    if (d == want) {
+      layout.step = 1;
+      layout.batch = count;
+      return layout;
     }
   }
-  std::string want = per_row ? "a scalar, [M] = [" + std::to_string(count) +
-                                   "] or A's shape with K replaced by 1"
-                             : "a scalar, [N] = [" + std::to_string(count) +
-                                   "] or B's shape with K replaced by 1";
-  ctx.Fail(std::string(name) + " has shape " + DimsToString(zd) + " but must be " + want +
-           " (operand " + DimsToString(operand) + ")");
+  const char* whole = axis == QParamAxis::kRowsOfA      ? "A's shape with K replaced by 1"
+                      : axis == QParamAxis::kColumnsOfB ? "B's shape with K replaced by 1"
+                                                        : "the output's shape with N replaced by 1";
+  ctx.Fail(std::string(name) + " has shape " + DimsToString(d) + " but must be a scalar, [" +
+           (per_row ? "M" : "N") + "] = [" + std::to_string(count) + "] or " + whole + " (" +
+           (axis == QParamAxis::kRowsOfY ? "output " : "operand ") + DimsToString(operand) + ")");
 }
-
-}  // namespace
 
 QMatMulPlan PlanQMatMul(PrepareContext& ctx, int a_in, int b_in, int a_zp_in, int b_zp_in) {
   QMatMulPlan p;
@@ -115,8 +109,14 @@ QMatMulPlan PlanQMatMul(PrepareContext& ctx, int a_in, int b_in, int a_zp_in, in
   p.offsets = offsets;
   p.a_signed = ctx.input_dtype(a_in) == DType::kInt8;
   p.b_signed = ctx.input_dtype(b_in) == DType::kInt8;
-  ZeroPointLayout(ctx, a_zp_in, da, true, p.m, &p.za_step, &p.za_batch);
-  ZeroPointLayout(ctx, b_zp_in, db, false, p.n, &p.zb_step, &p.zb_batch);
+  const QParamLayout za =
+      QMatMulParamLayout(ctx, a_zp_in, "a_zero_point", QParamAxis::kRowsOfA, da, p.m);
+  const QParamLayout zb =
+      QMatMulParamLayout(ctx, b_zp_in, "b_zero_point", QParamAxis::kColumnsOfB, db, p.n);
+  p.za_step = za.step;
+  p.za_batch = za.batch;
+  p.zb_step = zb.step;
+  p.zb_batch = zb.batch;
   if (const Tensor* bc = ctx.input_value(b_in); bc != nullptr && p.num_batches > 0) {
     auto packed = std::make_shared<std::vector<std::shared_ptr<const kernels::PackedQB>>>();
     const auto* bytes = static_cast<const uint8_t*>(bc->raw_data());

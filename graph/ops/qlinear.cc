@@ -3,14 +3,24 @@
 //
 //   acc = sum (a - a_zp) * (b - b_zp)                    (int32, kernels/qgemm.h; + int32 bias
 //                                                         for QLinearConv)
-//   multiplier = a_scale * b_scale / y_scale             computed in the scales' dtype: float32,
-//                                                         or float16 (21+) with each product /
-//                                                         quotient rounded to float16
-//   y = saturate(round_half_even(double(acc) * double(multiplier) + y_zp))
-// which is what ONNX's reference implementation computes (numpy: int32 array * float32 scalar
-// is float64). Scales / zero points: a (x) per tensor; b (w) per tensor or per column (output
-// channel for QLinearConv: [M]); y per tensor. y's dtype is y_zero_point's (uint8 or int8);
-// float8 operands (QLinearMatMul-21) are out of scope: Unsupported.
+//   multiplier = a_scale * b_scale / y_scale             computed in the scales' dtype, in this
+//                                                         order: float32, or float16 (21+) with
+//                                                         each product / quotient rounded to
+//                                                         float16
+//   y = saturate(round_half_even(double(acc) * double(multiplier)) + y_zp)
+// The product is in double as in ONNX's reference implementation (numpy: int32 array * float32
+// is float64); the zero point is added after rounding, as ONNX Runtime and QuantizeLinear do.
+//
+// QLinearMatMul's scales and zero points follow the operand they describe (QMatMulParamLayout,
+// the same shapes MatMulInteger's zero points take): a_scale / a_zero_point per tensor or per row
+// of a ([M], or a's shape with K replaced by 1: [M, 1], [D, M, 1], ...); b_scale / b_zero_point
+// per tensor or per column of b ([N], or b's shape with K replaced by 1: [1, N], [D, 1, N], ...);
+// y_scale / y_zero_point per tensor or per output row ([M], or the output's shape with N replaced
+// by 1). Each output row is requantized with its own multiplier vector, rebuilt only when the
+// row's a / b / y scales differ from the previous row's, so per-tensor a and y cost one build.
+// QLinearConv: x per tensor; w per tensor or per output channel ([M]); y per tensor. y's dtype is
+// y_zero_point's (uint8 or int8); float8 operands (QLinearMatMul-21) are out of scope:
+// Unsupported.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -26,18 +36,18 @@ namespace simplecpp::graph {
 namespace quant_ops {
 namespace {
 
-// multiplier[j] = a_scale * b_scale[j * b_step] / y_scale in float32 or rounded to float16.
+// a_scale * b_scale / y_scale in float32, or with each step rounded to float16 (float16 scales).
+float Multiplier(float a_scale, float b_scale, float y_scale, bool half) {
+  if (!half) return a_scale * b_scale / y_scale;
+  const float ab = kernels::HalfBitsToFloat(kernels::FloatToHalfBits(a_scale * b_scale));
+  return kernels::HalfBitsToFloat(kernels::FloatToHalfBits(ab / y_scale));
+}
+
+// multiplier[j] = Multiplier(a_scale, b_scale[j], y_scale).
 std::vector<float> Multipliers(float a_scale, const std::vector<float>& b_scale, float y_scale,
                                bool half) {
   std::vector<float> m(b_scale.size());
-  for (size_t j = 0; j < b_scale.size(); ++j) {
-    if (half) {
-      const float ab = kernels::HalfBitsToFloat(kernels::FloatToHalfBits(a_scale * b_scale[j]));
-      m[j] = kernels::HalfBitsToFloat(kernels::FloatToHalfBits(ab / y_scale));
-    } else {
-      m[j] = a_scale * b_scale[j] / y_scale;
-    }
-  }
+  for (size_t j = 0; j < b_scale.size(); ++j) m[j] = Multiplier(a_scale, b_scale[j], y_scale, half);
   return m;
 }
 
@@ -83,6 +93,62 @@ RequantFn ChooseRequant(DType out) {
                              : RequantTo<uint8_t, kernels::RequantizeI32ToU8>;
 }
 
+// The layouts of QLinearMatMul's scales and of y's zero point, decided at Prepare.
+struct QLinearMatMulLayouts {
+  QParamLayout a_scale, b_scale, y_scale, y_zero_point;
+};
+
+// The multipliers of one output row: a_scale[ia] * b_scale[ib + j * b_step] / y_scale[iy] for its
+// n columns (one value when b_scale is per tensor). Consecutive rows usually have the same scale
+// indices (every row does when a and y are per tensor and b_scale is not batched), so the vector
+// is rebuilt only when they change.
+class RowMultipliers {
+ public:
+  RowMultipliers(const std::vector<float>& a, const std::vector<float>& b, int64_t b_step,
+                 int64_t n, const std::vector<float>& y, bool half)
+      : a_(a), b_(b), y_(y), b_step_(b_step), half_(half), row_(b_step != 0 ? n : 1) {}
+
+  const float* Row(int64_t ia, int64_t ib, int64_t iy) {
+    if (ia != ia_ || ib != ib_ || iy != iy_) {
+      for (size_t j = 0; j < row_.size(); ++j) {
+        row_[j] = Multiplier(a_[ia], b_[ib + static_cast<int64_t>(j) * b_step_], y_[iy], half_);
+      }
+      ia_ = ia;
+      ib_ = ib;
+      iy_ = iy;
+    }
+    return row_.data();
+  }
+  int64_t step() const { return b_step_; }
+
+ private:
+  const std::vector<float>& a_;
+  const std::vector<float>& b_;
+  const std::vector<float>& y_;
+  const int64_t b_step_;
+  const bool half_;
+  std::vector<float> row_;
+  int64_t ia_ = -1, ib_ = -1, iy_ = -1;
+};
+
+// Requantizes acc [num_batches, M, N] into y row by row, each row with its own a / y scale, y
+// zero point and b_scale vector (the B matrix its product used).
+void RequantizeRows(const QMatMulPlan& p, const QLinearMatMulLayouts& l, const int32_t* acc,
+                    RowMultipliers& mult, const std::vector<int32_t>& yzp, int32_t lo, int32_t hi,
+                    RequantFn requant, uint8_t* y) {
+  for (int64_t t = 0; t < p.num_batches; ++t) {
+    const auto [am, bm] = (*p.offsets)[t];
+    for (int64_t r = 0; r < p.m; ++r) {
+      const float* row_mult =
+          mult.Row(am * l.a_scale.batch + r * l.a_scale.step, bm * l.b_scale.batch,
+                   t * l.y_scale.batch + r * l.y_scale.step);
+      const int32_t zp = yzp[t * l.y_zero_point.batch + r * l.y_zero_point.step];
+      const int64_t off = (t * p.m + r) * p.n;
+      requant(acc + off, p.n, row_mult, mult.step(), zp, lo, hi, y + off);
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 
 class QLinearMatMulOp final : public Op {
@@ -113,10 +179,7 @@ class QLinearMatMulOp final : public Op {
     auto plan = std::make_shared<const QMatMulPlan>(PlanQMatMul(ctx, 0, 3, 2, 5));
     const DType out = ctx.input_dtype(7);
     ctx.set_output(0, out, plan->out_dims);
-    RequireOne(ctx, 1, "a_scale");
-    RequireOne(ctx, 6, "y_scale");
-    RequireOne(ctx, 7, "y_zero_point");
-    RequireOneOrVector(ctx, 4, plan->n, "b_scale", "per column of b");
+    const QLinearMatMulLayouts layouts = Layouts(ctx, *plan);
     const bool half = ctx.input_dtype(1) == DType::kFloat16;
     const bool has_za = ctx.has_input(2), has_zb = ctx.has_input(5);
     int32_t lo = 0, hi = 0;
@@ -124,24 +187,36 @@ class QLinearMatMulOp final : public Op {
     const RequantFn requant = ChooseRequant(out);
     const int64_t total = CheckedNumElements(plan->out_dims);
     if (total == 0) return [](RunContext&) {};
-    return [plan, half, has_za, has_zb, lo, hi, requant, total](RunContext& rc) {
+    return [plan, layouts, half, has_za, has_zb, lo, hi, requant, total](RunContext& rc) {
       const std::vector<int32_t> za = has_za ? ZeroPointsAsI32(rc.input(2)) : std::vector<int32_t>();
       const std::vector<int32_t> zb = has_zb ? ZeroPointsAsI32(rc.input(5)) : std::vector<int32_t>();
-      const float a_scale = ScalesAsF32(rc.input(1))[0];
-      const float y_scale = ScalesAsF32(rc.input(6))[0];
-      const std::vector<float> mult = Multipliers(a_scale, ScalesAsF32(rc.input(4)), y_scale, half);
-      const int64_t mstep = mult.size() > 1 ? 1 : 0;
-      const int32_t yzp = ZeroPointsAsI32(rc.input(7))[0];
       Tensor acc = rc.Scratch(DType::kInt32, {total});
       plan->Run(rc.parallel(), rc.input(0).raw_data(), rc.input(3).raw_data(),
                 has_za ? za.data() : nullptr, has_zb ? zb.data() : nullptr, acc.data<int32_t>());
-      // Rows of N outputs; the multiplier varies along the row when b is per column.
-      const int64_t n = plan->n, rows = total / n;
-      auto* y = static_cast<uint8_t*>(rc.output(0).raw_data());  // 1-byte output types
-      for (int64_t r = 0; r < rows; ++r) {
-        requant(acc.data<int32_t>() + r * n, n, mult.data(), mstep, yzp, lo, hi, y + r * n);
-      }
+      const std::vector<float> a_scale = ScalesAsF32(rc.input(1));
+      const std::vector<float> b_scale = ScalesAsF32(rc.input(4));
+      const std::vector<float> y_scale = ScalesAsF32(rc.input(6));
+      RowMultipliers mult(a_scale, b_scale, layouts.b_scale.step, plan->n, y_scale, half);
+      RequantizeRows(*plan, layouts, acc.data<int32_t>(), mult, ZeroPointsAsI32(rc.input(7)), lo,
+                     hi, requant, static_cast<uint8_t*>(rc.output(0).raw_data()));
     };
+  }
+
+ private:
+  static QLinearMatMulLayouts Layouts(const PrepareContext& ctx, const QMatMulPlan& plan) {
+    QLinearMatMulLayouts l;
+    l.a_scale =
+        QMatMulParamLayout(ctx, 1, "a_scale", QParamAxis::kRowsOfA, ctx.input_dims(0), plan.m);
+    l.b_scale =
+        QMatMulParamLayout(ctx, 4, "b_scale", QParamAxis::kColumnsOfB, ctx.input_dims(3), plan.n);
+    // With a 1-D operand the output has no pair of row and column axes (its last axis is M when b
+    // is 1-D; M is 1 when a is), so y's parameters are per tensor or [M].
+    const bool vector_operand = ctx.input_rank(0) == 1 || ctx.input_rank(3) == 1;
+    const Dims y_rows = vector_operand ? Dims{plan.m} : plan.out_dims;
+    l.y_scale = QMatMulParamLayout(ctx, 6, "y_scale", QParamAxis::kRowsOfY, y_rows, plan.m);
+    l.y_zero_point =
+        QMatMulParamLayout(ctx, 7, "y_zero_point", QParamAxis::kRowsOfY, y_rows, plan.m);
+    return l;
   }
 };
 

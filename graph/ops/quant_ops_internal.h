@@ -49,9 +49,30 @@ struct ConvAttrs {
                Dims* out_dims) const;
 };
 
+// What a quantization parameter of an integer matmul varies along: the rows of A (a_scale,
+// a_zero_point), the columns of B (b_scale, b_zero_point) or the rows of the output (y_scale,
+// y_zero_point).
+enum class QParamAxis { kRowsOfA, kColumnsOfB, kRowsOfY };
+
+// Where such a parameter's values lie in its flattened tensor: the value of row (column) i of
+// stored matrix t is at t * batch + i * step. A stored matrix is A's or B's matrix index
+// (QMatMulPlan::offsets), or the output matrix's.
+struct QParamLayout {
+  int64_t step = 0;   // 1: one value per row (column); 0: one value for the whole tensor
+  int64_t batch = 0;  // values per stored matrix; 0: all matrices share them
+};
+
+// The layout of input `in` (called `name` in errors) as a parameter along `axis` of `operand`
+// (A's, B's or the output's shape) with `count` rows (M) or columns (N). Accepted: absent or one
+// value (of rank <= max(operand's, 1)), [count], or the operand's shape with the other matrix
+// dimension replaced by 1 (A: [..., M, 1]; B: [..., 1, N]; output: [..., M, 1]). Anything else
+// fails, naming the input, its shape and the shapes allowed.
+QParamLayout QMatMulParamLayout(const PrepareContext& ctx, int in, const char* name,
+                                QParamAxis axis, const Dims& operand, int64_t count);
+
 // A batched integer matmul (MatMulInteger, QLinearMatMul): numpy matmul shapes (1-D A is [1,K],
-// 1-D B is [K,1], batch dims broadcast), A/B uint8 or int8, zero points per tensor, per row of A
-// ([M] or A's batch dims + [M,1]) and per column of B ([N] or B's batch dims + [1,N]).
+// 1-D B is [K,1], batch dims broadcast), A/B uint8 or int8, zero points laid out as
+// QMatMulParamLayout accepts (per tensor, per row of A, per column of B).
 struct QMatMulPlan {
   int64_t m = 0, n = 0, k = 0;
   Dims out_dims;
