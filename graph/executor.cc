@@ -42,8 +42,14 @@ class HeapAllocator final : public TensorAllocator {
 class PlanBuilder {
  public:
   PlanBuilder(const Graph& graph, const OpsetMap& opsets, const PlanOptions& options,
-              const std::map<std::string, ValueType>& outer_scope, int depth)
-      : graph_(graph), opsets_(opsets), options_(options), outer_(outer_scope), depth_(depth) {}
+              const std::map<std::string, ValueType>& outer_scope, int depth,
+              const std::map<std::string, Tensor>* outer_constants)
+      : graph_(graph),
+        opsets_(opsets),
+        options_(options),
+        outer_(outer_scope),
+        outer_constants_(outer_constants),
+        depth_(depth) {}
 
   std::shared_ptr<const Plan> Build() {
     auto plan = std::make_shared<Plan>();
@@ -144,6 +150,19 @@ class PlanBuilder {
       if (it == outer_.end()) continue;  // reported as a dangling name when ordering nodes
       const int id = NewValue(name, it->second);
       plan_->outer_ids_.emplace_back(name, id);
+      // An enclosing graph's constant (initializer or folded value) is a constant here too, so
+      // the subgraph's ops prepack it and fold what depends only on constants, as they would at
+      // the top level (a model whose whole body sits in an If branch, like Silero VAD, would
+      // otherwise repack every weight on every run).
+      if (outer_constants_ != nullptr) {
+        if (auto c = outer_constants_->find(name); c != outer_constants_->end()) {
+          ValueState& v = plan_->values_[id];
+          v.is_constant = true;
+          v.constant = c->second;
+          v.static_shape = true;
+          v.dims = c->second.dims();
+        }
+      }
     }
   }
 
@@ -323,8 +342,13 @@ class PlanBuilder {
         in_constants.push_back(plan_->values_[id].is_constant ? &plan_->values_[id].constant : nullptr);
       }
       std::map<std::string, ValueType> visible;
-      for (const ValueState& v : plan_->values_) visible[v.name] = v.type;
+      std::map<std::string, Tensor> constants;
+      for (const ValueState& v : plan_->values_) {
+        visible[v.name] = v.type;
+        if (v.is_constant) constants[v.name] = v.constant;
+      }
       sub.outer_types = &visible;
+      sub.outer_constants = &constants;
       sub.opsets = &opsets_;
       sub.options = &options_;
       sub.depth = depth_ + 1;
@@ -494,21 +518,23 @@ class PlanBuilder {
   const OpsetMap& opsets_;
   const PlanOptions& options_;
   const std::map<std::string, ValueType>& outer_;
+  const std::map<std::string, Tensor>* outer_constants_;
   int depth_;
   Plan* plan_ = nullptr;
 };
 
 std::shared_ptr<const Plan> Plan::Build(const Graph& graph, const OpsetMap& opsets,
                                         const PlanOptions& options,
-                                        const std::map<std::string, ValueType>& outer_scope, int depth) {
+                                        const std::map<std::string, ValueType>& outer_scope, int depth,
+                                        const std::map<std::string, Tensor>* outer_constants) {
   if (options.fuse_quantized) {
     Graph fused;
     OpsetMap fused_opsets;
     if (passes::FuseQuantized(graph, opsets, &fused, &fused_opsets)) {
-      return PlanBuilder(fused, fused_opsets, options, outer_scope, depth).Build();
+      return PlanBuilder(fused, fused_opsets, options, outer_scope, depth, outer_constants).Build();
     }
   }
-  return PlanBuilder(graph, opsets, options, outer_scope, depth).Build();
+  return PlanBuilder(graph, opsets, options, outer_scope, depth, outer_constants).Build();
 }
 
 int Plan::FindValue(const std::string& name) const {

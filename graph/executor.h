@@ -70,7 +70,8 @@ class Plan {
   static std::shared_ptr<const Plan> Build(const Graph& graph, const OpsetMap& opsets,
                                            const PlanOptions& options,
                                            const std::map<std::string, ValueType>& outer_scope = {},
-                                           int depth = 0);
+                                           int depth = 0,
+                                           const std::map<std::string, Tensor>* outer_constants = nullptr);
 
   const std::vector<ValueInfo>& inputs() const { return inputs_; }   // excludes initializers
   const std::vector<ValueInfo>& outputs() const { return outputs_; }

@@ -272,6 +272,8 @@ using OpsetMap = std::map<std::string, int64_t>;  // canonical domain -> version
 // RunContext all see them at those indices).
 struct SubgraphContext {
   const std::map<std::string, ValueType>* outer_types;  // every value visible to the subgraphs
+  // The constant ones among them (initializers and folded values): constants in the subgraphs.
+  const std::map<std::string, Tensor>* outer_constants = nullptr;
   const OpsetMap* opsets;
   const PlanOptions* options;
   int depth;  // nesting depth of the subgraphs

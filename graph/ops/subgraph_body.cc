@@ -42,7 +42,8 @@ std::shared_ptr<const SubgraphBody> CompileSubgraphBody(const Graph& g, const Su
     t.dims.clear();
   }
   return std::make_shared<const SubgraphBody>(
-      Plan::Build(copy, *ctx.opsets, *ctx.options, *ctx.outer_types, ctx.depth));
+      Plan::Build(copy, *ctx.opsets, *ctx.options, *ctx.outer_types, ctx.depth,
+                  ctx.outer_constants));
 }
 
 }  // namespace simplecpp::graph
