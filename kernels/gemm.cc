@@ -50,9 +50,8 @@ constexpr size_t kMaxAcc = kMR * kNV;
 // 16-register targets: one B micro-panel (256 x 16 or 256 x 8 floats) stays in L1 while A
 // streams by. AVX-512: 512 x 48 floats = 96 KiB, streamed from L2 (192 bytes per 24 FMAs, well
 // within L2 bandwidth); fewer K blocks mean fewer parked accumulator tiles and tile calls.
-// Measured on the project machine (Zen 5, bench_gemm, 1 thread, CPU time, interleaved with
-// oneDNN): kKC = 128 -> 512 moved 512^3 from 0.86-0.88x to 0.93-0.99x of oneDNN and 1024^3 from
-// 0.88-0.89x to 0.94-0.98x; 256 was in between, 1024 no better than 512.
+// AVX-512 takes the longer K block because its B panel streams from L2 anyway; fewer K blocks
+// then mean fewer parked accumulator tiles (bench/bench_gemm.cc compares block sizes).
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 constexpr int64_t kKC = 512;
 #else
@@ -375,7 +374,7 @@ void GemmDriverImpl(const GemmProblem& p, const Parallel& pool) {
   // K blocks of equal size (no tiny tail block); one empty block when K == 0. With at most two
   // strips of rows (M <= 2*mr, transformer decoding) a B micro-panel is used at most twice, so
   // blocking K gains little reuse: the whole K runs in one pass (long sequential B streams, no
-  // parked partial sums; measured 5-10 % faster at M = 16). The blocking depends only on the
+  // parked partial sums). The blocking depends only on the
   // problem size, never on the thread count, and the FMA chains are the same either way.
   const int64_t num_kb = p.k <= 0 || p.m <= 2 * MR ? 1 : (p.k + kKC - 1) / kKC;
   const int64_t kcs = p.k > 0 ? (p.k + num_kb - 1) / num_kb : 0;

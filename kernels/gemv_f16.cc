@@ -9,8 +9,8 @@
 // chain over k, so the tile shape chosen for a target never changes a result. A single row on
 // AVX-512 (a panel is 4 vectors there) runs two adjacent panels at once, for 8 independent
 // chains. Weights are prefetched about 3 KiB ahead of each panel stream.
-// Measured (bench/bench_f16.cc, AVX3_DL, 1 thread, loaded shared machine): GEMV 1x4096x4096
-// with float16 weights 1.7-2.0x faster than with float32 weights.
+// A GEMV is memory-bound, so half the bytes per weight is most of the speed-up over float32
+// weights (bench/bench_f16.cc).
 //
 // Widening: float16 on AVX2 / AVX3 / AVX3_DL is Highway's PromoteTo (F16C vcvtph2ps, exact);
 // elsewhere (SSE4, EMU128, WASM) our own integer-SIMD conversion, the same as kernels/float16.cc

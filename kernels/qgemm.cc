@@ -89,8 +89,8 @@ constexpr int kPasses = static_cast<int>(kNR) / kColsPerPass;
 static_assert(kNR % kColsPerPass == 0, "panel width must be a multiple of a pass");
 static_assert(kVecsPerPass % 2 == 0, "the tile epilogue takes vectors in pairs");
 // Rows per tile: MR x kVecsPerPass accumulators + B vectors + 1 A vector within the registers.
-// WASM: 2 rows (measured under node on the int8 CNN and transformer: 1, 2 and 3 rows within 5 %,
-// 2 the best; 8 vectors per pass and one row 5-8 % slower).
+// WASM: 2 rows (its 16 registers hold two rows of accumulators with the B vectors; the row
+// counts compared under node are in bench/README.md).
 constexpr int kMRPortable =
     HWY_MAX_BYTES >= 64 ? 6 : (HWY_MAX_BYTES >= 32 ? 3 : (HWY_TARGET == HWY_WASM ? 2 : 1));
 

@@ -26,7 +26,7 @@ namespace simplecpp::graph {
 namespace {
 
 // Size (floats) of the im2col scratch buffer per run: about L2-sized, so that im2col, the GEMM's
-// packing of it and the GEMM itself stay in cache (measured: 2x faster than multi-MB chunks).
+// packing of it and the GEMM itself stay in cache (multi-MB chunks spill them to memory).
 // The buffer grows beyond it only to hold kChunkColumns columns of a very deep kernel.
 constexpr int64_t kColBudget = int64_t{1} << 17;
 constexpr int64_t kChunkColumns = 192;
@@ -242,8 +242,8 @@ class ConvOp final : public Op {
     chunk = std::min(chunk, P);
     if (packed) {
       // Constant W. 2-D: direct convolution from a padded copy of the image
-      // (kernels/conv.h ConvDirectF32), no im2col matrix at all (bench_conv, 1 thread: 3x3
-      // 64->64 @56 and 256->256 @14 about 1.6x faster than im2col + GEMM). Otherwise im2col
+      // (kernels/conv.h ConvDirectF32), no im2col matrix at all (the patches are read in place
+      // instead of copied; bench/bench_conv.cc compares the two). Otherwise im2col
       // writes the GEMM's packed-B layout directly (one copy of the patches instead of two).
       // Both give the im2col + GEMM products bit for bit.
       const bool direct = kernels::ConvDirectApplies(g, cg);
