@@ -265,18 +265,22 @@ commands:
       Writes the built-in model NAME (cnn, transformer, mlp, vad, crnn, segmentation,
       segmentation-int8, bert, cnn-base, transformer-base) as an ONNX file.
   quantize [--mode dynamic|qdq] [--input NAME=FILE]... [--per-channel|--per-tensor] [--no-gemm]
-      IN.onnx OUT.onnx
-      int8 quantization in ONNX Runtime's patterns. dynamic (default): MatMul/Gemm with constant
-      float32 weights -> DynamicQuantizeLinear, MatMulInteger (int8 symmetric weights, per tensor
-      or --per-channel per column), Cast, Mul by x_scale * w_scale (--no-gemm: MatMul only).
-      qdq: static QuantizeLinear/DequantizeLinear pairs (uint8 activations from min/max
-      calibration), int8 per-channel weights (--per-tensor: one scale) and int32 biases, with
-      BatchNormalization folded into Conv and Relu after Conv/Gemm removed. Calibration data:
-      --input NAME=FILE (.pb or .npy; repeating the first NAME starts another input set),
-      default one set of pseudo-random floats in [-1, 1).
+      [--no-conv] IN.onnx OUT.onnx
+      int8 quantization in ONNX Runtime's patterns; int8 symmetric weights per output channel
+      (--per-tensor: one scale per weight). dynamic (default): MatMul/Gemm/Conv with constant
+      float32 weights -> DynamicQuantizeLinear, MatMulInteger/ConvInteger, Cast, Mul by x_scale *
+      w_scale (--no-gemm: no Gemm; --no-conv: no Conv). qdq: static QuantizeLinear/
+      DequantizeLinear pairs (uint8 activations from min/max calibration), int8 weights and int32
+      biases, with BatchNormalization folded into Conv and Relu after Conv/Gemm removed.
+      Calibration data: --input NAME=FILE (.pb or .npy; repeating the first NAME starts another
+      input set), default one set of pseudo-random floats in [-1, 1). Weights in Constant nodes
+      count as weights. A model below the opset the emitted ops need is upgraded first: dynamic to
+      11, qdq to 13 (per-channel DequantizeLinear; 11 and per-tensor weights when an op cannot be
+      upgraded to 13).
   convert --to float16 IN.onnx OUT.onnx
       float32 -> float16: initializers, graph inputs/outputs, value types, Constant values and
-      Cast targets; quantization ops keep float32 behind Casts.
+      Cast targets; quantization ops keep float32 behind Casts, and inputs ONNX types as float32
+      only (Resize/Upsample scales and roi) stay float32.
   help
       This text.
 

@@ -23,20 +23,36 @@ void PrintSummary(const graph::Model& in, const graph::Model& out, const std::st
   std::printf("\n");
 }
 
+// What the quantizer did before quantizing: the opset upgrade, Constant weights made initializers.
+void PrintPreparation(const convert::QuantizeReport& r) {
+  if (r.upgrade.to != r.upgrade.from) {
+    std::printf("upgraded opset %lld -> %lld: %d nodes rewritten\n",
+                static_cast<long long>(r.upgrade.from), static_cast<long long>(r.upgrade.to),
+                r.upgrade.rewritten);
+  }
+  if (!r.note.empty()) std::printf("note: %s\n", r.note.c_str());
+  if (r.constants_to_initializers > 0) {
+    std::printf("%d Constant nodes read as initializers\n", r.constants_to_initializers);
+  }
+}
+
 }  // namespace
 
 int QuantizeCommand(const std::vector<std::string>& args) {
-  const ParsedArgs a = ParseArgs(args, {"--mode", "--input"}, {"--per-channel", "--per-tensor", "--no-gemm"});
+  const ParsedArgs a = ParseArgs(args, {"--mode", "--input"},
+                                 {"--per-channel", "--per-tensor", "--no-gemm", "--no-conv"});
   if (a.positional.size() != 2) throw UsageError("quantize needs IN.onnx and OUT.onnx");
   const std::string mode = a.Get("--mode", "dynamic");
   const graph::Model model = onnx::ReadModelFile(a.positional[0]);
   graph::Model out;
+  convert::QuantizeReport report;
   if (mode == "dynamic") {
     if (a.Has("--input")) throw UsageError("--input (calibration data) is only for --mode qdq");
     convert::DynamicOptions o;
-    o.per_channel = a.Has("--per-channel");
+    o.per_channel = !a.Has("--per-tensor");
     o.quantize_gemm = !a.Has("--no-gemm");
-    out = convert::QuantizeDynamic(model, o);
+    o.quantize_conv = !a.Has("--no-conv");
+    out = convert::QuantizeDynamic(model, o, &report);
   } else if (mode == "qdq") {
     convert::QdqOptions o;
     o.per_channel = !a.Has("--per-tensor");
@@ -48,10 +64,11 @@ int QuantizeCommand(const std::vector<std::string>& args) {
       sets.back()[name] = io::ReadTensorFile(file);
     }
     o.calibration = std::move(sets);
-    out = convert::QuantizeQdq(model, o);
+    out = convert::QuantizeQdq(model, o, &report);
   } else {
     throw UsageError("--mode must be dynamic or qdq, not '" + mode + "'");
   }
+  PrintPreparation(report);
   onnx::WriteModelFile(a.positional[1], out);
   PrintSummary(model, out, a.positional[1]);
   return 0;

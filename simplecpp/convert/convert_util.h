@@ -92,10 +92,9 @@ inline void DropUnusedInitializers(graph::Graph* g, const std::set<std::string>&
   g->inputs = std::move(inputs);
 }
 
-// Symmetric int8 quantization of a float32 weight: scale = max|w| / 127 over each group (or 1 for
-// an all-zero group), q = round_half_even(w / scale) in [-127, 127]. `axis` -1: one scale for the
-// whole tensor; else one per index along `axis`. Returns the int8 tensor and the scales.
-inline std::pair<Tensor, std::vector<float>> QuantizeWeightSymmetric(const Tensor& w, int axis) {
+// Symmetric int8 scales of a float32 weight: max|w| / 127 over each group (or 1 for an all-zero
+// group). `axis` -1: one scale for the whole tensor; else one per index along `axis`.
+inline std::vector<float> SymmetricScales(const Tensor& w, int axis) {
   const Dims& dims = w.dims();
   const float* p = w.data<float>();
   const int64_t n = w.num_elements();
@@ -111,6 +110,21 @@ inline std::pair<Tensor, std::vector<float>> QuantizeWeightSymmetric(const Tenso
     scales[static_cast<size_t>(c)] = std::max(scales[static_cast<size_t>(c)], std::fabs(p[i]));
   }
   for (float& s : scales) s = s > 0 ? s / 127.0f : 1.0f;
+  return scales;
+}
+
+// q = round_half_even(w / scale) clamped to [-127, 127], with the scales laid out as
+// SymmetricScales returns them.
+inline Tensor QuantizeWithScales(const Tensor& w, int axis, const std::vector<float>& scales) {
+  const Dims& dims = w.dims();
+  const float* p = w.data<float>();
+  const int64_t n = w.num_elements();
+  int64_t channels = 1, inner = n;
+  if (axis >= 0) {
+    channels = dims[static_cast<size_t>(axis)];
+    inner = 1;
+    for (size_t d = static_cast<size_t>(axis) + 1; d < dims.size(); ++d) inner *= dims[d];
+  }
   Tensor q(DType::kInt8, dims);
   int8_t* out = q.data<int8_t>();
   for (int64_t i = 0; i < n; ++i) {
@@ -118,7 +132,14 @@ inline std::pair<Tensor, std::vector<float>> QuantizeWeightSymmetric(const Tenso
     const float v = std::nearbyint(p[i] / scales[static_cast<size_t>(c)]);
     out[i] = static_cast<int8_t>(std::min(127.0f, std::max(-127.0f, v)));
   }
-  return {std::move(q), std::move(scales)};
+  return q;
+}
+
+// Symmetric int8 quantization of a float32 weight (SymmetricScales, then QuantizeWithScales).
+// Returns the int8 tensor and the scales.
+inline std::pair<Tensor, std::vector<float>> QuantizeWeightSymmetric(const Tensor& w, int axis) {
+  std::vector<float> scales = SymmetricScales(w, axis);
+  return {QuantizeWithScales(w, axis, scales), std::move(scales)};
 }
 
 inline Tensor FloatVector(const std::vector<float>& v, bool scalar) {

@@ -1,5 +1,6 @@
 // float32 -> float16 model conversion (quantize.h): initializers, declared value types, Constant
-// values and Cast targets become float16; nodes that must compute on float32 inputs get Casts.
+// values and Cast targets become float16; nodes that must compute on float32 inputs get Casts, and
+// inputs ONNX types as float32 only (Resize scales, ...) stay float32.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "kernels/float16.h"
+#include "simplecpp/convert/constant_initializers.h"
 #include "simplecpp/convert/convert_util.h"
 #include "simplecpp/convert/quantize.h"
 
@@ -52,18 +54,41 @@ bool KeepsFloat32(const graph::Node& n) {
   return IsDefaultDomain(n.domain) && kOps.count(n.op_type) > 0;
 }
 
-// Inputs that the ONNX spec types as float32 whatever the data type (left unconverted).
-bool FloatOnlyInput(const graph::Node& n, size_t index) {
-  if (!IsDefaultDomain(n.domain)) return false;
-  if (n.op_type == "Resize") return index == 2;         // scales
-  if (n.op_type == "Upsample") return index == 1;       // scales
-  if (n.op_type == "BatchNormalization") return false;  // T1 / T2 accept float16
+// A node whose every input and output has the data type T (so all may be cast to float32 and
+// back) and that reads a float32 initializer with a finite value float16 cannot hold.
+bool NeedsFloat32Range(const graph::Node& n, const graph::Graph& g) {
+  static const std::set<std::string> kAllT = {
+      "BatchNormalization", "InstanceNormalization", "Conv", "ConvTranspose", "Gemm",
+      "MatMul", "Add", "Sub", "Mul", "Div", "PRelu", "Sum", "Max", "Min", "Mean"};
+  if (!IsDefaultDomain(n.domain) || !kAllT.count(n.op_type)) return false;
+  for (const std::string& in : n.inputs) {
+    const Tensor* t = in.empty() ? nullptr : g.FindInitializer(in);
+    if (!t || t->dtype() != DType::kFloat32) continue;
+    const float* p = t->data<float>();
+    for (int64_t i = 0; i < t->num_elements(); ++i) {
+      if (std::isfinite(p[i]) && std::fabs(p[i]) > kHalfMax) return true;
+    }
+  }
   return false;
 }
 
-void ConvertGraph(graph::Graph* g, std::set<std::string>* taken);
+// Inputs that the ONNX spec types as tensor(float) whatever the data type (left float32), at the
+// model's ai.onnx opset. Resize's roi (T2) would accept float16, but it is a coordinate like the
+// scales and T2 is free of T1, so it keeps float32's precision too. Inputs typed T (Clip min/max,
+// Pad constant_value, BatchNormalization's parameters, Pow's exponent before 12) follow the data.
+bool FloatOnlyInput(const graph::Node& n, size_t index, int64_t opset) {
+  if (!IsDefaultDomain(n.domain)) return false;
+  if (n.op_type == "Resize")
+    return opset < 11 ? index == 1 : index == 1 || index == 2;  // roi, scales
+  if (n.op_type == "Upsample") return index == 1;               // scales
+  if (n.op_type == "NonMaxSuppression") return index == 0 || index == 1 || index == 3 || index == 4;
+  return false;
+}
 
-void ConvertAttributes(graph::Node* n, std::set<std::string>* taken, bool keep_cast_float32) {
+void ConvertGraph(graph::Graph* g, std::set<std::string>* taken, int64_t opset);
+
+void ConvertAttributes(graph::Node* n, std::set<std::string>* taken, bool keep_cast_float32,
+                       int64_t opset) {
   for (graph::Attribute& a : n->attributes) {
     if (a.kind == graph::AttrKind::kTensor && a.t.dtype() == DType::kFloat32 &&
         (n->op_type == "Constant" || n->op_type == "ConstantOfShape")) {
@@ -86,31 +111,39 @@ void ConvertAttributes(graph::Node* n, std::set<std::string>* taken, bool keep_c
     }
     if (a.kind == graph::AttrKind::kGraph && a.g) {
       auto sub = std::make_shared<graph::Graph>(*a.g);
-      ConvertGraph(sub.get(), taken);
+      ConvertGraph(sub.get(), taken, opset);
       a.g = sub;
     }
     for (auto& sg : a.graphs) {
       auto sub = std::make_shared<graph::Graph>(*sg);
-      ConvertGraph(sub.get(), taken);
+      ConvertGraph(sub.get(), taken, opset);
       sg = sub;
     }
   }
 }
 
-void ConvertGraph(graph::Graph* g, std::set<std::string>* taken) {
-  // Initializers read through float-only inputs stay float32; all others become float16.
+void ConvertGraph(graph::Graph* g, std::set<std::string>* taken, int64_t opset) {
+  // Nodes whose float32 constants float16 cannot hold (|v| > 65504, e.g. BatchNormalization
+  // variances of 1e8 in PP-OCRv4's detector head: clamped, they wreck the output) run in float32.
+  std::vector<bool> island(g->nodes.size(), false);
+  for (size_t k = 0; k < g->nodes.size(); ++k) {
+    island[k] = KeepsFloat32(g->nodes[k]) || NeedsFloat32Range(g->nodes[k], *g);
+  }
+  // Initializers read through float-only inputs or by float32 nodes stay float32; all others
+  // become float16.
   std::set<std::string> keep_f32;
-  for (const graph::Node& n : g->nodes) {
-    for (size_t i = 0; i < n.inputs.size(); ++i) {
-      if (FloatOnlyInput(n, i) || KeepsFloat32(n)) keep_f32.insert(n.inputs[i]);
-    }
-  }
   std::set<std::string> used_as_f16;
-  for (const graph::Node& n : g->nodes) {
+  for (size_t k = 0; k < g->nodes.size(); ++k) {
+    const graph::Node& n = g->nodes[k];
     for (size_t i = 0; i < n.inputs.size(); ++i) {
-      if (!FloatOnlyInput(n, i) && !KeepsFloat32(n)) used_as_f16.insert(n.inputs[i]);
+      if (FloatOnlyInput(n, i, opset) || island[k]) {
+        keep_f32.insert(n.inputs[i]);
+      } else {
+        used_as_f16.insert(n.inputs[i]);
+      }
     }
   }
+  for (const graph::ValueInfo& v : g->outputs) used_as_f16.insert(v.name);
   std::vector<std::pair<std::string, Tensor>> extra;
   std::map<std::string, std::string> f32_copy;  // initializer used both ways -> its float32 copy
   for (auto& [name, t] : g->initializers) {
@@ -148,6 +181,17 @@ void ConvertGraph(graph::Graph* g, std::set<std::string>* taken) {
   for (const graph::Node& n : g->nodes) {
     if (is_wide_cast(n)) wide_values.insert(n.outputs[0]);
   }
+  // A Cast(to FLOAT) read only through float-only inputs (scales computed from shapes) keeps its
+  // target: a round trip through float16 could change the scale and so the output size.
+  auto is_float_only_cast = [&](const graph::Node& n) {
+    return n.op_type == "Cast" && IsDefaultDomain(n.domain) && n.outputs.size() == 1 &&
+           IntAttrOr(n, "to", 0) == static_cast<int64_t>(DType::kFloat32) &&
+           keep_f32.count(n.outputs[0]) && !used_as_f16.count(n.outputs[0]);
+  };
+  std::set<std::string> float32_values;  // computed values that stay float32
+  for (const graph::Node& n : g->nodes) {
+    if (is_float_only_cast(n)) float32_values.insert(n.outputs[0]);
+  }
   auto is_wide_consumer = [&](const graph::Node& n) {
     static const std::set<std::string> kElementwise = {"Mul", "Add", "Sub", "Div"};
     if (!IsDefaultDomain(n.domain) || !kElementwise.count(n.op_type)) return false;
@@ -158,13 +202,27 @@ void ConvertGraph(graph::Graph* g, std::set<std::string>* taken) {
   };
 
   std::vector<graph::Node> nodes;
-  for (graph::Node& n : g->nodes) {
+  for (size_t k = 0; k < g->nodes.size(); ++k) {
+    graph::Node& n = g->nodes[k];
     const bool wide_cast = is_wide_cast(n);
     const bool wide_consumer = is_wide_consumer(n);
-    ConvertAttributes(&n, taken, wide_cast);
-    if (!KeepsFloat32(n) && !wide_consumer) {
+    ConvertAttributes(&n, taken, wide_cast || is_float_only_cast(n), opset);
+    if (!island[k] && !wide_consumer) {
       for (size_t i = 0; i < n.inputs.size(); ++i) {
-        if (FloatOnlyInput(n, i) && f32_copy.count(n.inputs[i])) n.inputs[i] = f32_copy[n.inputs[i]];
+        if (!FloatOnlyInput(n, i, opset) || n.inputs[i].empty()) continue;
+        if (f32_copy.count(n.inputs[i])) {
+          n.inputs[i] = f32_copy[n.inputs[i]];
+          continue;
+        }
+        const Tensor* init = g->FindInitializer(n.inputs[i]);
+        if ((init && init->dtype() != DType::kFloat16) || float32_values.count(n.inputs[i])) {
+          continue;
+        }
+        // A float16 value (graph input, computed) read where ONNX wants float32: cast it up.
+        const std::string up = UniqueName(n.inputs[i] + "_fp32", taken);
+        nodes.push_back(MakeNode("Cast", UniqueName(up + "_cast", taken), {n.inputs[i]}, {up},
+                                 {IntAttr("to", static_cast<int64_t>(DType::kFloat32))}));
+        n.inputs[i] = up;
       }
       nodes.push_back(std::move(n));
       continue;
@@ -172,11 +230,16 @@ void ConvertGraph(graph::Graph* g, std::set<std::string>* taken) {
     // Float32 island: cast float16 inputs up (initializers stayed float32), outputs back down.
     // Which inputs/outputs are float: QuantizeLinear x (0) and scale (1); DequantizeLinear
     // scale (1) and output; DynamicQuantizeLinear x (0) and output 1 (scale); a rescaling
-    // element-wise node of an integer accumulator: its other inputs and its output.
+    // element-wise node of an integer accumulator: its other inputs and its output; a node with
+    // out-of-range constants: every input and output (its op types all of them as T).
     std::vector<size_t> float_inputs, float_outputs;
     if (n.op_type == "QuantizeLinear") float_inputs = {0, 1};
     if (n.op_type == "DequantizeLinear") float_inputs = {1}, float_outputs = {0};
     if (n.op_type == "DynamicQuantizeLinear") float_inputs = {0}, float_outputs = {1};
+    if (!KeepsFloat32(n) && !wide_consumer) {  // out-of-range constants
+      for (size_t i = 0; i < n.inputs.size(); ++i) float_inputs.push_back(i);
+      for (size_t o = 0; o < n.outputs.size(); ++o) float_outputs.push_back(o);
+    }
     if (wide_consumer) {
       for (size_t i = 0; i < n.inputs.size(); ++i) {
         if (!wide_values.count(n.inputs[i])) float_inputs.push_back(i);
@@ -186,7 +249,7 @@ void ConvertGraph(graph::Graph* g, std::set<std::string>* taken) {
     for (size_t i : float_inputs) {
       if (i >= n.inputs.size() || n.inputs[i].empty()) continue;
       const Tensor* init = g->FindInitializer(n.inputs[i]);
-      if (init && init->dtype() == DType::kFloat32) continue;
+      if ((init && init->dtype() == DType::kFloat32) || float32_values.count(n.inputs[i])) continue;
       if (f32_copy.count(n.inputs[i])) {
         n.inputs[i] = f32_copy[n.inputs[i]];
         continue;
@@ -214,8 +277,11 @@ void ConvertGraph(graph::Graph* g, std::set<std::string>* taken) {
 
 graph::Model ConvertToFloat16(const graph::Model& model) {
   graph::Model out = model;
+  // Constant values become initializers so that one rule (keep float32, copy for float16 readers)
+  // covers both places a float-only input's constant can live.
+  ConstantsToInitializers(&out.graph, out.ir_version < 4);
   std::set<std::string> taken = AllNames(out.graph);
-  ConvertGraph(&out.graph, &taken);
+  ConvertGraph(&out.graph, &taken, out.OpsetVersion(""));
   return out;
 }
 

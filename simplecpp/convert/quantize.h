@@ -8,24 +8,46 @@
 #include <vector>
 
 #include "graph/ir.h"
+#include "simplecpp/convert/opset_upgrade.h"
 #include "simplecpp/tensor.h"
 
 namespace simplecpp::convert {
 
+// Both quantizers first turn Constant nodes holding tensors into initializers (a weight in a
+// Constant node, as paddle2onnx exports them, is a weight like any other), and raise an ai.onnx
+// opset older than the quantized ops they emit (opset_upgrade.h): dynamic to 11, QDQ to 13 for
+// per-channel weights (else 11).
+
+// What a quantizer did to the model besides quantizing it (for the CLI's summary).
+struct QuantizeReport {
+  OpsetUpgrade upgrade;  // upgrade.to == upgrade.from when the opset was left as it was
+  int constants_to_initializers = 0;
+  std::string
+      note;  // a choice made for the caller (QDQ: per-tensor weights when opset 13 is out of reach)
+};
+
 // Dynamic quantization, ONNX Runtime's quantize_dynamic (QOperator) pattern. Every ai.onnx MatMul
-// whose B is a float32 initializer (rank 2), and every Gemm with a float32 initializer B (transA 0),
-// becomes
+// whose B is a float32 initializer (rank 2), and every Gemm with a float32 initializer B (transA
+// 0), becomes
 //   x -> DynamicQuantizeLinear -> (xq, xs, xzp)        (one per distinct x, shared by its users)
 //   MatMulInteger(xq, Wq, xzp, Wzp) -> Cast(to FLOAT) -> Mul(., Mul(xs, Ws)) [-> Add(., beta*C)]
-// Wq int8 symmetric ([-127, 127], zero point 0 stored as an int8 initializer), one scale for the
-// tensor or, with per_channel, one per output column (Ws and Wzp of shape [N]). Gemm's transB is
+// Wq int8 symmetric ([-127, 127], zero point 0 stored as an int8 initializer), one scale per output
+// column (Ws and Wzp of shape [N]) or, without per_channel, one for the tensor. Gemm's transB is
 // applied to the stored weight and alpha folded into Ws. MatMuls with a non-constant B stay float.
-// Needs ai.onnx opset >= 11. Throws Error(kUnsupported) for a model with nothing to quantize.
+// Every Conv with a float32 initializer weight becomes ConvInteger(xq, Wq, xzp, Wzp) -> Cast ->
+// Mul(., Mul(xs, Ws)) [-> Add(., B as [M,1,..])] the same way (Ws per tensor or, per channel, one
+// per output channel as [M,1,..]), as ORT's quantize_dynamic does for Conv.
+// A model below ai.onnx opset 11 (DynamicQuantizeLinear) is upgraded to 11 first. Throws
+// Error(kUnsupported) for a model with nothing to quantize or an op the upgrade cannot rewrite.
 struct DynamicOptions {
-  bool per_channel = false;
+  // Per output channel by default: one scale per tensor loses the small channels of CNN weights
+  // (on PP-OCR's recognizer it changes most decoded characters); ORT's tool defaults to per tensor.
+  bool per_channel = true;
   bool quantize_gemm = true;  // ORT's tool leaves Gemm in float; we quantize it like MatMul
+  bool quantize_conv = true;
 };
-graph::Model QuantizeDynamic(const graph::Model& model, const DynamicOptions& options = {});
+graph::Model QuantizeDynamic(const graph::Model& model, const DynamicOptions& options = {},
+                             QuantizeReport* report = nullptr);
 
 // Static quantization in ONNX Runtime's quantize_static QDQ format for CNNs:
 //  - pre-processing: BatchNormalization after a Conv with constant weights is folded into the Conv;
@@ -35,26 +57,38 @@ graph::Model QuantizeDynamic(const graph::Model& model, const DynamicOptions& op
 //    from the min/max over the calibration runs, widened to contain 0) on every float input and
 //    output of a quantized node (Conv, Gemm, MatMul with constant B, Add, Mul, MaxPool,
 //    AveragePool, GlobalAveragePool, Flatten, Reshape, Transpose, Concat, Relu); MaxPool, Flatten,
-//    Reshape and Transpose outputs reuse their input's parameters. Consumers read the DQ output;
-//    a graph output keeps its name (the DQ writes it).
+//    Reshape and Transpose are quantized only when their input already is, and their outputs
+//    reuse the input's parameters. Consumers read the DQ output; a graph output keeps its name
+//    (the DQ writes it).
 //  - weights: int8 symmetric, per output channel (Conv axis 0; Gemm/MatMul along N) or per tensor,
-//    through DequantizeLinear; biases int32 with scale xs * ws and zero point 0.
+//    through DequantizeLinear, quantized once per weight however many nodes read it; biases
+//    int32 with scale xs * ws and zero point 0 (a weight scale too small for its bias to fit in
+//    int32 is raised until it fits).
+// Per-channel weights need DequantizeLinear's axis (opset 13): a model below 13 is upgraded to 13
+// first, or, when the upgrade cannot rewrite one of its ops, quantized per tensor at opset >= 10
+// (upgraded to 11 when below 10), with report->note saying so.
 // calibration: input sets (name -> tensor); each runs the float model once. Empty: one run with
 // deterministic pseudo-random inputs in [-1, 1) (shapes from the graph inputs, unknown dims 1).
 struct QdqOptions {
   std::vector<std::map<std::string, Tensor>> calibration;
   bool per_channel = true;
 };
-graph::Model QuantizeQdq(const graph::Model& model, const QdqOptions& options = {});
+graph::Model QuantizeQdq(const graph::Model& model, const QdqOptions& options = {},
+                         QuantizeReport* report = nullptr);
 
 // float32 -> float16: every float32 initializer (values clamped to +-65504), graph input, output,
 // value_info and Constant / ConstantOfShape value becomes float16 and Cast(to FLOAT) becomes
 // Cast(to FLOAT16). Nodes that must see float32 (QuantizeLinear, DequantizeLinear,
-// DynamicQuantizeLinear) are wrapped in Casts; float-only inputs (Resize / Upsample scales) keep
-// float32 initializers. A Cast(to FLOAT) of a MatMulInteger / ConvInteger int32 result stays
-// float32 (such sums overflow float16) and the Mul/Add/Sub/Div that rescales it runs in float32
-// behind Casts, its result cast to float16.
-// Subgraphs are converted too.
+// DynamicQuantizeLinear) are wrapped in Casts. Inputs that ONNX types as float32 whatever the
+// data type (Resize scales and roi, Upsample scales, NonMaxSuppression boxes / scores /
+// thresholds) stay float32: initializers and Constant values (Constant nodes become initializers
+// first) keep float32, with a float16 copy for any other reader; a computed value gets a
+// Cast(to FLOAT), and a Cast(to FLOAT) read only by such inputs keeps its target. A Cast(to FLOAT)
+// of a MatMulInteger / ConvInteger int32 result stays float32 (such sums overflow float16) and the
+// Mul/Add/Sub/Div that rescales it runs in float32 behind Casts, its result cast to float16. A node
+// whose float32 constants float16 cannot hold (|v| > 65504: BatchNormalization variances of 1e8 in
+// PP-OCRv4's detector) runs in float32 the same way, its constants kept float32. Subgraphs are
+// converted too.
 graph::Model ConvertToFloat16(const graph::Model& model);
 
 }  // namespace simplecpp::convert

@@ -13,6 +13,7 @@
 
 #include "simplecpp/convert/convert_util.h"
 #include "simplecpp/convert/quantize.h"
+#include "simplecpp/convert/quantize_prepare.h"
 #include "simplecpp/onnx/model_writer.h"
 #include "simplecpp/simplecpp.h"
 
@@ -194,13 +195,29 @@ bool SharesInputParams(const std::string& op) {
 
 }  // namespace
 
-graph::Model QuantizeQdq(const graph::Model& model, const QdqOptions& options) {
-  const int64_t opset = model.OpsetVersion("");
+graph::Model QuantizeQdq(const graph::Model& model, const QdqOptions& options,
+                         QuantizeReport* report) {
+  // QuantizeLinear needs opset 10; per-channel weights need DequantizeLinear's axis (opset 13).
+  // A model the upgrade cannot take to 13 gets per-tensor weights at opset 11 instead.
+  QuantizeReport local;
+  if (!report) report = &local;
+  graph::Model out;
+  try {
+    out = options.per_channel ? PrepareForQuantization(model, 13, 13, report)
+                              : PrepareForQuantization(model, 10, 11, report);
+  } catch (const Error& e) {
+    if (!options.per_channel || e.code() != ErrorCode::kUnsupported) throw;
+    out = PrepareForQuantization(model, 10, 11, report);
+    report->note = std::string("weights per tensor: per-channel needs opset 13 and ") + e.what();
+  }
+  const int64_t opset = out.OpsetVersion("");
   if (opset < 10) {
-    throw Error(ErrorCode::kUnsupported, "QDQ quantization needs ai.onnx opset >= 10 (QuantizeLinear)");
+    throw Error(ErrorCode::kUnsupported,
+                "QDQ quantization needs ai.onnx opset >= 10 (QuantizeLinear); the "
+                "model imports opset " +
+                    std::to_string(opset));
   }
   const bool per_channel = options.per_channel && opset >= 13;  // DequantizeLinear axis: opset 13
-  graph::Model out = model;
   graph::Graph& g = out.graph;
   std::set<std::string> taken = AllNames(g);
   FoldBatchNorm(&g, &taken);
@@ -267,6 +284,10 @@ graph::Model QuantizeQdq(const graph::Model& model, const QdqOptions& options) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const graph::Node& n = g.nodes[i];
     if (!quantizable(n)) continue;
+    // MaxPool / Flatten / Reshape / Transpose only carry an int8 value along: with nothing
+    // quantized coming in they stay float (ORT's default, ForceQuantizeNoInputCheck off). This
+    // keeps Q/DQ off the reshapes around a float Softmax.
+    if (SharesInputParams(n.op_type) && !params.count(n.inputs[0])) continue;
     is_q[i] = true;
     const size_t data_inputs = (n.op_type == "Conv" || n.op_type == "Gemm" || n.op_type == "MatMul" ||
                                 n.op_type == "Reshape")
@@ -307,6 +328,11 @@ graph::Model QuantizeQdq(const graph::Model& model, const QdqOptions& options) {
     if (params.count(in.name) && !g.FindInitializer(in.name)) emit_pair(in.name);
   }
   std::set<std::string> replaced;
+  struct QuantizedWeight {
+    std::string dq_output;
+    std::vector<float> scales;
+  };
+  std::map<std::pair<std::string, int>, QuantizedWeight> quantized_weights;  // by (weight, axis)
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     graph::Node n = std::move(g.nodes[i]);
     const std::string x_orig = n.inputs.empty() ? std::string() : n.inputs[0];
@@ -316,42 +342,74 @@ graph::Model QuantizeQdq(const graph::Model& model, const QdqOptions& options) {
     }
     if (is_q[i] && (n.op_type == "Conv" || n.op_type == "Gemm" || n.op_type == "MatMul")) {
       const std::string w_name = n.inputs[1];
-      const Tensor& w = *g.FindInitializer(w_name);
       // The output-channel axis of the weight: Conv [M, C/g, ...] axis 0; Gemm B [N,K] (transB)
       // axis 0, [K,N] axis 1; MatMul [K,N] axis 1.
       int axis = 0;
       if (n.op_type == "MatMul" || (n.op_type == "Gemm" && IntAttrOr(n, "transB", 0) == 0)) axis = 1;
-      const int64_t channels = w.dim(axis);
-      auto [wq, wscales] = QuantizeWeightSymmetric(w, per_channel ? axis : -1);
-      const std::string qn = UniqueName(w_name + "_quantized", &taken);
-      const std::string sn = UniqueName(w_name + "_scale", &taken);
-      const std::string zn = UniqueName(w_name + "_zero_point", &taken);
-      const std::string dn = UniqueName(w_name + "_DequantizeLinear_Output", &taken);
-      g.initializers.emplace_back(qn, std::move(wq));
-      g.initializers.emplace_back(sn, FloatVector(wscales, !per_channel));
-      g.initializers.emplace_back(
-          zn, per_channel ? Tensor::FromVector<int8_t>(DType::kInt8, {channels},
-                                                       std::vector<int8_t>(static_cast<size_t>(channels), 0))
-                          : Tensor::FromVector<int8_t>(DType::kInt8, {}, {0}));
-      std::vector<graph::Attribute> attrs;
-      if (per_channel) attrs.push_back(IntAttr("axis", axis));
-      nodes.push_back(MakeNode("DequantizeLinear", UniqueName(w_name + "_DequantizeLinear", &taken),
-                               {qn, sn, zn}, {dn}, attrs));
-      replaced.insert(w_name);
-      n.inputs[1] = dn;
-      // int32 bias with scale x_scale * w_scale (Conv bias [M]; Gemm C of [N]).
+      // The int32 bias (Conv bias [M]; Gemm C of [N]) has scale x_scale * w_scale. A weight scale
+      // so small that |bias| / scale passes int32 (a nearly dead channel with a large folded BN
+      // shift) is raised until the bias fits, as ORT's quantizer does.
+      const int64_t channels = g.FindInitializer(w_name)->dim(axis);
       const std::string b_name = n.inputs.size() > 2 ? n.inputs[2] : std::string();
       const Tensor* b = b_name.empty() ? nullptr : g.FindInitializer(b_name);
-      if (b && b->dtype() == DType::kFloat32 && b->rank() == 1 && b->dim(0) == channels &&
-          (n.op_type != "Gemm" || (FloatAttrOr(n, "beta", 1.0f) == 1.0f && FloatAttrOr(n, "alpha", 1.0f) == 1.0f))) {
-        const float xs = params.at(x_orig).scale;
+      const bool quantize_bias =
+          b && b->dtype() == DType::kFloat32 && b->rank() == 1 && b->dim(0) == channels &&
+          (n.op_type != "Gemm" ||
+           (FloatAttrOr(n, "beta", 1.0f) == 1.0f && FloatAttrOr(n, "alpha", 1.0f) == 1.0f));
+      const std::vector<float> bias = quantize_bias ? FloatValues(*b) : std::vector<float>();
+      const float xs = quantize_bias ? params.at(x_orig).scale : 1.0f;
+      auto wit = quantized_weights.find({w_name, axis});
+      const std::vector<float> base =
+          wit != quantized_weights.end()
+              ? wit->second.scales
+              : SymmetricScales(*g.FindInitializer(w_name), per_channel ? axis : -1);
+      std::vector<float> wscales = base;
+      constexpr double kMaxBiasCode = 2147483647.0;
+      for (size_t c = 0; c < bias.size(); ++c) {
+        const float need =
+            static_cast<float>(std::fabs(static_cast<double>(bias[c])) / (xs * kMaxBiasCode));
+        float& sc = wscales[per_channel ? c : 0];
+        if (sc < need) sc = std::nextafter(need, INFINITY);
+      }
+      // A weight read by several nodes along the same axis is quantized once; its DQ output,
+      // emitted before the first reader, serves the later ones (a node that needed raised scales
+      // gets its own copy).
+      std::string w_dq;
+      if (wit != quantized_weights.end() && wscales == base) {
+        w_dq = wit->second.dq_output;
+      } else {
+        const Tensor w = *g.FindInitializer(w_name);  // a handle: initializers grow below
+        const std::string qn = UniqueName(w_name + "_quantized", &taken);
+        const std::string sn = UniqueName(w_name + "_scale", &taken);
+        const std::string zn = UniqueName(w_name + "_zero_point", &taken);
+        w_dq = UniqueName(w_name + "_DequantizeLinear_Output", &taken);
+        g.initializers.emplace_back(qn, QuantizeWithScales(w, per_channel ? axis : -1, wscales));
+        g.initializers.emplace_back(sn, FloatVector(wscales, !per_channel));
+        g.initializers.emplace_back(
+            zn, per_channel ? Tensor::FromVector<int8_t>(
+                                  DType::kInt8, {channels},
+                                  std::vector<int8_t>(static_cast<size_t>(channels), 0))
+                            : Tensor::FromVector<int8_t>(DType::kInt8, {}, {0}));
+        std::vector<graph::Attribute> attrs;
+        if (per_channel) attrs.push_back(IntAttr("axis", axis));
+        nodes.push_back(MakeNode("DequantizeLinear",
+                                 UniqueName(w_name + "_DequantizeLinear", &taken), {qn, sn, zn},
+                                 {w_dq}, attrs));
+        if (wscales == base && wit == quantized_weights.end()) {
+          quantized_weights.emplace(std::make_pair(w_name, axis), QuantizedWeight{w_dq, wscales});
+        }
+      }
+      replaced.insert(w_name);
+      n.inputs[1] = w_dq;
+      if (quantize_bias) {
         std::vector<float> bs(static_cast<size_t>(channels));
         Tensor bq(DType::kInt32, {channels});
-        const float* bp = b->data<float>();
         for (int64_t c = 0; c < channels; ++c) {
           bs[static_cast<size_t>(c)] = xs * wscales[per_channel ? static_cast<size_t>(c) : 0];
-          const double v = std::nearbyint(static_cast<double>(bp[c]) / bs[static_cast<size_t>(c)]);
-          bq.data<int32_t>()[c] = static_cast<int32_t>(std::min(2147483647.0, std::max(-2147483648.0, v)));
+          const double v = std::nearbyint(static_cast<double>(bias[static_cast<size_t>(c)]) /
+                                          bs[static_cast<size_t>(c)]);
+          bq.data<int32_t>()[c] =
+              static_cast<int32_t>(std::min(kMaxBiasCode, std::max(-kMaxBiasCode, v)));
         }
         const std::string bqn = UniqueName(b_name + "_quantized", &taken);
         const std::string bsn = UniqueName(b_name + "_quantized_scale", &taken);
