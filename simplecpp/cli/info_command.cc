@@ -1,7 +1,8 @@
 // `simplecpp info MODEL`: what a model file contains and what of it this build can run. Reads the
 // file with the ONNX importer (not Model::Load), so it reports on models that fail to load too:
 // per node, the op registry says whether the op/version is implemented and why not; a final
-// Model::Load attempt reports dtype- and graph-level problems. Never crashes on a bad model.
+// Model::Load attempt reports dtype- and graph-level problems. Never crashes on a bad model; exits
+// 1 when the model does not load (after the report), so scripts can test a model with it.
 #include <cstdio>
 #include <exception>
 #include <map>
@@ -160,8 +161,10 @@ int InfoCommand(const std::vector<std::string>& args) {
   } catch (const Error& e) {
     const char* kind = e.code() == ErrorCode::kUnsupported ? "unsupported" : "failed";
     std::printf("load: %s: %s\n", kind, e.what());
+    return 1;
   } catch (const std::exception& e) {
     std::printf("load: failed: %s\n", e.what());
+    return 1;
   }
   return 0;
 }
