@@ -92,6 +92,15 @@ inline void DropUnusedInitializers(graph::Graph* g, const std::set<std::string>&
   g->inputs = std::move(inputs);
 }
 
+// The groups of a per-axis layout: `channels` indices along `axis`, each repeated over `inner`
+// consecutive elements; axis -1 is one group of every element (channels 1, inner unchanged).
+inline void AxisGroups(const Dims& dims, int axis, int64_t* channels, int64_t* inner) {
+  if (axis < 0) return;
+  *channels = dims[static_cast<size_t>(axis)];
+  *inner = 1;
+  for (size_t d = static_cast<size_t>(axis) + 1; d < dims.size(); ++d) *inner *= dims[d];
+}
+
 // Symmetric int8 scales of a float32 weight: max|w| / 127 over each group (or 1 for an all-zero
 // group). `axis` -1: one scale for the whole tensor; else one per index along `axis`.
 inline std::vector<float> SymmetricScales(const Tensor& w, int axis) {
@@ -99,11 +108,7 @@ inline std::vector<float> SymmetricScales(const Tensor& w, int axis) {
   const float* p = w.data<float>();
   const int64_t n = w.num_elements();
   int64_t channels = 1, inner = n;
-  if (axis >= 0) {
-    channels = dims[static_cast<size_t>(axis)];
-    inner = 1;
-    for (size_t d = static_cast<size_t>(axis) + 1; d < dims.size(); ++d) inner *= dims[d];
-  }
+  AxisGroups(dims, axis, &channels, &inner);
   std::vector<float> scales(static_cast<size_t>(channels), 0.0f);
   for (int64_t i = 0; i < n; ++i) {
     const int64_t c = axis >= 0 ? (i / inner) % channels : 0;
@@ -120,11 +125,7 @@ inline Tensor QuantizeWithScales(const Tensor& w, int axis, const std::vector<fl
   const float* p = w.data<float>();
   const int64_t n = w.num_elements();
   int64_t channels = 1, inner = n;
-  if (axis >= 0) {
-    channels = dims[static_cast<size_t>(axis)];
-    inner = 1;
-    for (size_t d = static_cast<size_t>(axis) + 1; d < dims.size(); ++d) inner *= dims[d];
-  }
+  AxisGroups(dims, axis, &channels, &inner);
   Tensor q(DType::kInt8, dims);
   int8_t* out = q.data<int8_t>();
   for (int64_t i = 0; i < n; ++i) {
