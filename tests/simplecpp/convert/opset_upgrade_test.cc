@@ -31,8 +31,10 @@ TEST_CASE("opset upgrade: the change table covers every version the op registry 
   std::map<std::string, std::vector<int>> table;
   for (const convert::OpsetChange& c : convert::OpsetChanges())
     table[c.op_type].push_back(c.version);
-  for (const auto& [domain, op, versions] : graph::OpRegistry::Global().List()) {
+  for (const auto& [domain, op_name, versions] : graph::OpRegistry::Global().List()) {
     if (!domain.empty() && domain != "ai.onnx") continue;
+    // A copy: clang before 16 cannot capture a structured binding in CAPTURE's lambda.
+    const std::string op = op_name;
     for (int v : versions) {
       // Only changes of ops that existed before v: a node of an older model can be one of those.
       if (v < 8 || v > 13 || versions.front() >= v) continue;
