@@ -6,6 +6,7 @@
 #include <set>
 
 #include "graph/buffer_pool.h"
+#include "graph/passes/conv_post_fusion.h"
 #include "graph/passes/elementwise_fusion.h"
 #include "graph/passes/quant_fusion.h"
 #include "graph/registry.h"
@@ -496,6 +497,9 @@ class PlanBuilder {
       if (id >= 0) keep.push_back(id);
     }
     for (size_t index : FuseElementwiseChains(&plan_->steps_, plan_->values_, keep)) {
+      TryStaticPrepare(plan_->steps_[index]);
+    }
+    for (size_t index : FuseConvPostChains(&plan_->steps_, plan_->values_, keep)) {
       TryStaticPrepare(plan_->steps_[index]);
     }
   }

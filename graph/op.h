@@ -285,6 +285,8 @@ struct SubgraphContext {
 namespace elementwise {
 struct FusibleUnary;
 struct FusibleBinary;
+struct FusedProgram;
+class FusedChainF32;
 }  // namespace elementwise
 
 class Op {
@@ -309,6 +311,15 @@ class Op {
   // accessor rather than a dynamic cast, so the library builds without RTTI (the wasm package).
   virtual const elementwise::FusibleUnary* AsFusibleUnary() const { return nullptr; }
   virtual const elementwise::FusibleBinary* AsFusibleBinary() const { return nullptr; }
+  // The fused chain op's program (graph/ops/elementwise_fused.h); nullptr for every other op.
+  virtual const elementwise::FusedProgram* AsFusedProgram() const { return nullptr; }
+  // Post-op fusion (graph/passes/conv_post_fusion.h): an op that can apply a float32 elementwise
+  // chain to its float32 output as it produces it keeps `chain` and returns true; it is then
+  // prepared again and its output is the chain's result.
+  virtual bool AttachPostChain(std::shared_ptr<const elementwise::FusedChainF32> chain) {
+    (void)chain;
+    return false;
+  }
 };
 
 using OpFactory = SharedFn<std::unique_ptr<Op>(const OpInit&)>;

@@ -7,6 +7,7 @@
 
 #include "kernels/float16.h"
 #include "kernels/parallel.h"
+#include "kernels/post_op.h"
 
 namespace simplecpp::kernels {
 
@@ -49,8 +50,10 @@ void Im2ColPackedF32(const ConvGeometry& g, const float* x, int64_t channels, in
 constexpr int64_t kConvDirectMaxImage = int64_t{1} << 20;
 bool ConvDirectApplies(const ConvGeometry& g, int64_t channels);
 class PackedAF32;
+// `post`, when set, is applied to each task's finished output runs.
 bool ConvDirectF32(const ConvGeometry& g, const float* x, int64_t channels, const PackedAF32& w,
-                   const float* bias, float* y, const Parallel& parallel);
+                   const float* bias, float* y, const Parallel& parallel,
+                   const PostOpF32& post = {});
 // Same from 16-bit x (float16 / bfloat16 bits), widened to float32 into col.
 void Im2Col16(Float16Kind kind, const ConvGeometry& g, const uint16_t* x, int64_t channels,
               int64_t p_begin, int64_t p_count, float* col, const Parallel& parallel);

@@ -111,7 +111,7 @@ HWY_INLINE void CopyFloats(const float* HWY_RESTRICT src, float* HWY_RESTRICT ds
 
 bool ConvDirectImpl(const ConvGeometry& g, const float* x, int64_t channels, const float* wpack,
                     int64_t mr, int64_t cout, const float* bias, float* y,
-                    const Parallel& parallel) {
+                    const Parallel& parallel, const PostOpF32& post) {
   if (mr != static_cast<int64_t>(kMR)) return false;
   const int64_t kh = g.kernel[0], kw = g.kernel[1];
   const int64_t in_h = g.in[0], in_w = g.in[1];
@@ -207,6 +207,16 @@ bool ConvDirectImpl(const ConvGeometry& g, const float* x, int64_t channels, con
         PickDirectTile<kMR, kNV>(rows, n)(ap, base, koff.data(), static_cast<size_t>(kdim), bs,
                                           out, static_cast<size_t>(p_count), cols);
       }
+      if (post) {
+        // Slots q0..q1 cover one contiguous run of output positions per channel.
+        const int64_t begin = (q0 / per_row) * out_w + (q0 % per_row) * L;
+        const int64_t last = q1 - 1;
+        const int64_t end =
+            (last / per_row) * out_w + std::min(out_w, (last % per_row) * L + L);
+        for (size_t r = 0; r < rows; ++r) {
+          post(y + (r0 + static_cast<int64_t>(r)) * p_count + begin, end - begin);
+        }
+      }
     }
   });
   return true;
@@ -233,11 +243,12 @@ bool ConvDirectApplies(const ConvGeometry& g, int64_t channels) {
 }
 
 bool ConvDirectF32(const ConvGeometry& g, const float* x, int64_t channels, const PackedAF32& w,
-                   const float* bias, float* y, const Parallel& parallel) {
+                   const float* bias, float* y, const Parallel& parallel,
+                   const PostOpF32& post) {
   if (!ConvDirectApplies(g, channels) || w.k() != channels * g.KernelSize()) return false;
   if (w.m() <= 0) return true;
   return HWY_DYNAMIC_DISPATCH(ConvDirectImpl)(g, x, channels, w.data(), w.mr(), w.m(), bias, y,
-                                              parallel);
+                                              parallel, post);
 }
 
 }  // namespace simplecpp::kernels

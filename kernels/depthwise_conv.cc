@@ -112,7 +112,7 @@ void DepthwiseChannel(const float* HWY_RESTRICT xc, const float* HWY_RESTRICT wc
 
 void DepthwiseConvF32Impl(const ConvGeometry& g, const float* x, int64_t channels,
                           int64_t multiplier, const float* w, const float* bias, float* y,
-                          const Parallel& parallel) {
+                          const Parallel& parallel, const PostOpF32& post) {
   // Widen 1-D to 2-D with a leading height of 1.
   const bool two = g.rank == 2;
   const int64_t H = two ? g.in[0] : 1, W = two ? g.in[1] : g.in[0];
@@ -130,6 +130,7 @@ void DepthwiseConvF32Impl(const ConvGeometry& g, const float* x, int64_t channel
       DepthwiseChannel(x + (oc / multiplier) * H * W, w + oc * KH * KW,
                        bias != nullptr ? bias[oc] : 0.0f, y + oc * OH * OW, H, W, OH, OW, KH, KW,
                        SH, SW, DH, DW, PH, PW);
+      if (post) post(y + oc * OH * OW, OH * OW);
     }
   });
 }
@@ -144,8 +145,10 @@ namespace simplecpp::kernels {
 HWY_EXPORT(DepthwiseConvF32Impl);
 
 void DepthwiseConvF32(const ConvGeometry& g, const float* x, int64_t channels, int64_t multiplier,
-                      const float* w, const float* bias, float* y, const Parallel& parallel) {
-  HWY_DYNAMIC_DISPATCH(DepthwiseConvF32Impl)(g, x, channels, multiplier, w, bias, y, parallel);
+                      const float* w, const float* bias, float* y, const Parallel& parallel,
+                      const PostOpF32& post) {
+  HWY_DYNAMIC_DISPATCH(DepthwiseConvF32Impl)(g, x, channels, multiplier, w, bias, y, parallel,
+                                             post);
 }
 
 }  // namespace simplecpp::kernels

@@ -6,14 +6,17 @@
 
 #include "kernels/conv.h"
 #include "kernels/parallel.h"
+#include "kernels/post_op.h"
 
 namespace simplecpp::kernels {
 
 // 1-D or 2-D (g.rank 1 or 2) depthwise convolution of one image.
 //   x: [channels, in...]; w: [channels*multiplier, kernel...]; bias: [channels*multiplier] or
 //   nullptr; y: [channels*multiplier, out...]. Each output is bias + taps in kernel order.
-// Parallel over groups of output channels (group size depends only on the shape).
+// Parallel over groups of output channels (group size depends only on the shape). `post`, when
+// set, is applied to each output channel right after it is computed.
 void DepthwiseConvF32(const ConvGeometry& g, const float* x, int64_t channels, int64_t multiplier,
-                      const float* w, const float* bias, float* y, const Parallel& parallel);
+                      const float* w, const float* bias, float* y, const Parallel& parallel,
+                      const PostOpF32& post = {});
 
 }  // namespace simplecpp::kernels

@@ -362,6 +362,8 @@ void GemmBlock(const GemmProblem& p, const float* whole_a, int64_t bm, int64_t b
       Narrow16(p.c_kind, ctile + r * kNC, p.c16 + (i0 + r) * p.ldc + j0,
                static_cast<size_t>(cols));
     }
+  } else if (p.epilogue.post) {
+    for (int64_t r = 0; r < rows; ++r) p.epilogue.post(p.c + (i0 + r) * p.ldc + j0, cols);
   }
 }
 

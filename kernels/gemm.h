@@ -34,6 +34,7 @@
 
 #include "kernels/float16.h"
 #include "kernels/parallel.h"
+#include "kernels/post_op.h"
 
 namespace simplecpp::kernels {
 
@@ -45,6 +46,9 @@ struct GemmEpilogue {
   bool clamp = false;
   float clamp_lo = -std::numeric_limits<float>::infinity();
   float clamp_hi = std::numeric_limits<float>::infinity();
+  // Applied after all of the above to each finished row run of a float32 C (at most one task's
+  // block wide), while it is in cache. Not applied to 16-bit C.
+  PostOpF32 post;
 };
 
 // C[M,N] = alpha * op(A) * op(B) + beta * C, then the epilogue.

@@ -9,6 +9,8 @@
 //     chunk of output positions at a time, then the GEMM.
 // A constant W is packed per group at Prepare (kernels::PackedAF32).
 // float16 / bfloat16: the same paths on 16-bit storage with float32 arithmetic (see Prepare16).
+// float32: an elementwise chain fused after the Conv (graph/passes/conv_post_fusion.h) runs on
+// each finished run of the output inside the kernels (kernels::PostOpF32).
 #include "kernels/conv.h"
 
 #include <algorithm>
@@ -17,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/ops/elementwise_fused.h"
 #include "graph/ops/families.h"
 #include "graph/registry.h"
 #include "kernels/depthwise_conv.h"
@@ -81,6 +84,12 @@ class ConvOp final : public Op {
     ctx.RequireSameDType(0, 1);
     if (ctx.has_input(2)) ctx.RequireSameDType(0, 2);
     ctx.set_output_dtype(0, ctx.input_dtype(0));
+  }
+
+  bool AttachPostChain(std::shared_ptr<const elementwise::FusedChainF32> chain) override {
+    if (post_ || !chain) return false;
+    post_ = std::move(chain);
+    return true;
   }
 
   RunFn Prepare(PrepareContext& ctx) const override {
@@ -164,6 +173,7 @@ class ConvOp final : public Op {
     ctx.set_output(0, dt, out_dims);
     if (CheckedNumElements(out_dims) == 0) return [](RunContext&) {};
     if (dt != DType::kFloat32) {
+      if (post_) ctx.Fail("a fused float32 post-op on a " + DTypeName(dt) + " Conv");
       return Prepare16(ctx, dt == DType::kBFloat16 ? kernels::Float16Kind::kBFloat16
                                                    : kernels::Float16Kind::kHalf,
                        g, batch, channels, out_channels, cg);
@@ -175,18 +185,22 @@ class ConvOp final : public Op {
     const int64_t kdim = cg * ksize;  // GEMM K
     const int64_t in_size = g.InSize(), P = g.OutSize();
     const bool has_bias = ctx.has_input(2);
+    // The fused chain, kept alive by every run function that applies it.
+    const std::shared_ptr<const elementwise::FusedChainF32> chain = post_;
+    const kernels::PostOpF32 post = chain ? chain->AsPostOp() : kernels::PostOpF32{};
 
     // Depthwise: one input channel per group (any channel multiplier), 1-D or 2-D.
     if (group > 1 && cg == 1 && rank <= 2) {
       const int64_t mult = og;
-      return [g, batch, channels, mult, has_bias, in_size, P, out_channels](RunContext& rc) {
+      return [g, batch, channels, mult, has_bias, in_size, P, out_channels, chain,
+              post](RunContext& rc) {
         const float* x = rc.input(0).data<float>();
         const float* w = rc.input(1).data<float>();
         const float* b = has_bias ? rc.input(2).data<float>() : nullptr;
         float* y = rc.output(0).data<float>();
         for (int64_t n = 0; n < batch; ++n) {
           kernels::DepthwiseConvF32(g, x + n * channels * in_size, channels, mult, w, b,
-                                    y + n * out_channels * P, rc.parallel());
+                                    y + n * out_channels * P, rc.parallel(), post);
         }
       };
     }
@@ -201,11 +215,12 @@ class ConvOp final : public Op {
       }
     }
     // y_g[og, cols] (ld = P) = W_g x b[kdim, cols] (ld = ldb) + bias.
-    auto gemm = [packed, og, kdim, P](const float* w, int64_t gi, const float* b, int64_t cols,
-                                      int64_t ldb, const float* bias, float* y,
-                                      const kernels::Parallel& par) {
+    auto gemm = [packed, og, kdim, P, chain, post](const float* w, int64_t gi, const float* b,
+                                                   int64_t cols, int64_t ldb, const float* bias,
+                                                   float* y, const kernels::Parallel& par) {
       kernels::GemmEpilogue epi;
       epi.row_bias = bias;
+      epi.post = post;
       if (packed) {
         kernels::GemmPackedAF32(*(*packed)[gi], false, cols, 1.0f, b, ldb, 0.0f, y, P, par, epi);
       } else {
@@ -248,7 +263,7 @@ class ConvOp final : public Op {
       // Both give the im2col + GEMM products bit for bit.
       const bool direct = kernels::ConvDirectApplies(g, cg);
       return [packed, g, batch, group, channels, cg, og, P, out_channels, has_bias, in_size, kdim,
-              chunk, direct](RunContext& rc) {
+              chunk, direct, chain, post](RunContext& rc) {
         const float* x = rc.input(0).data<float>();
         const float* b = has_bias ? rc.input(2).data<float>() : nullptr;
         float* y = rc.output(0).data<float>();
@@ -256,13 +271,15 @@ class ConvOp final : public Op {
         Tensor scratch;
         float* pb = nullptr;
         kernels::GemmEpilogue epi;
+        epi.post = post;
         for (int64_t n = 0; n < batch; ++n) {
           for (int64_t gi = 0; gi < group; ++gi) {
             const float* xg = x + (n * channels + gi * cg) * in_size;
             float* yg = y + (n * out_channels + gi * og) * P;
             epi.row_bias = b ? b + gi * og : nullptr;
             if (direct &&
-                kernels::ConvDirectF32(g, xg, cg, *(*packed)[gi], epi.row_bias, yg, rc.parallel())) {
+                kernels::ConvDirectF32(g, xg, cg, *(*packed)[gi], epi.row_bias, yg, rc.parallel(),
+                                       post)) {
               continue;
             }
             if (pb == nullptr) {
@@ -476,6 +493,7 @@ class ConvOp final : public Op {
   std::string auto_pad_;
   int64_t group_ = 1;
   std::vector<int64_t> kernel_shape_, strides_, dilations_, pads_;
+  std::shared_ptr<const elementwise::FusedChainF32> post_;  // float32 output only
 };
 
 }  // namespace

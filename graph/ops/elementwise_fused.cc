@@ -18,22 +18,28 @@ constexpr int64_t kFusedBlock = 4096;
 static_assert(kChunk % kFusedBlock == 0, "blocks must not straddle parallel chunks");
 
 // Runs the steps over one block of `len` elements: x is the block of the chain input, y the
-// block of the output; c[k] points to input k's single element (k > 0).
+// block of the output; c[k] points to input k's single element (k > 0); slots holds the saved
+// chain values, kFusedBlock elements each.
 template <typename T, typename UnaryFn, typename BinaryFn>
 void RunBlock(const std::vector<FusedStep>& steps, const T* x, T* y, int64_t len, const T* const* c,
-              UnaryFn&& unary, BinaryFn&& binary) {
+              T* slots, UnaryFn&& unary, BinaryFn&& binary) {
   const T* running = x;
   for (const FusedStep& s : steps) {
-    if (s.kind == FusedStep::Kind::kUnary) {
-      unary(s, running, y, len);
+    if (s.kind != FusedStep::Kind::kBinary) {
+      unary(s, running, y, len);  // unary ops and Clip
     } else {
-      const T* other = s.operand == 0 ? x : c[s.operand];
-      const int64_t other_step = s.operand == 0 ? 1 : 0;
+      const T* other = s.operand_slot >= 0 ? slots + s.operand_slot * kFusedBlock
+                       : s.operand == 0    ? x
+                                           : c[s.operand];
+      const int64_t other_step = (s.operand_slot >= 0 || s.operand == 0) ? 1 : 0;
       if (s.running_is_lhs) {
         binary(s, running, int64_t{1}, other, other_step, y, len);
       } else {
         binary(s, other, other_step, running, int64_t{1}, y, len);
       }
+    }
+    if (s.save_slot >= 0) {
+      std::copy(y, y + len, slots + s.save_slot * kFusedBlock);
     }
     running = y;
   }
@@ -41,8 +47,10 @@ void RunBlock(const std::vector<FusedStep>& steps, const T* x, T* y, int64_t len
 
 class FusedElementwiseOp final : public Op {
  public:
-  FusedElementwiseOp(std::vector<FusedStep> steps, int num_inputs)
-      : steps_(std::move(steps)), num_inputs_(num_inputs) {}
+  FusedElementwiseOp(FusedProgram program, int num_inputs)
+      : program_(std::move(program)), num_inputs_(num_inputs) {}
+
+  const FusedProgram* AsFusedProgram() const override { return &program_; }
 
   void InferTypes(TypeContext& ctx) const override {
     const DType dt = ctx.input_dtype(0);
@@ -68,16 +76,23 @@ class FusedElementwiseOp final : public Op {
     if (!BroadcastShape(shapes, &out, &why)) ctx.Fail(why);
     const DType dt = ctx.input_dtype(0);
     ctx.set_output(0, dt, out);  // same element count and order as x: operands are one element
-    const std::vector<FusedStep> steps = steps_;
+    const std::vector<FusedStep> steps = program_.steps;
+    const int slots = program_.num_slots;
     if (dt == DType::kFloat32) {
-      return [steps](RunContext& c) { Run<float>(c, steps, Float32Unary, Float32Binary); };
+      return [steps, slots](RunContext& c) {
+        Run<float>(c, steps, slots, Float32Unary, Float32Binary);
+      };
     }
     const kernels::Float16Kind kind = Kind16(dt);
-    return [steps, kind](RunContext& c) {
+    return [steps, slots, kind](RunContext& c) {
       Run<uint16_t>(
-          c, steps,
+          c, steps, slots,
           [kind](const FusedStep& s, const uint16_t* x, uint16_t* y, int64_t n) {
-            kernels::Unary16(kind, s.unary, s.params, x, y, n);
+            if (s.kind == FusedStep::Kind::kClip) {
+              kernels::Clip16(kind, x, y, n, s.clip_lo, s.clip_hi);
+            } else {
+              kernels::Unary16(kind, s.unary, s.params, x, y, n);
+            }
           },
           [kind](const FusedStep& s, const uint16_t* a, int64_t as, const uint16_t* b, int64_t bs,
                  uint16_t* o, int64_t n) { kernels::Binary16(kind, s.binary, a, as, b, bs, o, n); });
@@ -86,7 +101,11 @@ class FusedElementwiseOp final : public Op {
 
  private:
   static void Float32Unary(const FusedStep& s, const float* x, float* y, int64_t n) {
-    kernels::UnaryF32(s.unary, s.params, x, y, n);
+    if (s.kind == FusedStep::Kind::kClip) {
+      kernels::ClipF32(x, y, n, s.clip_lo, s.clip_hi);
+    } else {
+      kernels::UnaryF32(s.unary, s.params, x, y, n);
+    }
   }
   static void Float32Binary(const FusedStep& s, const float* a, int64_t as, const float* b,
                             int64_t bs, float* o, int64_t n) {
@@ -94,8 +113,8 @@ class FusedElementwiseOp final : public Op {
   }
 
   template <typename T, typename UnaryFn, typename BinaryFn>
-  static void Run(RunContext& c, const std::vector<FusedStep>& steps, UnaryFn unary,
-                  BinaryFn binary) {
+  static void Run(RunContext& c, const std::vector<FusedStep>& steps, int num_slots,
+                  UnaryFn unary, BinaryFn binary) {
     const T* x = static_cast<const T*>(c.input(0).raw_data());
     T* y = static_cast<T*>(c.output(0).raw_data());
     std::vector<const T*> constants(static_cast<size_t>(c.num_inputs()), nullptr);
@@ -103,21 +122,74 @@ class FusedElementwiseOp final : public Op {
       constants[i] = static_cast<const T*>(c.input(i).raw_data());
     }
     ForChunks(c.parallel(), c.input(0).num_elements(), [&](int64_t b, int64_t e) {
+      // Per chunk, so that parallel chunks never share a slot.
+      std::vector<T> slots(static_cast<size_t>(num_slots) * kFusedBlock);
       for (int64_t i = b; i < e; i += kFusedBlock) {
         const int64_t len = std::min(kFusedBlock, e - i);
-        RunBlock<T>(steps, x + i, y + i, len, constants.data(), unary, binary);
+        RunBlock<T>(steps, x + i, y + i, len, constants.data(), slots.data(), unary, binary);
       }
     });
   }
 
-  std::vector<FusedStep> steps_;
+  FusedProgram program_;
   int num_inputs_;
 };
 
 }  // namespace
 
-std::unique_ptr<Op> MakeFusedElementwiseOp(std::vector<FusedStep> steps, int num_inputs) {
-  return std::make_unique<FusedElementwiseOp>(std::move(steps), num_inputs);
+std::unique_ptr<Op> MakeFusedElementwiseOp(FusedProgram program, int num_inputs) {
+  return std::make_unique<FusedElementwiseOp>(std::move(program), num_inputs);
+}
+
+FusedChainF32::FusedChainF32(FusedProgram program, std::vector<float> constants)
+    : program_(std::move(program)), constants_(std::move(constants)) {
+  for (size_t i = 0; i < program_.steps.size(); ++i) {
+    const FusedStep& s = program_.steps[i];
+    if (s.kind == FusedStep::Kind::kBinary && s.operand_slot < 0 && s.operand == 0) {
+      reads_x_later_ = true;
+    }
+  }
+}
+
+void FusedChainF32::RunInPlace(float* data, int64_t n) const {
+  // The steps write each block in place, so a chain that reads x again (x * sigmoid(x)) reads a
+  // copy of the block taken before the first step. One scratch per thread: the producer calls
+  // this from its worker threads.
+  static thread_local std::vector<float> scratch;
+  const size_t per_block = static_cast<size_t>(kFusedBlock);
+  const size_t need = per_block * (static_cast<size_t>(program_.num_slots) + (reads_x_later_ ? 1 : 0));
+  if (scratch.size() < need) scratch.resize(need);
+  float* slots = scratch.data();
+  float* x_copy = slots + per_block * static_cast<size_t>(program_.num_slots);
+  std::vector<const float*> c(constants_.size(), nullptr);
+  for (size_t k = 1; k < constants_.size(); ++k) c[k] = &constants_[k];
+  auto unary = [](const FusedStep& s, const float* x, float* y, int64_t len) {
+    if (s.kind == FusedStep::Kind::kClip) {
+      kernels::ClipF32(x, y, len, s.clip_lo, s.clip_hi);
+    } else {
+      kernels::UnaryF32(s.unary, s.params, x, y, len);
+    }
+  };
+  auto binary = [](const FusedStep& s, const float* a, int64_t as, const float* b, int64_t bs,
+                   float* o, int64_t len) { kernels::BinaryF32(s.binary, a, as, b, bs, o, len); };
+  for (int64_t i = 0; i < n; i += kFusedBlock) {
+    const int64_t len = std::min(kFusedBlock, n - i);
+    const float* x = data + i;
+    if (reads_x_later_) {
+      std::copy(data + i, data + i + len, x_copy);
+      x = x_copy;
+    }
+    RunBlock<float>(program_.steps, x, data + i, len, c.data(), slots, unary, binary);
+  }
+}
+
+kernels::PostOpF32 FusedChainF32::AsPostOp() const {
+  kernels::PostOpF32 post;
+  post.ctx = this;
+  post.fn = [](const void* ctx, float* data, int64_t n) {
+    static_cast<const FusedChainF32*>(ctx)->RunInPlace(data, n);
+  };
+  return post;
 }
 
 }  // namespace simplecpp::graph::elementwise

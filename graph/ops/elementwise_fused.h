@@ -1,8 +1,9 @@
 // A chain of float elementwise ops run as one op (graph/passes/elementwise_fusion.h builds it).
 //
 // The chain reads one running value through a list of steps: unary ops, and binary ops whose
-// other operand is a one-element constant or the chain's input itself (x * sigmoid(x), the erf
-// Gelu spelled out as Div/Erf/Add/Mul/Mul). It is evaluated block by block, each step calling
+// other operand is a one-element constant, the chain's input itself (x * sigmoid(x), the erf
+// Gelu spelled out as Div/Erf/Add/Mul/Mul) or an earlier value of the chain kept in a scratch
+// slot (HardSwish spelled v * Clip(v + 3, 0, 6) / 6 after an affine v = a * conv + b). It is evaluated block by block, each step calling
 // the same kernel the unfused op calls on the same elements, in place in the output block while
 // it sits in L1: results are bit-identical to the unfused graph, one pass over memory instead of
 // one per op, and no intermediate tensors.
@@ -14,17 +15,24 @@
 
 #include "graph/op.h"
 #include "kernels/elementwise.h"
+#include "kernels/post_op.h"
 
 namespace simplecpp::graph::elementwise {
 
 struct FusedStep {
-  enum class Kind { kUnary, kBinary };
+  // kClip: Clip with one-element constant bounds (inputs from opset 11, attributes before).
+  enum class Kind { kUnary, kBinary, kClip };
   Kind kind = Kind::kUnary;
   kernels::UnaryOp unary = kernels::UnaryOp::kNeg;
   kernels::UnaryParams params;
   kernels::BinaryOp binary = kernels::BinaryOp::kAdd;
   int operand = 0;             // kBinary: input of the fused op (0: the chain input x, k > 0: a
-                               // one-element constant)
+                               // one-element constant); unused when operand_slot >= 0
+  int operand_slot = -1;       // kBinary: >= 0 when the other operand is an earlier chain value,
+                               // read from that scratch slot
+  int save_slot = -1;          // >= 0: this step's result is also kept in that scratch slot
+  float clip_lo = 0.0f;        // kClip bounds (16-bit bounds widened: exact)
+  float clip_hi = 0.0f;
   bool running_is_lhs = true;  // kBinary: the running value is the left operand
   std::string op_type;         // for messages
 };
@@ -54,7 +62,32 @@ inline bool AsFusibleBinary(const Op& op, kernels::BinaryOp* binary) {
   return true;
 }
 
+// A chain's steps and the scratch slots their save_slot / operand_slot use.
+struct FusedProgram {
+  std::vector<FusedStep> steps;
+  int num_slots = 0;
+};
+
 // Inputs: x, then the constants the steps name. float32, float16 or bfloat16 (all the same).
-std::unique_ptr<Op> MakeFusedElementwiseOp(std::vector<FusedStep> steps, int num_inputs);
+// Op::AsFusedProgram returns the program.
+std::unique_ptr<Op> MakeFusedElementwiseOp(FusedProgram program, int num_inputs);
+
+// A float32 chain run in place on its input (a producer's output, graph/passes/
+// conv_post_fusion.h), with its one-element constant operands captured as values:
+// constants[k] is the value of the chain's input k (k > 0; constants[0] is unused).
+// Bit-identical to the FusedElementwise op on the same elements.
+class FusedChainF32 {
+ public:
+  FusedChainF32(FusedProgram program, std::vector<float> constants);
+  void RunInPlace(float* data, int64_t n) const;
+  // A PostOpF32 calling RunInPlace; valid while this object lives.
+  kernels::PostOpF32 AsPostOp() const;
+  const FusedProgram& program() const { return program_; }
+
+ private:
+  FusedProgram program_;
+  std::vector<float> constants_;
+  bool reads_x_later_ = false;  // some step reads the chain input after the first one ran
+};
 
 }  // namespace simplecpp::graph::elementwise

@@ -1,12 +1,14 @@
 // Elementwise chain fusion over planned steps (graph/passes/elementwise_fusion.h).
 #include "graph/passes/elementwise_fusion.h"
 
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
 #include <utility>
 
 #include "graph/ops/elementwise_fused.h"
+#include "kernels/float16.h"
 
 namespace simplecpp::graph {
 namespace {
@@ -17,10 +19,53 @@ bool FusibleDType(DType dt) {
   return dt == DType::kFloat32 || dt == DType::kFloat16 || dt == DType::kBFloat16;
 }
 
-// How one step would join a chain whose input is `x` and whose running value is `running`.
-// Sets *operand_value to the other operand's value id (binary steps), -1 for unary ones.
+// The value of a one-element float constant (16-bit values widen exactly).
+bool ScalarConstant(const ValueState& v, DType dtype, float* out) {
+  if (!v.is_constant || v.dtype != dtype || v.constant.num_elements() != 1) return false;
+  if (dtype == DType::kFloat32) {
+    *out = v.constant.data<float>()[0];
+  } else {
+    const kernels::Float16Kind kind =
+        dtype == DType::kFloat16 ? kernels::Float16Kind::kHalf : kernels::Float16Kind::kBFloat16;
+    *out = kernels::Widen16One(kind, static_cast<const uint16_t*>(v.constant.raw_data())[0]);
+  }
+  return true;
+}
+
+// ai.onnx Clip on the running value with constant bounds: attributes before opset 11, optional
+// one-element constant inputs from 11 (a missing bound is infinite, as ClipOp reads it).
+bool AsClipStep(const PlanStep& step, const std::vector<ValueState>& values, int running,
+                FusedStep* out) {
+  if (step.node.op_type != "Clip" || !step.node.domain.empty() || step.inputs.empty() ||
+      step.inputs[0] != running) {
+    return false;
+  }
+  const DType dt = values[step.outputs[0]].dtype;
+  float lo = -std::numeric_limits<float>::infinity();
+  float hi = std::numeric_limits<float>::infinity();
+  if (step.since_version < 11) {
+    if (step.inputs.size() != 1) return false;
+    if (const Attribute* a = step.node.FindAttribute("min")) lo = a->f;
+    if (const Attribute* a = step.node.FindAttribute("max")) hi = a->f;
+  } else {
+    if (step.inputs.size() > 3) return false;
+    for (size_t i = 1; i < step.inputs.size(); ++i) {
+      const int id = step.inputs[i];
+      if (id < 0) continue;
+      if (!ScalarConstant(values[id], dt, i == 1 ? &lo : &hi)) return false;
+    }
+  }
+  out->kind = FusedStep::Kind::kClip;
+  out->clip_lo = lo;
+  out->clip_hi = hi;
+  return true;
+}
+
+// How one step would join a chain whose input is `x` and whose running value is `running`;
+// `saved` holds the earlier chain values a step may read as its other operand. Sets
+// *operand_value to the other operand's value id (binary steps), -1 for unary ones.
 bool AsChainStep(const PlanStep& step, const std::vector<ValueState>& values, int x, int running,
-                 FusedStep* out, int* operand_value) {
+                 const std::set<int>& saved, FusedStep* out, int* operand_value) {
   if (step.op == nullptr || step.op->takes_values() || step.outputs.size() != 1 ||
       step.outputs[0] < 0) {
     return false;
@@ -29,6 +74,7 @@ bool AsChainStep(const PlanStep& step, const std::vector<ValueState>& values, in
   if (!result.type.is_tensor() || !FusibleDType(result.dtype)) return false;
   out->op_type = step.node.op_type;
   *operand_value = -1;
+  if (AsClipStep(step, values, running, out)) return true;
   if (step.inputs.size() == 1 && step.inputs[0] == running &&
       elementwise::AsFusibleUnary(*step.op, &out->unary, &out->params)) {
     out->kind = FusedStep::Kind::kUnary;
@@ -39,21 +85,62 @@ bool AsChainStep(const PlanStep& step, const std::vector<ValueState>& values, in
   }
   const int a = step.inputs[0], b = step.inputs[1];
   if (a < 0 || b < 0) return false;
-  // The running value on one side; the other side is x or a one-element constant.
+  // The running value on one side; the other side is x, an earlier chain value (same shape as
+  // the running one: every chain value has x's elements) or a one-element constant.
   const bool lhs = a == running;
   const int other = lhs ? b : a;
   if (!lhs && b != running) return false;
   if (other == running && running != x) return false;  // v op v: v would be read twice
   const ValueState& o = values[other];
   if (o.dtype != result.dtype || !o.type.is_tensor()) return false;
-  if (other != x && !(o.is_constant && o.constant.num_elements() == 1)) return false;
+  if (other != x && !saved.count(other) && !(o.is_constant && o.constant.num_elements() == 1)) {
+    return false;
+  }
   out->kind = FusedStep::Kind::kBinary;
   out->running_is_lhs = lhs;
   *operand_value = other;
   return true;
 }
 
+// A chain under construction. Values it defines with more than one consumer stay "pending" until
+// every consumer has joined the chain; only a chain with nothing pending may end, so it is cut
+// back to the last such point (Checkpoint) when growth stops.
+struct Chain {
+  std::vector<FusedStep> program;
+  std::vector<size_t> members;
+  std::vector<int> operand_values;     // fused op inputs: x, then the constants
+  std::map<int, int> program_index;    // chain value -> index of the step that defines it
+  std::map<int, int> slot_of;          // chain value -> scratch slot, once a later step reads it
+  std::map<int, int> pending;          // chain value -> consumers that have not joined yet
+  int num_slots = 0;
+
+  struct Checkpoint {
+    size_t program = 0, operands = 0;
+    int num_slots = 0;
+  };
+  Checkpoint closed;
+
+  bool NothingPending() const {
+    for (const auto& [value, count] : pending) {
+      if (count > 0) return false;
+    }
+    return true;
+  }
+  void Close() { closed = {program.size(), operand_values.size(), num_slots}; }
+  void CutToClosed() {
+    program.resize(closed.program);
+    members.resize(closed.program);
+    operand_values.resize(closed.operands);
+    num_slots = closed.num_slots;
+  }
+};
+
 }  // namespace
+
+bool AsSingleChainStep(const PlanStep& step, const std::vector<ValueState>& values, int x,
+                       FusedStep* out, int* operand_value) {
+  return AsChainStep(step, values, x, x, std::set<int>(), out, operand_value);
+}
 
 std::vector<size_t> FuseElementwiseChains(std::vector<PlanStep>* steps,
                                           const std::vector<ValueState>& values,
@@ -83,31 +170,67 @@ std::vector<size_t> FuseElementwiseChains(std::vector<PlanStep>* steps,
       }
     }
     if (x < 0) continue;
-    std::vector<FusedStep> program;
-    std::vector<size_t> members;
-    std::vector<int> operand_values = {x};  // fused op inputs: x, then the constants
+    Chain chain;
+    chain.operand_values = {x};
+    std::set<int> saved;  // chain values later steps may read (pending ones)
     int running = x;
     size_t at = first;
     for (;;) {
       FusedStep fs;
       int operand = -1;
-      if (in_chain[at] || !AsChainStep((*steps)[at], values, x, running, &fs, &operand)) break;
+      if (in_chain[at] || !AsChainStep((*steps)[at], values, x, running, saved, &fs, &operand)) {
+        break;
+      }
       if (operand >= 0) {
         if (operand == x) {
           fs.operand = 0;
+        } else if (saved.count(operand)) {
+          auto slot = chain.slot_of.find(operand);
+          if (slot == chain.slot_of.end()) {
+            slot = chain.slot_of.emplace(operand, chain.num_slots++).first;
+            chain.program[chain.program_index[operand]].save_slot = slot->second;
+          }
+          fs.operand_slot = slot->second;
+          if (--chain.pending[operand] == 0) saved.erase(operand);
         } else {
-          fs.operand = static_cast<int>(operand_values.size());
-          operand_values.push_back(operand);
+          fs.operand = static_cast<int>(chain.operand_values.size());
+          chain.operand_values.push_back(operand);
         }
       }
-      program.push_back(fs);
-      members.push_back(at);
       running = (*steps)[at].outputs[0];
-      // Grow only through a value nobody else needs.
+      chain.program_index[running] = static_cast<int>(chain.program.size());
+      chain.program.push_back(fs);
+      chain.members.push_back(at);
+      if (chain.NothingPending()) chain.Close();
+      // Grow only through a value no step outside the chain needs: a value with several
+      // consumers continues into the first one that can take it as the running value; the others
+      // must join later, reading it from a slot.
       auto it = consumers.find(running);
-      if (kept.count(running) || it == consumers.end() || it->second.size() != 1) break;
-      at = it->second[0];
+      if (kept.count(running) || it == consumers.end()) break;
+      const std::vector<size_t>& users = it->second;
+      size_t next = users[0];
+      if (users.size() > 1) {
+        bool found = false;
+        for (size_t u : users) {
+          FusedStep probe;
+          int probe_operand = -1;
+          if (u > at && !in_chain[u] &&
+              AsChainStep((*steps)[u], values, x, running, saved, &probe, &probe_operand)) {
+            next = u;
+            found = true;
+            break;
+          }
+        }
+        if (!found) break;
+        chain.pending[running] = static_cast<int>(users.size()) - 1;
+        saved.insert(running);
+      }
+      at = next;
     }
+    chain.CutToClosed();
+    std::vector<FusedStep>& program = chain.program;
+    std::vector<size_t>& members = chain.members;
+    std::vector<int>& operand_values = chain.operand_values;
     if (members.size() < 2) continue;
     for (size_t m : members) in_chain[m] = true;
 
@@ -127,7 +250,10 @@ std::vector<size_t> FuseElementwiseChains(std::vector<PlanStep>* steps,
     fused.outputs = last.outputs;
     fused.opset = 1;
     fused.since_version = 1;
-    fused.op = elementwise::MakeFusedElementwiseOp(std::move(program),
+    elementwise::FusedProgram fused_program;
+    fused_program.steps = std::move(program);
+    fused_program.num_slots = chain.num_slots;
+    fused.op = elementwise::MakeFusedElementwiseOp(std::move(fused_program),
                                                    static_cast<int>(operand_values.size()));
     chains.emplace(members.back(), std::make_pair(members, std::move(fused)));
   }

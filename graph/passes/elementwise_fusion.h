@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "graph/executor.h"
+#include "graph/ops/elementwise_fused.h"
 
 namespace simplecpp::graph {
 
@@ -21,5 +22,11 @@ namespace simplecpp::graph {
 std::vector<size_t> FuseElementwiseChains(std::vector<PlanStep>* steps,
                                           const std::vector<ValueState>& values,
                                           const std::vector<int>& keep);
+
+// Whether `step` alone is a chain step on x (a fusible unary op or Clip on x, or a binary op of
+// x with a one-element constant or with x): its program step, and the constant's value id in
+// *operand_value (-1 when it reads no constant).
+bool AsSingleChainStep(const PlanStep& step, const std::vector<ValueState>& values, int x,
+                       elementwise::FusedStep* out, int* operand_value);
 
 }  // namespace simplecpp::graph

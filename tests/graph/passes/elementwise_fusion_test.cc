@@ -91,10 +91,47 @@ Graph SwishGraph(DType dt, const Dims& dims) {
   return g;
 }
 
-std::shared_ptr<const Plan> BuildPlan(const Graph& g, bool fuse) {
+std::shared_ptr<const Plan> BuildPlan(const Graph& g, bool fuse, int64_t opset = 20) {
   PlanOptions options;
   options.fuse_elementwise = fuse;
-  return Plan::Build(g, OpsetMap{{"", 20}}, options);
+  return Plan::Build(g, OpsetMap{{"", opset}}, options);
+}
+
+Attribute FloatAttr(const std::string& name, float v) {
+  Attribute a;
+  a.name = name;
+  a.kind = AttrKind::kFloat;
+  a.f = v;
+  return a;
+}
+
+// What mobile exports (paddle2onnx) put after a convolution: an affine v = a * x + b, HardSwish
+// spelled v * Clip(v + 3, 0, 6) / 6 (v read twice, so v has two consumers), another affine.
+// Clip takes its bounds as inputs from opset 11 and as attributes before.
+Graph AffineHardSwishGraph(DType dt, const Dims& dims, int64_t opset) {
+  Graph g;
+  g.inputs.push_back(In("x", dt, dims));
+  g.initializers.emplace_back("a", Scalar(dt, 1.25f, {1}));
+  g.initializers.emplace_back("b", Scalar(dt, -0.375f, {1}));
+  g.initializers.emplace_back("three", Scalar(dt, 3.0f));
+  g.initializers.emplace_back("zero", Scalar(dt, 0.0f));
+  g.initializers.emplace_back("six", Scalar(dt, 6.0f));
+  g.initializers.emplace_back("c", Scalar(dt, 0.75f, {1}));
+  g.initializers.emplace_back("d", Scalar(dt, 0.125f, {1}));
+  g.nodes.push_back(N("Mul", {"a", "x"}, {"m"}));
+  g.nodes.push_back(N("Add", {"m", "b"}, {"v"}));
+  g.nodes.push_back(N("Add", {"v", "three"}, {"v3"}));
+  if (opset >= 11) {
+    g.nodes.push_back(N("Clip", {"v3", "zero", "six"}, {"r"}));
+  } else {
+    g.nodes.push_back(N("Clip", {"v3"}, {"r"}, {FloatAttr("min", 0.0f), FloatAttr("max", 6.0f)}));
+  }
+  g.nodes.push_back(N("Mul", {"v", "r"}, {"vr"}));
+  g.nodes.push_back(N("Div", {"vr", "six"}, {"h"}));
+  g.nodes.push_back(N("Mul", {"c", "h"}, {"hc"}));
+  g.nodes.push_back(N("Add", {"hc", "d"}, {"y"}));
+  g.outputs.push_back(Out("y"));
+  return g;
 }
 
 int CountSteps(const Plan& plan, const std::string& op_type) {
@@ -137,6 +174,56 @@ TEST_CASE("Elementwise fusion: Gelu and Swish chains fuse and match the unfused 
       }
     }
   }
+}
+
+TEST_CASE("Elementwise fusion: a value read twice inside the chain (spelled HardSwish) and Clip fuse") {
+  for (int64_t opset : {10, 13}) {
+    for (DType dt : {DType::kFloat32, DType::kFloat16, DType::kBFloat16}) {
+      if (opset < 11 && dt == DType::kBFloat16) continue;  // Clip-6 has no bfloat16
+      for (const Dims& dims : {Dims{1}, Dims{5}, Dims{4097}, Dims{2, 3, 70001}, Dims{0}}) {
+        CAPTURE(opset);
+        CAPTURE(DTypeName(dt));
+        CAPTURE(DimsToString(dims));
+        const Graph g = AffineHardSwishGraph(dt, dims, opset);
+        auto fused = BuildPlan(g, true, opset);
+        auto plain = BuildPlan(g, false, opset);
+        CHECK(fused->steps().size() == 1);
+        CHECK(CountSteps(*fused, "FusedElementwise") == 1);
+        const Tensor x = Data(dt, dims, 11);
+        const Tensor want = RunPlan(plain, x, 1)[0];
+        for (int threads : {1, 3}) {
+          CAPTURE(threads);
+          CheckSameBytes(RunPlan(fused, x, threads)[0], want);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("Elementwise fusion: a chain stops before a value whose other consumer cannot join") {
+  // v = x * a has consumers Add(v, 3) and Mul(v, z) with z a second variable input: the chain
+  // cannot take the Mul, so v stays materialized and only Mul(x, a) ... is not fused past it.
+  Graph g;
+  g.inputs.push_back(In("x", DType::kFloat32, {6}));
+  g.inputs.push_back(In("z", DType::kFloat32, {6}));
+  g.initializers.emplace_back("a", Scalar(DType::kFloat32, 2.0f));
+  g.initializers.emplace_back("three", Scalar(DType::kFloat32, 3.0f));
+  g.nodes.push_back(N("Neg", {"x"}, {"n"}));
+  g.nodes.push_back(N("Mul", {"n", "a"}, {"v"}));
+  g.nodes.push_back(N("Add", {"v", "three"}, {"v3"}));
+  g.nodes.push_back(N("Relu", {"v3"}, {"r"}));
+  g.nodes.push_back(N("Mul", {"v", "z"}, {"vz"}));
+  g.nodes.push_back(N("Add", {"vz", "r"}, {"y"}));
+  g.outputs.push_back(Out("y"));
+  auto fused = BuildPlan(g, true);
+  // Neg + Mul fuse (ending at v), Add + Relu fuse; the two variable-operand ops stay.
+  CHECK(CountSteps(*fused, "FusedElementwise") == 2);
+  CHECK(fused->steps().size() == 4);
+  Tensor z = Data(DType::kFloat32, {6}, 5);
+  const Tensor x = Data(DType::kFloat32, {6}, 4);
+  auto pool = MakeThreadPool(1);
+  Executor a(fused, pool.get()), b(BuildPlan(g, false), pool.get());
+  CheckSameBytes(a.Run({{"x", x}, {"z", z}})[0], b.Run({{"x", x}, {"z", z}})[0]);
 }
 
 TEST_CASE("Elementwise fusion: a one-element operand of higher rank broadcasts the output rank") {

@@ -1,0 +1,195 @@
+// Conv + elementwise chain post-op fusion (graph/passes/conv_post_fusion.h): every float32 Conv
+// path (depthwise, pointwise, direct, im2col with constant and with run-time weights, 1-D and
+// 3-D) gives byte-identical outputs with the chain fused into it, at 1 and 3 threads; and the
+// cases that must not fuse stay apart.
+#include "graph/passes/conv_post_fusion.h"
+
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+
+#include "graph/executor.h"
+#include "graph/graph_builder_util.h"
+#include "graph/thread_pool.h"
+
+namespace simplecpp::graph {
+namespace {
+
+using test_graph::In;
+using test_graph::N;
+using test_graph::Out;
+
+Tensor Random(DType dt, const Dims& dims, uint32_t seed) {
+  Tensor t(dt, dims);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  float* p = t.data<float>();
+  for (int64_t i = 0; i < t.num_elements(); ++i) p[i] = dist(rng);
+  return t;
+}
+
+Tensor Scalar(float v, const Dims& dims = {}) {
+  Tensor t(DType::kFloat32, dims);
+  *t.data<float>() = v;
+  return t;
+}
+
+Attribute Ints(const std::string& name, std::vector<int64_t> v) {
+  Attribute a;
+  a.name = name;
+  a.kind = AttrKind::kInts;
+  a.ints = std::move(v);
+  return a;
+}
+Attribute Int(const std::string& name, int64_t v) {
+  Attribute a;
+  a.name = name;
+  a.kind = AttrKind::kInt;
+  a.i = v;
+  return a;
+}
+
+enum class Chain { kAffineHardSwish, kRelu, kClip, kSwish };
+
+// y = chain(Conv(x, w, b)). spatial: the input's spatial dims; group 0 means depthwise.
+struct ConvCase {
+  std::string name;
+  int64_t channels, out_channels, group;
+  Dims spatial, kernel, strides;
+  bool pad;
+  bool weights_are_input;
+  Chain chain;
+};
+
+Graph ConvChainGraph(const ConvCase& c) {
+  Graph g;
+  Dims xdims = {2, c.channels};
+  for (int64_t d : c.spatial) xdims.push_back(d);
+  g.inputs.push_back(In("x", DType::kFloat32, xdims));
+  Dims wdims = {c.out_channels, c.channels / c.group};
+  for (int64_t k : c.kernel) wdims.push_back(k);
+  if (c.weights_are_input) {
+    g.inputs.push_back(In("w", DType::kFloat32, wdims));
+  } else {
+    g.initializers.emplace_back("w", Random(DType::kFloat32, wdims, 3));
+  }
+  g.initializers.emplace_back("b", Random(DType::kFloat32, {c.out_channels}, 4));
+  std::vector<int64_t> pads;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int64_t k : c.kernel) pads.push_back(c.pad ? k / 2 : 0);
+  }
+  g.nodes.push_back(N("Conv", {"x", "w", "b"}, {"conv"},
+                      {Ints("kernel_shape", c.kernel), Ints("strides", c.strides),
+                       Ints("pads", pads), Int("group", c.group)}));
+  switch (c.chain) {
+    case Chain::kAffineHardSwish:
+      g.initializers.emplace_back("a", Scalar(1.25f, {1}));
+      g.initializers.emplace_back("sh", Scalar(-0.375f, {1, 1, 1}));
+      g.initializers.emplace_back("three", Scalar(3.0f));
+      g.initializers.emplace_back("zero", Scalar(0.0f));
+      g.initializers.emplace_back("six", Scalar(6.0f));
+      g.nodes.push_back(N("Mul", {"a", "conv"}, {"m"}));
+      g.nodes.push_back(N("Add", {"m", "sh"}, {"v"}));
+      g.nodes.push_back(N("Add", {"v", "three"}, {"v3"}));
+      g.nodes.push_back(N("Clip", {"v3", "zero", "six"}, {"r"}));
+      g.nodes.push_back(N("Mul", {"v", "r"}, {"vr"}));
+      g.nodes.push_back(N("Div", {"vr", "six"}, {"y"}));
+      break;
+    case Chain::kRelu:
+      g.nodes.push_back(N("Relu", {"conv"}, {"y"}));
+      break;
+    case Chain::kClip:
+      g.initializers.emplace_back("zero", Scalar(0.0f));
+      g.initializers.emplace_back("six", Scalar(6.0f));
+      g.nodes.push_back(N("Clip", {"conv", "zero", "six"}, {"y"}));
+      break;
+    case Chain::kSwish:  // reads the Conv output again after the first step
+      g.nodes.push_back(N("Sigmoid", {"conv"}, {"s"}));
+      g.nodes.push_back(N("Mul", {"conv", "s"}, {"y"}));
+      break;
+  }
+  g.outputs.push_back(Out("y"));
+  return g;
+}
+
+std::shared_ptr<const Plan> BuildPlan(const Graph& g, bool fuse) {
+  PlanOptions options;
+  options.fuse_elementwise = fuse;
+  return Plan::Build(g, OpsetMap{{"", 13}}, options);
+}
+
+std::vector<Tensor> RunPlan(std::shared_ptr<const Plan> plan, const Graph& g, int threads) {
+  auto pool = MakeThreadPool(threads);
+  Executor exec(std::move(plan), pool.get());
+  std::map<std::string, Tensor> feeds;
+  uint32_t seed = 10;
+  for (const ValueInfo& in : g.inputs) {
+    Dims dims;
+    for (const Dim& d : in.type.dims) dims.push_back(d.value);
+    feeds.emplace(in.name, Random(DType::kFloat32, dims, seed++));
+  }
+  return exec.Run(feeds);
+}
+
+TEST_CASE("Conv post-op fusion: every float32 Conv path gives the unfused bytes") {
+  const ConvCase cases[] = {
+      {"depthwise 3x3", 8, 8, 8, {13, 17}, {3, 3}, {1, 1}, true, false, Chain::kAffineHardSwish},
+      {"depthwise 5x5 stride 2", 6, 6, 6, {19, 11}, {5, 5}, {2, 2}, true, false,
+       Chain::kAffineHardSwish},
+      {"depthwise multiplier 2", 4, 8, 4, {9, 9}, {3, 3}, {1, 1}, true, false, Chain::kSwish},
+      {"pointwise", 16, 24, 1, {15, 21}, {1, 1}, {1, 1}, false, false, Chain::kAffineHardSwish},
+      {"pointwise relu", 5, 7, 1, {3, 4}, {1, 1}, {1, 1}, false, false, Chain::kRelu},
+      {"3x3 direct", 8, 20, 1, {23, 29}, {3, 3}, {1, 1}, true, false, Chain::kAffineHardSwish},
+      {"3x3 stride 2 grouped", 8, 12, 2, {17, 15}, {3, 3}, {2, 2}, true, false, Chain::kClip},
+      {"run-time weights", 6, 10, 1, {11, 13}, {3, 3}, {1, 1}, true, true, Chain::kSwish},
+      {"1-D", 6, 9, 1, {37}, {3}, {1}, true, false, Chain::kAffineHardSwish},
+      {"3-D", 3, 5, 1, {5, 6, 7}, {3, 3, 3}, {1, 1, 1}, true, false, Chain::kRelu},
+  };
+  for (const ConvCase& c : cases) {
+    CAPTURE(c.name);
+    const Graph g = ConvChainGraph(c);
+    auto fused = BuildPlan(g, true);
+    auto plain = BuildPlan(g, false);
+    REQUIRE(fused->steps().size() == 1);
+    CHECK(fused->steps()[0].node.op_type == "Conv");
+    CHECK(fused->steps()[0].node.doc.rfind("post-op:", 0) == 0);
+    const Tensor want = RunPlan(plain, g, 1)[0];
+    for (int threads : {1, 3}) {
+      CAPTURE(threads);
+      const Tensor got = RunPlan(fused, g, threads)[0];
+      REQUIRE(got.dims() == want.dims());
+      CHECK(std::memcmp(got.raw_data(), want.raw_data(), got.byte_size()) == 0);
+    }
+  }
+}
+
+TEST_CASE("Conv post-op fusion leaves a Conv alone when its output is needed as it is") {
+  const ConvCase c{"pointwise", 4, 4, 1, {3, 3}, {1, 1}, {1, 1}, false, false, Chain::kRelu};
+  SUBCASE("the Conv output is a graph output") {
+    Graph g = ConvChainGraph(c);
+    g.outputs.push_back(Out("conv"));
+    auto plan = BuildPlan(g, true);
+    CHECK(plan->steps().size() == 2);
+    const auto got = RunPlan(plan, g, 1);
+    const auto want = RunPlan(BuildPlan(g, false), g, 1);
+    CHECK(std::memcmp(got[1].raw_data(), want[1].raw_data(), got[1].byte_size()) == 0);
+  }
+  SUBCASE("the Conv output has a second consumer") {
+    Graph g = ConvChainGraph(c);
+    g.nodes.push_back(N("Neg", {"conv"}, {"n"}));
+    g.outputs.push_back(Out("n"));
+    CHECK(BuildPlan(g, true)->steps().size() == 3);
+  }
+  SUBCASE("the chain's operand is not one element") {
+    Graph g = ConvChainGraph(c);
+    g.nodes.back().outputs = {"r"};
+    g.initializers.emplace_back("vec", Random(DType::kFloat32, {3}, 1));
+    g.nodes.push_back(N("Add", {"r", "vec"}, {"y"}));
+    CHECK(BuildPlan(g, true)->steps().size() == 2);  // Conv+Relu, then the vector Add
+  }
+}
+
+}  // namespace
+}  // namespace simplecpp::graph
