@@ -15,14 +15,18 @@
 // is then y's layout). QLinearConv requantizes each block's sums right there (QConvRequant), so
 // no int32 tensor of the whole output exists. Large convolutions run their blocks as the
 // parallel tasks (one scratch slot per thread); small ones parallelize inside the GEMM.
+// Depthwise convolutions (one input channel per group) skip the GEMM: their exact sums come from
+// the float32 depthwise kernel (QConvPlan::depthwise_float says why that is exact).
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "graph/ops/quant_ops_internal.h"
 #include "graph/registry.h"
+#include "kernels/depthwise_conv.h"
 #include "kernels/qgemm.h"
 #include "kernels/quantize.h"
 #include "kernels/transpose.h"
@@ -232,6 +236,9 @@ QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttrs& attrs, int x_in, int w
                       p.batch * p.out_channels * p.positions * p.kdim >= kSerialMacs;
   if (!p.blocks_parallel) block = p.positions;
   p.chunk = std::max<int64_t>(1, std::min({block, budget, p.positions}));
+  p.depthwise_float = p.cg == 1 && p.group == p.channels && p.g.rank <= 2 &&
+                      p.g.KernelSize() <= QConvPlan::kMaxExactFloatTaps;
+  if (p.depthwise_float) return p;  // no GEMM: the weights stay as they are
   p.transpose_x = p.cg > 1 && p.in_size > 1;
   if (p.transpose_x) p.to_channels_last = kernels::PlanTranspose(1, {p.cg, p.in_size}, {1, 0});
   const int64_t ksize = p.g.KernelSize();
@@ -282,6 +289,10 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
                     const int32_t* wzp, int64_t wzp_step, int32_t* y, int32_t* scratch_c,
                     uint8_t* scratch_rows, const QConvRequant* rq) const {
   if (CheckedNumElements(out_dims) == 0) return;
+  if (depthwise_float) {
+    RunDepthwise(pool, x, w, xzp, wzp, wzp_step, y, rq);
+    return;
+  }
   // A small convolution (its transposes, im2row and GEMM) runs on the calling thread.
   const kernels::Parallel& par = batch * out_channels * positions * kdim < kSerialMacs
                                      ? kernels::SerialParallel()
@@ -385,6 +396,60 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
       });
     }
   }
+}
+
+void QConvPlan::RunDepthwise(const kernels::Parallel& pool, const void* x, const void* w,
+                             int32_t xzp, const int32_t* wzp, int64_t wzp_step, int32_t* y,
+                             const QConvRequant* rq) const {
+  const int64_t ksize = g.KernelSize();
+  const int64_t mult = og;  // output channels per input channel
+  const float one = 1.0f;
+  // w - w_zero_point as float32, per output channel (small: out_channels * ksize).
+  std::vector<float> wf(static_cast<size_t>(out_channels * ksize));
+  for (int64_t oc = 0; oc < out_channels; ++oc) {
+    const int32_t* wz = wzp ? wzp + oc * wzp_step : nullptr;
+    const int64_t at = oc * ksize;
+    if (w_signed) {
+      kernels::DequantizeI8ToF32(static_cast<const int8_t*>(w) + at, ksize, &one, 0, wz, 0,
+                                 wf.data() + at);
+    } else {
+      kernels::DequantizeU8ToF32(static_cast<const uint8_t*>(w) + at, ksize, &one, 0, wz, 0,
+                                 wf.data() + at);
+    }
+  }
+  const kernels::Parallel& par =
+      batch * out_channels * positions * ksize < kSerialMacs ? kernels::SerialParallel() : pool;
+  // One task per (image, input channel): x - x_zero_point widened (padding reads 0, which is
+  // x_zero_point padded), its output channels' exact sums, then requantized or stored.
+  par.For(batch * channels, [&](int64_t t0, int64_t t1) {
+    std::vector<float> xin(static_cast<size_t>(in_size));
+    std::vector<float> sums(static_cast<size_t>(mult * positions));
+    std::vector<int32_t> acc(rq ? static_cast<size_t>(mult * positions) : 0);
+    const int32_t lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t n = t / channels, c = t % channels;
+      if (x_signed) {
+        kernels::DequantizeI8ToF32(static_cast<const int8_t*>(x) + t * in_size, in_size, &one, 0,
+                                   &xzp, 0, xin.data());
+      } else {
+        kernels::DequantizeU8ToF32(static_cast<const uint8_t*>(x) + t * in_size, in_size, &one, 0,
+                                   &xzp, 0, xin.data());
+      }
+      kernels::DepthwiseConvF32(g, xin.data(), 1, mult, wf.data() + c * mult * ksize, nullptr,
+                                sums.data(), kernels::SerialParallel());
+      const int64_t oc0 = c * mult;
+      const int64_t out_at = (n * out_channels + oc0) * positions;
+      int32_t* dst = rq ? acc.data() : y + out_at;
+      kernels::QuantizeF32ToI32(sums.data(), mult * positions, &one, 0, nullptr, 0, lo, hi, dst);
+      if (rq) {
+        uint8_t* y8 = static_cast<uint8_t*>(rq->y) + out_at;
+        for (int64_t o = 0; o < mult; ++o) {
+          Requant(*rq, acc.data() + o * positions, positions, 1, positions, oc0 + o, 0,
+                  y8 + o * positions, positions);
+        }
+      }
+    }
+  });
 }
 
 namespace {

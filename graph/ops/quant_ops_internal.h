@@ -153,6 +153,17 @@ struct QConvPlan {
   int64_t Slots(int threads) const { return blocks_parallel ? std::max(1, threads) : 1; }
   // Whether the blocks of `chunk` positions are the parallel tasks (else the GEMM parallelizes).
   bool blocks_parallel = false;
+  // Depthwise (one input channel per group, 1-D or 2-D, at most kMaxExactFloatTaps taps): the
+  // sums are computed by the float32 depthwise kernel on x - x_zero_point and w - w_zero_point.
+  // Exact: every product is an integer of magnitude <= 255 * 255 and the sum of at most 256 of
+  // them stays below 2^24, so no float32 partial sum ever rounds.
+  bool depthwise_float = false;
+  static constexpr int64_t kMaxExactFloatTaps = 256;
+
+ private:
+  void RunDepthwise(const kernels::Parallel& par, const void* x, const void* w, int32_t xzp,
+                    const int32_t* wzp, int64_t wzp_step, int32_t* y,
+                    const QConvRequant* rq) const;
 };
 // w_zp_in: input index of w's zero point (checked: one value or [M]).
 QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttrs& attrs, int x_in, int w_in, int w_zp_in);

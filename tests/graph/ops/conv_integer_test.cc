@@ -122,8 +122,39 @@ const std::vector<ConvSpec>& Specs() {
       // rows padded to 28 and read in place), 64 from 32 (two-panel VNNI tiles).
       {{1, 3, 18, 18}, {32, 3, 3, 3}, 1, {2, 2}, {}, {1, 1, 1, 1}},
       {{1, 32, 12, 12}, {64, 32, 3, 3}, 1, {}, {}, {1, 1, 1, 1}},
+      // Depthwise through the float32 kernel: 225 taps (float sums near the 2^24 bound), 1-D
+      // dilated with a multiplier, a batch of 5x5 stride 2 with several tasks; 289 taps go
+      // past the bound and take the GEMM.
+      {{1, 6, 20, 21}, {6, 1, 15, 15}, 6, {}, {}, {7, 7, 7, 7}},
+      {{1, 2, 30}, {4, 1, 5}, 2, {2}, {2}, {2, 2}},
+      {{2, 16, 23, 19}, {16, 1, 5, 5}, 16, {2, 2}, {}, {2, 2, 2, 2}},
+      {{1, 3, 20, 20}, {3, 1, 17, 17}, 3, {}, {}, {8, 8, 8, 8}},
   };
   return specs;
+}
+
+TEST_CASE("ConvInteger depthwise: the largest sums the float32 kernel takes stay exact") {
+  // 256 taps of (x - x_zp) * (w - w_zp) = -255 * 255 each: -16646400, just under 2^24.
+  for (DType t : {DType::kUInt8, DType::kInt8}) {
+    CAPTURE(DTypeName(t));
+    const bool s8 = t == DType::kInt8;
+    const ConvSpec s{{1, 2, 16, 16}, {2, 1, 16, 16}, 2, {}, {}, {}};
+    Tensor x(t, s.x), w(t, s.w), xz(t, {}), wz(t, {});
+    std::fill_n(static_cast<uint8_t*>(x.raw_data()), x.num_elements(), s8 ? 0x80 : 0);  // -128 / 0
+    std::fill_n(static_cast<uint8_t*>(w.raw_data()), w.num_elements(), s8 ? 0x7f : 0);  // 127 / 0
+    *static_cast<uint8_t*>(xz.raw_data()) = s8 ? 0x7f : 255;                            // 127 / 255
+    *static_cast<uint8_t*>(wz.raw_data()) = s8 ? 0x80 : 255;                            // -128 / 255
+    RunNodeOptions opt;
+    opt.opset = 10;
+    for (const auto& target : kernels::CompiledTargets()) {
+      kernels::ScopedTarget st(target);
+      CAPTURE(target.name);
+      auto out = RunNode("ConvInteger", {x, w, xz, wz}, Attrs(s), opt);
+      REQUIRE(out[0].num_elements() == 2);
+      CHECK(out[0].data<int32_t>()[0] == (s8 ? -16646400 : 16646400));
+      CHECK(out[0].data<int32_t>()[1] == (s8 ? -16646400 : 16646400));
+    }
+  }
 }
 
 TEST_CASE("ConvInteger: geometry x signedness x zero points x constant weights") {
