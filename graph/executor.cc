@@ -8,6 +8,7 @@
 #include "graph/buffer_pool.h"
 #include "graph/passes/conv_post_fusion.h"
 #include "graph/passes/elementwise_fusion.h"
+#include "graph/passes/quant_lookup_fusion.h"
 #include "graph/passes/quant_fusion.h"
 #include "graph/registry.h"
 
@@ -500,6 +501,9 @@ class PlanBuilder {
       TryStaticPrepare(plan_->steps_[index]);
     }
     for (size_t index : FuseConvPostChains(&plan_->steps_, plan_->values_, keep)) {
+      TryStaticPrepare(plan_->steps_[index]);
+    }
+    for (size_t index : FuseQuantizedLookups(&plan_->steps_, plan_->values_, keep)) {
       TryStaticPrepare(plan_->steps_[index]);
     }
   }

@@ -11,56 +11,9 @@
 #include "graph/passes/elementwise_fusion.h"
 
 namespace simplecpp::graph {
-namespace {
 
 using elementwise::FusedChainF32;
-using elementwise::FusedProgram;
 using elementwise::FusedStep;
-
-// The value of a one-element float32 constant whose rank does not exceed a Conv output's (3).
-bool ScalarOperand(const ValueState& v, float* out) {
-  if (!v.is_constant || v.dtype != DType::kFloat32 || v.constant.num_elements() != 1 ||
-      v.constant.dims().size() > 3) {
-    return false;
-  }
-  *out = v.constant.data<float>()[0];
-  return true;
-}
-
-// The chain that `consumer` computes on x (the Conv output), with its constants as values; null
-// when it is not such a chain.
-std::shared_ptr<const FusedChainF32> ChainOf(const PlanStep& consumer,
-                                             const std::vector<ValueState>& values, int x) {
-  if (consumer.op == nullptr || consumer.outputs.size() != 1 || consumer.outputs[0] < 0 ||
-      values[consumer.outputs[0]].dtype != DType::kFloat32) {
-    return nullptr;
-  }
-  FusedProgram program;
-  std::vector<float> constants = {0.0f};
-  if (const FusedProgram* fused = consumer.op->AsFusedProgram()) {
-    if (consumer.inputs.empty() || consumer.inputs[0] != x) return nullptr;
-    for (size_t i = 1; i < consumer.inputs.size(); ++i) {
-      float v = 0.0f;
-      if (consumer.inputs[i] < 0 || !ScalarOperand(values[consumer.inputs[i]], &v)) return nullptr;
-      constants.push_back(v);
-    }
-    program = *fused;
-  } else {
-    FusedStep step;
-    int operand = -1;
-    if (!AsSingleChainStep(consumer, values, x, &step, &operand)) return nullptr;
-    if (operand >= 0 && operand != x) {
-      float v = 0.0f;
-      if (!ScalarOperand(values[operand], &v)) return nullptr;
-      step.operand = 1;
-      constants.push_back(v);
-    }
-    program.steps.push_back(step);
-  }
-  return std::make_shared<FusedChainF32>(std::move(program), std::move(constants));
-}
-
-}  // namespace
 
 std::vector<size_t> FuseConvPostChains(std::vector<PlanStep>* steps,
                                        const std::vector<ValueState>& values,
@@ -86,7 +39,9 @@ std::vector<size_t> FuseConvPostChains(std::vector<PlanStep>* steps,
     const size_t c = it->second[0];
     if (removed.count(c)) continue;
     PlanStep& chain_step = (*steps)[c];
-    std::shared_ptr<const FusedChainF32> chain = ChainOf(chain_step, values, y);
+    // Operands of rank <= 3 broadcast to nothing larger than the Conv output (rank >= 3).
+    int rank = 0;
+    std::shared_ptr<const FusedChainF32> chain = ChainOnValue(chain_step, values, y, 3, &rank);
     if (chain == nullptr || !conv.op->AttachPostChain(chain)) continue;
     std::string doc = "post-op:";
     for (const FusedStep& fs : chain->program().steps) doc += " " + fs.op_type;

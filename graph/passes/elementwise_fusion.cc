@@ -1,6 +1,7 @@
 // Elementwise chain fusion over planned steps (graph/passes/elementwise_fusion.h).
 #include "graph/passes/elementwise_fusion.h"
 
+#include <algorithm>
 #include <limits>
 #include <map>
 #include <set>
@@ -140,6 +141,57 @@ struct Chain {
 bool AsSingleChainStep(const PlanStep& step, const std::vector<ValueState>& values, int x,
                        FusedStep* out, int* operand_value) {
   return AsChainStep(step, values, x, x, std::set<int>(), out, operand_value);
+}
+
+namespace {
+
+// The value of a one-element float32 constant of rank <= max_rank.
+bool ScalarOperand(const ValueState& v, int max_rank, int* rank, float* out) {
+  if (!v.is_constant || v.dtype != DType::kFloat32 || v.constant.num_elements() != 1 ||
+      static_cast<int>(v.constant.dims().size()) > max_rank) {
+    return false;
+  }
+  *rank = std::max(*rank, static_cast<int>(v.constant.dims().size()));
+  *out = v.constant.data<float>()[0];
+  return true;
+}
+
+}  // namespace
+
+std::shared_ptr<const elementwise::FusedChainF32> ChainOnValue(
+    const PlanStep& consumer, const std::vector<ValueState>& values, int x, int max_rank,
+    int* rank) {
+  *rank = 0;
+  if (consumer.op == nullptr || consumer.outputs.size() != 1 || consumer.outputs[0] < 0 ||
+      values[consumer.outputs[0]].dtype != DType::kFloat32) {
+    return nullptr;
+  }
+  elementwise::FusedProgram program;
+  std::vector<float> constants = {0.0f};
+  if (const elementwise::FusedProgram* fused = consumer.op->AsFusedProgram()) {
+    if (consumer.inputs.empty() || consumer.inputs[0] != x) return nullptr;
+    for (size_t i = 1; i < consumer.inputs.size(); ++i) {
+      float v = 0.0f;
+      if (consumer.inputs[i] < 0 ||
+          !ScalarOperand(values[consumer.inputs[i]], max_rank, rank, &v)) {
+        return nullptr;
+      }
+      constants.push_back(v);
+    }
+    program = *fused;
+  } else {
+    FusedStep step;
+    int operand = -1;
+    if (!AsSingleChainStep(consumer, values, x, &step, &operand)) return nullptr;
+    if (operand >= 0 && operand != x) {
+      float v = 0.0f;
+      if (!ScalarOperand(values[operand], max_rank, rank, &v)) return nullptr;
+      step.operand = 1;
+      constants.push_back(v);
+    }
+    program.steps.push_back(step);
+  }
+  return std::make_shared<elementwise::FusedChainF32>(std::move(program), std::move(constants));
 }
 
 std::vector<size_t> FuseElementwiseChains(std::vector<PlanStep>* steps,

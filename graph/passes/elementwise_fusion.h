@@ -9,6 +9,7 @@
 // Results are bit-identical to the unfused steps (the same kernels on the same elements).
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "graph/executor.h"
@@ -28,5 +29,13 @@ std::vector<size_t> FuseElementwiseChains(std::vector<PlanStep>* steps,
 // *operand_value (-1 when it reads no constant).
 bool AsSingleChainStep(const PlanStep& step, const std::vector<ValueState>& values, int x,
                        elementwise::FusedStep* out, int* operand_value);
+
+// The float32 chain that `consumer` computes on x, to be run in place by whatever produces x: a
+// FusedElementwise step reading x, or one fusible elementwise step on x, whose constant operands
+// are one-element float32 tensors of rank <= max_rank (captured as values; *rank: the largest).
+// nullptr when `consumer` is not such a chain.
+std::shared_ptr<const elementwise::FusedChainF32> ChainOnValue(
+    const PlanStep& consumer, const std::vector<ValueState>& values, int x, int max_rank,
+    int* rank);
 
 }  // namespace simplecpp::graph

@@ -1,0 +1,175 @@
+// DequantizeLinear -> chain -> QuantizeLinear lookup fusion (graph/passes/quant_lookup_fusion.h).
+#include "graph/passes/quant_lookup_fusion.h"
+
+#include <array>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "graph/ops/byte_lookup.h"
+#include "graph/ops/elementwise_fused.h"
+#include "graph/passes/elementwise_fusion.h"
+
+namespace simplecpp::graph {
+namespace {
+
+bool IsByteDType(DType dt) { return dt == DType::kUInt8 || dt == DType::kInt8; }
+
+// Input i of a step is absent, or a one-element constant.
+bool AbsentOrScalarConstant(const PlanStep& step, const std::vector<ValueState>& values,
+                            size_t i) {
+  if (i >= step.inputs.size() || step.inputs[i] < 0) return true;
+  const ValueState& v = values[step.inputs[i]];
+  return v.is_constant && v.constant.num_elements() == 1;
+}
+
+// A DequantizeLinear / QuantizeLinear step with per-tensor constant parameters.
+bool IsPerTensorQdq(const PlanStep& step, const std::vector<ValueState>& values,
+                    const char* op_type) {
+  if (step.op == nullptr || step.node.op_type != op_type || !step.node.domain.empty() ||
+      step.inputs.size() < 2 || step.inputs.size() > 3 || step.inputs[0] < 0 ||
+      step.outputs.size() != 1 || step.outputs[0] < 0) {
+    return false;
+  }
+  const ValueState& scale = values[step.inputs[1]];
+  return step.inputs[1] >= 0 && scale.is_constant && scale.dtype == DType::kFloat32 &&
+         scale.constant.num_elements() == 1 && AbsentOrScalarConstant(step, values, 2);
+}
+
+// Runs one node of `step` as a one-node plan on `input` (its input 0), its other inputs the
+// step's constants. The same op, opset and attributes as the step: the same results.
+Tensor RunAlone(const PlanStep& step, const std::vector<ValueState>& values, const Tensor& input) {
+  Graph g;
+  Node node = step.node;
+  node.name = "lookup_table_" + node.name;
+  ValueInfo in;
+  in.name = "x";
+  in.type.kind = TypeInfo::Kind::kTensor;
+  in.type.dtype = input.dtype();
+  in.type.has_shape = true;
+  for (int64_t d : input.dims()) in.type.dims.push_back(Dim{d, ""});
+  g.inputs.push_back(in);
+  node.inputs[0] = "x";
+  for (size_t i = 1; i < node.inputs.size(); ++i) {
+    if (step.inputs[i] < 0) continue;
+    node.inputs[i] = "c" + std::to_string(i);
+    g.initializers.emplace_back(node.inputs[i], values[step.inputs[i]].constant);
+  }
+  node.outputs = {"y"};
+  g.nodes.push_back(node);
+  ValueInfo out;
+  out.name = "y";
+  g.outputs.push_back(out);
+  PlanOptions options;
+  options.fuse_quantized = false;
+  options.fuse_elementwise = false;
+  Executor exec(Plan::Build(g, OpsetMap{{"", step.opset}}, options), nullptr);
+  return exec.Run({{"x", input}})[0];
+}
+
+}  // namespace
+
+std::vector<size_t> FuseQuantizedLookups(std::vector<PlanStep>* steps,
+                                         const std::vector<ValueState>& values,
+                                         const std::vector<int>& keep) {
+  std::map<int, std::vector<size_t>> consumers;
+  for (size_t s = 0; s < steps->size(); ++s) {
+    for (int id : (*steps)[s].inputs) {
+      if (id >= 0) consumers[id].push_back(s);
+    }
+  }
+  const std::set<int> kept(keep.begin(), keep.end());
+  // The one consumer of value id, or -1.
+  auto only_consumer = [&](int id) -> int64_t {
+    auto it = consumers.find(id);
+    if (kept.count(id) || it == consumers.end() || it->second.size() != 1) return -1;
+    return static_cast<int64_t>(it->second[0]);
+  };
+
+  std::set<size_t> removed;
+  std::map<size_t, PlanStep> replaced;  // quantize step index -> lookup step
+  for (size_t d = 0; d < steps->size(); ++d) {
+    const PlanStep& dq = (*steps)[d];
+    if (!IsPerTensorQdq(dq, values, "DequantizeLinear")) continue;
+    const int x = dq.inputs[0];
+    const int f = dq.outputs[0];
+    if (!IsByteDType(values[x].dtype) || values[f].dtype != DType::kFloat32) continue;
+    int64_t next = only_consumer(f);
+    if (next < 0 || removed.count(static_cast<size_t>(next))) continue;
+    // An optional chain between the two.
+    std::shared_ptr<const elementwise::FusedChainF32> chain;
+    int rank = 0;
+    int64_t chain_index = -1;
+    int g = f;
+    if ((*steps)[next].node.op_type != "QuantizeLinear") {
+      chain = ChainOnValue((*steps)[next], values, f, 1, &rank);
+      if (chain == nullptr) continue;
+      chain_index = next;
+      g = (*steps)[next].outputs[0];
+      next = only_consumer(g);
+      if (next < 0 || removed.count(static_cast<size_t>(next))) continue;
+    }
+    const PlanStep& q = (*steps)[next];
+    if (!IsPerTensorQdq(q, values, "QuantizeLinear") || q.inputs[0] != g ||
+        !IsByteDType(values[q.outputs[0]].dtype)) {
+      continue;
+    }
+    // The 256 results, from the ops themselves.
+    Tensor bytes(values[x].dtype, {256});
+    for (int b = 0; b < 256; ++b) static_cast<uint8_t*>(bytes.raw_data())[b] = static_cast<uint8_t>(b);
+    Tensor table_out;
+    try {
+      Tensor floats = RunAlone(dq, values, bytes);
+      if (floats.dtype() != DType::kFloat32 || floats.num_elements() != 256) continue;
+      if (chain) chain->RunInPlace(floats.data<float>(), 256);
+      table_out = RunAlone(q, values, floats);
+    } catch (const Error&) {
+      continue;  // the unfused steps report whatever is wrong, at run time
+    }
+    if (table_out.num_elements() != 256 || !IsByteDType(table_out.dtype())) continue;
+    auto table = std::make_shared<std::array<uint8_t, 256>>();
+    std::memcpy(table->data(), table_out.raw_data(), 256);
+
+    PlanStep lookup;
+    lookup.node.name = q.node.name;
+    lookup.node.op_type = "QuantizedLookup";
+    lookup.node.domain = "simplecpp";
+    std::string doc = "lookup: DequantizeLinear";
+    if (chain) {
+      for (const elementwise::FusedStep& fs : chain->program().steps) doc += " " + fs.op_type;
+    }
+    lookup.node.doc = doc + " QuantizeLinear";
+    lookup.node.inputs = {values[x].name};
+    lookup.node.outputs = q.node.outputs;
+    lookup.inputs = {x};
+    lookup.outputs = q.outputs;
+    lookup.opset = 1;
+    lookup.since_version = 1;
+    lookup.op = MakeByteLookupOp(table, table_out.dtype(), rank);
+    removed.insert(d);
+    if (chain_index >= 0) removed.insert(static_cast<size_t>(chain_index));
+    removed.insert(static_cast<size_t>(next));
+    replaced.emplace(static_cast<size_t>(next), std::move(lookup));
+  }
+  if (replaced.empty()) return {};
+  // The lookup takes the QuantizeLinear's place: x exists before the DequantizeLinear, and the
+  // result's consumers come after the QuantizeLinear.
+  std::vector<PlanStep> rewritten;
+  std::vector<size_t> indices;
+  for (size_t s = 0; s < steps->size(); ++s) {
+    auto it = replaced.find(s);
+    if (it != replaced.end()) {
+      indices.push_back(rewritten.size());
+      rewritten.push_back(std::move(it->second));
+    } else if (!removed.count(s)) {
+      rewritten.push_back(std::move((*steps)[s]));
+    }
+  }
+  *steps = std::move(rewritten);
+  return indices;
+}
+
+}  // namespace simplecpp::graph

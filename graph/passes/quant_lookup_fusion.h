@@ -1,0 +1,25 @@
+// Lookup fusion: DequantizeLinear -> float32 elementwise chain -> QuantizeLinear on an 8-bit
+// tensor with per-tensor parameters (what QDQ models put around every activation: HardSwish,
+// Sigmoid, the affine scale/shift of mobile exports) becomes one 256-entry byte table lookup.
+//
+// Runs on a plan's steps after elementwise chain fusion (graph/passes/elementwise_fusion.h).
+// The table is computed at load by running the very ops it replaces (the DequantizeLinear and
+// QuantizeLinear nodes as one-node plans, the chain through elementwise::FusedChainF32) on all
+// 256 input bytes, so every output byte equals the unfused plan's: the float intermediates and
+// their passes over memory go, no arithmetic changes.
+#pragma once
+
+#include <vector>
+
+#include "graph/executor.h"
+
+namespace simplecpp::graph {
+
+// Rewrites *steps in place (a lookup step replaces the QuantizeLinear step; the DequantizeLinear
+// and chain steps go). `keep` lists value ids that must stay materialized (graph outputs).
+// Returns the indices (in the new *steps) of the lookup steps, which the caller may prepare.
+std::vector<size_t> FuseQuantizedLookups(std::vector<PlanStep>* steps,
+                                         const std::vector<ValueState>& values,
+                                         const std::vector<int>& keep);
+
+}  // namespace simplecpp::graph
