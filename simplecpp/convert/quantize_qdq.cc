@@ -188,6 +188,31 @@ bool ProducesQuantizedOutput(const std::string& op) {
   return kOps.count(op) > 0;
 }
 
+// Whether `b` is computed from `a` by a chain of elementwise ops with constant other operands
+// (v -> Add 3 -> Clip -> the Clip output, of HardSwish spelled v * Clip(v + 3, 0, 6) / 6).
+bool DerivedElementwise(const graph::Graph& g, const std::map<std::string, size_t>& producer,
+                        const std::string& a, std::string b) {
+  static const std::set<std::string> kElementwise = {
+      "Add", "Sub", "Mul", "Div", "Clip", "Relu", "Sigmoid", "HardSigmoid", "Tanh",
+      "LeakyRelu", "HardSwish", "Neg", "Abs", "Exp", "Erf"};
+  for (int depth = 0; depth < 8; ++depth) {
+    if (b == a) return true;
+    auto it = producer.find(b);
+    if (it == producer.end()) return false;
+    const graph::Node& p = g.nodes[it->second];
+    if (!IsDefaultDomain(p.domain) || !kElementwise.count(p.op_type)) return false;
+    std::string next;
+    for (const std::string& in : p.inputs) {
+      if (in.empty() || g.FindInitializer(in)) continue;
+      if (!next.empty()) return false;  // two activation inputs: not a chain
+      next = in;
+    }
+    if (next.empty()) return false;
+    b = next;
+  }
+  return false;
+}
+
 // Ops whose output reuses the input's quantization parameters (ORT's "direct 8-bit" ops).
 bool SharesInputParams(const std::string& op) {
   return op == "MaxPool" || op == "Flatten" || op == "Reshape" || op == "Transpose";
@@ -224,6 +249,10 @@ graph::Model QuantizeQdq(const graph::Model& model, const QdqOptions& options,
 
   // Which nodes get quantized: weights must be float32 initializers; data inputs must not be.
   std::map<std::string, Range> ranges = Calibrate(out, options.calibration);
+  std::map<std::string, size_t> producer_of;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (const std::string& o : g.nodes[i].outputs) producer_of[o] = i;
+  }
   auto is_float_activation = [&](const std::string& v) {
     return !v.empty() && !g.FindInitializer(v) && ranges.count(v) > 0;
   };
@@ -242,6 +271,15 @@ graph::Model QuantizeQdq(const graph::Model& model, const QdqOptions& options,
     if (n.op_type == "Add" || n.op_type == "Mul" || n.op_type == "Concat") {
       for (const std::string& in : n.inputs) {
         if (!is_float_activation(in)) return false;
+      }
+      // A product or sum of a value with a function of itself (the Mul of a spelled-out
+      // HardSwish or Swish) belongs to the activation: quantizing it would round inside the
+      // activation, and would split the chain that runs as one table lookup once its input is
+      // quantized (graph/passes/quant_lookup_fusion.h).
+      if (n.op_type != "Concat" && n.inputs.size() == 2 &&
+          (DerivedElementwise(g, producer_of, n.inputs[0], n.inputs[1]) ||
+           DerivedElementwise(g, producer_of, n.inputs[1], n.inputs[0]))) {
+        return false;
       }
       return true;
     }

@@ -293,3 +293,53 @@ TEST_CASE("QDQ quantization falls back to per-tensor weights when opset 13 is ou
 
 }  // namespace
 }  // namespace simplecpp
+
+namespace simplecpp {
+namespace {
+
+// conv -> v * Clip(v + 3, 0, 6) / 6 (HardSwish as paddle2onnx spells it) -> conv.
+graph::Model SpelledHardSwishNet() {
+  graph::Model m = builtin::detail::NewModel("hswish", "spelled-out HardSwish", 13);
+  graph::Graph& g = m.graph;
+  builtin::detail::Builder b(&g, 9);
+  g.inputs.push_back(builtin::detail::TensorValue("x", {1, 3, 6, 6}));
+  const std::string c1 = b.Op("Conv", "c1", {"x", b.Weight("w1", {4, 3, 3, 3}, 0.5f)},
+                              {builtin::detail::AttrInts("pads", {1, 1, 1, 1})});
+  const std::string v3 = b.Op("Add", "v3", {c1, b.Scalar("three", 3.0f)});
+  const std::string r = b.Op("Clip", "r", {v3, b.Scalar("zero", 0.0f), b.Scalar("six", 6.0f)});
+  const std::string vr = b.Op("Mul", "vr", {c1, r});
+  const std::string h = b.Op("Div", "h", {vr, "six"});
+  b.Op("Conv", "y", {h, b.Weight("w2", {2, 4, 1, 1}, 0.5f)});
+  g.outputs.push_back(builtin::detail::TensorValue("y", {1, 2, 6, 6}));
+  return m;
+}
+
+TEST_CASE("QDQ quantization keeps a spelled-out activation whole: no Q/DQ inside HardSwish") {
+  const graph::Model f32 = SpelledHardSwishNet();
+  convert::QdqOptions o;
+  o.calibration.push_back({{"x", builtin::RandomFloatTensor({1, 3, 6, 6}, 4, -1.0f, 1.0f)}});
+  const graph::Model q = convert::QuantizeQdq(f32, o);
+  std::map<std::string, const graph::Node*> producer;
+  for (const graph::Node& n : q.graph.nodes) producer[n.outputs[0]] = &n;
+  for (const graph::Node& n : q.graph.nodes) {
+    if (n.op_type != "Mul" && n.op_type != "Add" && n.op_type != "Clip" && n.op_type != "Div") {
+      continue;
+    }
+    CAPTURE(n.name);
+    // The chain's inner values are not requantized: only its input is dequantized once.
+    for (const std::string& in : n.inputs) {
+      auto p = producer.find(in);
+      if (p == producer.end() || p->second->op_type != "DequantizeLinear") continue;
+      CHECK(p->second->inputs[0].find("c1") != std::string::npos);
+    }
+  }
+  CHECK(convert_test::CountOp(q.graph, "QuantizeLinear") == 4);  // x, c1, h, y (not r, vr)
+  const Tensor x = builtin::RandomFloatTensor({1, 3, 6, 6}, 4, -1.0f, 1.0f);
+  const Tensor want = convert_test::RunModel(f32, {{"x", x}}).at("y");
+  const Tensor got = convert_test::RunModel(q, {{"x", x}}).at("y");
+  CAPTURE(convert_test::MaxAbsDiff(got, want));
+  CHECK(convert_test::MaxAbsDiff(got, want) <= 0.05 * convert_test::MaxAbs(want) + 0.02);
+}
+
+}  // namespace
+}  // namespace simplecpp
