@@ -190,8 +190,11 @@ bool ProducesQuantizedOutput(const std::string& op) {
 
 // Whether `b` is computed from `a` by a chain of elementwise ops with constant other operands
 // (v -> Add 3 -> Clip -> the Clip output, of HardSwish spelled v * Clip(v + 3, 0, 6) / 6).
-bool DerivedElementwise(const graph::Graph& g, const std::map<std::string, size_t>& producer,
-                        const std::string& a, std::string b) {
+bool DerivedElementwise(const graph::Graph& g, const std::string& a, std::string b) {
+  std::map<std::string, size_t> producer;  // built per call: the graph is edited in between
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (const std::string& o : g.nodes[i].outputs) producer[o] = i;
+  }
   static const std::set<std::string> kElementwise = {
       "Add", "Sub", "Mul", "Div", "Clip", "Relu", "Sigmoid", "HardSigmoid", "Tanh",
       "LeakyRelu", "HardSwish", "Neg", "Abs", "Exp", "Erf"};
@@ -249,10 +252,6 @@ graph::Model QuantizeQdq(const graph::Model& model, const QdqOptions& options,
 
   // Which nodes get quantized: weights must be float32 initializers; data inputs must not be.
   std::map<std::string, Range> ranges = Calibrate(out, options.calibration);
-  std::map<std::string, size_t> producer_of;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    for (const std::string& o : g.nodes[i].outputs) producer_of[o] = i;
-  }
   auto is_float_activation = [&](const std::string& v) {
     return !v.empty() && !g.FindInitializer(v) && ranges.count(v) > 0;
   };
@@ -277,8 +276,8 @@ graph::Model QuantizeQdq(const graph::Model& model, const QdqOptions& options,
       // activation, and would split the chain that runs as one table lookup once its input is
       // quantized (graph/passes/quant_lookup_fusion.h).
       if (n.op_type != "Concat" && n.inputs.size() == 2 &&
-          (DerivedElementwise(g, producer_of, n.inputs[0], n.inputs[1]) ||
-           DerivedElementwise(g, producer_of, n.inputs[1], n.inputs[0]))) {
+          (DerivedElementwise(g, n.inputs[0], n.inputs[1]) ||
+           DerivedElementwise(g, n.inputs[1], n.inputs[0]))) {
         return false;
       }
       return true;
