@@ -286,7 +286,7 @@ namespace elementwise {
 struct FusibleUnary;
 struct FusibleBinary;
 struct FusedProgram;
-class FusedChainF32;
+class FusedChain;
 }  // namespace elementwise
 
 class Op {
@@ -313,10 +313,10 @@ class Op {
   virtual const elementwise::FusibleBinary* AsFusibleBinary() const { return nullptr; }
   // The fused chain op's program (graph/ops/elementwise_fused.h); nullptr for every other op.
   virtual const elementwise::FusedProgram* AsFusedProgram() const { return nullptr; }
-  // Post-op fusion (graph/passes/conv_post_fusion.h): an op that can apply a float32 elementwise
-  // chain to its float32 output as it produces it keeps `chain` and returns true; it is then
-  // prepared again and its output is the chain's result.
-  virtual bool AttachPostChain(std::shared_ptr<const elementwise::FusedChainF32> chain) {
+  // Post-op fusion (graph/passes/conv_post_fusion.h): an op that can apply an elementwise chain
+  // (in its output's dtype) to its output as it produces it keeps `chain` and returns true; it is
+  // then prepared again and its output is the chain's result.
+  virtual bool AttachPostChain(std::shared_ptr<const elementwise::FusedChain> chain) {
     (void)chain;
     return false;
   }

@@ -20,4 +20,15 @@ struct PostOpF32 {
   }
 };
 
+// The same on 16-bit float storage (float16 / bfloat16 bits), for kernels with a 16-bit output.
+struct PostOp16 {
+  void (*fn)(const void* ctx, uint16_t* data, int64_t n) = nullptr;
+  const void* ctx = nullptr;
+
+  explicit operator bool() const { return fn != nullptr; }
+  void operator()(uint16_t* data, int64_t n) const {
+    if (n > 0) fn(ctx, data, n);
+  }
+};
+
 }  // namespace simplecpp::kernels

@@ -9,8 +9,9 @@
 //     chunk of output positions at a time, then the GEMM.
 // A constant W is packed per group at Prepare (kernels::PackedAF32).
 // float16 / bfloat16: the same paths on 16-bit storage with float32 arithmetic (see Prepare16).
-// float32: an elementwise chain fused after the Conv (graph/passes/conv_post_fusion.h) runs on
-// each finished run of the output inside the kernels (kernels::PostOpF32).
+// An elementwise chain fused after the Conv (graph/passes/conv_post_fusion.h) runs on each
+// finished run of a float32 output inside the kernels (kernels::PostOpF32); on a 16-bit output,
+// once its rounding is done, per channel (depthwise) or per group (RunPost16).
 #include "kernels/conv.h"
 
 #include <algorithm>
@@ -37,6 +38,19 @@ constexpr int64_t kChunkColumns = 192;
 constexpr int64_t kWidenImageLimit = int64_t{1} << 18;
 
 std::string IntsToString(const std::vector<int64_t>& v) { return DimsToString(v); }
+
+// A fused 16-bit chain over a whole output block y[0, n), in parallel blocks of fixed size. The
+// 16-bit paths apply their chain per group or channel, not per GEMM tile row: each 16-bit step
+// widens and rounds its operands, a cost per call that short rows would multiply.
+void RunPost16(const kernels::PostOp16& post, uint16_t* y, int64_t n,
+               const kernels::Parallel& parallel) {
+  if (!post || n <= 0) return;
+  constexpr int64_t kBlock = int64_t{1} << 15;
+  const int64_t tasks = (n + kBlock - 1) / kBlock;
+  parallel.For(tasks, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) post(y + t * kBlock, std::min(kBlock, n - t * kBlock));
+  });
+}
 
 class ConvOp final : public Op {
  public:
@@ -86,7 +100,7 @@ class ConvOp final : public Op {
     ctx.set_output_dtype(0, ctx.input_dtype(0));
   }
 
-  bool AttachPostChain(std::shared_ptr<const elementwise::FusedChainF32> chain) override {
+  bool AttachPostChain(std::shared_ptr<const elementwise::FusedChain> chain) override {
     if (post_ || !chain) return false;
     post_ = std::move(chain);
     return true;
@@ -173,7 +187,9 @@ class ConvOp final : public Op {
     ctx.set_output(0, dt, out_dims);
     if (CheckedNumElements(out_dims) == 0) return [](RunContext&) {};
     if (dt != DType::kFloat32) {
-      if (post_) ctx.Fail("a fused float32 post-op on a " + DTypeName(dt) + " Conv");
+      if (post_ && !post_->is_16bit()) {
+        ctx.Fail("a fused float32 post-op on a " + DTypeName(dt) + " Conv");
+      }
       return Prepare16(ctx, dt == DType::kBFloat16 ? kernels::Float16Kind::kBFloat16
                                                    : kernels::Float16Kind::kHalf,
                        g, batch, channels, out_channels, cg);
@@ -186,8 +202,9 @@ class ConvOp final : public Op {
     const int64_t in_size = g.InSize(), P = g.OutSize();
     const bool has_bias = ctx.has_input(2);
     // The fused chain, kept alive by every run function that applies it.
-    const std::shared_ptr<const elementwise::FusedChainF32> chain = post_;
-    const kernels::PostOpF32 post = chain ? chain->AsPostOp() : kernels::PostOpF32{};
+    const std::shared_ptr<const elementwise::FusedChain> chain = post_;
+    if (chain && chain->is_16bit()) ctx.Fail("a fused 16-bit post-op on a float32 Conv");
+    const kernels::PostOpF32 post = chain ? chain->AsPostOpF32() : kernels::PostOpF32{};
 
     // Depthwise: one input channel per group (any channel multiplier), 1-D or 2-D.
     if (group > 1 && cg == 1 && rank <= 2) {
@@ -343,6 +360,9 @@ class ConvOp final : public Op {
         const_bias = v;
       }
     }
+    // The fused chain (16-bit steps on the rounded output), kept alive by the run functions.
+    const std::shared_ptr<const elementwise::FusedChain> chain = post_;
+    const kernels::PostOp16 post16 = chain ? chain->AsPostOp16() : kernels::PostOp16{};
     // The bias as float32 for this run (constant, or widened into `holder`).
     auto bias_of = [const_bias, has_bias, kind, out_channels](RunContext& rc,
                                                               Tensor* holder) -> const float* {
@@ -388,6 +408,7 @@ class ConvOp final : public Op {
                                       kernels::SerialParallel());
             kernels::Narrow16(kind, yout.data(), y + (n * out_channels + c * mult) * P,
                               static_cast<size_t>(mult * P));
+            if (post16) post16(y + (n * out_channels + c * mult) * P, mult * P);
           }
         });
       };
@@ -432,6 +453,7 @@ class ConvOp final : public Op {
           for (int64_t gi = 0; gi < group; ++gi) {
             gemm(w, gi, type, x + (n * channels + gi * cg) * P, P, P, b ? b + gi * og : nullptr,
                  y + (n * out_channels + gi * og) * P, rc.parallel());
+            RunPost16(post16, y + (n * out_channels + gi * og) * P, og * P, rc.parallel());
           }
         }
       };
@@ -469,6 +491,7 @@ class ConvOp final : public Op {
                                                b ? b + gi * og : nullptr, yf.data<float>(),
                                                rc.parallel())) {
             kernels::Narrow16(kind, yf.data<float>(), yg, static_cast<size_t>(og * P));
+            RunPost16(post16, yg, og * P, rc.parallel());
             continue;
           }
           if (col == nullptr) {
@@ -485,6 +508,7 @@ class ConvOp final : public Op {
             gemm(w, gi, kernels::GemmType::kF32, col, pc, pc, b ? b + gi * og : nullptr, yg + p0,
                  rc.parallel());
           }
+          RunPost16(post16, yg, og * P, rc.parallel());
         }
       }
     };
@@ -493,7 +517,7 @@ class ConvOp final : public Op {
   std::string auto_pad_;
   int64_t group_ = 1;
   std::vector<int64_t> kernel_shape_, strides_, dilations_, pads_;
-  std::shared_ptr<const elementwise::FusedChainF32> post_;  // float32 output only
+  std::shared_ptr<const elementwise::FusedChain> post_;  // in the output's dtype
 };
 
 }  // namespace

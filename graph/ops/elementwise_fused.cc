@@ -141,53 +141,97 @@ std::unique_ptr<Op> MakeFusedElementwiseOp(FusedProgram program, int num_inputs)
   return std::make_unique<FusedElementwiseOp>(std::move(program), num_inputs);
 }
 
-FusedChainF32::FusedChainF32(FusedProgram program, std::vector<float> constants)
-    : program_(std::move(program)), constants_(std::move(constants)) {
-  for (size_t i = 0; i < program_.steps.size(); ++i) {
-    const FusedStep& s = program_.steps[i];
-    if (s.kind == FusedStep::Kind::kBinary && s.operand_slot < 0 && s.operand == 0) {
-      reads_x_later_ = true;
-    }
+namespace {
+
+bool ReadsXLater(const FusedProgram& program) {
+  for (const FusedStep& s : program.steps) {
+    if (s.kind == FusedStep::Kind::kBinary && s.operand_slot < 0 && s.operand == 0) return true;
   }
+  return false;
 }
 
-void FusedChainF32::RunInPlace(float* data, int64_t n) const {
+}  // namespace
+
+FusedChain::FusedChain(FusedProgram program, std::vector<float> constants)
+    : program_(std::move(program)), constants_f32_(std::move(constants)) {
+  reads_x_later_ = ReadsXLater(program_);
+}
+
+FusedChain::FusedChain(FusedProgram program, kernels::Float16Kind kind,
+                       std::vector<uint16_t> constants)
+    : program_(std::move(program)), is_16bit_(true), kind_(kind), constants_16_(std::move(constants)) {
+  reads_x_later_ = ReadsXLater(program_);
+}
+
+template <typename T, typename UnaryFn, typename BinaryFn>
+void FusedChain::Run(T* data, int64_t n, const std::vector<T>& constants, UnaryFn unary,
+                     BinaryFn binary) const {
   // The steps write each block in place, so a chain that reads x again (x * sigmoid(x)) reads a
   // copy of the block taken before the first step. One scratch per thread: the producer calls
   // this from its worker threads.
-  static thread_local std::vector<float> scratch;
+  static thread_local std::vector<T> scratch;
   const size_t per_block = static_cast<size_t>(kFusedBlock);
-  const size_t need = per_block * (static_cast<size_t>(program_.num_slots) + (reads_x_later_ ? 1 : 0));
+  const size_t need =
+      per_block * (static_cast<size_t>(program_.num_slots) + (reads_x_later_ ? 1 : 0));
   if (scratch.size() < need) scratch.resize(need);
-  float* slots = scratch.data();
-  float* x_copy = slots + per_block * static_cast<size_t>(program_.num_slots);
-  std::vector<const float*> c(constants_.size(), nullptr);
-  for (size_t k = 1; k < constants_.size(); ++k) c[k] = &constants_[k];
-  auto unary = [](const FusedStep& s, const float* x, float* y, int64_t len) {
-    if (s.kind == FusedStep::Kind::kClip) {
-      kernels::ClipF32(x, y, len, s.clip_lo, s.clip_hi);
-    } else {
-      kernels::UnaryF32(s.unary, s.params, x, y, len);
-    }
-  };
-  auto binary = [](const FusedStep& s, const float* a, int64_t as, const float* b, int64_t bs,
-                   float* o, int64_t len) { kernels::BinaryF32(s.binary, a, as, b, bs, o, len); };
+  T* slots = scratch.data();
+  T* x_copy = slots + per_block * static_cast<size_t>(program_.num_slots);
+  std::vector<const T*> c(constants.size(), nullptr);
+  for (size_t k = 1; k < constants.size(); ++k) c[k] = &constants[k];
   for (int64_t i = 0; i < n; i += kFusedBlock) {
     const int64_t len = std::min(kFusedBlock, n - i);
-    const float* x = data + i;
+    const T* x = data + i;
     if (reads_x_later_) {
       std::copy(data + i, data + i + len, x_copy);
       x = x_copy;
     }
-    RunBlock<float>(program_.steps, x, data + i, len, c.data(), slots, unary, binary);
+    RunBlock<T>(program_.steps, x, data + i, len, c.data(), slots, unary, binary);
   }
 }
 
-kernels::PostOpF32 FusedChainF32::AsPostOp() const {
+void FusedChain::RunInPlaceF32(float* data, int64_t n) const {
+  Run<float>(
+      data, n, constants_f32_,
+      [](const FusedStep& s, const float* x, float* y, int64_t len) {
+        if (s.kind == FusedStep::Kind::kClip) {
+          kernels::ClipF32(x, y, len, s.clip_lo, s.clip_hi);
+        } else {
+          kernels::UnaryF32(s.unary, s.params, x, y, len);
+        }
+      },
+      [](const FusedStep& s, const float* a, int64_t as, const float* b, int64_t bs, float* o,
+         int64_t len) { kernels::BinaryF32(s.binary, a, as, b, bs, o, len); });
+}
+
+void FusedChain::RunInPlace16(uint16_t* data, int64_t n) const {
+  const kernels::Float16Kind kind = kind_;
+  Run<uint16_t>(
+      data, n, constants_16_,
+      [kind](const FusedStep& s, const uint16_t* x, uint16_t* y, int64_t len) {
+        if (s.kind == FusedStep::Kind::kClip) {
+          kernels::Clip16(kind, x, y, len, s.clip_lo, s.clip_hi);
+        } else {
+          kernels::Unary16(kind, s.unary, s.params, x, y, len);
+        }
+      },
+      [kind](const FusedStep& s, const uint16_t* a, int64_t as, const uint16_t* b, int64_t bs,
+             uint16_t* o, int64_t len) { kernels::Binary16(kind, s.binary, a, as, b, bs, o, len); });
+}
+
+kernels::PostOpF32 FusedChain::AsPostOpF32() const {
   kernels::PostOpF32 post;
   post.ctx = this;
   post.fn = [](const void* ctx, float* data, int64_t n) {
-    static_cast<const FusedChainF32*>(ctx)->RunInPlace(data, n);
+    static_cast<const FusedChain*>(ctx)->RunInPlaceF32(data, n);
+  };
+  return post;
+}
+
+kernels::PostOp16 FusedChain::AsPostOp16() const {
+  kernels::PostOp16 post;
+  post.ctx = this;
+  post.fn = [](const void* ctx, uint16_t* data, int64_t n) {
+    static_cast<const FusedChain*>(ctx)->RunInPlace16(data, n);
   };
   return post;
 }

@@ -15,6 +15,7 @@
 
 #include "graph/op.h"
 #include "kernels/elementwise.h"
+#include "kernels/float16.h"
 #include "kernels/post_op.h"
 
 namespace simplecpp::graph::elementwise {
@@ -72,21 +73,33 @@ struct FusedProgram {
 // Op::AsFusedProgram returns the program.
 std::unique_ptr<Op> MakeFusedElementwiseOp(FusedProgram program, int num_inputs);
 
-// A float32 chain run in place on its input (a producer's output, graph/passes/
-// conv_post_fusion.h), with its one-element constant operands captured as values:
-// constants[k] is the value of the chain's input k (k > 0; constants[0] is unused).
-// Bit-identical to the FusedElementwise op on the same elements.
-class FusedChainF32 {
+// A chain run in place on its input (a producer's output, graph/passes/conv_post_fusion.h), with
+// its one-element constant operands captured: constant k is the value of the chain's input k
+// (k > 0; entry 0 is unused). float32, or float16 / bfloat16 with every step rounding to 16 bits
+// as the unfused ops do. Bit-identical to the FusedElementwise op on the same elements.
+class FusedChain {
  public:
-  FusedChainF32(FusedProgram program, std::vector<float> constants);
-  void RunInPlace(float* data, int64_t n) const;
-  // A PostOpF32 calling RunInPlace; valid while this object lives.
-  kernels::PostOpF32 AsPostOp() const;
+  FusedChain(FusedProgram program, std::vector<float> constants);  // float32
+  FusedChain(FusedProgram program, kernels::Float16Kind kind,
+             std::vector<uint16_t> constants);  // float16 / bfloat16 bits
+  bool is_16bit() const { return is_16bit_; }
+  void RunInPlaceF32(float* data, int64_t n) const;
+  void RunInPlace16(uint16_t* data, int64_t n) const;
+  // Post-ops calling RunInPlaceF32 / RunInPlace16; valid while this object lives.
+  kernels::PostOpF32 AsPostOpF32() const;
+  kernels::PostOp16 AsPostOp16() const;
   const FusedProgram& program() const { return program_; }
 
  private:
+  template <typename T, typename UnaryFn, typename BinaryFn>
+  void Run(T* data, int64_t n, const std::vector<T>& constants, UnaryFn unary,
+           BinaryFn binary) const;
+
   FusedProgram program_;
-  std::vector<float> constants_;
+  bool is_16bit_ = false;
+  kernels::Float16Kind kind_ = kernels::Float16Kind::kHalf;
+  std::vector<float> constants_f32_;
+  std::vector<uint16_t> constants_16_;
   bool reads_x_later_ = false;  // some step reads the chain input after the first one ran
 };
 

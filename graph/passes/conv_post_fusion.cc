@@ -12,7 +12,7 @@
 
 namespace simplecpp::graph {
 
-using elementwise::FusedChainF32;
+using elementwise::FusedChain;
 using elementwise::FusedStep;
 
 std::vector<size_t> FuseConvPostChains(std::vector<PlanStep>* steps,
@@ -33,7 +33,11 @@ std::vector<size_t> FuseConvPostChains(std::vector<PlanStep>* steps,
       continue;
     }
     const int y = conv.outputs[0];
-    if (values[y].dtype != DType::kFloat32 || kept.count(y)) continue;
+    const DType dt = values[y].dtype;
+    if ((dt != DType::kFloat32 && dt != DType::kFloat16 && dt != DType::kBFloat16) ||
+        kept.count(y)) {
+      continue;
+    }
     auto it = consumers.find(y);
     if (it == consumers.end() || it->second.size() != 1) continue;
     const size_t c = it->second[0];
@@ -41,7 +45,7 @@ std::vector<size_t> FuseConvPostChains(std::vector<PlanStep>* steps,
     PlanStep& chain_step = (*steps)[c];
     // Operands of rank <= 3 broadcast to nothing larger than the Conv output (rank >= 3).
     int rank = 0;
-    std::shared_ptr<const FusedChainF32> chain = ChainOnValue(chain_step, values, y, 3, &rank);
+    std::shared_ptr<const FusedChain> chain = ChainOnValue(chain_step, values, y, 3, &rank);
     if (chain == nullptr || !conv.op->AttachPostChain(chain)) continue;
     std::string doc = "post-op:";
     for (const FusedStep& fs : chain->program().steps) doc += " " + fs.op_type;

@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <type_traits>
 #include <string>
 #include <utility>
 
@@ -145,38 +146,32 @@ bool AsSingleChainStep(const PlanStep& step, const std::vector<ValueState>& valu
 
 namespace {
 
-// The value of a one-element float32 constant of rank <= max_rank.
-bool ScalarOperand(const ValueState& v, int max_rank, int* rank, float* out) {
-  if (!v.is_constant || v.dtype != DType::kFloat32 || v.constant.num_elements() != 1 ||
+// A one-element constant of `dtype` and rank <= max_rank: its bits (float32 as float, 16-bit
+// floats as uint16_t) appended to *out.
+template <typename T>
+bool ScalarOperand(const ValueState& v, DType dtype, int max_rank, int* rank, std::vector<T>* out) {
+  if (!v.is_constant || v.dtype != dtype || v.constant.num_elements() != 1 ||
       static_cast<int>(v.constant.dims().size()) > max_rank) {
     return false;
   }
   *rank = std::max(*rank, static_cast<int>(v.constant.dims().size()));
-  *out = v.constant.data<float>()[0];
+  out->push_back(*static_cast<const T*>(v.constant.raw_data()));
   return true;
 }
 
-}  // namespace
-
-std::shared_ptr<const elementwise::FusedChainF32> ChainOnValue(
-    const PlanStep& consumer, const std::vector<ValueState>& values, int x, int max_rank,
-    int* rank) {
-  *rank = 0;
-  if (consumer.op == nullptr || consumer.outputs.size() != 1 || consumer.outputs[0] < 0 ||
-      values[consumer.outputs[0]].dtype != DType::kFloat32) {
-    return nullptr;
-  }
+template <typename T>
+std::shared_ptr<const elementwise::FusedChain> ChainOnValueTyped(
+    const PlanStep& consumer, const std::vector<ValueState>& values, int x, DType dtype,
+    int max_rank, int* rank) {
   elementwise::FusedProgram program;
-  std::vector<float> constants = {0.0f};
+  std::vector<T> constants = {T{}};
   if (const elementwise::FusedProgram* fused = consumer.op->AsFusedProgram()) {
     if (consumer.inputs.empty() || consumer.inputs[0] != x) return nullptr;
     for (size_t i = 1; i < consumer.inputs.size(); ++i) {
-      float v = 0.0f;
       if (consumer.inputs[i] < 0 ||
-          !ScalarOperand(values[consumer.inputs[i]], max_rank, rank, &v)) {
+          !ScalarOperand(values[consumer.inputs[i]], dtype, max_rank, rank, &constants)) {
         return nullptr;
       }
-      constants.push_back(v);
     }
     program = *fused;
   } else {
@@ -184,14 +179,39 @@ std::shared_ptr<const elementwise::FusedChainF32> ChainOnValue(
     int operand = -1;
     if (!AsSingleChainStep(consumer, values, x, &step, &operand)) return nullptr;
     if (operand >= 0 && operand != x) {
-      float v = 0.0f;
-      if (!ScalarOperand(values[operand], max_rank, rank, &v)) return nullptr;
+      if (!ScalarOperand(values[operand], dtype, max_rank, rank, &constants)) return nullptr;
       step.operand = 1;
-      constants.push_back(v);
     }
     program.steps.push_back(step);
   }
-  return std::make_shared<elementwise::FusedChainF32>(std::move(program), std::move(constants));
+  if constexpr (std::is_same_v<T, float>) {
+    return std::make_shared<elementwise::FusedChain>(std::move(program), std::move(constants));
+  } else {
+    const kernels::Float16Kind kind =
+        dtype == DType::kFloat16 ? kernels::Float16Kind::kHalf : kernels::Float16Kind::kBFloat16;
+    return std::make_shared<elementwise::FusedChain>(std::move(program), kind,
+                                                     std::move(constants));
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<const elementwise::FusedChain> ChainOnValue(
+    const PlanStep& consumer, const std::vector<ValueState>& values, int x, int max_rank,
+    int* rank) {
+  *rank = 0;
+  if (consumer.op == nullptr || consumer.outputs.size() != 1 || consumer.outputs[0] < 0 ||
+      x < 0 || values[consumer.outputs[0]].dtype != values[x].dtype) {
+    return nullptr;
+  }
+  const DType dt = values[x].dtype;
+  if (dt == DType::kFloat32) {
+    return ChainOnValueTyped<float>(consumer, values, x, dt, max_rank, rank);
+  }
+  if (dt == DType::kFloat16 || dt == DType::kBFloat16) {
+    return ChainOnValueTyped<uint16_t>(consumer, values, x, dt, max_rank, rank);
+  }
+  return nullptr;
 }
 
 std::vector<size_t> FuseElementwiseChains(std::vector<PlanStep>* steps,

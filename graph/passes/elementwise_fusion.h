@@ -30,11 +30,11 @@ std::vector<size_t> FuseElementwiseChains(std::vector<PlanStep>* steps,
 bool AsSingleChainStep(const PlanStep& step, const std::vector<ValueState>& values, int x,
                        elementwise::FusedStep* out, int* operand_value);
 
-// The float32 chain that `consumer` computes on x, to be run in place by whatever produces x: a
-// FusedElementwise step reading x, or one fusible elementwise step on x, whose constant operands
-// are one-element float32 tensors of rank <= max_rank (captured as values; *rank: the largest).
-// nullptr when `consumer` is not such a chain.
-std::shared_ptr<const elementwise::FusedChainF32> ChainOnValue(
+// The chain that `consumer` computes on x, to be run in place by whatever produces x: a
+// FusedElementwise step reading x, or one fusible elementwise step on x, in x's dtype (float32,
+// float16 or bfloat16), whose constant operands are one-element tensors of rank <= max_rank
+// (captured as values; *rank: the largest). nullptr when `consumer` is not such a chain.
+std::shared_ptr<const elementwise::FusedChain> ChainOnValue(
     const PlanStep& consumer, const std::vector<ValueState>& values, int x, int max_rank,
     int* rank);
 

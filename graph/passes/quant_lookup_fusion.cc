@@ -100,13 +100,13 @@ std::vector<size_t> FuseQuantizedLookups(std::vector<PlanStep>* steps,
     int64_t next = only_consumer(f);
     if (next < 0 || removed.count(static_cast<size_t>(next))) continue;
     // An optional chain between the two.
-    std::shared_ptr<const elementwise::FusedChainF32> chain;
+    std::shared_ptr<const elementwise::FusedChain> chain;
     int rank = 0;
     int64_t chain_index = -1;
     int g = f;
     if ((*steps)[next].node.op_type != "QuantizeLinear") {
       chain = ChainOnValue((*steps)[next], values, f, 1, &rank);
-      if (chain == nullptr) continue;
+      if (chain == nullptr || chain->is_16bit()) continue;
       chain_index = next;
       g = (*steps)[next].outputs[0];
       next = only_consumer(g);
@@ -124,7 +124,7 @@ std::vector<size_t> FuseQuantizedLookups(std::vector<PlanStep>* steps,
     try {
       Tensor floats = RunAlone(dq, values, bytes);
       if (floats.dtype() != DType::kFloat32 || floats.num_elements() != 256) continue;
-      if (chain) chain->RunInPlace(floats.data<float>(), 256);
+      if (chain) chain->RunInPlaceF32(floats.data<float>(), 256);
       table_out = RunAlone(q, values, floats);
     } catch (const Error&) {
       continue;  // the unfused steps report whatever is wrong, at run time

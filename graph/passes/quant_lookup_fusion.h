@@ -4,7 +4,7 @@
 //
 // Runs on a plan's steps after elementwise chain fusion (graph/passes/elementwise_fusion.h).
 // The table is computed at load by running the very ops it replaces (the DequantizeLinear and
-// QuantizeLinear nodes as one-node plans, the chain through elementwise::FusedChainF32) on all
+// QuantizeLinear nodes as one-node plans, the chain through elementwise::FusedChain) on all
 // 256 input bytes, so every output byte equals the unfused plan's: the float intermediates and
 // their passes over memory go, no arithmetic changes.
 #pragma once

@@ -1,7 +1,7 @@
-// Conv + elementwise chain post-op fusion (graph/passes/conv_post_fusion.h): every float32 Conv
-// path (depthwise, pointwise, direct, im2col with constant and with run-time weights, 1-D and
-// 3-D) gives byte-identical outputs with the chain fused into it, at 1 and 3 threads; and the
-// cases that must not fuse stay apart.
+// Conv + elementwise chain post-op fusion (graph/passes/conv_post_fusion.h): every Conv path
+// (depthwise, pointwise, direct, im2col with constant and with run-time weights, 1-D and 3-D), in
+// float32, float16 and bfloat16, gives byte-identical outputs with the chain fused into it, at 1
+// and 3 threads; and the cases that must not fuse stay apart.
 #include "graph/passes/conv_post_fusion.h"
 
 #include <doctest/doctest.h>
@@ -13,6 +13,7 @@
 #include "graph/executor.h"
 #include "graph/graph_builder_util.h"
 #include "graph/thread_pool.h"
+#include "kernels/float16.h"
 
 namespace simplecpp::graph {
 namespace {
@@ -21,20 +22,30 @@ using test_graph::In;
 using test_graph::N;
 using test_graph::Out;
 
-Tensor Random(DType dt, const Dims& dims, uint32_t seed) {
+// The float32 values as a tensor of dt (16-bit floats rounded).
+Tensor Of(DType dt, const Dims& dims, const std::vector<float>& v) {
   Tensor t(dt, dims);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
-  float* p = t.data<float>();
-  for (int64_t i = 0; i < t.num_elements(); ++i) p[i] = dist(rng);
+  if (dt == DType::kFloat32) {
+    std::copy(v.begin(), v.end(), t.data<float>());
+  } else {
+    kernels::Narrow16(dt == DType::kFloat16 ? kernels::Float16Kind::kHalf
+                                            : kernels::Float16Kind::kBFloat16,
+                      v.data(), static_cast<uint16_t*>(t.raw_data()), v.size());
+  }
   return t;
 }
 
-Tensor Scalar(float v, const Dims& dims = {}) {
-  Tensor t(DType::kFloat32, dims);
-  *t.data<float>() = v;
-  return t;
+Tensor Random(DType dt, const Dims& dims, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  std::vector<float> v(static_cast<size_t>(CheckedNumElements(dims)));
+  for (float& f : v) f = dist(rng);
+  return Of(dt, dims, v);
 }
+
+DType g_dtype = DType::kFloat32;  // the dtype the graphs below are built in
+
+Tensor Scalar(float v, const Dims& dims = {}) { return Of(g_dtype, dims, {v}); }
 
 Attribute Ints(const std::string& name, std::vector<int64_t> v) {
   Attribute a;
@@ -67,15 +78,15 @@ Graph ConvChainGraph(const ConvCase& c) {
   Graph g;
   Dims xdims = {2, c.channels};
   for (int64_t d : c.spatial) xdims.push_back(d);
-  g.inputs.push_back(In("x", DType::kFloat32, xdims));
+  g.inputs.push_back(In("x", g_dtype, xdims));
   Dims wdims = {c.out_channels, c.channels / c.group};
   for (int64_t k : c.kernel) wdims.push_back(k);
   if (c.weights_are_input) {
-    g.inputs.push_back(In("w", DType::kFloat32, wdims));
+    g.inputs.push_back(In("w", g_dtype, wdims));
   } else {
-    g.initializers.emplace_back("w", Random(DType::kFloat32, wdims, 3));
+    g.initializers.emplace_back("w", Random(g_dtype, wdims, 3));
   }
-  g.initializers.emplace_back("b", Random(DType::kFloat32, {c.out_channels}, 4));
+  g.initializers.emplace_back("b", Random(g_dtype, {c.out_channels}, 4));
   std::vector<int64_t> pads;
   for (int pass = 0; pass < 2; ++pass) {
     for (int64_t k : c.kernel) pads.push_back(c.pad ? k / 2 : 0);
@@ -128,12 +139,12 @@ std::vector<Tensor> RunPlan(std::shared_ptr<const Plan> plan, const Graph& g, in
   for (const ValueInfo& in : g.inputs) {
     Dims dims;
     for (const Dim& d : in.type.dims) dims.push_back(d.value);
-    feeds.emplace(in.name, Random(DType::kFloat32, dims, seed++));
+    feeds.emplace(in.name, Random(g_dtype, dims, seed++));
   }
   return exec.Run(feeds);
 }
 
-TEST_CASE("Conv post-op fusion: every float32 Conv path gives the unfused bytes") {
+TEST_CASE("Conv post-op fusion: every Conv path gives the unfused bytes") {
   const ConvCase cases[] = {
       {"depthwise 3x3", 8, 8, 8, {13, 17}, {3, 3}, {1, 1}, true, false, Chain::kAffineHardSwish},
       {"depthwise 5x5 stride 2", 6, 6, 6, {19, 11}, {5, 5}, {2, 2}, true, false,
@@ -147,8 +158,11 @@ TEST_CASE("Conv post-op fusion: every float32 Conv path gives the unfused bytes"
       {"1-D", 6, 9, 1, {37}, {3}, {1}, true, false, Chain::kAffineHardSwish},
       {"3-D", 3, 5, 1, {5, 6, 7}, {3, 3, 3}, {1, 1, 1}, true, false, Chain::kRelu},
   };
+  for (DType dt : {DType::kFloat32, DType::kFloat16, DType::kBFloat16})
   for (const ConvCase& c : cases) {
     CAPTURE(c.name);
+    CAPTURE(DTypeName(dt));
+    g_dtype = dt;
     const Graph g = ConvChainGraph(c);
     auto fused = BuildPlan(g, true);
     auto plain = BuildPlan(g, false);
@@ -163,6 +177,7 @@ TEST_CASE("Conv post-op fusion: every float32 Conv path gives the unfused bytes"
       CHECK(std::memcmp(got.raw_data(), want.raw_data(), got.byte_size()) == 0);
     }
   }
+  g_dtype = DType::kFloat32;
 }
 
 TEST_CASE("Conv post-op fusion leaves a Conv alone when its output is needed as it is") {
@@ -185,7 +200,7 @@ TEST_CASE("Conv post-op fusion leaves a Conv alone when its output is needed as 
   SUBCASE("the chain's operand is not one element") {
     Graph g = ConvChainGraph(c);
     g.nodes.back().outputs = {"r"};
-    g.initializers.emplace_back("vec", Random(DType::kFloat32, {3}, 1));
+    g.initializers.emplace_back("vec", Random(g_dtype, {3}, 1));
     g.nodes.push_back(N("Add", {"r", "vec"}, {"y"}));
     CHECK(BuildPlan(g, true)->steps().size() == 2);  // Conv+Relu, then the vector Add
   }
