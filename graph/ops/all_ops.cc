@@ -34,6 +34,7 @@ void RegisterAllOps(OpRegistry& registry) {
   RegisterDeformConvOps(registry);       // deform_conv.cc: DeformConv (19, 22)
   RegisterMelWeightMatrixOps(registry);  // mel_weight_matrix.cc: MelWeightMatrix (17)
   RegisterTrainingOps(registry);         // training.cc: preview.training Adagrad, Momentum, Adam (1)
+  RegisterMatMulNBitsOps(registry);      // matmul_nbits.cc: com.microsoft MatMulNBits (1)
 }
 
 }  // namespace simplecpp::graph

@@ -33,5 +33,6 @@ void RegisterFlexAttentionOps(OpRegistry& registry);    // flex_attention.cc: Fl
 void RegisterDeformConvOps(OpRegistry& registry);       // deform_conv.cc: DeformConv
 void RegisterMelWeightMatrixOps(OpRegistry& registry);  // mel_weight_matrix.cc: MelWeightMatrix
 void RegisterTrainingOps(OpRegistry& registry);  // training.cc: ai.onnx.preview.training optimizers
+void RegisterMatMulNBitsOps(OpRegistry& registry);  // matmul_nbits.cc: com.microsoft MatMulNBits
 
 }  // namespace simplecpp::graph
