@@ -19,6 +19,7 @@
 #define HWY_TARGET_INCLUDE "kernels/matmul_nbits.cc"
 #include "kernels/hwy_policy.h"
 // Policy first: it decides what foreach_target compiles.
+#include <hwy/cache_control.h>
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
@@ -123,50 +124,131 @@ void PermuteA(DF df, const nbits::Problem& p, int64_t k_pad, float* HWY_RESTRICT
   }
 }
 
-// out[r] = y of W rows n0..n0+R-1 against one permuted A row (before the bias).
-template <int kBits, int R, class DF>
+// How far ahead of each weight row stream DotRows prefetches.
+constexpr int64_t kPrefetchBytes = 768;
+
+// Zero points of the rows from n0 on, with the per-row addressing computed once.
+struct ZeroPointRows {
+  ZeroPointRows(const NBitsWeights& w, int64_t n0)
+      : kind(w.zp_kind), bits(w.bits), def(static_cast<float>(1 << (w.bits - 1))) {
+    if (kind == NBitsZeroPoints::kPackedU8) {
+      stride = w.zp_row_bytes();
+      p8 = w.zp_packed + n0 * stride;
+    } else if (kind == NBitsZeroPoints::kFloat32) {
+      stride = w.k_blocks();
+      pf = w.zp_f32 + n0 * stride;
+    }
+  }
+  HWY_INLINE float At(int64_t r, int64_t b) const {
+    if (kind == NBitsZeroPoints::kPackedU8) {
+      if (bits == 8) return static_cast<float>(p8[r * stride + b]);
+      return static_cast<float>((p8[r * stride + b / 2] >> (4 * (b & 1))) & 15);
+    }
+    if (kind == NBitsZeroPoints::kFloat32) return pf[r * stride + b];
+    return def;
+  }
+  // out[j] = At(r, b0 + j), j < count; b0 even. One switch per call, simple loops.
+  void Fill(int64_t r, int64_t b0, int64_t count, float* HWY_RESTRICT out) const {
+    if (kind == NBitsZeroPoints::kPackedU8 && bits == 4) {
+      const uint8_t* z = p8 + r * stride + b0 / 2;
+      for (int64_t j = 0; j < count; ++j) {
+        out[j] = static_cast<float>((z[j / 2] >> (4 * (j & 1))) & 15);
+      }
+    } else if (kind == NBitsZeroPoints::kPackedU8) {
+      const uint8_t* z = p8 + r * stride + b0;
+      for (int64_t j = 0; j < count; ++j) out[j] = static_cast<float>(z[j]);
+    } else if (kind == NBitsZeroPoints::kFloat32) {
+      const float* z = pf + r * stride + b0;
+      for (int64_t j = 0; j < count; ++j) out[j] = z[j];
+    } else {
+      for (int64_t j = 0; j < count; ++j) out[j] = def;
+    }
+  }
+  NBitsZeroPoints kind;
+  int bits;
+  float def;
+  int64_t stride = 0;
+  const uint8_t* p8 = nullptr;
+  const float* pf = nullptr;
+};
+
+// out[r] = y of W rows n0..n0+R-1 against one permuted A row (before the bias). kSteps: steps
+// per block when known at compile time (the common block sizes: a fully unrolled block keeps the
+// per-block work small next to the weights' work), 0 for any.
+template <int kBits, int R, int kSteps, class DF>
 HWY_NOINLINE void DotRows(DF df, const float* HWY_RESTRICT ap, const NBitsWeights& w, int64_t n0,
                           float* HWY_RESTRICT out) {
   using V = hn::Vec<DF>;
   const int64_t L = static_cast<int64_t>(hn::Lanes(df));
   const int64_t kb = w.k_blocks(), blob = w.blob_bytes(), row_bytes = kb * blob;
-  const int64_t steps = kBits == 4 ? w.block_size / (2 * L) : w.block_size / L;
+  const int64_t steps = kSteps != 0 ? kSteps : (kBits == 4 ? w.block_size / (2 * L) : w.block_size / L);
   const int64_t step_weights = kBits == 4 ? 2 * L : L;
-  const int64_t zp_row = w.zp_row_bytes();
+  const ZeroPointRows zps(w, n0);
+  const uint8_t* HWY_RESTRICT q0 = w.packed + n0 * row_bytes;
+  const float* HWY_RESTRICT s0 = w.scales + n0 * kb;
   V acc[R];
   for (int r = 0; r < R; ++r) acc[r] = hn::Zero(df);
+  // Zero points are decoded a chunk of blocks at a time (per-block scalar decoding was a large
+  // share of the work at block size 32).
+  constexpr int64_t kZpChunk = 16;
+  HWY_ALIGN float zpf[R][kZpChunk];
   for (int64_t b = 0; b < kb; ++b) {
+    const int64_t j = b % kZpChunk;
+    if (j == 0) {
+      for (int r = 0; r < R; ++r) zps.Fill(r, b, std::min(kZpChunk, kb - b), zpf[r]);
+    }
     V d[R], zp[R];
-    const uint8_t* HWY_RESTRICT q[R];
     for (int r = 0; r < R; ++r) {
       d[r] = hn::Zero(df);
-      zp[r] = BlockConstant<kBits>(df, w.ZeroPointIn(n0 + r, b, kb, zp_row));
-      q[r] = w.packed + (n0 + r) * row_bytes + b * blob;
+      zp[r] = BlockConstant<kBits>(df, zpf[r][j]);
     }
     const float* HWY_RESTRICT ab = ap + b * w.block_size;
+    const uint8_t* HWY_RESTRICT qb = q0 + b * blob;
+    // R interleaved streams restart every few KiB (one group of rows): asking for each a
+    // little ahead keeps DRAM reads in flight where the hardware prefetcher is still ramping up.
+    for (int r = 0; r < R; ++r) hwy::Prefetch(qb + r * row_bytes + kPrefetchBytes);
     for (int64_t s = 0; s < steps; ++s) {
       const V a0 = hn::LoadU(df, ab + s * step_weights);
       if constexpr (kBits == 4) {
         const V a1 = hn::LoadU(df, ab + s * step_weights + L);
         for (int r = 0; r < R; ++r) {
           V w0, w1;
-          UnpackStep<4>(df, q[r] + s * L, zp[r], w0, w1);
+          UnpackStep<4>(df, qb + r * row_bytes + s * L, zp[r], w0, w1);
           d[r] = hn::MulAdd(a0, w0, d[r]);
           d[r] = hn::MulAdd(a1, w1, d[r]);
         }
       } else {
         for (int r = 0; r < R; ++r) {
           V w0, w1;
-          UnpackStep<8>(df, q[r] + s * L, zp[r], w0, w1);
+          UnpackStep<8>(df, qb + r * row_bytes + s * L, zp[r], w0, w1);
           d[r] = hn::MulAdd(a0, w0, d[r]);
         }
       }
     }
-    for (int r = 0; r < R; ++r) {
-      acc[r] = hn::MulAdd(d[r], hn::Set(df, w.scales[(n0 + r) * kb + b]), acc[r]);
-    }
+    for (int r = 0; r < R; ++r) acc[r] = hn::MulAdd(d[r], hn::Set(df, s0[r * kb + b]), acc[r]);
   }
   for (int r = 0; r < R; ++r) out[r] = hn::GetLane(hn::SumOfLanes(df, acc[r]));
+}
+
+using DotRowsFn = void (*)(const float*, const NBitsWeights&, int64_t, float*);
+
+template <int kBits, int R, int kSteps, class DF>
+void DotRowsCall(const float* ap, const NBitsWeights& w, int64_t n0, float* out) {
+  DotRows<kBits, R, kSteps>(DF(), ap, w, n0, out);
+}
+
+template <int kBits, int R, class DF>
+DotRowsFn PickDotRows(int64_t steps) {
+  switch (steps) {
+    case 1:
+      return &DotRowsCall<kBits, R, 1, DF>;
+    case 2:
+      return &DotRowsCall<kBits, R, 2, DF>;
+    case 4:
+      return &DotRowsCall<kBits, R, 4, DF>;
+    default:
+      return &DotRowsCall<kBits, R, 0, DF>;
+  }
 }
 
 // panel [R][k_pad] = float(q) - zp of W rows n0..n0+R-1, in step order (w0 then w1 per step).
@@ -271,6 +353,10 @@ void Run(DF df, const nbits::Problem& p, const Parallel& parallel) {
     p.y[i * p.ldy + n] = p.bias != nullptr ? v + p.bias[n] : v;
   };
   if (!p.gemm) {
+    const int64_t L = static_cast<int64_t>(hn::Lanes(df));
+    const int64_t steps = kBits == 4 ? w.block_size / (2 * L) : w.block_size / L;
+    const DotRowsFn dot4 = PickDotRows<kBits, 4, DF>(steps);
+    const DotRowsFn dot1 = PickDotRows<kBits, 1, DF>(steps);
     parallel.For(tasks, [&](int64_t t0, int64_t t1) {
       const int64_t n_end = std::min(w.n, t1 * kNBitsRowsPerTask);
       for (int64_t i = 0; i < p.m; ++i) {
@@ -278,11 +364,11 @@ void Run(DF df, const nbits::Problem& p, const Parallel& parallel) {
         int64_t n = t0 * kNBitsRowsPerTask;
         float out[4];
         for (; n + 4 <= n_end; n += 4) {
-          DotRows<kBits, 4>(df, a, w, n, out);
+          dot4(a, w, n, out);
           for (int r = 0; r < 4; ++r) finish(i, n + r, out[r]);
         }
         for (; n < n_end; ++n) {
-          DotRows<kBits, 1>(df, a, w, n, out);
+          dot1(a, w, n, out);
           finish(i, n, out[0]);
         }
       }
