@@ -6,6 +6,7 @@
 #include <set>
 
 #include "graph/buffer_pool.h"
+#include "graph/passes/conv_batchnorm_fold.h"
 #include "graph/passes/conv_post_fusion.h"
 #include "graph/passes/elementwise_fusion.h"
 #include "graph/passes/quant_lookup_fusion.h"
@@ -496,6 +497,11 @@ class PlanBuilder {
     for (const ValueInfo& out : graph_.outputs) {
       const int id = plan_->FindValue(out.name);
       if (id >= 0) keep.push_back(id);
+    }
+    if (options_.fold_batch_norm) {
+      for (size_t index : FoldConvBatchNorm(&plan_->steps_, &plan_->values_, keep)) {
+        TryStaticPrepare(plan_->steps_[index]);
+      }
     }
     for (size_t index : FuseElementwiseChains(&plan_->steps_, plan_->values_, keep)) {
       TryStaticPrepare(plan_->steps_[index]);

@@ -30,6 +30,9 @@ struct PlanOptions {
   // Fuse chains of float elementwise ops into one pass (graph/passes/elementwise_fusion.h);
   // bit-identical results.
   bool fuse_elementwise = true;
+  // Fold an inference BatchNormalization into the Conv before it (with fuse_elementwise;
+  // graph/passes/conv_batchnorm_fold.h): not bit-identical, within float32 rounding.
+  bool fold_batch_norm = true;
   int64_t max_nodes = 1 << 22;
   int64_t max_graph_depth = 64;
   // Per-tensor limits, checked at load for statically known shapes and at run time for every
