@@ -97,6 +97,91 @@ sc_status* sc_model_output_name(const sc_model* model, int64_t index, const char
   return nullptr;
 }
 
+namespace {
+
+// Model input (is_input) or output `index`, or an out-of-range status.
+sc_status* FindValue(const sc_model* model, bool is_input, int64_t index,
+                     const simplecpp::ValueDescription** out) {
+  if (!model) return NullArgument("model");
+  const auto& v = is_input ? model->model.inputs() : model->model.outputs();
+  if (index < 0 || index >= static_cast<int64_t>(v.size())) {
+    return MakeStatus(SC_ERR_INVALID_ARGUMENT, std::string(is_input ? "input" : "output") +
+                                                   " index " + std::to_string(index) +
+                                                   " out of range");
+  }
+  *out = &v[static_cast<size_t>(index)];
+  return nullptr;
+}
+
+sc_status* ValueType(const sc_model* model, bool is_input, int64_t index, int32_t* out_kind,
+                     int32_t* out_dtype, int64_t* out_rank) {
+  const simplecpp::ValueDescription* v = nullptr;
+  if (sc_status* st = FindValue(model, is_input, index, &v)) return st;
+  if (out_kind) {
+    *out_kind = v->sequence ? SC_VALUE_SEQUENCE : v->optional ? SC_VALUE_OPTIONAL : SC_VALUE_TENSOR;
+  }
+  if (out_dtype) *out_dtype = static_cast<int32_t>(v->dtype);
+  if (out_rank) *out_rank = v->has_shape ? static_cast<int64_t>(v->dims.size()) : -1;
+  return nullptr;
+}
+
+sc_status* ValueDims(const sc_model* model, bool is_input, int64_t index, int64_t* out_dims,
+                     int64_t max_rank) {
+  const simplecpp::ValueDescription* v = nullptr;
+  if (sc_status* st = FindValue(model, is_input, index, &v)) return st;
+  const int64_t rank = v->has_shape ? static_cast<int64_t>(v->dims.size()) : 0;
+  if (rank > 0 && !out_dims) return NullArgument("out_dims");
+  if (max_rank < rank) {
+    return MakeStatus(SC_ERR_INVALID_ARGUMENT, "max_rank " + std::to_string(max_rank) +
+                                                   " is less than the rank " +
+                                                   std::to_string(rank));
+  }
+  for (int64_t d = 0; d < rank; ++d) out_dims[d] = v->dims[static_cast<size_t>(d)];
+  return nullptr;
+}
+
+sc_status* ValueDimName(const sc_model* model, bool is_input, int64_t index, int64_t dim,
+                        const char** out_name) {
+  if (!out_name) return NullArgument("out_name");
+  const simplecpp::ValueDescription* v = nullptr;
+  if (sc_status* st = FindValue(model, is_input, index, &v)) return st;
+  if (!v->has_shape || dim < 0 || dim >= static_cast<int64_t>(v->dims.size())) {
+    return MakeStatus(SC_ERR_INVALID_ARGUMENT, "dim " + std::to_string(dim) + " out of range");
+  }
+  static const char kEmpty[] = "";
+  *out_name = static_cast<size_t>(dim) < v->dim_params.size()
+                  ? v->dim_params[static_cast<size_t>(dim)].c_str()
+                  : kEmpty;
+  return nullptr;
+}
+
+}  // namespace
+
+sc_status* sc_model_input_type(const sc_model* model, int64_t index, int32_t* out_kind,
+                               int32_t* out_dtype, int64_t* out_rank) {
+  return ValueType(model, true, index, out_kind, out_dtype, out_rank);
+}
+sc_status* sc_model_output_type(const sc_model* model, int64_t index, int32_t* out_kind,
+                                int32_t* out_dtype, int64_t* out_rank) {
+  return ValueType(model, false, index, out_kind, out_dtype, out_rank);
+}
+sc_status* sc_model_input_dims(const sc_model* model, int64_t index, int64_t* out_dims,
+                               int64_t max_rank) {
+  return ValueDims(model, true, index, out_dims, max_rank);
+}
+sc_status* sc_model_output_dims(const sc_model* model, int64_t index, int64_t* out_dims,
+                                int64_t max_rank) {
+  return ValueDims(model, false, index, out_dims, max_rank);
+}
+sc_status* sc_model_input_dim_name(const sc_model* model, int64_t index, int64_t dim,
+                                   const char** out_name) {
+  return ValueDimName(model, true, index, dim, out_name);
+}
+sc_status* sc_model_output_dim_name(const sc_model* model, int64_t index, int64_t dim,
+                                    const char** out_name) {
+  return ValueDimName(model, false, index, dim, out_name);
+}
+
 sc_status* sc_session_create(const sc_model* model, int32_t threads, sc_session** out_session) {
   if (!model || !out_session) return NullArgument("model or out_session");
   *out_session = nullptr;

@@ -94,13 +94,18 @@ static void put_bytes(Buf* b, int field, const void* data, size_t n) {
 static void put_str(Buf* b, int field, const char* s) { put_bytes(b, field, s, strlen(s)); }
 static void put_msg(Buf* b, int field, const Buf* m) { put_bytes(b, field, m->data, m->size); }
 
-/* ValueInfoProto { name: 1, type: 2 { tensor_type: 1 { elem_type: 1, shape: 2 { dim: 1 { dim_value: 1 } } } } } */
+/* ValueInfoProto { name: 1, type: 2 { tensor_type: 1 { elem_type: 1, shape: 2 { dim: 1 { dim_value: 1 } } } } };
+ * a negative dim is written as dim_param "batch" (Dimension field 2). */
 static void put_value_info(Buf* b, int field, const char* name, int32_t elem_type,
                            const int64_t* dims, int rank) {
   Buf shape = {{0}, 0}, tensor = {{0}, 0}, type = {{0}, 0}, vi = {{0}, 0};
   for (int i = 0; i < rank; ++i) {
     Buf dim = {{0}, 0};
-    put_int(&dim, 1, (uint64_t)dims[i]);
+    if (dims[i] < 0) {
+      put_str(&dim, 2, "batch");
+    } else {
+      put_int(&dim, 1, (uint64_t)dims[i]);
+    }
     put_msg(&shape, 1, &dim);
   }
   put_int(&tensor, 1, (uint64_t)elem_type);
@@ -111,8 +116,8 @@ static void put_value_info(Buf* b, int field, const char* name, int32_t elem_typ
   put_msg(b, field, &vi);
 }
 
-/* A one-node model: z = op_type(x, y), all float32 [2,3]. */
-static void build_model(Buf* model, const char* op_type) {
+/* A one-node model: z = op_type(x, y), all float32 [2,3], x declared with x_dims. */
+static void build_model_x(Buf* model, const char* op_type, const int64_t* x_dims) {
   const int64_t dims[2] = {2, 3};
   Buf node = {{0}, 0}, graph = {{0}, 0}, opset = {{0}, 0};
   put_str(&node, 1, "x");       /* NodeProto.input */
@@ -122,7 +127,7 @@ static void build_model(Buf* model, const char* op_type) {
   put_str(&node, 4, op_type);   /* NodeProto.op_type */
   put_msg(&graph, 1, &node);    /* GraphProto.node */
   put_str(&graph, 2, "add");    /* GraphProto.name */
-  put_value_info(&graph, 11, "x", 1, dims, 2); /* GraphProto.input */
+  put_value_info(&graph, 11, "x", 1, x_dims, 2); /* GraphProto.input */
   put_value_info(&graph, 11, "y", 1, dims, 2);
   put_value_info(&graph, 12, "z", 1, dims, 2); /* GraphProto.output */
   put_str(&opset, 1, "");       /* OperatorSetIdProto.domain */
@@ -132,6 +137,12 @@ static void build_model(Buf* model, const char* op_type) {
   put_str(model, 2, "c_api_test");    /* ModelProto.producer_name */
   put_msg(model, 7, &graph);          /* ModelProto.graph */
   put_msg(model, 8, &opset);          /* ModelProto.opset_import */
+}
+
+/* The same with x declared [2,3] too (every shape known at load). */
+static void build_model(Buf* model, const char* op_type) {
+  const int64_t dims[2] = {2, 3};
+  build_model_x(model, op_type, dims);
 }
 
 /* Runs the Add model once and checks z = x + y. */
@@ -400,6 +411,36 @@ int main(int argc, char** argv) {
                 "output index out of range");
     run_add(model);
     sc_model_free(model);
+    /* Declared types: x float32 [batch, 3], z float32 [2, 3]. */
+    const int64_t x_dims[2] = {-1, 3};
+    build_model_x(&bytes, "Add", x_dims);
+    model = NULL;
+    CHECK_OK(sc_model_load_bytes(bytes.data, bytes.size, &model));
+    if (model == NULL) return 1;  /* reported by CHECK_OK */
+    int32_t kind = -1, dtype = -1;
+    int64_t rank = -2;
+    int64_t dims[4] = {0, 0, 0, 0};
+    CHECK_OK(sc_model_input_type(model, 0, &kind, &dtype, &rank));
+    CHECK(kind == SC_VALUE_TENSOR && dtype == 1 && rank == 2);
+    CHECK_OK(sc_model_input_dims(model, 0, dims, 4));
+    CHECK(dims[0] == -1 && dims[1] == 3);
+    CHECK_OK(sc_model_input_dim_name(model, 0, 0, &name));
+    CHECK(name != NULL && strcmp(name, "batch") == 0);
+    CHECK_OK(sc_model_input_dim_name(model, 0, 1, &name));
+    CHECK(name != NULL && strcmp(name, "") == 0);
+    CHECK_OK(sc_model_output_type(model, 0, NULL, &dtype, &rank));
+    CHECK(dtype == 1 && rank == 2);
+    CHECK_OK(sc_model_output_dims(model, 0, dims, 2));
+    CHECK(dims[0] == 2 && dims[1] == 3);
+    check_error(sc_model_output_dims(model, 0, dims, 1), SC_ERR_INVALID_ARGUMENT,
+                "max_rank below the rank");
+    check_error(sc_model_input_dim_name(model, 0, 2, &name), SC_ERR_INVALID_ARGUMENT,
+                "dim out of range");
+    check_error(sc_model_input_type(model, 5, &kind, &dtype, &rank), SC_ERR_INVALID_ARGUMENT,
+                "input index out of range");
+    run_add(model);  /* [2,3] fits [batch,3] */
+    sc_model_free(model);
+    build_model(&bytes, "Add");  /* back to the all-static model for the checks below */
   }
 
   /* Load from a file. */

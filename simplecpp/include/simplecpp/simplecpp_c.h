@@ -109,6 +109,30 @@ sc_status* sc_model_load_with_options(const char* path, const sc_load_options* o
 sc_status* sc_model_load_bytes_with_options(const void* data, size_t size,
                                             const sc_load_options* options, sc_model** out_model);
 
+/* What model input / output `index` holds, as the model declares it:
+ *   *out_kind: SC_VALUE_TENSOR, SC_VALUE_SEQUENCE or SC_VALUE_OPTIONAL;
+ *   *out_dtype: the element type (for a sequence or optional, its elements'; 0 when undeclared);
+ *   *out_rank: the number of dims, or -1 when the model declares no shape.
+ * Any out pointer may be NULL. */
+#define SC_VALUE_TENSOR 0
+#define SC_VALUE_SEQUENCE 1
+#define SC_VALUE_OPTIONAL 2
+sc_status* sc_model_input_type(const sc_model* model, int64_t index, int32_t* out_kind,
+                               int32_t* out_dtype, int64_t* out_rank);
+sc_status* sc_model_output_type(const sc_model* model, int64_t index, int32_t* out_kind,
+                                int32_t* out_dtype, int64_t* out_rank);
+/* The declared dims (max_rank >= the rank; symbolic or unknown dims read -1). */
+sc_status* sc_model_input_dims(const sc_model* model, int64_t index, int64_t* out_dims,
+                               int64_t max_rank);
+sc_status* sc_model_output_dims(const sc_model* model, int64_t index, int64_t* out_dims,
+                                int64_t max_rank);
+/* The symbolic name of dim `dim` ("" when the dim is a number or unnamed); valid while the model
+ * lives. */
+sc_status* sc_model_input_dim_name(const sc_model* model, int64_t index, int64_t dim,
+                                   const char** out_name);
+sc_status* sc_model_output_dim_name(const sc_model* model, int64_t index, int64_t dim,
+                                    const char** out_name);
+
 #ifdef __cplusplus
 }
 #endif
