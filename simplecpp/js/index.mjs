@@ -177,6 +177,50 @@ class Wasm {
   }
 }
 
+// The model's inputs (isInput) or outputs as the C API describes them: {name, dtype (code),
+// sequence, optional, dims (null when undeclared), dimParams}.
+function readValues(w, handle, isInput) {
+  const m = w.m;
+  const fns = isInput ?
+      [m._sc_model_input_count, m._sc_model_input_name, m._sc_model_input_type,
+       m._sc_model_input_dims, m._sc_model_input_dim_name] :
+      [m._sc_model_output_count, m._sc_model_output_name, m._sc_model_output_type,
+       m._sc_model_output_dims, m._sc_model_output_dim_name];
+  const [countFn, nameFn, typeFn, dimsFn, dimNameFn] = fns;
+  const count = w.withOut(8, (out) => {
+    w.check(countFn(handle, out));
+    return Number(w.getI64(out));
+  });
+  const values = [];
+  for (let i = 0; i < count; ++i) {
+    const index = BigInt(i);
+    const name = w.withOut(4, (out) => {
+      w.check(nameFn(handle, index, out));
+      return w.cString(w.getPtr(out));
+    });
+    // kind (int32) at 0, dtype (int32) at 4, rank (int64) at 8.
+    const [kind, code, rank] = w.withOut(16, (out) => {
+      w.check(typeFn(handle, index, out, out + 4, out + 8));
+      const view = w.view();
+      return [view.getInt32(out, true), view.getInt32(out + 4, true), Number(w.getI64(out + 8))];
+    });
+    let dims = null;
+    let dimParams = null;
+    if (rank >= 0) {
+      dims = w.withOut(8 * Math.max(rank, 1), (out) => {
+        w.check(dimsFn(handle, index, out, BigInt(rank)));
+        return Array.from({length: rank}, (_, k) => Number(w.getI64(out + 8 * k)));
+      });
+      dimParams = Array.from({length: rank}, (_, k) => w.withOut(4, (out) => {
+        w.check(dimNameFn(handle, index, BigInt(k), out));
+        return w.cString(w.getPtr(out));
+      }));
+    }
+    values.push({name, dtype: code, sequence: kind === 1, optional: kind === 2, dims, dimParams});
+  }
+  return values;
+}
+
 function describeValue(v) {
   const d = DTYPE_BY_CODE.get(v.dtype);
   return Object.freeze({
@@ -281,9 +325,8 @@ export class Model {
     this._w = wasm;
     this._h = handle;
     try {
-      const io = wasm.json((out) => wasm.m._scjs_model_describe(handle, out));
-      this.inputs = Object.freeze(io.inputs.map(describeValue));
-      this.outputs = Object.freeze(io.outputs.map(describeValue));
+      this.inputs = Object.freeze(readValues(wasm, handle, true).map(describeValue));
+      this.outputs = Object.freeze(readValues(wasm, handle, false).map(describeValue));
     } catch (e) {
       this.dispose();
       throw e;

@@ -1,13 +1,10 @@
 // Helpers the JavaScript API (simplecpp/js/index.mjs) needs beyond the C API, compiled only into
-// the JS module (simplecpp_wasm): graph input/output descriptions (dtype and dims; the C API has
-// only names) and the built-in demo models as ONNX bytes. Exception-free like the C API: errors
-// come back as malloc'd messages that the caller releases with free().
+// the JS module (simplecpp_wasm): the built-in demo models as ONNX bytes. (Model input and output
+// descriptions come from the C API.) Exception-free like the C API: errors come back as malloc'd
+// messages that the caller releases with free().
 // The built-in models (their builders and the ONNX writer, about 0.25 MB of wasm) are compiled in
 // only with SIMPLECPP_JS_BUILTINS (CMake option SIMPLECPP_WASM_JS_BUILTINS, default OFF); without
 // it the name list is empty and asking for a model is an error naming the option.
-//
-// TODO(c-api): once simplecpp_c.h gains per-input/output dtype and dims accessors and a built-in
-// model export, index.mjs should call those and this file shrinks to nothing.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -15,10 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/ir.h"
-#include "simplecpp/api/c_api_handles.h"
 #include "simplecpp/simplecpp.h"
-#include "simplecpp/simplecpp_c.h"
 #if SIMPLECPP_JS_BUILTINS
 #include "simplecpp/api/builtin_models.h"
 #include "simplecpp/onnx/model_writer.h"
@@ -51,61 +45,9 @@ void AppendJsonString(std::string* out, const std::string& s) {
   *out += '"';
 }
 
-// [{"name":..., "dtype":N, "sequence":b, "optional":b, "dims":[...]|null, "dimParams":[...]}, ...];
-// unknown dims are -1 with their symbolic name (or "") in dimParams; dims is null when the model
-// declares no shape. For a sequence, dtype is the element dtype.
-void AppendValues(std::string* out, const std::vector<simplecpp::ValueDescription>& values) {
-  *out += '[';
-  for (size_t i = 0; i < values.size(); ++i) {
-    const simplecpp::ValueDescription& v = values[i];
-    if (i) *out += ',';
-    *out += "{\"name\":";
-    AppendJsonString(out, v.name);
-    *out += ",\"dtype\":" + std::to_string(static_cast<int32_t>(v.dtype));
-    *out += std::string(",\"sequence\":") + (v.sequence ? "true" : "false");
-    *out += std::string(",\"optional\":") + (v.optional ? "true" : "false") + ",\"dims\":";
-    if (!v.has_shape) {
-      *out += "null,\"dimParams\":null}";
-      continue;
-    }
-    *out += '[';
-    for (size_t d = 0; d < v.dims.size(); ++d) {
-      if (d) *out += ',';
-      *out += std::to_string(v.dims[d]);
-    }
-    *out += "],\"dimParams\":[";
-    for (size_t d = 0; d < v.dims.size(); ++d) {
-      if (d) *out += ',';
-      AppendJsonString(out, d < v.dim_params.size() ? v.dim_params[d] : std::string());
-    }
-    *out += "]}";
-  }
-  *out += ']';
-}
-
 }  // namespace
 
 extern "C" {
-
-// *out_json receives {"inputs":[...],"outputs":[...]} (see AppendValues). Returns NULL on success,
-// else a malloc'd error message.
-char* scjs_model_describe(const sc_model* model, char** out_json) {
-  if (!model || !out_json) return MallocString("model or out_json is NULL");
-  *out_json = nullptr;
-  try {
-    std::string json = "{\"inputs\":";
-    AppendValues(&json, model->model.inputs());
-    json += ",\"outputs\":";
-    AppendValues(&json, model->model.outputs());
-    json += '}';
-    *out_json = MallocString(json);
-    return *out_json ? nullptr : MallocString("out of memory");
-  } catch (const std::exception& e) {
-    return MallocString(e.what());
-  } catch (...) {
-    return MallocString("unknown error");
-  }
-}
 
 // *out_json receives the built-in model names as a JSON array (the first is the default model).
 char* scjs_builtin_model_names(char** out_json) {
