@@ -31,7 +31,7 @@ emcmake cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CROSSCOMPILING_EMULATOR="$NODE" -DSIMPLECPP_NATIVE_CLI="$NATIVE_CLI" ${WASM_CMAKE_ARGS:-}
 # WASM_TARGETS / WASM_CTESTS: what to build and which ctests to run (default: everything; the
 # size-build check of scripts/test.sh leaves the unit-test binary out).
-WASM_TARGETS="${WASM_TARGETS:-simplecpp_tests simplecpp_cli simplecpp_wasm}"
+WASM_TARGETS="${WASM_TARGETS:-simplecpp_quant_tests simplecpp_kernels_tests simplecpp_tests simplecpp_cli simplecpp_wasm}"
 WASM_CTESTS="${WASM_CTESTS:-unit_tests|cli_run|js_api}"
 # shellcheck disable=SC2086
 cmake --build "$BUILD_DIR" -j"$JOBS" --target $WASM_TARGETS
