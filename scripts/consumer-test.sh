@@ -10,7 +10,8 @@
 # Usage: scripts/consumer-test.sh [release-build-dir]   (default build/; JOBS=N to change -j2;
 #   CONSUMERS="find_package pkg-config" runs a subset)
 # add_subdirectory and fetchcontent compile the library again inside the consumer's build: only
-# what `consumer` needs, with two Highway targets (SIMPLECPP_FEW_HWY_TARGETS) to keep that short.
+# what `consumer` needs, with two Highway targets (SIMPLECPP_FEW_HWY_TARGETS) and no optimization
+# (an empty CMAKE_BUILD_TYPE; they check the build integration, not speed) to keep that short.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$(pwd)
@@ -33,7 +34,7 @@ fi
 cmake_consumer() {
   local name=$1
   shift
-  cmake -S "examples/cmake/$name" -B "$work/$name" -DCMAKE_BUILD_TYPE=Release "$@" &&
+  cmake -S "examples/cmake/$name" -B "$work/$name" "$@" &&
     cmake --build "$work/$name" -j"$jobs" --target consumer &&
     "$work/$name/consumer"
 }
@@ -52,11 +53,13 @@ pkg_config_consumer() {
 
 run_consumer() {
   case $1 in
-    find_package) cmake_consumer find_package -DCMAKE_PREFIX_PATH="$prefix" ;;
+    find_package) cmake_consumer find_package -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" ;;
     add_subdirectory)
-      cmake_consumer add_subdirectory -DSIMPLECPP_SOURCE_DIR="$root" -DSIMPLECPP_FEW_HWY_TARGETS=ON ;;
+      cmake_consumer add_subdirectory -DCMAKE_BUILD_TYPE= -DSIMPLECPP_FEW_HWY_TARGETS=ON \
+        -DSIMPLECPP_SOURCE_DIR="$root" ;;
     fetchcontent)
-      cmake_consumer fetchcontent -DSIMPLECPP_URL="$root" -DSIMPLECPP_FEW_HWY_TARGETS=ON ;;
+      cmake_consumer fetchcontent -DCMAKE_BUILD_TYPE= -DSIMPLECPP_FEW_HWY_TARGETS=ON \
+        -DSIMPLECPP_URL="$root" ;;
     pkg-config) pkg_config_consumer ;;
     *) echo "consumer-test: unknown consumer $1" >&2; return 1 ;;
   esac
