@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # README command 2: install dependencies, then
 #   1. Release build in build/: every ctest (unit tests, the C API test, the ONNX conformance run
-#      against tests/conformance/expected_pass.txt);
+#      against tests/conformance/expected_pass.txt), then the install and consumer projects
+#      (scripts/consumer-test.sh, counted as one test);
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/ with clang and the
 #      libFuzzer targets (-DSIMPLECPP_FUZZ=ON instruments every layer): the same ctests, then each
 #      fuzz target for SIMPLECPP_FUZZ_SECONDS (default 60) from its seed corpus (scripts/fuzz.sh,
@@ -80,6 +81,22 @@ else
   exit 1
 fi
 echo "test.sh: Release build and tests took $((SECONDS - start)) s"
+
+# The Release build as a dependency of other projects (scripts/consumer-test.sh: install, then
+# find_package, add_subdirectory, FetchContent and pkg-config consumers), counted as one test.
+# The consumers run on this machine, so a cross-compiled build (a toolchain file) skips it.
+# SIMPLECPP_CONSUMERS="find_package pkg-config" leaves out the two that compile the library again.
+if grep -qE '^CMAKE_TOOLCHAIN_FILE:[A-Z]+=.+' build/CMakeCache.txt; then
+  echo "test.sh: cross-compiled Release build: skipping the consumer test"
+else
+  consumer_start=$SECONDS
+  if JOBS=$jobs CONSUMERS=${SIMPLECPP_CONSUMERS:-} bash scripts/consumer-test.sh build; then
+    total_passed=$((total_passed + 1))
+  else
+    total_failed=$((total_failed + 1))
+  fi
+  echo "test.sh: consumer test took $((SECONDS - consumer_start)) s (total $((SECONDS - start)) s)"
+fi
 
 asan_start=$SECONDS
 asan_args=()
