@@ -17,6 +17,10 @@ install(TARGETS ${SIMPLECPP_LAYER_TARGETS} EXPORT simplecpp-targets
 if(TARGET simplecpp_cli)
   install(TARGETS simplecpp_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
+# The shared C API library for run-time loaders (bindings/python); not part of the CMake package.
+if(TARGET simplecpp_c)
+  install(TARGETS simplecpp_c LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 
 install(EXPORT simplecpp-targets NAMESPACE simplecpp:: DESTINATION ${SIMPLECPP_INSTALL_CMAKEDIR})
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/simplecpp-config.cmake.in

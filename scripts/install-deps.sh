@@ -66,6 +66,7 @@ stage_core() {
   want_pkg libclang-rt-14-dev "clang's ASan/UBSan/libFuzzer runtimes"
   local p
   for p in libhwy-dev libeigen3-dev doctest-dev libprotozero-dev; do want_pkg "$p"; done
+  want_pkg python3-numpy "the Python binding's test (bindings/python)"
 }
 
 stage_wasm() {

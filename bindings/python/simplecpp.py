@@ -1,0 +1,236 @@
+"""simplecpp from Python: ctypes over the C API (libsimplecpp_c.so) and NumPy arrays in and out.
+
+    import numpy as np
+    import simplecpp
+    model = simplecpp.load("model.onnx")            # or simplecpp.load_bytes(data)
+    print(model.inputs)                               # [ValueInfo(name, dtype, dims, dim_names)]
+    outputs = model.run({"x": np.zeros((1, 3, 32, 32), np.float32)})   # {name: ndarray}
+
+No build step: the library is found through $SIMPLECPP_LIB, next to a build tree of this
+repository (build/lib), or on the loader's path. Errors raise simplecpp.Error with the C API's
+code and message.
+"""
+import ctypes
+import ctypes.util
+import os
+from collections import namedtuple
+
+import numpy as np
+
+# ONNX TensorProto element types <-> NumPy dtypes (bfloat16 and the float8 types have no NumPy
+# dtype and are refused by name).
+_DTYPES = {
+    1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16, 6: np.int32, 7: np.int64,
+    9: np.bool_, 10: np.float16, 11: np.float64, 12: np.uint32, 13: np.uint64,
+}
+_CODES = {np.dtype(v): k for k, v in _DTYPES.items()}
+
+ValueInfo = namedtuple("ValueInfo", "name dtype dims dim_names kind")
+
+
+class Error(RuntimeError):
+    """A failed simplecpp call: .code is the C API's SC_ERR_* number."""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+
+
+def _find_library():
+    env = os.environ.get("SIMPLECPP_LIB")
+    if env:
+        return env
+    here = os.path.dirname(os.path.abspath(__file__))
+    local = os.path.join(here, "..", "..", "build", "lib", "libsimplecpp_c.so")
+    if os.path.exists(local):
+        return local
+    found = ctypes.util.find_library("simplecpp_c")
+    if found:
+        return found
+    raise OSError("libsimplecpp_c.so not found: build the repository (cmake --build build) or set "
+                  "SIMPLECPP_LIB to its path")
+
+
+_lib = ctypes.CDLL(_find_library())
+_p = ctypes.c_void_p
+_i64 = ctypes.c_int64
+_i32 = ctypes.c_int32
+
+
+def _fn(name, restype, *argtypes):
+    f = getattr(_lib, name)
+    f.restype = restype
+    f.argtypes = list(argtypes)
+    return f
+
+
+_status_code = _fn("sc_status_code", _i32, _p)
+_status_message = _fn("sc_status_message", ctypes.c_char_p, _p)
+_status_free = _fn("sc_status_free", None, _p)
+_model_load = _fn("sc_model_load", _p, ctypes.c_char_p, ctypes.POINTER(_p))
+_model_load_bytes = _fn("sc_model_load_bytes", _p, ctypes.c_char_p, ctypes.c_size_t,
+                        ctypes.POINTER(_p))
+_model_free = _fn("sc_model_free", None, _p)
+_counts = {True: _fn("sc_model_input_count", _p, _p, ctypes.POINTER(_i64)),
+           False: _fn("sc_model_output_count", _p, _p, ctypes.POINTER(_i64))}
+_names = {True: _fn("sc_model_input_name", _p, _p, _i64, ctypes.POINTER(ctypes.c_char_p)),
+          False: _fn("sc_model_output_name", _p, _p, _i64, ctypes.POINTER(ctypes.c_char_p))}
+_types = {flag: _fn("sc_model_%s_type" % ("input" if flag else "output"), _p, _p, _i64,
+                    ctypes.POINTER(_i32), ctypes.POINTER(_i32), ctypes.POINTER(_i64))
+          for flag in (True, False)}
+_dims = {flag: _fn("sc_model_%s_dims" % ("input" if flag else "output"), _p, _p, _i64,
+                   ctypes.POINTER(_i64), _i64) for flag in (True, False)}
+_dim_names = {flag: _fn("sc_model_%s_dim_name" % ("input" if flag else "output"), _p, _p, _i64,
+                        _i64, ctypes.POINTER(ctypes.c_char_p)) for flag in (True, False)}
+_session_create = _fn("sc_session_create", _p, _p, _i32, ctypes.POINTER(_p))
+_session_free = _fn("sc_session_free", None, _p)
+_tensor_create = _fn("sc_tensor_create", _p, _i32, ctypes.POINTER(_i64), _i64, _p,
+                     ctypes.c_size_t, ctypes.POINTER(_p))
+_tensor_free = _fn("sc_tensor_free", None, _p)
+_tensor_dtype = _fn("sc_tensor_dtype", _i32, _p)
+_tensor_rank = _fn("sc_tensor_rank", _i64, _p)
+_tensor_dims = _fn("sc_tensor_dims", _p, _p, ctypes.POINTER(_i64), _i64)
+_tensor_byte_size = _fn("sc_tensor_byte_size", ctypes.c_size_t, _p)
+_tensor_copy_data = _fn("sc_tensor_copy_data", _p, _p, _p, ctypes.c_size_t)
+_session_run = _fn("sc_session_run", _p, _p, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(_p),
+                   _i64, ctypes.POINTER(ctypes.c_char_p), _i64, ctypes.POINTER(_p))
+
+
+def _check(status):
+    if status:
+        code = _status_code(status)
+        message = _status_message(status).decode("utf-8", "replace")
+        _status_free(status)
+        raise Error(code, message)
+
+
+def _to_tensor(name, array):
+    array = np.require(array, requirements="C")  # keeps 0-d arrays 0-d
+    code = _CODES.get(array.dtype)
+    if code is None:
+        raise Error(1, "input '%s': NumPy dtype %s has no simplecpp dtype" % (name, array.dtype))
+    dims = (_i64 * max(array.ndim, 1))(*array.shape)
+    out = _p()
+    _check(_tensor_create(code, dims, array.ndim, array.ctypes.data_as(_p), array.nbytes,
+                          ctypes.byref(out)))
+    return out
+
+
+def _from_tensor(tensor):
+    code = _tensor_dtype(tensor)
+    if code not in _DTYPES:
+        raise Error(3, "an output of ONNX dtype %d has no NumPy dtype" % code)
+    rank = _tensor_rank(tensor)
+    dims = (_i64 * max(rank, 1))()
+    _check(_tensor_dims(tensor, dims, rank))
+    array = np.empty(tuple(dims[i] for i in range(rank)), dtype=_DTYPES[code])
+    _check(_tensor_copy_data(tensor, array.ctypes.data_as(_p), array.nbytes))
+    return array
+
+
+class Model:
+    """A loaded model: .inputs / .outputs (ValueInfo), .session(threads), .run(feeds)."""
+
+    def __init__(self, handle):
+        self._h = handle
+        self.inputs = self._describe(True)
+        self.outputs = self._describe(False)
+        self._default_session = None
+
+    def _describe(self, is_input):
+        n = _i64()
+        _check(_counts[is_input](self._h, ctypes.byref(n)))
+        values = []
+        for i in range(n.value):
+            name = ctypes.c_char_p()
+            _check(_names[is_input](self._h, i, ctypes.byref(name)))
+            kind, code, rank = _i32(), _i32(), _i64()
+            _check(_types[is_input](self._h, i, ctypes.byref(kind), ctypes.byref(code),
+                                    ctypes.byref(rank)))
+            dims = dim_names = None
+            if rank.value >= 0:
+                buf = (_i64 * max(rank.value, 1))()
+                _check(_dims[is_input](self._h, i, buf, rank.value))
+                dims = [buf[d] for d in range(rank.value)]
+                dim_names = []
+                for d in range(rank.value):
+                    dn = ctypes.c_char_p()
+                    _check(_dim_names[is_input](self._h, i, d, ctypes.byref(dn)))
+                    dim_names.append(dn.value.decode())
+            kind_name = ("tensor", "sequence", "optional")[kind.value]
+            values.append(ValueInfo(name.value.decode(), _DTYPES.get(code.value), dims,
+                                    dim_names, kind_name))
+        return values
+
+    def session(self, threads=1):
+        return Session(self, threads)
+
+    def run(self, feeds, output_names=None):
+        """Runs on a session of one thread kept by the model; feeds: {name: array-like}."""
+        if self._default_session is None:
+            self._default_session = Session(self, 1)
+        return self._default_session.run(feeds, output_names)
+
+    def close(self):
+        if self._default_session is not None:
+            self._default_session.close()
+            self._default_session = None
+        if self._h:
+            _model_free(self._h)
+            self._h = None
+
+    def __del__(self):
+        self.close()
+
+
+class Session:
+    """Runs a model; threads: intra-op threads (0: one per core). Results do not depend on it."""
+
+    def __init__(self, model, threads=1):
+        self._model = model  # the model must outlive the session
+        self._h = _p()
+        _check(_session_create(model._h, threads, ctypes.byref(self._h)))
+
+    def run(self, feeds, output_names=None):
+        names = list(output_names) if output_names else [v.name for v in self._model.outputs]
+        in_names = list(feeds.keys())
+        tensors = []
+        outs = (_p * max(len(names), 1))()
+        try:
+            for name in in_names:
+                tensors.append(_to_tensor(name, np.asarray(feeds[name])))
+            c_in_names = (ctypes.c_char_p * max(len(in_names), 1))(*[n.encode() for n in in_names])
+            c_in = (_p * max(len(tensors), 1))(*tensors)
+            c_out_names = (ctypes.c_char_p * max(len(names), 1))(*[n.encode() for n in names])
+            _check(_session_run(self._h, c_in_names, c_in, len(in_names), c_out_names, len(names),
+                                outs))
+            return {name: _from_tensor(outs[i]) for i, name in enumerate(names)}
+        finally:
+            for t in tensors:
+                _tensor_free(t)
+            for i in range(len(names)):
+                if outs[i]:
+                    _tensor_free(outs[i])
+
+    def close(self):
+        if self._h:
+            _session_free(self._h)
+            self._h = None
+
+    def __del__(self):
+        self.close()
+
+
+def load(path):
+    """Loads an ONNX model file."""
+    h = _p()
+    _check(_model_load(os.fsencode(path), ctypes.byref(h)))
+    return Model(h)
+
+
+def load_bytes(data):
+    """Loads an ONNX model from bytes."""
+    data = bytes(data)
+    h = _p()
+    _check(_model_load_bytes(data, len(data), ctypes.byref(h)))
+    return Model(h)
