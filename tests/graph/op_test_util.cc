@@ -42,6 +42,11 @@ std::vector<Tensor> RunNode(const std::string& op_type, const std::vector<Tensor
     }
   }
   for (int i = 0; i < options.num_outputs; ++i) {
+    if (std::find(options.omitted_outputs.begin(), options.omitted_outputs.end(), i) !=
+        options.omitted_outputs.end()) {
+      node.outputs.push_back("");
+      continue;
+    }
     const std::string name = "out" + std::to_string(i);
     node.outputs.push_back(name);
     graph::ValueInfo vi;

@@ -21,6 +21,9 @@ struct RunNodeOptions {
   std::string domain{};
   std::vector<int> constant_inputs{};  // these inputs become initializers (constant at load)
   int threads = 1;
+  // Outputs below num_outputs left unnamed (an omitted optional output); the returned vector
+  // holds the other outputs, in order.
+  std::vector<int> omitted_outputs{};
 };
 
 std::vector<Tensor> RunNode(const std::string& op_type, const std::vector<Tensor>& inputs,
