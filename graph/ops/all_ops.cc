@@ -35,6 +35,7 @@ void RegisterAllOps(OpRegistry& registry) {
   RegisterMelWeightMatrixOps(registry);  // mel_weight_matrix.cc: MelWeightMatrix (17)
   RegisterTrainingOps(registry);         // training.cc: preview.training Adagrad, Momentum, Adam (1)
   RegisterMatMulNBitsOps(registry);      // matmul_nbits.cc: com.microsoft MatMulNBits (1)
+  RegisterMsftNormalizationOps(registry);  // msft_normalization.cc: com.microsoft Skip*LayerNorm
 }
 
 }  // namespace simplecpp::graph

@@ -34,5 +34,6 @@ void RegisterDeformConvOps(OpRegistry& registry);       // deform_conv.cc: Defor
 void RegisterMelWeightMatrixOps(OpRegistry& registry);  // mel_weight_matrix.cc: MelWeightMatrix
 void RegisterTrainingOps(OpRegistry& registry);  // training.cc: ai.onnx.preview.training optimizers
 void RegisterMatMulNBitsOps(OpRegistry& registry);  // matmul_nbits.cc: com.microsoft MatMulNBits
+void RegisterMsftNormalizationOps(OpRegistry& registry);  // msft_normalization.cc: Skip*LayerNorm
 
 }  // namespace simplecpp::graph
