@@ -36,6 +36,7 @@ void RegisterAllOps(OpRegistry& registry) {
   RegisterTrainingOps(registry);         // training.cc: preview.training Adagrad, Momentum, Adam (1)
   RegisterMatMulNBitsOps(registry);      // matmul_nbits.cc: com.microsoft MatMulNBits (1)
   RegisterMsftNormalizationOps(registry);  // msft_normalization.cc: com.microsoft Skip*LayerNorm
+  RegisterMsftActivationOps(registry);     // msft_activation.cc: BiasGelu, FastGelu, QuickGelu
 }
 
 }  // namespace simplecpp::graph

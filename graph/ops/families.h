@@ -35,5 +35,6 @@ void RegisterMelWeightMatrixOps(OpRegistry& registry);  // mel_weight_matrix.cc:
 void RegisterTrainingOps(OpRegistry& registry);  // training.cc: ai.onnx.preview.training optimizers
 void RegisterMatMulNBitsOps(OpRegistry& registry);  // matmul_nbits.cc: com.microsoft MatMulNBits
 void RegisterMsftNormalizationOps(OpRegistry& registry);  // msft_normalization.cc: Skip*LayerNorm
+void RegisterMsftActivationOps(OpRegistry& registry);  // msft_activation.cc: BiasGelu, FastGelu...
 
 }  // namespace simplecpp::graph
