@@ -37,6 +37,7 @@ void RegisterAllOps(OpRegistry& registry) {
   RegisterMatMulNBitsOps(registry);      // matmul_nbits.cc: com.microsoft MatMulNBits (1)
   RegisterMsftNormalizationOps(registry);  // msft_normalization.cc: com.microsoft Skip*LayerNorm
   RegisterMsftActivationOps(registry);     // msft_activation.cc: BiasGelu, FastGelu, QuickGelu
+  RegisterMsftRotaryOps(registry);         // msft_rotary.cc: com.microsoft RotaryEmbedding (1)
 }
 
 }  // namespace simplecpp::graph

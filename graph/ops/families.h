@@ -36,5 +36,6 @@ void RegisterTrainingOps(OpRegistry& registry);  // training.cc: ai.onnx.preview
 void RegisterMatMulNBitsOps(OpRegistry& registry);  // matmul_nbits.cc: com.microsoft MatMulNBits
 void RegisterMsftNormalizationOps(OpRegistry& registry);  // msft_normalization.cc: Skip*LayerNorm
 void RegisterMsftActivationOps(OpRegistry& registry);  // msft_activation.cc: BiasGelu, FastGelu...
+void RegisterMsftRotaryOps(OpRegistry& registry);  // msft_rotary.cc: com.microsoft RotaryEmbedding
 
 }  // namespace simplecpp::graph
