@@ -1,0 +1,299 @@
+// The com.microsoft decoder-block ops (graph/ops/msft_normalization.cc, msft_activation.cc,
+// msft_rotary.cc) against ONNX Runtime (onnxruntime-node through tests/models/ort_reference.mjs):
+// one-node float32 models (SkipLayerNormalization, SkipSimplifiedLayerNormalization,
+// SimplifiedLayerNormalization, BiasGelu, FastGelu, QuickGelu, RotaryEmbedding) run here through
+// the public API and in ORT, compared within 1e-5 * max(1, |ref|). Skipped with a message when
+// `node` or the npm package is missing; set SIMPLECPP_ORT_NODE_DIR to a folder holding
+// node_modules/onnxruntime-node (default bench/).
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "graph/ir.h"
+#include "simplecpp/onnx/model_writer.h"
+#include "simplecpp/simplecpp.h"
+
+namespace simplecpp {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path ThisDir() { return fs::path(__FILE__).parent_path(); }
+
+// The folder holding node_modules/onnxruntime-node, or "" (with the reason in *why).
+std::string OrtNodeDir(std::string* why) {
+  if (std::system("node --version > /dev/null 2>&1") != 0) {
+    *why = "node is not on PATH";
+    return "";
+  }
+  const char* env = std::getenv("SIMPLECPP_ORT_NODE_DIR");
+  const fs::path dir = env && *env ? fs::path(env) : ThisDir() / ".." / ".." / "bench";
+  if (!fs::exists(dir / "node_modules" / "onnxruntime-node" / "package.json")) {
+    *why = "onnxruntime-node not found under " + dir.string() +
+           " (set SIMPLECPP_ORT_NODE_DIR to a folder where `npm install onnxruntime-node` ran)";
+    return "";
+  }
+  return fs::absolute(dir).string();
+}
+
+graph::ValueInfo FloatValue(const std::string& name, const Dims& dims) {
+  graph::ValueInfo v;
+  v.name = name;
+  v.type.kind = graph::TypeInfo::Kind::kTensor;
+  v.type.dtype = DType::kFloat32;
+  v.type.has_shape = true;
+  for (int64_t d : dims) v.type.dims.push_back(graph::Dim{d, ""});
+  return v;
+}
+
+graph::Attribute Int(const std::string& name, int64_t v) {
+  graph::Attribute a;
+  a.name = name;
+  a.kind = graph::AttrKind::kInt;
+  a.i = v;
+  return a;
+}
+
+Tensor Int64s(Dims dims, const std::vector<int64_t>& values) {
+  Tensor t(DType::kInt64, std::move(dims));
+  for (int64_t i = 0; i < t.num_elements(); ++i) t.data<int64_t>()[i] = values[i];
+  return t;
+}
+
+graph::Attribute Float(const std::string& name, float v) {
+  graph::Attribute a;
+  a.name = name;
+  a.kind = graph::AttrKind::kFloat;
+  a.f = v;
+  return a;
+}
+
+Tensor RandomFloat(Dims dims, std::mt19937& rng, float lo, float hi) {
+  Tensor t(DType::kFloat32, std::move(dims));
+  std::uniform_real_distribution<float> dist(lo, hi);
+  for (int64_t i = 0; i < t.num_elements(); ++i) t.data<float>()[i] = dist(rng);
+  return t;
+}
+
+// One node: `inputs` by position ("" = omitted); the first is the graph input X, the others
+// initializers; `outputs` by position ("" = omitted).
+struct Case {
+  std::string tag, op, domain;
+  std::vector<std::pair<std::string, Tensor>> inputs;
+  std::vector<std::string> outputs;
+  std::vector<graph::Attribute> attributes;
+};
+
+// Runs the case in ORT; returns each named output's values.
+std::vector<std::vector<float>> RunOrt(const std::string& ort_dir, const graph::Model& m,
+                                       const Case& c) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("simplecpp-msft-" + c.tag + "-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  onnx::WriteModelFile((dir / "model.onnx").string(), m);
+  const Tensor& x = c.inputs[0].second;
+  std::ofstream(dir / "input_0.raw", std::ios::binary)
+      .write(static_cast<const char*>(x.raw_data()), static_cast<std::streamsize>(x.byte_size()));
+  {
+    std::ostringstream dims;
+    for (size_t i = 0; i < x.dims().size(); ++i) dims << (i ? "," : "") << x.dims()[i];
+    std::ofstream(dir / "inputs.json")
+        << "[{\"name\":\"" << c.inputs[0].first << "\",\"dtype\":\"float32\",\"dims\":["
+        << dims.str() << "],\"file\":\"input_0.raw\"}]";
+  }
+  const std::string cmd = "SIMPLECPP_ORT_NODE_DIR='" + ort_dir + "' node '" +
+                          (ThisDir() / "ort_reference.mjs").string() + "' '" +
+                          (dir / "model.onnx").string() + "' '" + dir.string() + "'";
+  REQUIRE_MESSAGE(std::system(cmd.c_str()) == 0, "onnxruntime-node failed: " << cmd);
+  std::vector<std::vector<float>> result;
+  int k = 0;
+  for (const std::string& name : c.outputs) {
+    if (name.empty()) continue;
+    std::ifstream f(dir / ("output_" + std::to_string(k++) + ".raw"), std::ios::binary);
+    REQUIRE(f.good());
+    std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    std::vector<float> v(bytes.size() / 4);
+    std::copy(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(v.size() * 4),
+              reinterpret_cast<char*>(v.data()));
+    result.push_back(std::move(v));
+  }
+  fs::remove_all(dir);
+  return result;
+}
+
+graph::Model MakeModel(const Case& c) {
+  graph::Model m;
+  m.ir_version = 8;
+  m.opsets.push_back(graph::OpsetImport{"", 17});
+  m.opsets.push_back(graph::OpsetImport{"com.microsoft", 1});
+  m.producer_name = "simplecpp";
+  m.graph.name = "msft_" + c.tag;
+  graph::Graph& g = m.graph;
+  graph::Node node;
+  node.name = "node";
+  node.op_type = c.op;
+  node.domain = c.domain;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    const auto& [name, t] = c.inputs[i];
+    node.inputs.push_back(name);
+    if (name.empty()) continue;
+    if (i == 0) {
+      g.inputs.push_back(FloatValue(name, t.dims()));
+    } else {
+      g.initializers.emplace_back(name, t);
+    }
+  }
+  node.outputs = c.outputs;
+  node.attributes = c.attributes;
+  g.nodes.push_back(node);
+  for (const std::string& name : c.outputs) {
+    if (!name.empty()) g.outputs.push_back(FloatValue(name, {}));
+  }
+  for (auto& o : g.outputs) o.type.has_shape = false;
+  return m;
+}
+
+std::vector<Tensor> RunOurs(const graph::Model& m, const Case& c) {
+  const std::string bytes = onnx::WriteModel(m);
+  Session session(Model::LoadFromBytes(bytes.data(), bytes.size()));
+  const auto out =
+      session.Run(std::map<std::string, Tensor>{{c.inputs[0].first, c.inputs[0].second}});
+  std::vector<Tensor> result;
+  for (const std::string& name : c.outputs) {
+    if (!name.empty()) result.push_back(out.at(name));
+  }
+  return result;
+}
+
+double MaxDiff(const Tensor& got, const std::vector<float>& want) {
+  if (got.num_elements() != static_cast<int64_t>(want.size())) return INFINITY;
+  double worst = 0.0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double d = std::fabs(static_cast<double>(got.data<float>()[i]) - want[i]) /
+                     std::max(1.0, std::fabs(static_cast<double>(want[i])));
+    worst = std::max(worst, d);
+  }
+  return worst;
+}
+
+void CheckCase(const std::string& ort_dir, const Case& c) {
+  CAPTURE(c.tag);
+  const graph::Model m = MakeModel(c);
+  const auto want = RunOrt(ort_dir, m, c);
+  const auto got = RunOurs(m, c);
+  REQUIRE(want.size() == got.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double d = MaxDiff(got[i], want[i]);
+    CHECK_MESSAGE(d <= 1e-5, c.tag << " output " << i << ": max relative difference " << d);
+    MESSAGE(c.tag << " output " << i << ": max |simplecpp - onnxruntime| / max(1, |ort|) = " << d);
+  }
+}
+
+TEST_CASE("msft decoder ops vs onnxruntime-node") {
+  std::string why;
+  const std::string ort_dir = OrtNodeDir(&why);
+  if (ort_dir.empty()) {
+    MESSAGE("skipping the onnxruntime-node comparison of the com.microsoft decoder ops: " << why);
+    return;
+  }
+  std::mt19937 rng(7);
+  for (int64_t h : {7, 33, 1000}) {
+    const std::string hs = std::to_string(h);
+    const Tensor x = RandomFloat({2, 3, h}, rng, -2.0f, 2.0f);
+    const Tensor skip = RandomFloat({2, 3, h}, rng, -1.0f, 1.0f);
+    const Tensor skip2d = RandomFloat({3, h}, rng, -1.0f, 1.0f);
+    const Tensor gamma = RandomFloat({h}, rng, 0.5f, 1.5f);
+    const Tensor beta = RandomFloat({h}, rng, -1.0f, 1.0f);
+    const Tensor bias = RandomFloat({h}, rng, -1.0f, 1.0f);
+    const std::vector<graph::Attribute> eps = {Float("epsilon", 1e-5f)};
+    CheckCase(ort_dir,
+              {"skip_ln_" + hs,
+               "SkipLayerNormalization",
+               "com.microsoft",
+               {{"X", x}, {"skip", skip}, {"gamma", gamma}, {"beta", beta}, {"bias", bias}},
+               {"Y", "", "", "sum"},
+               eps});
+    CheckCase(ort_dir, {"skip_ln_2d_skip_" + hs,
+                        "SkipLayerNormalization",
+                        "com.microsoft",
+                        {{"X", x}, {"skip", skip2d}, {"gamma", gamma}},
+                        {"Y"},
+                        eps});
+    CheckCase(ort_dir, {"skip_rms_" + hs,
+                        "SkipSimplifiedLayerNormalization",
+                        "com.microsoft",
+                        {{"X", x}, {"skip", skip}, {"gamma", gamma}},
+                        {"Y", "", "", "sum"},
+                        eps});
+    CheckCase(ort_dir, {"rms_" + hs,
+                        "SimplifiedLayerNormalization",
+                        "",
+                        {{"X", x}, {"scale", gamma}},
+                        {"Y"},
+                        eps});
+    CheckCase(
+        ort_dir,
+        {"bias_gelu_" + hs, "BiasGelu", "com.microsoft", {{"X", x}, {"bias", bias}}, {"Y"}, {}});
+    CheckCase(
+        ort_dir,
+        {"fast_gelu_" + hs, "FastGelu", "com.microsoft", {{"X", x}, {"bias", bias}}, {"Y"}, {}});
+    CheckCase(ort_dir,
+              {"fast_gelu_nobias_" + hs, "FastGelu", "com.microsoft", {{"X", x}}, {"Y"}, {}});
+    CheckCase(ort_dir, {"quick_gelu_" + hs,
+                        "QuickGelu",
+                        "com.microsoft",
+                        {{"X", x}},
+                        {"Y"},
+                        {Float("alpha", 1.702f)}});
+
+    // SkipSimplifiedLayerNormalization adds the bias (input 3) to the sum, as the schema says.
+    CheckCase(ort_dir, {"skip_rms_bias_" + hs,
+                        "SkipSimplifiedLayerNormalization",
+                        "com.microsoft",
+                        {{"X", x}, {"skip", skip}, {"gamma", gamma}, {"bias", bias}},
+                        {"Y", "", "", "sum"},
+                        eps});
+  }
+
+  // RotaryEmbedding (ORT's CPU kernel is float32 only and rotates whole heads here).
+  for (int il : {0, 1}) {
+    const std::string tag = "rotary_il" + std::to_string(il);
+    const Tensor x3 = RandomFloat({2, 3, 32}, rng, -2.0f, 2.0f);
+    const Tensor x4 = RandomFloat({2, 4, 3, 8}, rng, -2.0f, 2.0f);
+    const Tensor cos = RandomFloat({12, 4}, rng, -1.0f, 1.0f);
+    const Tensor sin = RandomFloat({12, 4}, rng, -1.0f, 1.0f);
+    const Tensor ids = Int64s({2, 3}, {0, 5, 11, 3, 3, 7});
+    const std::vector<graph::Attribute> attrs = {Int("interleaved", il), Int("num_heads", 4)};
+    CheckCase(ort_dir, {tag + "_3d",
+                        "RotaryEmbedding",
+                        "com.microsoft",
+                        {{"X", x3}, {"ids", ids}, {"cos", cos}, {"sin", sin}},
+                        {"Y"},
+                        attrs});
+    CheckCase(ort_dir, {tag + "_3d_offset",
+                        "RotaryEmbedding",
+                        "com.microsoft",
+                        {{"X", x3}, {"ids", Int64s({1}, {4})}, {"cos", cos}, {"sin", sin}},
+                        {"Y"},
+                        attrs});
+    CheckCase(ort_dir, {tag + "_4d",
+                        "RotaryEmbedding",
+                        "com.microsoft",
+                        {{"X", x4}, {"ids", ids}, {"cos", cos}, {"sin", sin}},
+                        {"Y"},
+                        {Int("interleaved", il)}});
+  }
+}
+
+}  // namespace
+}  // namespace simplecpp
