@@ -38,6 +38,7 @@ void RegisterAllOps(OpRegistry& registry) {
   RegisterMsftNormalizationOps(registry);  // msft_normalization.cc: com.microsoft Skip*LayerNorm
   RegisterMsftActivationOps(registry);     // msft_activation.cc: BiasGelu, FastGelu, QuickGelu
   RegisterMsftRotaryOps(registry);         // msft_rotary.cc: com.microsoft RotaryEmbedding (1)
+  RegisterMsftAttentionOps(registry);      // msft_group_query_attention.cc: GroupQueryAttention
 }
 
 }  // namespace simplecpp::graph

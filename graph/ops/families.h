@@ -37,5 +37,6 @@ void RegisterMatMulNBitsOps(OpRegistry& registry);  // matmul_nbits.cc: com.micr
 void RegisterMsftNormalizationOps(OpRegistry& registry);  // msft_normalization.cc: Skip*LayerNorm
 void RegisterMsftActivationOps(OpRegistry& registry);  // msft_activation.cc: BiasGelu, FastGelu...
 void RegisterMsftRotaryOps(OpRegistry& registry);  // msft_rotary.cc: com.microsoft RotaryEmbedding
+void RegisterMsftAttentionOps(OpRegistry& registry);  // msft_group_query_attention.cc: GQA
 
 }  // namespace simplecpp::graph

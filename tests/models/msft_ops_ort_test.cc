@@ -70,6 +70,12 @@ Tensor Int64s(Dims dims, const std::vector<int64_t>& values) {
   return t;
 }
 
+Tensor Int32s(Dims dims, const std::vector<int32_t>& values) {
+  Tensor t(DType::kInt32, std::move(dims));
+  for (int64_t i = 0; i < t.num_elements(); ++i) t.data<int32_t>()[i] = values[i];
+  return t;
+}
+
 graph::Attribute Float(const std::string& name, float v) {
   graph::Attribute a;
   a.name = name;
@@ -263,6 +269,59 @@ TEST_CASE("msft decoder ops vs onnxruntime-node") {
                         {{"X", x}, {"skip", skip}, {"gamma", gamma}, {"bias", bias}},
                         {"Y", "", "", "sum"},
                         eps});
+  }
+
+  // GroupQueryAttention: first prompts and token generation after a cache (every batch entry
+  // the same length, so every present row is defined), rotary, local window, softcap, packed QKV.
+  struct GqaCase {
+    std::string tag;
+    int64_t b, s, past;
+    bool packed, rotary, interleaved;
+    int64_t window;
+    float softcap;
+  };
+  const int64_t n = 4, g = 2, h = 16;  // ORT wants head_size % 16 == 0 with rotary
+  for (const GqaCase& k :
+       std::vector<GqaCase>{{"gqa_prompt", 2, 5, 0, false, false, false, -1, 0},
+                            {"gqa_decode", 2, 1, 5, false, false, false, -1, 0},
+                            {"gqa_prompt_rotary", 2, 4, 0, false, true, false, -1, 0},
+                            {"gqa_decode_rotary_il", 2, 1, 6, false, true, true, -1, 0},
+                            {"gqa_chunk_rotary", 1, 3, 4, false, true, false, -1, 0},
+                            {"gqa_decode_window", 1, 1, 7, false, false, false, 3, 0},
+                            {"gqa_prompt_window", 1, 6, 0, false, false, false, 2, 0},
+                            {"gqa_decode_softcap", 2, 1, 4, false, false, false, -1, 2},
+                            {"gqa_packed", 2, 1, 3, true, true, false, -1, 0}}) {
+    const int64_t total = k.past + k.s;
+    const int64_t width = k.packed ? (n + 2 * g) * h : n * h;
+    Case c{k.tag, "GroupQueryAttention",           "com.microsoft",
+           {},    {"Y", "present_k", "present_v"}, {Int("num_heads", n), Int("kv_num_heads", g)}};
+    c.inputs.push_back({"Q", RandomFloat({k.b, k.s, width}, rng, -1.0f, 1.0f)});
+    if (k.packed) {
+      c.inputs.push_back({"", Tensor()});
+      c.inputs.push_back({"", Tensor()});
+    } else {
+      c.inputs.push_back({"K", RandomFloat({k.b, k.s, g * h}, rng, -1.0f, 1.0f)});
+      c.inputs.push_back({"V", RandomFloat({k.b, k.s, g * h}, rng, -1.0f, 1.0f)});
+    }
+    if (k.past > 0) {
+      c.inputs.push_back({"past_k", RandomFloat({k.b, g, k.past, h}, rng, -1.0f, 1.0f)});
+      c.inputs.push_back({"past_v", RandomFloat({k.b, g, k.past, h}, rng, -1.0f, 1.0f)});
+    } else {
+      c.inputs.push_back({"", Tensor()});
+      c.inputs.push_back({"", Tensor()});
+    }
+    c.inputs.push_back(
+        {"seqlens_k", Int32s({k.b}, std::vector<int32_t>(k.b, static_cast<int32_t>(total - 1)))});
+    c.inputs.push_back({"total_seq", Int32s({}, {static_cast<int32_t>(total)})});
+    if (k.rotary) {
+      c.inputs.push_back({"cos", RandomFloat({16, h / 2}, rng, -1.0f, 1.0f)});
+      c.inputs.push_back({"sin", RandomFloat({16, h / 2}, rng, -1.0f, 1.0f)});
+      c.attributes.push_back(Int("do_rotary", 1));
+      c.attributes.push_back(Int("rotary_interleaved", k.interleaved ? 1 : 0));
+    }
+    if (k.window > 0) c.attributes.push_back(Int("local_window_size", k.window));
+    if (k.softcap > 0) c.attributes.push_back(Float("softcap", k.softcap));
+    CheckCase(ort_dir, c);
   }
 
   // RotaryEmbedding (ORT's CPU kernel is float32 only and rotates whole heads here).
