@@ -79,9 +79,9 @@ class PackedQB {
 };
 
 // Integer products below this many multiply-adds run on the calling thread (the same tasks, so
-// the same results): waking a second thread costs more than it saves there (the int8 CNN's
-// 0.2 M-MAC convolutions ran 2x slower on two threads than on one). Four times the float32
-// GEMM's threshold: the VNNI core does about four times the multiply-adds per cycle.
+// the same results): waking a second thread costs more than it saves there (bench/README.md has
+// the measurements). Four times the float32 GEMM's threshold: the VNNI core does about four times
+// the multiply-adds per cycle.
 constexpr int64_t kQGemmSerialMacs = int64_t{1} << 22;
 
 // C[M,N] (ldc = row stride in elements) = (A - za) * (B - zb) as above.

@@ -223,8 +223,7 @@ QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttrs& attrs, int x_in, int w
   // parallel. The sums are exact integers and the epilogue is elementwise, so neither the block
   // size nor the mode can change a result.
   // Blocks are whole 64-byte cache lines of an 8-bit output row (and whole GEMM panels): tasks
-  // that wrote parts of the same lines of y ran the transposes 5x slower at 2 threads (the lines
-  // bounced between the cores).
+  // writing parts of the same lines of y would make those lines bounce between the cores.
   constexpr int64_t kUnit = 64;
   static_assert(kUnit % kernels::PackedQB::kNR == 0, "a block unit is whole panels");
   const int64_t budget = std::max(kUnit, kRowBudget / std::max<int64_t>(p.kdim, 1) / kUnit * kUnit);
