@@ -17,25 +17,54 @@ namespace {
 constexpr int64_t kFusedBlock = 4096;
 static_assert(kChunk % kFusedBlock == 0, "blocks must not straddle parallel chunks");
 
+// The kernels of one step on float32 and on 16-bit storage: the ones the unfused ops call.
+struct StepKernelsF32 {
+  void Unary(const FusedStep& s, const float* x, float* y, int64_t n) const {
+    if (s.kind == FusedStep::Kind::kClip) {
+      kernels::ClipF32(x, y, n, s.clip_lo, s.clip_hi);
+    } else {
+      kernels::UnaryF32(s.unary, s.params, x, y, n);
+    }
+  }
+  void Binary(const FusedStep& s, const float* a, int64_t as, const float* b, int64_t bs,
+              float* o, int64_t n) const {
+    kernels::BinaryF32(s.binary, a, as, b, bs, o, n);
+  }
+};
+struct StepKernels16 {
+  kernels::Float16Kind kind;
+  void Unary(const FusedStep& s, const uint16_t* x, uint16_t* y, int64_t n) const {
+    if (s.kind == FusedStep::Kind::kClip) {
+      kernels::Clip16(kind, x, y, n, s.clip_lo, s.clip_hi);
+    } else {
+      kernels::Unary16(kind, s.unary, s.params, x, y, n);
+    }
+  }
+  void Binary(const FusedStep& s, const uint16_t* a, int64_t as, const uint16_t* b, int64_t bs,
+              uint16_t* o, int64_t n) const {
+    kernels::Binary16(kind, s.binary, a, as, b, bs, o, n);
+  }
+};
+
 // Runs the steps over one block of `len` elements: x is the block of the chain input, y the
-// block of the output; c[k] points to input k's single element (k > 0); slots holds the saved
-// chain values, kFusedBlock elements each.
-template <typename T, typename UnaryFn, typename BinaryFn>
-void RunBlock(const std::vector<FusedStep>& steps, const T* x, T* y, int64_t len, const T* const* c,
-              T* slots, UnaryFn&& unary, BinaryFn&& binary) {
+// block of the output; c[k] is input k's single element (k > 0); slots holds the saved chain
+// values, kFusedBlock elements each.
+template <typename T, typename Kernels>
+void RunBlock(const std::vector<FusedStep>& steps, const T* x, T* y, int64_t len, const T* c,
+              T* slots, const Kernels& k) {
   const T* running = x;
   for (const FusedStep& s : steps) {
     if (s.kind != FusedStep::Kind::kBinary) {
-      unary(s, running, y, len);  // unary ops and Clip
+      k.Unary(s, running, y, len);  // unary ops and Clip
     } else {
       const T* other = s.operand_slot >= 0 ? slots + s.operand_slot * kFusedBlock
                        : s.operand == 0    ? x
-                                           : c[s.operand];
+                                           : c + s.operand;
       const int64_t other_step = (s.operand_slot >= 0 || s.operand == 0) ? 1 : 0;
       if (s.running_is_lhs) {
-        binary(s, running, int64_t{1}, other, other_step, y, len);
+        k.Binary(s, running, int64_t{1}, other, other_step, y, len);
       } else {
-        binary(s, other, other_step, running, int64_t{1}, y, len);
+        k.Binary(s, other, other_step, running, int64_t{1}, y, len);
       }
     }
     if (s.save_slot >= 0) {
@@ -79,54 +108,29 @@ class FusedElementwiseOp final : public Op {
     const std::vector<FusedStep> steps = program_.steps;
     const int slots = program_.num_slots;
     if (dt == DType::kFloat32) {
-      return [steps, slots](RunContext& c) {
-        Run<float>(c, steps, slots, Float32Unary, Float32Binary);
-      };
+      return [steps, slots](RunContext& c) { Run<float>(c, steps, slots, StepKernelsF32{}); };
     }
-    const kernels::Float16Kind kind = Kind16(dt);
-    return [steps, slots, kind](RunContext& c) {
-      Run<uint16_t>(
-          c, steps, slots,
-          [kind](const FusedStep& s, const uint16_t* x, uint16_t* y, int64_t n) {
-            if (s.kind == FusedStep::Kind::kClip) {
-              kernels::Clip16(kind, x, y, n, s.clip_lo, s.clip_hi);
-            } else {
-              kernels::Unary16(kind, s.unary, s.params, x, y, n);
-            }
-          },
-          [kind](const FusedStep& s, const uint16_t* a, int64_t as, const uint16_t* b, int64_t bs,
-                 uint16_t* o, int64_t n) { kernels::Binary16(kind, s.binary, a, as, b, bs, o, n); });
-    };
+    const StepKernels16 k16{Kind16(dt)};
+    return [steps, slots, k16](RunContext& c) { Run<uint16_t>(c, steps, slots, k16); };
   }
 
  private:
-  static void Float32Unary(const FusedStep& s, const float* x, float* y, int64_t n) {
-    if (s.kind == FusedStep::Kind::kClip) {
-      kernels::ClipF32(x, y, n, s.clip_lo, s.clip_hi);
-    } else {
-      kernels::UnaryF32(s.unary, s.params, x, y, n);
-    }
-  }
-  static void Float32Binary(const FusedStep& s, const float* a, int64_t as, const float* b,
-                            int64_t bs, float* o, int64_t n) {
-    kernels::BinaryF32(s.binary, a, as, b, bs, o, n);
-  }
-
-  template <typename T, typename UnaryFn, typename BinaryFn>
+  template <typename T, typename Kernels>
   static void Run(RunContext& c, const std::vector<FusedStep>& steps, int num_slots,
-                  UnaryFn unary, BinaryFn binary) {
+                  const Kernels& k) {
     const T* x = static_cast<const T*>(c.input(0).raw_data());
     T* y = static_cast<T*>(c.output(0).raw_data());
-    std::vector<const T*> constants(static_cast<size_t>(c.num_inputs()), nullptr);
+    // The operands' single elements side by side (entry 0 unused), as RunBlock reads them.
+    std::vector<T> constants(static_cast<size_t>(c.num_inputs()), T{});
     for (int i = 1; i < c.num_inputs(); ++i) {
-      constants[i] = static_cast<const T*>(c.input(i).raw_data());
+      constants[i] = static_cast<const T*>(c.input(i).raw_data())[0];
     }
     ForChunks(c.parallel(), c.input(0).num_elements(), [&](int64_t b, int64_t e) {
       // Per chunk, so that parallel chunks never share a slot.
       std::vector<T> slots(static_cast<size_t>(num_slots) * kFusedBlock);
       for (int64_t i = b; i < e; i += kFusedBlock) {
         const int64_t len = std::min(kFusedBlock, e - i);
-        RunBlock<T>(steps, x + i, y + i, len, constants.data(), slots.data(), unary, binary);
+        RunBlock<T>(steps, x + i, y + i, len, constants.data(), slots.data(), k);
       }
     });
   }
@@ -163,9 +167,9 @@ FusedChain::FusedChain(FusedProgram program, kernels::Float16Kind kind,
   reads_x_later_ = ReadsXLater(program_);
 }
 
-template <typename T, typename UnaryFn, typename BinaryFn>
-void FusedChain::Run(T* data, int64_t n, const std::vector<T>& constants, UnaryFn unary,
-                     BinaryFn binary) const {
+template <typename T, typename Kernels>
+void FusedChain::Run(T* data, int64_t n, const std::vector<T>& constants,
+                     const Kernels& k) const {
   // The steps write each block in place, so a chain that reads x again (x * sigmoid(x)) reads a
   // copy of the block taken before the first step. One scratch per thread: the producer calls
   // this from its worker threads.
@@ -176,8 +180,6 @@ void FusedChain::Run(T* data, int64_t n, const std::vector<T>& constants, UnaryF
   if (scratch.size() < need) scratch.resize(need);
   T* slots = scratch.data();
   T* x_copy = slots + per_block * static_cast<size_t>(program_.num_slots);
-  std::vector<const T*> c(constants.size(), nullptr);
-  for (size_t k = 1; k < constants.size(); ++k) c[k] = &constants[k];
   for (int64_t i = 0; i < n; i += kFusedBlock) {
     const int64_t len = std::min(kFusedBlock, n - i);
     const T* x = data + i;
@@ -185,37 +187,16 @@ void FusedChain::Run(T* data, int64_t n, const std::vector<T>& constants, UnaryF
       std::copy(data + i, data + i + len, x_copy);
       x = x_copy;
     }
-    RunBlock<T>(program_.steps, x, data + i, len, c.data(), slots, unary, binary);
+    RunBlock<T>(program_.steps, x, data + i, len, constants.data(), slots, k);
   }
 }
 
 void FusedChain::RunInPlaceF32(float* data, int64_t n) const {
-  Run<float>(
-      data, n, constants_f32_,
-      [](const FusedStep& s, const float* x, float* y, int64_t len) {
-        if (s.kind == FusedStep::Kind::kClip) {
-          kernels::ClipF32(x, y, len, s.clip_lo, s.clip_hi);
-        } else {
-          kernels::UnaryF32(s.unary, s.params, x, y, len);
-        }
-      },
-      [](const FusedStep& s, const float* a, int64_t as, const float* b, int64_t bs, float* o,
-         int64_t len) { kernels::BinaryF32(s.binary, a, as, b, bs, o, len); });
+  Run<float>(data, n, constants_f32_, StepKernelsF32{});
 }
 
 void FusedChain::RunInPlace16(uint16_t* data, int64_t n) const {
-  const kernels::Float16Kind kind = kind_;
-  Run<uint16_t>(
-      data, n, constants_16_,
-      [kind](const FusedStep& s, const uint16_t* x, uint16_t* y, int64_t len) {
-        if (s.kind == FusedStep::Kind::kClip) {
-          kernels::Clip16(kind, x, y, len, s.clip_lo, s.clip_hi);
-        } else {
-          kernels::Unary16(kind, s.unary, s.params, x, y, len);
-        }
-      },
-      [kind](const FusedStep& s, const uint16_t* a, int64_t as, const uint16_t* b, int64_t bs,
-             uint16_t* o, int64_t len) { kernels::Binary16(kind, s.binary, a, as, b, bs, o, len); });
+  Run<uint16_t>(data, n, constants_16_, StepKernels16{kind_});
 }
 
 kernels::PostOpF32 FusedChain::AsPostOpF32() const {

@@ -91,9 +91,8 @@ class FusedChain {
   const FusedProgram& program() const { return program_; }
 
  private:
-  template <typename T, typename UnaryFn, typename BinaryFn>
-  void Run(T* data, int64_t n, const std::vector<T>& constants, UnaryFn unary,
-           BinaryFn binary) const;
+  template <typename T, typename Kernels>
+  void Run(T* data, int64_t n, const std::vector<T>& constants, const Kernels& k) const;
 
   FusedProgram program_;
   bool is_16bit_ = false;
