@@ -133,6 +133,84 @@ sc_status* sc_model_input_dim_name(const sc_model* model, int64_t index, int64_t
 sc_status* sc_model_output_dim_name(const sc_model* model, int64_t index, int64_t dim,
                                     const char** out_name);
 
+/* ---- Building a graph in code (simplecpp/builder.h) ----
+ * A builder adds inputs, initializers, nodes and outputs; every value's dtype is known as soon as
+ * its node is added, and its dims when they follow from known dims (sc_builder_value_type /
+ * sc_builder_value_dims). A failed call (unknown op, attribute of the wrong type, unknown value
+ * name, dtype mismatch, shapes that do not fit) returns a status naming the node and op and leaves
+ * the builder as it was. sc_builder_build gives the same model sc_model_load gives for the graph. */
+typedef struct sc_graph_builder sc_graph_builder;
+typedef struct sc_attributes sc_attributes;
+
+/* A builder importing ai.onnx at onnx_opset (0: the library's default, kDefaultOpset). */
+sc_status* sc_builder_create(int64_t onnx_opset, sc_graph_builder** out_builder);
+void sc_builder_free(sc_graph_builder* builder);
+/* Imports another domain ("com.microsoft", 1). */
+sc_status* sc_builder_import_opset(sc_graph_builder* builder, const char* domain, int64_t version);
+/* A graph input: dims[i] = -1 for an unknown dim; dim_names may be NULL, or rank entries (NULL or
+ * "" for an unnamed dim). rank = -1: unknown rank (dims ignored). */
+sc_status* sc_builder_add_input(sc_graph_builder* builder, const char* name, int32_t dtype,
+                                const int64_t* dims, int64_t rank, const char* const* dim_names);
+/* A constant weight, copied from the tensor. */
+sc_status* sc_builder_add_initializer(sc_graph_builder* builder, const char* name,
+                                      const sc_tensor* value);
+/* A constant weight that is not copied: data (byte_size bytes, matching dtype and dims) must stay
+ * valid and unchanged while the builder and every model built from it live. */
+sc_status* sc_builder_add_initializer_borrowed(sc_graph_builder* builder, const char* name,
+                                               int32_t dtype, const int64_t* dims, int64_t rank,
+                                               const void* data, size_t byte_size);
+/* Adds a node. domain and node_name may be NULL (ai.onnx; a generated name). inputs: num_inputs
+ * value names ("" or NULL for an omitted optional input). attributes may be NULL. out_names
+ * receives num_outputs output names (NULL allowed), valid while the builder lives. */
+sc_status* sc_builder_add_node(sc_graph_builder* builder, const char* domain, const char* op_type,
+                               const char* node_name, const char* const* inputs,
+                               int64_t num_inputs, const sc_attributes* attributes,
+                               int64_t num_outputs, const char** out_names);
+sc_status* sc_builder_add_output(sc_graph_builder* builder, const char* value_name);
+/* What is known about a value: *out_dtype (ONNX number), *out_rank (-1 when unknown); either out
+ * pointer may be NULL. sc_builder_value_dims copies the dims (-1 where unknown). */
+sc_status* sc_builder_value_type(const sc_graph_builder* builder, const char* value_name,
+                                 int32_t* out_dtype, int64_t* out_rank);
+sc_status* sc_builder_value_dims(const sc_graph_builder* builder, const char* value_name,
+                                 int64_t* out_dims, int64_t max_rank);
+/* A builder for an If/Loop/Scan body that sees `outer`'s values; pass it to
+ * sc_attributes_set_graph (which takes what it has built so far), then free it. */
+sc_status* sc_builder_create_subgraph(const sc_graph_builder* outer, const char* graph_name,
+                                      sc_graph_builder** out_builder);
+/* options may be NULL (defaults). */
+sc_status* sc_builder_build(const sc_graph_builder* builder, const sc_load_options* options,
+                            sc_model** out_model);
+/* The graph as ONNX ModelProto bytes: *out_data is freed with sc_buffer_free. */
+sc_status* sc_builder_to_onnx(const sc_graph_builder* builder, void** out_data, size_t* out_size);
+sc_status* sc_builder_save_onnx(const sc_graph_builder* builder, const char* path);
+void sc_buffer_free(void* data);
+
+/* Node attributes for sc_builder_add_node and sc_run_op. Setting a name again replaces it. */
+sc_status* sc_attributes_create(sc_attributes** out_attributes);
+void sc_attributes_free(sc_attributes* attributes);
+sc_status* sc_attributes_set_int(sc_attributes* attributes, const char* name, int64_t value);
+sc_status* sc_attributes_set_float(sc_attributes* attributes, const char* name, float value);
+sc_status* sc_attributes_set_string(sc_attributes* attributes, const char* name, const char* value);
+sc_status* sc_attributes_set_ints(sc_attributes* attributes, const char* name,
+                                  const int64_t* values, int64_t count);
+sc_status* sc_attributes_set_floats(sc_attributes* attributes, const char* name,
+                                    const float* values, int64_t count);
+sc_status* sc_attributes_set_strings(sc_attributes* attributes, const char* name,
+                                     const char* const* values, int64_t count);
+/* The tensor is shared (not copied); it may be freed after the call. */
+sc_status* sc_attributes_set_tensor(sc_attributes* attributes, const char* name,
+                                    const sc_tensor* value);
+sc_status* sc_attributes_set_graph(sc_attributes* attributes, const char* name,
+                                   const sc_graph_builder* body);
+
+/* Runs one node eagerly (simplecpp::RunOp): domain NULL or "" is ai.onnx; inputs: num_inputs
+ * tensors (NULL for an omitted optional input); out_tensors receives num_outputs new tensors for
+ * the caller to free. The prepared plan is cached per thread. */
+sc_status* sc_run_op(const char* domain, const char* op_type, int64_t opset,
+                     const sc_tensor* const* inputs, int64_t num_inputs,
+                     const sc_attributes* attributes, int64_t num_outputs,
+                     sc_tensor** out_tensors);
+
 #ifdef __cplusplus
 }
 #endif
