@@ -8,7 +8,7 @@
 #          Recommends of clang-14, which --no-install-recommends skips), Highway, Eigen, doctest,
 #          protozero;
 #   wasm   emscripten (when emcmake is absent), node (when absent), npm (when absent and Debian's
-#          npm can go beside the node that is there);
+#          npm can go beside the node that is there), chromium (when absent: the browser test);
 #   bench  the benchmark peers (Google Benchmark, oneDNN, OpenBLAS, XNNPACK + pthreadpool) and time;
 #   all    every stage above.
 # --simulate runs `apt-get -s install` (installs nothing) over the whole package list of the stages
@@ -57,7 +57,7 @@ want() {
   fi
 }
 want_pkg() { if have_pkg "$1"; then want "$1" 1 ""; else want "$1" 0 "${2:-not installed}"; fi; }
-want_cmd() { if have_cmd "$2"; then want "$1" 1 ""; else want "$1" 0 "no $2 on PATH"; fi; }
+want_cmd() { if have_cmd "$2"; then want "$1" 1 ""; else want "$1" 0 "no $2 on PATH${3:+: $3}"; fi; }
 
 stage_core() {
   want_cmd cmake cmake
@@ -88,6 +88,8 @@ stage_wasm() {
     want nodejs 0 "no node on PATH"
     want npm 0 "no node on PATH"
   fi
+  # Debian's own build: playwright-core drives it, so no browser download is needed.
+  want_cmd chromium chromium "the JS package's browser test (scripts/browser-test.sh)"
 }
 
 stage_bench() {

@@ -10,8 +10,9 @@
 #      build without fuzzing. Set SIMPLECPP_ASAN_CONFORMANCE=0 to leave the conformance run out;
 #   3. ThreadSanitizer build of the concurrency test (scripts/tsan-test.sh, counted as one test);
 #   4. WebAssembly build in build-wasm/ with emscripten, tested under node (scripts/wasm-test.sh and
-#      scripts/wasm-golden.sh, one test each), and the size-optimized package in build-wasm-size/
-#      (one test); SIMPLECPP_WASM=0 leaves this stage out.
+#      scripts/wasm-golden.sh, one test each) and in headless chromium (scripts/browser-test.sh, one
+#      test), and the size-optimized package in build-wasm-size/ (one test); SIMPLECPP_WASM=0 leaves
+#      this stage out.
 # The conformance data is $SIMPLECPP_ONNX_TESTS (default: ../shared/onnx-tests when present);
 # without it that test reports "skipping" and passes. Prints "N passed, N failed" (ctest tests of
 # both builds) last and exits non-zero on any build or test failure (a failed Release build stops
@@ -156,7 +157,9 @@ echo "test.sh: ThreadSanitizer stage took $((SECONDS - tsan_start)) s (total $((
 #    runs its ctests (the whole unit-test suite, the CLI, the conformance run against the same
 #    expected-pass list, the JS API test) and checks the npm package; then scripts/wasm-golden.sh
 #    compares the wasm CLI with the Release build's on the same models and inputs (bit-identical
-#    to the native 128-bit target). Each script counts as one test. SIMPLECPP_WASM=0 skips them.
+#    to the native 128-bit target), and scripts/browser-test.sh runs the package's example page in
+#    headless chromium against node's results. Each script counts as one test. SIMPLECPP_WASM=0
+#    skips them.
 if [ "${SIMPLECPP_WASM:-1}" != 0 ]; then
   wasm_start=$SECONDS
   if NATIVE_CLI="$root/build/bin/simplecpp" JOBS=$jobs bash scripts/wasm-test.sh build-wasm; then
@@ -169,6 +172,13 @@ if [ "${SIMPLECPP_WASM:-1}" != 0 ]; then
   else
     total_failed=$((total_failed + 1))
   fi
+  browser_start=$SECONDS
+  if NATIVE_CLI="$root/build/bin/simplecpp" bash scripts/browser-test.sh build-wasm; then
+    total_passed=$((total_passed + 1))
+  else
+    total_failed=$((total_failed + 1))
+  fi
+  echo "test.sh: browser test took $((SECONDS - browser_start)) s (total $((SECONDS - start)) s)"
   # The size-optimized package (SIMPLECPP_WASM_OPT=size, build-wasm-size/): its own objects and
   # code paths (strided generic loops, emmalloc), checked by the CLI, conformance and JS API
   # ctests, the npm package and the golden comparison (the unit-test binary is left out for time).
