@@ -245,30 +245,6 @@ class PlanBuilder {
     return reads;
   }
 
-  static void CollectFreeNames(const Graph& g, std::vector<std::string>* out) {
-    std::set<std::string> defined;
-    for (const ValueInfo& v : g.inputs) defined.insert(v.name);
-    for (const auto& [name, t] : g.initializers) defined.insert(name);
-    for (const Node& n : g.nodes) {
-      for (const std::string& o : n.outputs) defined.insert(o);
-    }
-    for (const Node& n : g.nodes) {
-      for (const std::string& i : n.inputs) {
-        if (!i.empty() && !defined.count(i)) out->push_back(i);
-      }
-      for (const Attribute& a : n.attributes) {
-        std::vector<std::string> inner;
-        if (a.kind == AttrKind::kGraph && a.g) CollectFreeNames(*a.g, &inner);
-        for (const auto& sub : a.graphs) {
-          if (sub) CollectFreeNames(*sub, &inner);
-        }
-        for (const std::string& i : inner) {
-          if (!defined.count(i)) out->push_back(i);
-        }
-      }
-    }
-  }
-
   void AddStep(const Node& node) {
     // Every ONNX operator has at least one output; ops rely on output 0 existing (fuzz finding
     // node_without_outputs).

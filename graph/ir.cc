@@ -1,6 +1,8 @@
 // Small helpers of the IR (graph/ir.h).
 #include "graph/ir.h"
 
+#include <set>
+
 #include "simplecpp/error.h"
 
 namespace simplecpp::graph {
@@ -108,6 +110,30 @@ int64_t Model::OpsetVersion(const std::string& op_domain) const {
     if (CanonicalDomain(o.domain) == d) return o.version;
   }
   return 0;
+}
+
+void CollectFreeNames(const Graph& g, std::vector<std::string>* out) {
+  std::set<std::string> defined;
+  for (const ValueInfo& v : g.inputs) defined.insert(v.name);
+  for (const auto& [name, t] : g.initializers) defined.insert(name);
+  for (const Node& n : g.nodes) {
+    for (const std::string& o : n.outputs) defined.insert(o);
+  }
+  for (const Node& n : g.nodes) {
+    for (const std::string& i : n.inputs) {
+      if (!i.empty() && !defined.count(i)) out->push_back(i);
+    }
+    for (const Attribute& a : n.attributes) {
+      std::vector<std::string> inner;
+      if (a.kind == AttrKind::kGraph && a.g) CollectFreeNames(*a.g, &inner);
+      for (const auto& sub : a.graphs) {
+        if (sub) CollectFreeNames(*sub, &inner);
+      }
+      for (const std::string& i : inner) {
+        if (!defined.count(i)) out->push_back(i);
+      }
+    }
+  }
 }
 
 }  // namespace simplecpp::graph

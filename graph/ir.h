@@ -164,6 +164,10 @@ struct Model {
   int64_t OpsetVersion(const std::string& op_domain) const;
 };
 
+// Appends to *out the names `g` (and the subgraphs of its nodes) reads without defining them:
+// the outer-scope values a subgraph body uses.
+void CollectFreeNames(const Graph& g, std::vector<std::string>* out);
+
 // "" and "ai.onnx" are the default domain; everything else is returned unchanged.
 std::string CanonicalDomain(const std::string& domain);
 
