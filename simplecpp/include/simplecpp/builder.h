@@ -125,6 +125,10 @@ class GraphBuilder {
   // refused once a node of that domain has been added.
   void ImportOpset(const std::string& domain, int64_t version);
 
+  // Resource limits for what the builder computes while nodes are added (constant folding,
+  // shape inference); Build() applies its own LoadOptions::limits. Default: Limits().
+  void SetLimits(const Limits& limits);
+
   // A graph input. dims: -1 for an unknown dim; dim_params (empty, or one per dim) names symbolic
   // dims ("batch"); a named dim is unknown whatever its number says.
   std::string AddInput(const std::string& name, DType dtype, const Dims& dims,
@@ -173,12 +177,14 @@ class GraphBuilder {
 };
 
 // Runs one node eagerly: op `op_type` of `domain` ("" is ai.onnx) at `opset`, on `inputs`
-// (an undefined Tensor for an omitted optional input), returning `num_outputs` outputs. The
-// prepared plan is cached per thread, keyed by op, attributes, input dtypes and ranks, so
-// repeated calls cost one run; results are those of the same node in a Model. Throws Error as a
-// Model would (unknown op, bad attribute, dtype or shape).
+// (an undefined Tensor for an omitted optional input), returning `num_outputs` outputs. The node
+// runs as a one-node Model would (same op, kernels and results); the Model and its Session are
+// cached per calling thread, keyed by op, attributes, input dtypes and ranks, and the Session keeps
+// the node prepared per input shape, so a repeated call costs one run. threads: as
+// SessionOptions::threads (1: the calling thread). Throws Error as a Model would (unknown op, bad
+// attribute, dtype or shape). Subgraph attributes are accepted but not cached.
 std::vector<Tensor> RunOp(const std::string& domain, const std::string& op_type, int64_t opset,
                           const std::vector<Tensor>& inputs, const Attributes& attributes = {},
-                          int num_outputs = 1);
+                          int num_outputs = 1, int threads = 1);
 
 }  // namespace simplecpp

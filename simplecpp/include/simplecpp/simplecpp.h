@@ -91,6 +91,7 @@ class Model {
   std::shared_ptr<const detail::ModelImpl> impl() const { return impl_; }
 
  private:
+  friend class GraphBuilder;
   explicit Model(std::shared_ptr<const detail::ModelImpl> impl) : impl_(std::move(impl)) {}
   std::shared_ptr<const detail::ModelImpl> impl_;
 };
