@@ -8,41 +8,10 @@
 #include "simplecpp/api/c_api_handles.h"
 #include "simplecpp/simplecpp.h"
 
-namespace {
-
-// Returned when even the status object cannot be allocated; sc_status_free ignores it.
-sc_status kOutOfMemoryStatus{SC_ERR_LIMIT_EXCEEDED, "out of memory"};
-
-sc_status* MakeStatus(int32_t code, const std::string& message) {
-  try {
-    return new sc_status{code, message};
-  } catch (...) {
-    return &kOutOfMemoryStatus;
-  }
-}
-
-// Runs fn, turning every exception into a status object.
-template <typename Fn>
-sc_status* Guard(Fn&& fn) {
-  try {
-    fn();
-    return nullptr;
-  } catch (const simplecpp::Error& e) {
-    return MakeStatus(static_cast<int32_t>(e.code()), e.what());
-  } catch (const std::bad_alloc&) {
-    return MakeStatus(SC_ERR_LIMIT_EXCEEDED, "out of memory");
-  } catch (const std::exception& e) {
-    return MakeStatus(SC_ERR_INTERNAL, e.what());
-  } catch (...) {
-    return MakeStatus(SC_ERR_INTERNAL, "unknown error");
-  }
-}
-
-sc_status* NullArgument(const char* what) {
-  return MakeStatus(SC_ERR_INVALID_ARGUMENT, std::string(what) + " is NULL");
-}
-
-}  // namespace
+using simplecpp::capi::Guard;
+using simplecpp::capi::MakeStatus;
+using simplecpp::capi::NullArgument;
+using simplecpp::capi::kOutOfMemoryStatus;
 
 extern "C" {
 

@@ -385,6 +385,119 @@ static void test_limits(const Buf* add, const char* dir) {
   sc_load_options_free(NULL);
 }
 
+/* The graph builder, attributes and eager ops: a MatMulInteger with per-column b zero points,
+ * built, inspected, run, exported and reloaded, and the same node through sc_run_op, all against
+ * the reference computed here; then named errors. */
+static void test_builder(void) {
+  const uint8_t a[6] = {200, 3, 77, 0, 255, 128};
+  const int8_t b[6] = {-128, 127, 5, -7, 64, 0};
+  const uint8_t a_zp = 129;
+  const int8_t b_zp[2] = {3, -1};
+  int32_t want[4];
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 2; ++j) {
+      int32_t acc = 0;
+      for (int k = 0; k < 3; ++k) acc += ((int32_t)a[i * 3 + k] - a_zp) * ((int32_t)b[k * 2 + j] - b_zp[j]);
+      want[i * 2 + j] = acc;
+    }
+  }
+  sc_graph_builder* gb = NULL;
+  CHECK_OK(sc_builder_create(13, &gb));
+  if (gb == NULL) return;
+  const int64_t a_dims[2] = {-1, 3};
+  const char* a_names[2] = {"rows", NULL};
+  CHECK_OK(sc_builder_add_input(gb, "A", 2, a_dims, 2, a_names));
+  const int64_t b_dims[2] = {3, 2}, zp_dims[1] = {2};
+  CHECK_OK(sc_builder_add_initializer_borrowed(gb, "B", 3, b_dims, 2, b, sizeof(b)));
+  sc_tensor* t = NULL;
+  CHECK_OK(sc_tensor_create(2, NULL, 0, &a_zp, 1, &t));
+  CHECK_OK(sc_builder_add_initializer(gb, "a_zp", t));
+  sc_tensor_free(t);
+  CHECK_OK(sc_builder_add_initializer_borrowed(gb, "b_zp", 3, zp_dims, 1, b_zp, sizeof(b_zp)));
+  const char* inputs[4] = {"A", "B", "a_zp", "b_zp"};
+  const char* out = NULL;
+  CHECK_OK(sc_builder_add_node(gb, NULL, "MatMulInteger", "mmi", inputs, 4, NULL, 1, &out));
+  CHECK(out != NULL);
+  int32_t dtype = 0;
+  int64_t rank = 0, dims[2] = {0, 0};
+  if (out != NULL) {
+    CHECK_OK(sc_builder_value_type(gb, out, &dtype, &rank));
+    CHECK(dtype == 6 && rank == 2);
+    CHECK_OK(sc_builder_value_dims(gb, out, dims, 2));
+    CHECK(dims[0] == -1 && dims[1] == 2);
+    CHECK_OK(sc_builder_add_output(gb, out));
+  }
+  /* Errors name the op and leave the builder usable. */
+  check_error(sc_builder_add_node(gb, NULL, "NoSuchOp", "bad", inputs, 1, NULL, 1, NULL),
+              SC_ERR_UNSUPPORTED, "unknown op");
+  sc_attributes* attrs = NULL;
+  CHECK_OK(sc_attributes_create(&attrs));
+  CHECK_OK(sc_attributes_set_float(attrs, "axis", 1.5f));
+  check_error(sc_builder_add_node(gb, NULL, "Softmax", "soft", inputs, 1, attrs, 1, NULL),
+              SC_ERR_INVALID_MODEL, "attribute of the wrong type");
+  const char* dangling[1] = {"nowhere"};
+  check_error(sc_builder_add_node(gb, NULL, "Relu", "r", dangling, 1, NULL, 1, NULL),
+              SC_ERR_INVALID_MODEL, "dangling input");
+
+  const int64_t a_run[2] = {2, 3};
+  sc_tensor* at = NULL;
+  CHECK_OK(sc_tensor_create(2, a_run, 2, a, sizeof(a), &at));
+  sc_model* model = NULL;
+  CHECK_OK(sc_builder_build(gb, NULL, &model));
+  void* onnx = NULL;
+  size_t onnx_size = 0;
+  CHECK_OK(sc_builder_to_onnx(gb, &onnx, &onnx_size));
+  sc_model* reloaded = NULL;
+  if (onnx != NULL) CHECK_OK(sc_model_load_bytes(onnx, onnx_size, &reloaded));
+  sc_buffer_free(onnx);
+  sc_model* models[2] = {model, reloaded};
+  for (int m = 0; m < 2; ++m) {
+    if (models[m] == NULL || out == NULL || at == NULL) continue;
+    sc_session* s = NULL;
+    CHECK_OK(sc_session_create(models[m], 1, &s));
+    const char* in_names[1] = {"A"};
+    const sc_tensor* in_tensors[1] = {at};
+    sc_tensor* y = NULL;
+    CHECK_OK(sc_session_run(s, in_names, in_tensors, 1, &out, 1, &y));
+    CHECK(y != NULL && sc_tensor_dtype(y) == 6 && sc_tensor_byte_size(y) == sizeof(want));
+    if (y != NULL) CHECK(memcmp(sc_tensor_data(y), want, sizeof(want)) == 0);
+    sc_tensor_free(y);
+    sc_session_free(s);
+    sc_model_free(models[m]);
+  }
+
+  /* The eager form. */
+  sc_tensor* bt = NULL;
+  sc_tensor* azt = NULL;
+  sc_tensor* bzt = NULL;
+  CHECK_OK(sc_tensor_create(3, b_dims, 2, b, sizeof(b), &bt));
+  CHECK_OK(sc_tensor_create(2, NULL, 0, &a_zp, 1, &azt));
+  CHECK_OK(sc_tensor_create(3, zp_dims, 1, b_zp, sizeof(b_zp), &bzt));
+  const sc_tensor* op_in[4] = {at, bt, azt, bzt};
+  sc_tensor* y = NULL;
+  CHECK_OK(sc_run_op(NULL, "MatMulInteger", 10, op_in, 4, NULL, 1, &y));
+  if (y != NULL) CHECK(memcmp(sc_tensor_data(y), want, sizeof(want)) == 0);
+  sc_tensor_free(y);
+  /* Split with an attribute and three outputs. */
+  sc_tensor* parts[3] = {NULL, NULL, NULL};
+  CHECK_OK(sc_attributes_set_int(attrs, "axis", 1)); /* replaces the float */
+  const sc_tensor* split_in[1] = {at};
+  CHECK_OK(sc_run_op("", "Split", 13, split_in, 1, attrs, 3, parts));
+  for (int k = 0; k < 3; ++k) {
+    CHECK(parts[k] != NULL && sc_tensor_byte_size(parts[k]) == 2);
+    if (parts[k] != NULL) CHECK(((const uint8_t*)sc_tensor_data(parts[k]))[1] == a[3 + k]);
+    sc_tensor_free(parts[k]);
+  }
+  check_error(sc_run_op(NULL, "NoSuchOp", 13, split_in, 1, NULL, 1, &y), SC_ERR_UNSUPPORTED,
+              "eager unknown op");
+  sc_attributes_free(attrs);
+  sc_tensor_free(at);
+  sc_tensor_free(bt);
+  sc_tensor_free(azt);
+  sc_tensor_free(bzt);
+  sc_builder_free(gb);
+}
+
 int main(int argc, char** argv) {
   Buf bytes = {{0}, 0};
   build_model(&bytes, "Add");
@@ -494,11 +607,15 @@ int main(int argc, char** argv) {
   CHECK(t == NULL);
 
   test_limits(&bytes, argc > 1 ? argv[1] : NULL);
+  test_builder();
 
   sc_status_free(NULL); /* freeing NULL is allowed */
   sc_tensor_free(NULL);
   sc_model_free(NULL);
   sc_session_free(NULL);
+  sc_builder_free(NULL);
+  sc_attributes_free(NULL);
+  sc_buffer_free(NULL);
 
   if (g_failures != 0) {
     fprintf(stderr, "c_api_test: %d of %d checks failed\n", g_failures, g_checks);
