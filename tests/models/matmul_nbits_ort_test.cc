@@ -9,41 +9,20 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <random>
 #include <string>
 #include <vector>
 
-#include <unistd.h>
 
 #include "graph/ir.h"
 #include "simplecpp/onnx/model_writer.h"
 #include "simplecpp/simplecpp.h"
+#include "tests/models/ort_node.h"
 
 namespace simplecpp {
 namespace {
 
-namespace fs = std::filesystem;
-
-fs::path ThisDir() { return fs::path(__FILE__).parent_path(); }
-
-// The folder holding node_modules/onnxruntime-node, or "" (with the reason in *why).
-std::string OrtNodeDir(std::string* why) {
-  if (std::system("node --version > /dev/null 2>&1") != 0) {
-    *why = "node is not on PATH";
-    return "";
-  }
-  const char* env = std::getenv("SIMPLECPP_ORT_NODE_DIR");
-  const fs::path dir = env && *env ? fs::path(env) : ThisDir() / ".." / ".." / "bench";
-  if (!fs::exists(dir / "node_modules" / "onnxruntime-node" / "package.json")) {
-    *why = "onnxruntime-node not found under " + dir.string() +
-           " (set SIMPLECPP_ORT_NODE_DIR to a folder where `npm install onnxruntime-node` ran)";
-    return "";
-  }
-  return fs::absolute(dir).string();
-}
 
 graph::ValueInfo FloatValue(const std::string& name, const Dims& dims) {
   graph::ValueInfo v;
@@ -126,27 +105,13 @@ void CheckCase(const std::string& ort_dir, const Case& c, uint32_t seed) {
   g.outputs.push_back(FloatValue("Y", {c.m, c.n}));
   const Tensor a = RandomFloat({c.m, c.k}, rng, -1.0f, 1.0f);
 
-  const fs::path dir =
-      fs::temp_directory_path() / ("simplecpp-nbits-" + tag + "-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  onnx::WriteModelFile((dir / "model.onnx").string(), m);
-  std::ofstream(dir / "input_0.raw", std::ios::binary)
-      .write(static_cast<const char*>(a.raw_data()), static_cast<std::streamsize>(a.byte_size()));
-  std::ofstream(dir / "inputs.json")
-      << "[{\"name\":\"A\",\"dtype\":\"float32\",\"dims\":[" << c.m << "," << c.k
-      << "],\"file\":\"input_0.raw\"}]";
-  const std::string cmd = "SIMPLECPP_ORT_NODE_DIR='" + ort_dir + "' node '" +
-                          (ThisDir() / "ort_reference.mjs").string() + "' '" +
-                          (dir / "model.onnx").string() + "' '" + dir.string() + "'";
-  REQUIRE_MESSAGE(std::system(cmd.c_str()) == 0, "onnxruntime-node failed: " << cmd);
-  std::vector<float> want(static_cast<size_t>(c.m * c.n));
-  {
-    std::ifstream f(dir / "output_0.raw", std::ios::binary);
-    REQUIRE(f.good());
-    f.read(reinterpret_cast<char*>(want.data()), static_cast<std::streamsize>(want.size() * 4));
-    REQUIRE(f.gcount() == static_cast<std::streamsize>(want.size() * 4));
-  }
-  fs::remove_all(dir);
+  std::vector<std::vector<float>> ort;
+  std::string error;
+  REQUIRE_MESSAGE(testing::RunOrtReference(ort_dir, onnx::WriteModel(m), {{"A", a}}, "nbits-" + tag, &ort, &error),
+                  error);
+  REQUIRE(ort.size() == 1);
+  const std::vector<float>& want = ort[0];
+  REQUIRE(want.size() == static_cast<size_t>(c.m * c.n));
 
   const std::string bytes = onnx::WriteModel(m);
   Session session(Model::LoadFromBytes(bytes.data(), bytes.size()));
@@ -168,7 +133,7 @@ void CheckCase(const std::string& ort_dir, const Case& c, uint32_t seed) {
 
 TEST_CASE("NBits vs onnxruntime-node: MatMulNBits packing and zero points") {
   std::string why;
-  const std::string ort_dir = OrtNodeDir(&why);
+  const std::string ort_dir = testing::OrtNodeDir(&why);
   if (ort_dir.empty()) {
     MESSAGE("skipping the onnxruntime-node comparison of MatMulNBits: " << why);
     return;

@@ -6,45 +6,23 @@
 // `node` or the npm package is missing; set SIMPLECPP_ORT_NODE_DIR to a folder holding
 // node_modules/onnxruntime-node (default bench/).
 #include <doctest/doctest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "graph/ir.h"
 #include "simplecpp/onnx/model_writer.h"
 #include "simplecpp/simplecpp.h"
+#include "tests/models/ort_node.h"
 
 namespace simplecpp {
 namespace {
 
-namespace fs = std::filesystem;
-
-fs::path ThisDir() { return fs::path(__FILE__).parent_path(); }
-
-// The folder holding node_modules/onnxruntime-node, or "" (with the reason in *why).
-std::string OrtNodeDir(std::string* why) {
-  if (std::system("node --version > /dev/null 2>&1") != 0) {
-    *why = "node is not on PATH";
-    return "";
-  }
-  const char* env = std::getenv("SIMPLECPP_ORT_NODE_DIR");
-  const fs::path dir = env && *env ? fs::path(env) : ThisDir() / ".." / ".." / "bench";
-  if (!fs::exists(dir / "node_modules" / "onnxruntime-node" / "package.json")) {
-    *why = "onnxruntime-node not found under " + dir.string() +
-           " (set SIMPLECPP_ORT_NODE_DIR to a folder where `npm install onnxruntime-node` ran)";
-    return "";
-  }
-  return fs::absolute(dir).string();
-}
 
 graph::ValueInfo FloatValue(const std::string& name, const Dims& dims) {
   graph::ValueInfo v;
@@ -103,37 +81,11 @@ struct Case {
 // Runs the case in ORT; returns each named output's values.
 std::vector<std::vector<float>> RunOrt(const std::string& ort_dir, const graph::Model& m,
                                        const Case& c) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("simplecpp-msft-" + c.tag + "-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  onnx::WriteModelFile((dir / "model.onnx").string(), m);
-  const Tensor& x = c.inputs[0].second;
-  std::ofstream(dir / "input_0.raw", std::ios::binary)
-      .write(static_cast<const char*>(x.raw_data()), static_cast<std::streamsize>(x.byte_size()));
-  {
-    std::ostringstream dims;
-    for (size_t i = 0; i < x.dims().size(); ++i) dims << (i ? "," : "") << x.dims()[i];
-    std::ofstream(dir / "inputs.json")
-        << "[{\"name\":\"" << c.inputs[0].first << "\",\"dtype\":\"float32\",\"dims\":["
-        << dims.str() << "],\"file\":\"input_0.raw\"}]";
-  }
-  const std::string cmd = "SIMPLECPP_ORT_NODE_DIR='" + ort_dir + "' node '" +
-                          (ThisDir() / "ort_reference.mjs").string() + "' '" +
-                          (dir / "model.onnx").string() + "' '" + dir.string() + "'";
-  REQUIRE_MESSAGE(std::system(cmd.c_str()) == 0, "onnxruntime-node failed: " << cmd);
   std::vector<std::vector<float>> result;
-  int k = 0;
-  for (const std::string& name : c.outputs) {
-    if (name.empty()) continue;
-    std::ifstream f(dir / ("output_" + std::to_string(k++) + ".raw"), std::ios::binary);
-    REQUIRE(f.good());
-    std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    std::vector<float> v(bytes.size() / 4);
-    std::copy(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(v.size() * 4),
-              reinterpret_cast<char*>(v.data()));
-    result.push_back(std::move(v));
-  }
-  fs::remove_all(dir);
+  std::string error;
+  REQUIRE_MESSAGE(testing::RunOrtReference(ort_dir, onnx::WriteModel(m), {c.inputs[0]}, "msft-" + c.tag,
+                                           &result, &error),
+                  error);
   return result;
 }
 
@@ -207,7 +159,7 @@ void CheckCase(const std::string& ort_dir, const Case& c) {
 
 TEST_CASE("msft decoder ops vs onnxruntime-node") {
   std::string why;
-  const std::string ort_dir = OrtNodeDir(&why);
+  const std::string ort_dir = testing::OrtNodeDir(&why);
   if (ort_dir.empty()) {
     MESSAGE("skipping the onnxruntime-node comparison of the com.microsoft decoder ops: " << why);
     return;

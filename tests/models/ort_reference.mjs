@@ -1,7 +1,7 @@
 // Runs an ONNX model with onnxruntime-node and writes its outputs, as the independent reference
 // for tests/models/real_models_test.cc (and the memory comparison in tests/models/README.md).
 //   node ort_reference.mjs MODEL.onnx DIR
-// DIR/inputs.json: [{"name", "dtype" ("float32"|"int64"), "dims", "file"}], files of raw
+// DIR/inputs.json: [{"name", "dtype" ("float32"|"int64"|"int32"|"uint8"|"int8"), "dims", "file"}], files of raw
 // little-endian data in DIR. Writes DIR/outputs.json ([{"name", "dims", "file"}]) and raw float32
 // files. onnxruntime-node is resolved from $SIMPLECPP_ORT_NODE_DIR (a folder holding
 // node_modules/onnxruntime-node), default bench/. One intra-op thread, all graph optimizations
@@ -28,7 +28,9 @@ const feeds = {};
 for (const inp of JSON.parse(fs.readFileSync(path.join(dir, 'inputs.json'), 'utf8'))) {
   const buf = fs.readFileSync(path.join(dir, inp.file));
   const bytes = new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength).slice();
-  const data = inp.dtype === 'int64' ? new BigInt64Array(bytes.buffer) : new Float32Array(bytes.buffer);
+  const arrays = { int64: BigInt64Array, int32: Int32Array, uint8: Uint8Array, int8: Int8Array, float32: Float32Array };
+  if (!arrays[inp.dtype]) throw new Error(`input ${inp.name}: dtype ${inp.dtype} not handled`);
+  const data = new arrays[inp.dtype](bytes.buffer);
   feeds[inp.name] = new ort.Tensor(inp.dtype, data, inp.dims);
 }
 const results = await session.run(feeds);
