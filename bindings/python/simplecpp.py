@@ -6,6 +6,15 @@
     print(model.inputs)                               # [ValueInfo(name, dtype, dims, dim_names)]
     outputs = model.run({"x": np.zeros((1, 3, 32, 32), np.float32)})   # {name: ndarray}
 
+    y, = simplecpp.run_op("Softmax", [np.ones((2, 3), np.float32)], {"axis": 1})  # one node
+
+    b = simplecpp.GraphBuilder(opset=17)                 # a graph built in code
+    x = b.add_input("x", np.float32, [None, 4])          # None: unknown dim
+    y, = b.add_node("Relu", [x])
+    b.add_output(y)
+    b.value_type(y)                                      # (np.float32, [-1, 4])
+    model = b.build()                                    # b.to_onnx() gives the ONNX bytes
+
 No build step: the library is found through $SIMPLECPP_LIB, next to a build tree of this
 repository (build/lib), or on the loader's path. Errors raise simplecpp.Error with the C API's
 code and message.
@@ -94,6 +103,41 @@ _tensor_byte_size = _fn("sc_tensor_byte_size", ctypes.c_size_t, _p)
 _tensor_copy_data = _fn("sc_tensor_copy_data", _p, _p, _p, ctypes.c_size_t)
 _session_run = _fn("sc_session_run", _p, _p, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(_p),
                    _i64, ctypes.POINTER(ctypes.c_char_p), _i64, ctypes.POINTER(_p))
+
+
+_builder_create = _fn("sc_builder_create", _p, _i64, ctypes.POINTER(_p))
+_builder_free = _fn("sc_builder_free", None, _p)
+_builder_import_opset = _fn("sc_builder_import_opset", _p, _p, ctypes.c_char_p, _i64)
+_builder_add_input = _fn("sc_builder_add_input", _p, _p, ctypes.c_char_p, _i32,
+                         ctypes.POINTER(_i64), _i64, ctypes.POINTER(ctypes.c_char_p))
+_builder_add_initializer = _fn("sc_builder_add_initializer", _p, _p, ctypes.c_char_p, _p)
+_builder_add_node = _fn("sc_builder_add_node", _p, _p, ctypes.c_char_p, ctypes.c_char_p,
+                        ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), _i64, _p, _i64,
+                        ctypes.POINTER(ctypes.c_char_p))
+_builder_add_output = _fn("sc_builder_add_output", _p, _p, ctypes.c_char_p)
+_builder_value_type = _fn("sc_builder_value_type", _p, _p, ctypes.c_char_p, ctypes.POINTER(_i32),
+                          ctypes.POINTER(_i64))
+_builder_value_dims = _fn("sc_builder_value_dims", _p, _p, ctypes.c_char_p, ctypes.POINTER(_i64),
+                          _i64)
+_builder_build = _fn("sc_builder_build", _p, _p, _p, ctypes.POINTER(_p))
+_builder_to_onnx = _fn("sc_builder_to_onnx", _p, _p, ctypes.POINTER(_p),
+                       ctypes.POINTER(ctypes.c_size_t))
+_buffer_free = _fn("sc_buffer_free", None, _p)
+_attributes_create = _fn("sc_attributes_create", _p, ctypes.POINTER(_p))
+_attributes_free = _fn("sc_attributes_free", None, _p)
+_attr_int = _fn("sc_attributes_set_int", _p, _p, ctypes.c_char_p, _i64)
+_attr_float = _fn("sc_attributes_set_float", _p, _p, ctypes.c_char_p, ctypes.c_float)
+_attr_string = _fn("sc_attributes_set_string", _p, _p, ctypes.c_char_p, ctypes.c_char_p)
+_attr_ints = _fn("sc_attributes_set_ints", _p, _p, ctypes.c_char_p, ctypes.POINTER(_i64), _i64)
+_attr_floats = _fn("sc_attributes_set_floats", _p, _p, ctypes.c_char_p,
+                   ctypes.POINTER(ctypes.c_float), _i64)
+_attr_strings = _fn("sc_attributes_set_strings", _p, _p, ctypes.c_char_p,
+                    ctypes.POINTER(ctypes.c_char_p), _i64)
+_attr_tensor = _fn("sc_attributes_set_tensor", _p, _p, ctypes.c_char_p, _p)
+_run_op = _fn("sc_run_op", _p, ctypes.c_char_p, ctypes.c_char_p, _i64, ctypes.POINTER(_p), _i64, _p,
+              _i64, ctypes.POINTER(_p))
+
+DEFAULT_OPSET = 21
 
 
 def _check(status):
@@ -234,3 +278,146 @@ def load_bytes(data):
     h = _p()
     _check(_model_load_bytes(data, len(data), ctypes.byref(h)))
     return Model(h)
+
+
+def _attributes(attributes):
+    """{name: value} -> an sc_attributes handle (the caller frees it). int, float, str, lists of
+    them (by the first element's type; an empty list is ints), and NumPy arrays (tensors)."""
+    h = _p()
+    _check(_attributes_create(ctypes.byref(h)))
+    try:
+        for name, value in (attributes or {}).items():
+            key = name.encode()
+            if isinstance(value, np.ndarray):
+                t = _to_tensor(name, value)
+                try:
+                    _check(_attr_tensor(h, key, t))
+                finally:
+                    _tensor_free(t)
+            elif isinstance(value, (bool, int, np.integer)):
+                _check(_attr_int(h, key, int(value)))
+            elif isinstance(value, (float, np.floating)):
+                _check(_attr_float(h, key, float(value)))
+            elif isinstance(value, str):
+                _check(_attr_string(h, key, value.encode()))
+            elif isinstance(value, (list, tuple)):
+                if value and isinstance(value[0], str):
+                    arr = (ctypes.c_char_p * len(value))(*[v.encode() for v in value])
+                    _check(_attr_strings(h, key, arr, len(value)))
+                elif value and isinstance(value[0], (float, np.floating)):
+                    arr = (ctypes.c_float * len(value))(*value)
+                    _check(_attr_floats(h, key, arr, len(value)))
+                else:
+                    arr = (_i64 * max(len(value), 1))(*[int(v) for v in value])
+                    _check(_attr_ints(h, key, arr, len(value)))
+            else:
+                raise Error(1, "attribute '%s': %s values are not attributes" % (name, type(value)))
+    except BaseException:
+        _attributes_free(h)
+        raise
+    return h
+
+
+def run_op(op_type, inputs, attributes=None, num_outputs=1, domain="", opset=DEFAULT_OPSET):
+    """Runs one node (inputs: arrays, None for an omitted optional input); returns its outputs as
+    a list of arrays. The prepared node is cached per thread by the library."""
+    tensors = []
+    outs = (_p * num_outputs)()
+    attrs = _attributes(attributes)
+    try:
+        for i, a in enumerate(inputs):
+            tensors.append(None if a is None else _to_tensor("input %d" % i, np.asarray(a)))
+        c_in = (_p * max(len(tensors), 1))(*tensors)
+        _check(_run_op(domain.encode(), op_type.encode(), opset, c_in, len(tensors), attrs,
+                       num_outputs, outs))
+        return [_from_tensor(outs[k]) for k in range(num_outputs)]
+    finally:
+        _attributes_free(attrs)
+        for t in tensors:
+            if t:
+                _tensor_free(t)
+        for k in range(num_outputs):
+            if outs[k]:
+                _tensor_free(outs[k])
+
+
+class GraphBuilder:
+    """A graph built in code. Every value's dtype and dims are known as soon as its node is added
+    (value_type); a wrong call raises Error naming the node and op. build() gives a Model,
+    to_onnx() the ONNX bytes."""
+
+    def __init__(self, opset=DEFAULT_OPSET):
+        self._h = _p()
+        _check(_builder_create(opset, ctypes.byref(self._h)))
+
+    def import_opset(self, domain, version):
+        _check(_builder_import_opset(self._h, domain.encode(), version))
+
+    def add_input(self, name, dtype, dims):
+        """dims: ints, None or -1 for an unknown dim, a str for a symbolic one; None: unknown rank."""
+        code = _CODES.get(np.dtype(dtype))
+        if code is None:
+            raise Error(1, "input '%s': NumPy dtype %s has no simplecpp dtype" % (name, dtype))
+        if dims is None:
+            _check(_builder_add_input(self._h, name.encode(), code, None, -1, None))
+            return name
+        c_dims = (_i64 * max(len(dims), 1))(*[d if isinstance(d, int) else -1 for d in dims])
+        c_names = (ctypes.c_char_p * max(len(dims), 1))(
+            *[d.encode() if isinstance(d, str) else None for d in dims])
+        _check(_builder_add_input(self._h, name.encode(), code, c_dims, len(dims), c_names))
+        return name
+
+    def add_initializer(self, name, array):
+        t = _to_tensor(name, np.asarray(array))
+        try:
+            _check(_builder_add_initializer(self._h, name.encode(), t))
+        finally:
+            _tensor_free(t)
+        return name
+
+    def add_node(self, op_type, inputs, attributes=None, num_outputs=1, domain="", name=None):
+        """Returns the output names (a list of num_outputs)."""
+        attrs = _attributes(attributes)
+        try:
+            c_in = (ctypes.c_char_p * max(len(inputs), 1))(*[(i or "").encode() for i in inputs])
+            out = (ctypes.c_char_p * num_outputs)()
+            _check(_builder_add_node(self._h, domain.encode(), op_type.encode(),
+                                     name.encode() if name else None, c_in, len(inputs), attrs,
+                                     num_outputs, out))
+            return [out[k].decode() for k in range(num_outputs)]
+        finally:
+            _attributes_free(attrs)
+
+    def add_output(self, name):
+        _check(_builder_add_output(self._h, name.encode()))
+
+    def value_type(self, name):
+        """(NumPy dtype or None, dims with -1 where unknown, or None when the rank is unknown)."""
+        code, rank = _i32(), _i64()
+        _check(_builder_value_type(self._h, name.encode(), ctypes.byref(code), ctypes.byref(rank)))
+        if rank.value < 0:
+            return _DTYPES.get(code.value), None
+        buf = (_i64 * max(rank.value, 1))()
+        _check(_builder_value_dims(self._h, name.encode(), buf, rank.value))
+        return _DTYPES.get(code.value), [buf[d] for d in range(rank.value)]
+
+    def build(self):
+        h = _p()
+        _check(_builder_build(self._h, None, ctypes.byref(h)))
+        return Model(h)
+
+    def to_onnx(self):
+        data, size = _p(), ctypes.c_size_t()
+        _check(_builder_to_onnx(self._h, ctypes.byref(data), ctypes.byref(size)))
+        try:
+            return ctypes.string_at(data, size.value)
+        finally:
+            _buffer_free(data)
+
+    def close(self):
+        if self._h:
+            _builder_free(self._h)
+            self._h = None
+
+    def __del__(self):
+        self.close()

@@ -126,6 +126,50 @@ try:
 except simplecpp.Error as e:
     check(e.code == 2, "bad bytes: SC_ERR_INVALID_MODEL (%d: %s)" % (e.code, e))
 
+# run_op against NumPy.
+x = rng.standard_normal((3, 5)).astype(np.float32)
+y, = simplecpp.run_op("Softmax", [x], {"axis": 1}, opset=13)
+e = np.exp(x - x.max(axis=1, keepdims=True))
+check(np.allclose(y, e / e.sum(axis=1, keepdims=True), rtol=1e-6, atol=1e-7), "run_op Softmax")
+y, = simplecpp.run_op("Transpose", [x], {"perm": [1, 0]})
+check(np.array_equal(y, x.T), "run_op Transpose")
+parts = simplecpp.run_op("Split", [x], {"axis": 1}, num_outputs=5, opset=13)
+check(len(parts) == 5 and all(np.array_equal(p, x[:, i:i + 1]) for i, p in enumerate(parts)),
+      "run_op Split: five outputs")
+y, = simplecpp.run_op("Clip", [x, None, np.float32(0.5)], opset=13)
+check(np.array_equal(y, np.minimum(x, np.float32(0.5))), "run_op Clip with an omitted input")
+a = rng.integers(0, 256, (4, 6), dtype=np.uint8)
+b = rng.integers(-128, 128, (6, 3), dtype=np.int8)
+b_zp = np.array([1, -3, 7], np.int8)
+y, = simplecpp.run_op("MatMulInteger", [a, b, np.uint8(128), b_zp], opset=10)
+want = (a.astype(np.int32) - 128) @ (b.astype(np.int32) - b_zp.astype(np.int32))
+check(y.dtype == np.int32 and np.array_equal(y, want), "run_op MatMulInteger, per-column b zero point")
+try:
+    simplecpp.run_op("NoSuchOp", [x])
+    check(False, "unknown op raises")
+except simplecpp.Error as err:
+    check(err.code == 3 and "NoSuchOp" in str(err), "unknown op: SC_ERR_UNSUPPORTED (%s)" % err)
+
+# The graph builder: inferred types, build, run, export and reload.
+gb = simplecpp.GraphBuilder(opset=17)
+xin = gb.add_input("x", np.float32, ["batch", 5])
+w_arr = rng.standard_normal((5, 2)).astype(np.float32)
+w = gb.add_initializer("w", w_arr)
+mm, = gb.add_node("MatMul", [xin, w])
+out, = gb.add_node("Relu", [mm], name="relu")
+check(gb.value_type(out) == (np.float32, [-1, 2]), "builder value_type: %s" % (gb.value_type(out),))
+gb.add_output(out)
+try:
+    gb.add_node("Softmax", [xin], {"axis": 1.5})
+    check(False, "float axis raises")
+except simplecpp.Error as err:
+    check("Softmax" in str(err) and "axis" in str(err), "builder: wrong attribute type named (%s)" % err)
+got = gb.build().run({"x": x})[out]
+check(np.allclose(got, np.maximum(x @ w_arr, 0), rtol=1e-5, atol=1e-6), "builder: MatMul + Relu vs NumPy")
+reloaded = simplecpp.load_bytes(gb.to_onnx()).run({"x": x})[out]
+check(np.array_equal(got, reloaded), "builder: build() == load_bytes(to_onnx())")
+check(got.shape == (3, 2) and (got >= 0).all(), "builder: output shape and Relu")
+
 # A built-in model: the same input through the CLI and through Python, same bits.
 cli = os.environ.get("SIMPLECPP_CLI")
 if cli:
