@@ -5,7 +5,7 @@
 #      (scripts/consumer-test.sh, counted as one test);
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/ with clang and the
 #      libFuzzer targets (-DSIMPLECPP_FUZZ=ON instruments every layer): the same ctests, then each
-#      fuzz target for SIMPLECPP_FUZZ_SECONDS (default 60) from its seed corpus (scripts/fuzz.sh,
+#      fuzz target for SIMPLECPP_FUZZ_SECONDS (default 45) from its seed corpus (scripts/fuzz.sh,
 #      counted as one test). Without clang's runtimes it falls back to a g++ -DSIMPLECPP_SANITIZE=ON
 #      build without fuzzing. Set SIMPLECPP_ASAN_CONFORMANCE=0 to leave the conformance run out;
 #   3. ThreadSanitizer build of the concurrency test (scripts/tsan-test.sh, counted as one test);
@@ -114,9 +114,13 @@ if command -v clang++ >/dev/null 2>&1 &&
    clang++ -x c++ -fsanitize=fuzzer,address,undefined -o /dev/null - >/dev/null 2>&1; then
   have_clang_fuzzer=1
 fi
+# -O1 with line tables only (libFuzzer's recommended flags): sanitizer reports still give file
+# and line, and the build, the longest of the stage, compiles much faster than with full -g.
+sanitizer_flags="-O1 -gline-tables-only -DNDEBUG"
 if [ "$have_clang_fuzzer" = 1 ]; then
   if CC=clang CXX=clang++ build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIMPLECPP_FUZZ=ON \
-       -DSIMPLECPP_FEW_HWY_TARGETS=ON; then
+       -DSIMPLECPP_FEW_HWY_TARGETS=ON -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$sanitizer_flags" \
+       -DCMAKE_C_FLAGS_RELWITHDEBINFO="$sanitizer_flags"; then
     run_ctest build-asan "${asan_args[@]}"
     fuzz_start=$SECONDS
     # A fixed seed keeps a CI failure reproducible with the same command.
@@ -124,7 +128,7 @@ if [ "$have_clang_fuzzer" = 1 ]; then
     # the library as std::bad_alloc, not stop the fuzzer), not the ctest ones exported above.
     if ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 FUZZ_CONFIGURE=0 FUZZ_BUILD_DIR=build-asan \
          FUZZ_ARGS="-seed=1 ${FUZZ_ARGS:-}" \
-         bash scripts/fuzz.sh "${SIMPLECPP_FUZZ_SECONDS:-60}"; then
+         bash scripts/fuzz.sh "${SIMPLECPP_FUZZ_SECONDS:-45}"; then
       total_passed=$((total_passed + 1))
     else
       total_failed=$((total_failed + 1))
@@ -135,7 +139,8 @@ if [ "$have_clang_fuzzer" = 1 ]; then
   fi
 else
   echo "test.sh: clang's libFuzzer runtime is missing: g++ sanitizer build, no fuzzing"
-  if build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIMPLECPP_SANITIZE=ON -DSIMPLECPP_FEW_HWY_TARGETS=ON; then
+  if build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIMPLECPP_SANITIZE=ON -DSIMPLECPP_FEW_HWY_TARGETS=ON \
+       -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"; then
     run_ctest build-asan "${asan_args[@]}"
   else
     total_failed=$((total_failed + 1))
