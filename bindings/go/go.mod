@@ -1,0 +1,3 @@
+module simplecpp
+
+go 1.19
