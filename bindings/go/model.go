@@ -220,8 +220,8 @@ func (s *Session) Run(inputs map[string]*Tensor) (map[string]*Tensor, error) {
 	names := make([]string, 0, len(inputs))
 	values := make([]*Tensor, 0, len(inputs))
 	for name, t := range inputs {
-		if t == nil {
-			return nil, argError("input '%s' is nil", name)
+		if t == nil || t.p == nil {
+			return nil, argError("input '%s' is nil or a freed tensor", name)
 		}
 		names = append(names, name)
 		values = append(values, t)
