@@ -34,7 +34,7 @@ tmp="$(mktemp -d)"
 trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
 export GOPATH="$tmp/gopath" GOCACHE="$tmp/gocache"
 # No module proxy or checksum database: a download attempt fails instead of reaching out.
-export GOPROXY=off GOFLAGS= GO111MODULE=on
+export GOPROXY=off GOFLAGS='' GO111MODULE=on
 export CGO_ENABLED=1
 export CGO_LDFLAGS="-L$LIB_DIR ${CGO_LDFLAGS:-}"
 export LD_LIBRARY_PATH="$LIB_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
