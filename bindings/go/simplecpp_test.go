@@ -404,6 +404,14 @@ func TestTensorRoundTrip(t *testing.T) {
 		t.Error("Float32s() of an int64 tensor succeeded")
 	}
 
+	flags := mustTensor(t, []bool{true, false, true}, []int64{3})
+	gotFlags, err := flags.Bools()
+	must(t, err)
+	flags.Free()
+	if flags.Dtype() != Undefined || !reflect.DeepEqual(gotFlags, []bool{true, false, true}) {
+		t.Errorf("bool tensor: Bools() = %v", gotFlags)
+	}
+
 	scalar := mustTensor(t, []int8{-5}, nil)
 	if dims := scalar.Dims(); dims == nil || len(dims) != 0 {
 		t.Errorf("scalar dims %v, want []", dims)
@@ -430,5 +438,49 @@ func TestLoadErrors(t *testing.T) {
 	if _, err := LoadBytes([]byte("not a model")); !errors.As(err, &scErr) ||
 		scErr.Code != CodeInvalidModel {
 		t.Errorf("LoadBytes of garbage: got %v, want an invalid-model *Error", err)
+	}
+}
+
+// An If node whose branches are subgraph builders reading the outer input: the graph attribute
+// path (NewSubgraph, SetGraph).
+func TestIfWithSubgraphs(t *testing.T) {
+	b, err := NewGraphBuilder(0)
+	must(t, err)
+	defer b.Free()
+	must(t, b.AddInput("cond", Bool, nil, nil))
+	must(t, b.AddInput("x", Int32, []int64{3}, nil))
+	branch := func(name, op string) *GraphBuilder {
+		body, err := b.NewSubgraph(name)
+		must(t, err)
+		out, err := body.AddNode("", op, "", []string{"x"}, nil, 1)
+		must(t, err)
+		must(t, body.AddOutput(out[0]))
+		return body
+	}
+	thenBody, elseBody := branch("then", "Neg"), branch("else", "Abs")
+	defer thenBody.Free()
+	defer elseBody.Free()
+	attrs := NewAttributes().SetGraph("then_branch", thenBody).SetGraph("else_branch", elseBody)
+	y, err := b.AddNode("", "If", "", []string{"cond"}, attrs, 1)
+	must(t, err)
+	must(t, b.AddOutput(y[0]))
+	model, err := b.Build()
+	must(t, err)
+	defer model.Close()
+	session, err := NewSession(model, 1)
+	must(t, err)
+	defer session.Close()
+	x := mustTensor(t, []int32{-4, 0, 9}, []int64{3})
+	defer x.Free()
+	for _, c := range []struct {
+		cond bool
+		want []int32
+	}{{true, []int32{4, 0, -9}}, {false, []int32{4, 0, 9}}} {
+		cond := mustTensor(t, []bool{c.cond}, nil)
+		out, err := session.Run(map[string]*Tensor{"cond": cond, "x": x})
+		cond.Free()
+		must(t, err)
+		checkInt32(t, "If", out[y[0]], []int64{3}, c.want)
+		out[y[0]].Free()
 	}
 }

@@ -10,9 +10,10 @@ import (
 	"unsafe"
 )
 
-// Element is a Go type with a matching simplecpp element type.
+// Element is a Go type with a matching simplecpp element type. A Go bool is one byte holding 0
+// or 1, as the library's bool elements are.
 type Element interface {
-	float32 | int8 | uint8 | int32 | int64
+	float32 | int8 | uint8 | int32 | int64 | bool
 }
 
 // dtypeOf maps a Go element type to its DType.
@@ -27,6 +28,8 @@ func dtypeOf[T Element]() DType {
 		return Uint8
 	case int32:
 		return Int32
+	case bool:
+		return Bool
 	default:
 		return Int64
 	}
@@ -132,6 +135,9 @@ func (t *Tensor) Int32s() ([]int32, error) { return copyOut[int32](t) }
 
 // Int64s copies out an int64 tensor's elements.
 func (t *Tensor) Int64s() ([]int64, error) { return copyOut[int64](t) }
+
+// Bools copies out a bool tensor's elements.
+func (t *Tensor) Bools() ([]bool, error) { return copyOut[bool](t) }
 
 // tensorPtrs lists C handles for a call; nil entries (omitted optional inputs) stay NULL. A freed
 // tensor is refused rather than passed as NULL, which C would read as "omitted".
