@@ -67,7 +67,7 @@ stage_core() {
   local p
   for p in libhwy-dev libeigen3-dev doctest-dev libprotozero-dev; do want_pkg "$p"; done
   want_pkg python3-numpy "the Python binding's test (bindings/python)"
-  want_cmd golang-go go  # the Go binding's test (bindings/go)
+  want_cmd golang-go go "the Go binding's test (bindings/go)"
 }
 
 stage_wasm() {
