@@ -6,7 +6,7 @@
 # Usage: scripts/install-deps.sh [--simulate] [STAGE...]     (default stage: core)
 #   core   compilers, CMake, clang's sanitizer/libFuzzer runtimes (libclang-rt-14-dev: only a
 #          Recommends of clang-14, which --no-install-recommends skips), Highway, Eigen, doctest,
-#          protozero;
+#          protozero, and for the bindings' tests python3-numpy and golang-go;
 #   wasm   emscripten (when emcmake is absent), node (when absent), npm (when absent and Debian's
 #          npm can go beside the node that is there), chromium (when absent: the browser test);
 #   bench  the benchmark peers (Google Benchmark, oneDNN, OpenBLAS, XNNPACK + pthreadpool) and time;
