@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "kernels/gemm.h"
 #include "kernels/matmul_nbits.h"
 
 #ifndef SIMPLECPP_KERNELS_MATMUL_NBITS_ONCE
@@ -43,6 +44,7 @@ struct Problem {
   float* y = nullptr;
   int64_t ldy = 0;
   bool gemm = false;
+  bool via_f32_gemm = false;  // GemmNBitsViaF32
 };
 
 }  // namespace nbits
@@ -321,6 +323,9 @@ constexpr int kMaxTileRows = 4;
 constexpr int kMaxTileRows = 2;
 #endif
 constexpr int kPanelRows = 2;
+// W rows per dequantized panel of GemmNBitsViaF32: 64 rows of K floats stay within L2 for K up
+// to a few thousand, and give the float GEMM whole column panels.
+constexpr int64_t kF32GemmPanelRows = 64;
 
 template <class DF, int NR>
 TileFn PickTile(int rows) {
@@ -352,6 +357,43 @@ void Run(DF df, const nbits::Problem& p, const Parallel& parallel) {
   auto finish = [&p](int64_t i, int64_t n, float v) {
     p.y[i * p.ldy + n] = p.bias != nullptr ? v + p.bias[n] : v;
   };
+  if (p.via_f32_gemm) {
+    // Panels of W rows dequantized to float32 (scale applied) in the step order of ap, so the
+    // float GEMM pairs each weight with its A value; the padding past K meets zero A values.
+    const int64_t panels = (w.n + kF32GemmPanelRows - 1) / kF32GemmPanelRows;
+    // A is the packed B operand (packed once per call): each panel of W rows is the A operand,
+    // C^T = W_panel * A^T, and the panel rows need no transposing copy of their own.
+    const std::shared_ptr<const PackedBF32> packed_a = PackedBF32::Pack(true, k_pad, p.m, ap.data(), k_pad);
+    parallel.For(panels, [&](int64_t t0, int64_t t1) {
+      std::vector<float> panel(static_cast<size_t>(kF32GemmPanelRows * k_pad));
+      std::vector<float> ct(static_cast<size_t>(kF32GemmPanelRows * p.m));
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t n = t * kF32GemmPanelRows;
+        const int rows = static_cast<int>(std::min<int64_t>(kF32GemmPanelRows, w.n - n));
+        DequantPanel<kBits>(df, w, n, rows, k_pad, panel.data());
+        const int64_t L = static_cast<int64_t>(hn::Lanes(df));
+        for (int r = 0; r < rows; ++r) {
+          for (int64_t b = 0; b < kb; ++b) {
+            const auto scale = hn::Set(df, w.scales[(n + r) * kb + b]);
+            float* block = panel.data() + r * k_pad + b * w.block_size;
+            for (int64_t j = 0; j < w.block_size; j += L) {
+              hn::StoreU(hn::Mul(hn::LoadU(df, block + j), scale), df, block + j);
+            }
+          }
+        }
+        GemmPackedBF32(false, rows, 1.0f, panel.data(), k_pad, *packed_a, 0.0f, ct.data(), p.m,
+                       SerialParallel());
+        for (int64_t i = 0; i < p.m; ++i) {
+          float* y = p.y + i * p.ldy + n;
+          for (int r = 0; r < rows; ++r) {
+            const float v = ct[static_cast<size_t>(r * p.m + i)];
+            y[r] = p.bias != nullptr ? v + p.bias[n + r] : v;
+          }
+        }
+      }
+    });
+    return;
+  }
   if (!p.gemm) {
     const int64_t L = static_cast<int64_t>(hn::Lanes(df));
     const int64_t steps = kBits == 4 ? w.block_size / (2 * L) : w.block_size / L;
@@ -419,7 +461,7 @@ namespace simplecpp::kernels {
 HWY_EXPORT(MatMulNBitsImpl);
 
 namespace {
-void Call(bool gemm, int64_t m, const float* a, int64_t lda, const NBitsWeights& w,
+void Call(bool gemm, bool via_f32_gemm, int64_t m, const float* a, int64_t lda, const NBitsWeights& w,
           const float* bias, float* y, int64_t ldy, const Parallel& parallel) {
   if (m <= 0 || w.n <= 0) return;
   nbits::Problem p;
@@ -431,23 +473,29 @@ void Call(bool gemm, int64_t m, const float* a, int64_t lda, const NBitsWeights&
   p.y = y;
   p.ldy = ldy;
   p.gemm = gemm;
+  p.via_f32_gemm = via_f32_gemm;
   HWY_DYNAMIC_DISPATCH(MatMulNBitsImpl)(p, parallel);
 }
 }  // namespace
 
 void GemvNBitsF32(int64_t m, const float* a, int64_t lda, const NBitsWeights& w, const float* bias,
                   float* y, int64_t ldy, const Parallel& parallel) {
-  Call(false, m, a, lda, w, bias, y, ldy, parallel);
+  Call(false, false, m, a, lda, w, bias, y, ldy, parallel);
 }
 
 void GemmNBitsF32(int64_t m, const float* a, int64_t lda, const NBitsWeights& w, const float* bias,
                   float* y, int64_t ldy, const Parallel& parallel) {
-  Call(true, m, a, lda, w, bias, y, ldy, parallel);
+  Call(true, false, m, a, lda, w, bias, y, ldy, parallel);
+}
+
+void GemmNBitsViaF32(int64_t m, const float* a, int64_t lda, const NBitsWeights& w,
+                     const float* bias, float* y, int64_t ldy, const Parallel& parallel) {
+  Call(true, true, m, a, lda, w, bias, y, ldy, parallel);
 }
 
 void MatMulNBitsF32(int64_t m, const float* a, int64_t lda, const NBitsWeights& w,
                     const float* bias, float* y, int64_t ldy, const Parallel& parallel) {
-  Call(m > 1, m, a, lda, w, bias, y, ldy, parallel);
+  Call(m > 1, m >= kNBitsViaF32MinRows, m, a, lda, w, bias, y, ldy, parallel);
 }
 
 }  // namespace simplecpp::kernels

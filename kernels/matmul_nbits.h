@@ -10,7 +10,8 @@
 // float32. Zero points are absent (2^(bits-1)), packed uint8 (per row ceil(k_blocks*bits/8)
 // bytes, 4-bit low nibble first) or float32 [N][k_blocks].
 //
-// Numerics (the same for GemvNBitsF32 and GemmNBitsF32, so any M gives the same bits per row):
+// Numerics (the same for GemvNBitsF32 and GemmNBitsF32, so M below kNBitsViaF32MinRows gives the
+// same bits per row; GemmNBitsViaF32 below is the float GEMM's):
 // with L the float32 lanes of the target's vectors, each output element is
 //   for each block b: lanes d = sum over the block's k of a[k] * (float(q[k]) - zp)
 //                           (one multiply-add chain per lane, in k order within the lane;
@@ -76,7 +77,17 @@ void GemvNBitsF32(int64_t m, const float* a, int64_t lda, const NBitsWeights& w,
 // per-task buffer of float32 (q - zp) and reused by all M rows: the compute-bound prefill case.
 void GemmNBitsF32(int64_t m, const float* a, int64_t lda, const NBitsWeights& w, const float* bias,
                   float* y, int64_t ldy, const Parallel& parallel);
-// GemvNBitsF32 for M = 1, GemmNBitsF32 otherwise.
+// Prefill of many rows: panels of 64 weight rows dequantized once per call into float32
+// (q - zp) * scale, then the float32 GEMM (kernels/gemm.h) on them, so the weights are unpacked
+// once per call instead of once per row tile. Not the bits of GemvNBitsF32 (the scale is applied
+// per weight and the GEMM's summation order is its own); within float32 rounding of the same
+// products, the same for any thread count. The per-task panel is 64 * K floats.
+void GemmNBitsViaF32(int64_t m, const float* a, int64_t lda, const NBitsWeights& w,
+                     const float* bias, float* y, int64_t ldy, const Parallel& parallel);
+// Rows from which MatMulNBitsF32 takes GemmNBitsViaF32: below it, unpacking in registers per row
+// tile costs less than dequantizing every weight once.
+constexpr int64_t kNBitsViaF32MinRows = 16;
+// GemvNBitsF32 for M = 1, GemmNBitsF32 for M below kNBitsViaF32MinRows, GemmNBitsViaF32 above.
 void MatMulNBitsF32(int64_t m, const float* a, int64_t lda, const NBitsWeights& w,
                     const float* bias, float* y, int64_t ldy, const Parallel& parallel);
 

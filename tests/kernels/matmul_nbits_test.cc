@@ -3,7 +3,8 @@
 // the operator's definition, on every compiled target: bits 4 and 8, block sizes 16..256, zero
 // points absent / packed uint8 / float, K not a multiple of the block (with garbage in the
 // padding), odd N, M = 0, 1, 3, 17, row strides. GEMV and GEMM must agree bit for bit, and so must
-// any thread count.
+// any thread count; GemmNBitsViaF32 (dequantize, then the float GEMM) within its own bound and
+// the same at any thread count.
 #include "kernels/matmul_nbits.h"
 
 #include <doctest/doctest.h>
@@ -182,6 +183,28 @@ void CheckCase(const Case& c, uint32_t seed) {
       // The padding between rows of y is untouched.
       for (int64_t r = c.n; r < ldy && i * ldy + r < static_cast<int64_t>(gemv.size()); ++r) {
         CHECK(gemv[i * ldy + r] == -7.0f);
+      }
+    }
+    CHECK(bad == 0);
+    // The dequantize-then-float-GEMM path: its own summation order (k_pad terms, each weight
+    // rounded once more by the per-weight scale), the same bits at any thread count.
+    std::vector<float> via = init, via3 = init;
+    GemmNBitsViaF32(c.m, a.data(), lda, w.view, bp, via.data(), ldy, SerialParallel());
+    GemmNBitsViaF32(c.m, a.data(), lda, w.view, bp, via3.data(), ldy, ThreadsParallel(3));
+    CHECK(std::memcmp(via.data(), via3.data(), via.size() * sizeof(float)) == 0);
+    const double via_per_term = (static_cast<double>(kb * c.block) + 8) * std::ldexp(1.0, -24);
+    bad = 0;
+    for (int64_t i = 0; i < c.m; ++i) {
+      for (int64_t r = 0; r < c.n; ++r) {
+        const double got = via[i * ldy + r];
+        const double tol = via_per_term * mag[i * c.n + r] + 1e-30;
+        if (!(std::fabs(got - ref[i * c.n + r]) <= tol) && bad++ < 3) {
+          CHECK_MESSAGE(false, "via f32 GEMM: y[" << i << "," << r << "] = " << got << ", reference "
+                                                  << ref[i * c.n + r] << ", tolerance " << tol);
+        }
+      }
+      for (int64_t r = c.n; r < ldy && i * ldy + r < static_cast<int64_t>(via.size()); ++r) {
+        CHECK(via[i * ldy + r] == -7.0f);
       }
     }
     CHECK(bad == 0);
