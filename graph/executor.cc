@@ -6,6 +6,7 @@
 #include <set>
 
 #include "graph/buffer_pool.h"
+#include "graph/passes/blocked_dequant_fusion.h"
 #include "graph/passes/conv_batchnorm_fold.h"
 #include "graph/passes/conv_post_fusion.h"
 #include "graph/passes/elementwise_fusion.h"
@@ -517,14 +518,22 @@ std::shared_ptr<const Plan> Plan::Build(const Graph& graph, const OpsetMap& opse
                                         const PlanOptions& options,
                                         const std::map<std::string, ValueType>& outer_scope, int depth,
                                         const std::map<std::string, Tensor>* outer_constants) {
+  const Graph* source = &graph;
+  const OpsetMap* source_opsets = &opsets;
+  Graph blocked;
+  OpsetMap blocked_opsets;
+  if (options.fuse_quantized && passes::FuseBlockedDequantMatMul(graph, opsets, &blocked, &blocked_opsets)) {
+    source = &blocked;
+    source_opsets = &blocked_opsets;
+  }
   if (options.fuse_quantized) {
     Graph fused;
     OpsetMap fused_opsets;
-    if (passes::FuseQuantized(graph, opsets, &fused, &fused_opsets)) {
+    if (passes::FuseQuantized(*source, *source_opsets, &fused, &fused_opsets)) {
       return PlanBuilder(fused, fused_opsets, options, outer_scope, depth, outer_constants).Build();
     }
   }
-  return PlanBuilder(graph, opsets, options, outer_scope, depth, outer_constants).Build();
+  return PlanBuilder(*source, *source_opsets, options, outer_scope, depth, outer_constants).Build();
 }
 
 int Plan::FindValue(const std::string& name) const {

@@ -47,8 +47,10 @@ struct LoadOptions {
   bool constant_folding = true;
   // Fuse quantized patterns (DynamicQuantizeLinear -> MatMulInteger/ConvInteger -> Cast -> Mul
   // [-> Add], and DequantizeLinear -> MatMul/Gemm/Conv [-> Add] -> QuantizeLinear) into single
-  // integer kernels. Exact in the integer part; the float epilogue is bit-identical for the
-  // dynamic patterns and within 1 of the quantized output for QDQ (README, "Integer quantization").
+  // integer kernels, and blocked DequantizeLinear(int4/int8 weights) -> MatMul into the low-bit
+  // kernel with the weights kept packed. Exact in the integer part; the float epilogue is
+  // bit-identical for the dynamic patterns, within 1 of the quantized output for QDQ, and within
+  // float32 rounding for blocked weights (docs/OPS.md, "Graph passes").
   bool fuse_quantized = true;
   Limits limits;
 };

@@ -1,0 +1,269 @@
+// Blocked DequantizeLinear -> MatMul into MatMulNBits (graph/passes/blocked_dequant_fusion.h).
+#include "graph/passes/blocked_dequant_fusion.h"
+
+#include <cstring>
+#include <set>
+#include <vector>
+
+namespace simplecpp::graph::passes {
+namespace {
+
+const Attribute* FindAttr(const Node& node, const char* name) { return node.FindAttribute(name); }
+
+int64_t IntAttr(const Node& node, const char* name, int64_t fallback) {
+  const Attribute* a = FindAttr(node, name);
+  return a != nullptr && a->kind == AttrKind::kInt ? a->i : fallback;
+}
+
+// Code of element i of a 4- or 8-bit integer tensor, as the unsigned code MatMulNBits reads:
+// signed codes are offset by 2^(bits-1).
+uint8_t UnsignedCode(const Tensor& t, int64_t i) {
+  const auto* bytes = static_cast<const uint8_t*>(t.raw_data());
+  switch (t.dtype()) {
+    case DType::kUInt8: return bytes[i];
+    case DType::kInt8: return static_cast<uint8_t>(static_cast<int8_t>(bytes[i]) + 128);
+    case DType::kUInt4: return (bytes[i / 2] >> (4 * (i & 1))) & 15;
+    case DType::kInt4: {
+      const int nibble = (bytes[i / 2] >> (4 * (i & 1))) & 15;
+      return static_cast<uint8_t>((nibble >= 8 ? nibble - 16 : nibble) + 8);
+    }
+    default: return 0;
+  }
+}
+
+struct Match {
+  size_t dq = 0, matmul = 0;
+  const Tensor* w = nullptr;
+  const Tensor* scale = nullptr;
+  const Tensor* zero_point = nullptr;
+  int64_t block_size = 0;
+};
+
+class Fuser {
+ public:
+  Fuser(const Graph& graph, const std::map<std::string, int64_t>& opsets) : g_(graph), opsets_(opsets) {
+    for (const auto& [name, t] : g_.initializers) initializers_[name] = &t;
+    for (const ValueInfo& o : g_.outputs) readers_[o.name] += 2;  // a graph output is never fused
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const Node& n = g_.nodes[i];
+      for (const std::string& in : n.inputs) {
+        if (!in.empty()) ++readers_[in];
+      }
+      std::vector<std::string> outer;
+      for (const Attribute& a : n.attributes) {
+        if (a.g) CollectFreeNames(*a.g, &outer);
+        for (const auto& sub : a.graphs) {
+          if (sub) CollectFreeNames(*sub, &outer);
+        }
+      }
+      for (const std::string& name : outer) readers_[name] += 2;
+      for (const std::string& out : n.outputs) {
+        if (!out.empty()) producer_[out] = i;
+      }
+    }
+  }
+
+  std::vector<Match> FindMatches() const {
+    std::vector<Match> matches;
+    auto it = opsets_.find("");
+    if (it == opsets_.end() || it->second < 21) return matches;  // block_size arrived in opset 21
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const Node& mm = g_.nodes[i];
+      if (!mm.domain.empty() || mm.op_type != "MatMul" || mm.inputs.size() != 2 || mm.outputs.size() != 1) continue;
+      auto p = producer_.find(mm.inputs[1]);
+      if (p == producer_.end()) continue;
+      Match m;
+      m.dq = p->second;
+      m.matmul = i;
+      if (Matches(&m)) matches.push_back(m);
+    }
+    return matches;
+  }
+
+ private:
+  const Tensor* Constant(const std::string& name) const {
+    auto it = initializers_.find(name);
+    return it == initializers_.end() ? nullptr : it->second;
+  }
+
+  bool Matches(Match* m) const {
+    const Node& dq = g_.nodes[m->dq];
+    if (!dq.domain.empty() || dq.op_type != "DequantizeLinear" || dq.outputs.size() != 1) return false;
+    if (dq.inputs.size() < 2 || dq.inputs.size() > 3) return false;
+    auto readers = readers_.find(dq.outputs[0]);
+    if (readers == readers_.end() || readers->second != 1) return false;
+    m->w = Constant(dq.inputs[0]);
+    m->scale = Constant(dq.inputs[1]);
+    m->zero_point = dq.inputs.size() == 3 && !dq.inputs[2].empty() ? Constant(dq.inputs[2]) : nullptr;
+    if (m->w == nullptr || m->scale == nullptr) return false;
+    if (dq.inputs.size() == 3 && !dq.inputs[2].empty() && m->zero_point == nullptr) return false;
+    const DType wt = m->w->dtype();
+    if (wt != DType::kInt4 && wt != DType::kUInt4 && wt != DType::kInt8 && wt != DType::kUInt8) return false;
+    if (m->w->rank() != 2) return false;
+    const int64_t k = m->w->dim(0), n = m->w->dim(1);
+    if (k <= 0 || n <= 0) return false;
+    const int64_t axis = IntAttr(dq, "axis", 1);
+    if (axis != 0 && axis != -2) return false;
+    m->block_size = IntAttr(dq, "block_size", 0);
+    const int64_t bs = m->block_size;
+    if (bs < 16 || bs > 4096 || (bs & (bs - 1)) != 0) return false;
+    if (const Attribute* out = FindAttr(dq, "output_dtype"); out != nullptr && out->i != 0 &&
+                                                             out->i != static_cast<int64_t>(m->scale->dtype())) {
+      return false;
+    }
+    if (m->scale->dtype() != DType::kFloat32 && m->scale->dtype() != DType::kFloat16) return false;
+    const Dims blocks = {(k + bs - 1) / bs, n};
+    if (m->scale->dims() != blocks) return false;
+    if (m->zero_point != nullptr && (m->zero_point->dtype() != wt || m->zero_point->dims() != blocks)) return false;
+    return true;
+  }
+
+  const Graph& g_;
+  const std::map<std::string, int64_t>& opsets_;
+  std::map<std::string, const Tensor*> initializers_;
+  std::map<std::string, int> readers_;
+  std::map<std::string, size_t> producer_;
+};
+
+// The MatMulNBits inputs for one match, appended to `initializers`; returns the node.
+Node Rewrite(const Match& m, const Node& matmul, std::set<std::string>* taken,
+             std::vector<std::pair<std::string, Tensor>>* initializers) {
+  const Tensor& w = *m.w;
+  const int64_t k = w.dim(0), n = w.dim(1), bs = m.block_size;
+  const int64_t k_blocks = (k + bs - 1) / bs;
+  const bool four = w.dtype() == DType::kInt4 || w.dtype() == DType::kUInt4;
+  const int bits = four ? 4 : 8;
+  const bool is_signed = w.dtype() == DType::kInt4 || w.dtype() == DType::kInt8;
+  const int64_t blob = bs * bits / 8;
+  const std::string base = matmul.name.empty() ? matmul.outputs[0] : matmul.name;
+  // A name no value of the graph has yet.
+  auto fresh = [&](const std::string& suffix) {
+    std::string name = base + suffix;
+    for (int i = 1; taken->count(name); ++i) name = base + suffix + "_" + std::to_string(i);
+    taken->insert(name);
+    return name;
+  };
+
+  // Zero point of block b of column c as an unsigned code (also what pads a partial last block,
+  // so that padding dequantizes to 0).
+  auto zp_code = [&](int64_t b, int64_t c) -> uint8_t {
+    if (m.zero_point != nullptr) return UnsignedCode(*m.zero_point, b * n + c);
+    return is_signed ? static_cast<uint8_t>(1 << (bits - 1)) : 0;
+  };
+
+  Tensor packed(DType::kUInt8, {n, k_blocks, blob});
+  auto* pb = packed.data<uint8_t>();
+  for (int64_t c = 0; c < n; ++c) {
+    for (int64_t b = 0; b < k_blocks; ++b) {
+      uint8_t* block = pb + (c * k_blocks + b) * blob;
+      for (int64_t j = 0; j < bs; ++j) {
+        const int64_t row = b * bs + j;
+        const uint8_t code = row < k ? UnsignedCode(w, row * n + c) : zp_code(b, c);
+        if (four) {
+          block[j / 2] = static_cast<uint8_t>(block[j / 2] | (code << (4 * (j & 1))));
+        } else {
+          block[j] = code;
+        }
+      }
+    }
+  }
+  // Scales and zero points go from [k_blocks, N] (per block row) to [N][k_blocks].
+  Tensor scales(m.scale->dtype(), {n * k_blocks});
+  const size_t elem = DTypeSize(m.scale->dtype());
+  for (int64_t c = 0; c < n; ++c) {
+    for (int64_t b = 0; b < k_blocks; ++b) {
+      std::memcpy(static_cast<uint8_t*>(scales.raw_data()) + (c * k_blocks + b) * elem,
+                  static_cast<const uint8_t*>(m.scale->raw_data()) + (b * n + c) * elem, elem);
+    }
+  }
+  Node node;
+  node.name = matmul.name;
+  node.op_type = "MatMulNBits";
+  node.domain = "com.microsoft";
+  node.outputs = matmul.outputs;
+  node.inputs = {matmul.inputs[0], fresh("/nbits_weights"), fresh("/nbits_scales")};
+  initializers->emplace_back(node.inputs[1], std::move(packed));
+  initializers->emplace_back(node.inputs[2], std::move(scales));
+  // MatMulNBits's default zero point is 2^(bits-1): explicit ones only when they differ.
+  if (m.zero_point != nullptr || !is_signed) {
+    const int64_t row_bytes = (k_blocks * bits + 7) / 8;
+    Tensor zp(DType::kUInt8, {n * row_bytes});
+    auto* pz = zp.data<uint8_t>();
+    for (int64_t c = 0; c < n; ++c) {
+      for (int64_t b = 0; b < k_blocks; ++b) {
+        const uint8_t code = zp_code(b, c);
+        if (four) {
+          pz[c * row_bytes + b / 2] = static_cast<uint8_t>(pz[c * row_bytes + b / 2] | (code << (4 * (b & 1))));
+        } else {
+          pz[c * row_bytes + b] = code;
+        }
+      }
+    }
+    node.inputs.push_back(fresh("/nbits_zero_points"));
+    initializers->emplace_back(node.inputs.back(), std::move(zp));
+  }
+  auto attr = [](const char* name, int64_t v) {
+    Attribute a;
+    a.name = name;
+    a.kind = AttrKind::kInt;
+    a.i = v;
+    return a;
+  };
+  node.attributes = {attr("K", k), attr("N", n), attr("bits", bits), attr("block_size", bs)};
+  return node;
+}
+
+}  // namespace
+
+bool FuseBlockedDequantMatMul(const Graph& graph, const std::map<std::string, int64_t>& opsets,
+                              Graph* out, std::map<std::string, int64_t>* out_opsets, int* fused) {
+  const std::vector<Match> matches = Fuser(graph, opsets).FindMatches();
+  if (fused != nullptr) *fused = static_cast<int>(matches.size());
+  if (matches.empty()) return false;
+  std::set<size_t> drop;
+  std::map<size_t, Node> replace;
+  std::vector<std::pair<std::string, Tensor>> added;
+  std::set<std::string> taken;
+  for (const ValueInfo& v : graph.inputs) taken.insert(v.name);
+  for (const auto& [name, t] : graph.initializers) taken.insert(name);
+  for (const Node& n : graph.nodes) taken.insert(n.outputs.begin(), n.outputs.end());
+  for (const Match& m : matches) {
+    drop.insert(m.dq);
+    replace[m.matmul] = Rewrite(m, graph.nodes[m.matmul], &taken, &added);
+  }
+  *out = Graph();
+  out->name = graph.name;
+  out->doc = graph.doc;
+  out->inputs = graph.inputs;
+  out->outputs = graph.outputs;
+  out->value_info = graph.value_info;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    if (drop.count(i)) continue;
+    auto r = replace.find(i);
+    out->nodes.push_back(r != replace.end() ? r->second : graph.nodes[i]);
+  }
+  // Initializers nothing reads any more (the unpacked weights) are left out: no second copy.
+  std::set<std::string> read;
+  for (const Node& n : out->nodes) {
+    read.insert(n.inputs.begin(), n.inputs.end());
+    std::vector<std::string> outer;
+    for (const Attribute& a : n.attributes) {
+      if (a.g) CollectFreeNames(*a.g, &outer);
+      for (const auto& sub : a.graphs) {
+        if (sub) CollectFreeNames(*sub, &outer);
+      }
+    }
+    read.insert(outer.begin(), outer.end());
+  }
+  for (const ValueInfo& o : graph.outputs) read.insert(o.name);
+  for (const ValueInfo& in : graph.inputs) read.insert(in.name);  // IR < 4: inputs with defaults
+  for (const auto& [name, t] : graph.initializers) {
+    if (read.count(name)) out->initializers.emplace_back(name, t);
+  }
+  for (auto& init : added) out->initializers.push_back(std::move(init));
+  *out_opsets = opsets;
+  out_opsets->emplace("com.microsoft", 1);
+  return true;
+}
+
+}  // namespace simplecpp::graph::passes
