@@ -19,6 +19,16 @@
 namespace simplecpp {
 namespace {
 
+// Elements where our int32 output and ORT's (as float32: exact below 2^24) differ.
+int64_t Mismatches(const Tensor& ours, const std::vector<float>& ort) {
+  REQUIRE(static_cast<int64_t>(ort.size()) == ours.num_elements());
+  int64_t mismatches = 0;
+  for (int64_t i = 0; i < ours.num_elements(); ++i) {
+    mismatches += static_cast<float>(ours.data<int32_t>()[i]) != ort[static_cast<size_t>(i)];
+  }
+  return mismatches;
+}
+
 TEST_CASE("GraphBuilder ConvInteger with per-channel w_zero_point: ours and onnxruntime-node agree") {
   std::string why;
   const std::string ort_dir = testing::OrtNodeDir(&why);
@@ -79,13 +89,7 @@ TEST_CASE("GraphBuilder ConvInteger with per-channel w_zero_point: ours and onnx
     REQUIRE_MESSAGE(testing::RunOrtReference(ort_dir, per_channel.ToOnnx(), {{"x", x}}, "builder_conv_integer", &ort, &error),
                     error);
     REQUIRE(ort.size() == 1);
-    REQUIRE(static_cast<int64_t>(ort[0].size()) == ours.num_elements());
-    int64_t mismatches = 0;
-    for (int64_t i = 0; i < ours.num_elements(); ++i) {
-      // int32 values below 2^24 in magnitude are exact as float32.
-      mismatches += static_cast<float>(ours.data<int32_t>()[i]) != ort[0][static_cast<size_t>(i)];
-    }
-    CHECK(mismatches == 0);
+    CHECK(Mismatches(ours, ort[0]) == 0);
   }
 }
 
@@ -121,12 +125,7 @@ TEST_CASE("GraphBuilder MatMulInteger with per-column b_zero_point: ours and onn
     REQUIRE_MESSAGE(testing::RunOrtReference(ort_dir, g.ToOnnx(), {{"a", a}}, "builder_matmul_integer", &ort, &error),
                     error);
     REQUIRE(ort.size() == 1);
-    REQUIRE(static_cast<int64_t>(ort[0].size()) == ours.num_elements());
-    int64_t mismatches = 0;
-    for (int64_t i = 0; i < ours.num_elements(); ++i) {
-      mismatches += static_cast<float>(ours.data<int32_t>()[i]) != ort[0][static_cast<size_t>(i)];
-    }
-    CHECK(mismatches == 0);
+    CHECK(Mismatches(ours, ort[0]) == 0);
   }
 }
 

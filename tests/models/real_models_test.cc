@@ -9,24 +9,20 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 #include "graph/executor.h"
 #include "simplecpp/api/builtin_models.h"
 #include "simplecpp/api/model_impl.h"
 #include "simplecpp/onnx/model_writer.h"
 #include "simplecpp/simplecpp.h"
+#include "tests/models/ort_node.h"
 
 namespace simplecpp {
 namespace {
 
-namespace fs = std::filesystem;
 using Vec = std::vector<double>;
 
 // ---- running and comparing ----
@@ -80,67 +76,22 @@ Vec ToVec(const Tensor& t) { return Vec(t.data<float>(), t.data<float>() + t.num
 
 // ---- onnxruntime-node reference ----
 
-fs::path ThisDir() { return fs::path(__FILE__).parent_path(); }
-
-// The folder holding node_modules/onnxruntime-node, or "" (with the reason in *why) when the ORT
-// reference cannot run here.
-std::string OrtNodeDir(std::string* why) {
-  if (std::system("node --version > /dev/null 2>&1") != 0) {
-    *why = "node is not on PATH";
-    return "";
-  }
-  const char* env = std::getenv("SIMPLECPP_ORT_NODE_DIR");
-  const fs::path dir = env && *env ? fs::path(env) : ThisDir() / ".." / ".." / "bench";
-  if (!fs::exists(dir / "node_modules" / "onnxruntime-node" / "package.json")) {
-    *why = "onnxruntime-node not found under " + dir.string() +
-           " (set SIMPLECPP_ORT_NODE_DIR to a folder where `npm install onnxruntime-node` ran)";
-    return "";
-  }
-  return fs::absolute(dir).string();
-}
-
 // Runs the model in ONNX Runtime; returns the outputs (float32, in graph output order), or an
 // empty vector when ORT is not available (after saying so).
 std::vector<Vec> RunOrt(const std::string& tag, const graph::Model& m,
                         const std::vector<std::pair<std::string, Tensor>>& inputs) {
   std::string why;
-  const std::string ort_dir = OrtNodeDir(&why);
+  const std::string ort_dir = testing::OrtNodeDir(&why);
   if (ort_dir.empty()) {
     MESSAGE("skipping the onnxruntime-node comparison for " << tag << ": " << why);
     return {};
   }
-  const fs::path dir = fs::temp_directory_path() / ("simplecpp-real-" + tag + "-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  onnx::WriteModelFile((dir / "model.onnx").string(), m);
-  std::string manifest = "[";
-  int k = 0;
-  for (const auto& [name, t] : inputs) {
-    const std::string file = "input_" + std::to_string(k) + ".raw";
-    std::ofstream(dir / file, std::ios::binary)
-        .write(static_cast<const char*>(t.raw_data()), static_cast<std::streamsize>(t.byte_size()));
-    std::string dims;
-    for (int64_t d : t.dims()) dims += (dims.empty() ? "" : ",") + std::to_string(d);
-    manifest += std::string(k ? "," : "") + "{\"name\":\"" + name + "\",\"dtype\":\"" +
-                (t.dtype() == DType::kInt64 ? "int64" : "float32") + "\",\"dims\":[" + dims +
-                "],\"file\":\"" + file + "\"}";
-    ++k;
-  }
-  std::ofstream(dir / "inputs.json") << manifest << "]";
-  const std::string cmd = "SIMPLECPP_ORT_NODE_DIR='" + ort_dir + "' node '" +
-                          (ThisDir() / "ort_reference.mjs").string() + "' '" + (dir / "model.onnx").string() +
-                          "' '" + dir.string() + "'";
-  REQUIRE_MESSAGE(std::system(cmd.c_str()) == 0, "onnxruntime-node failed: " << cmd);
+  std::vector<std::vector<float>> ort;
+  std::string error;
+  REQUIRE_MESSAGE(testing::RunOrtReference(ort_dir, onnx::WriteModel(m), inputs, "real-" + tag, &ort, &error), error);
+  REQUIRE(ort.size() == m.graph.outputs.size());
   std::vector<Vec> outs;
-  for (size_t i = 0; i < m.graph.outputs.size(); ++i) {
-    std::ifstream g(dir / ("output_" + std::to_string(i) + ".raw"), std::ios::binary | std::ios::ate);
-    REQUIRE(g.good());
-    const auto bytes = static_cast<size_t>(g.tellg());
-    std::vector<float> v(bytes / 4);
-    g.seekg(0);
-    g.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(bytes));
-    outs.emplace_back(v.begin(), v.end());
-  }
-  fs::remove_all(dir);
+  for (const std::vector<float>& v : ort) outs.emplace_back(v.begin(), v.end());
   return outs;
 }
 
