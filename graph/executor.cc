@@ -6,6 +6,7 @@
 #include <set>
 
 #include "graph/buffer_pool.h"
+#include "graph/node_typing.h"
 #include "graph/passes/blocked_dequant_fusion.h"
 #include "graph/passes/conv_batchnorm_fold.h"
 #include "graph/passes/conv_post_fusion.h"
@@ -17,13 +18,6 @@
 namespace simplecpp::graph {
 namespace {
 
-bool HasSubgraph(const Node& node) {
-  for (const Attribute& a : node.attributes) {
-    if (a.kind == AttrKind::kGraph || a.kind == AttrKind::kGraphs) return true;
-  }
-  return false;
-}
-
 // Dims of a declared tensor type when every dim is known.
 bool StaticDims(const TypeInfo& type, Dims* dims) {
   if (type.kind != TypeInfo::Kind::kTensor || !type.has_shape) return false;
@@ -34,12 +28,6 @@ bool StaticDims(const TypeInfo& type, Dims* dims) {
   }
   return true;
 }
-
-// A plain allocator for load-time folding (no pool: the results live in the plan).
-class HeapAllocator final : public TensorAllocator {
- public:
-  Tensor Allocate(DType dtype, const Dims& dims) override { return Tensor(dtype, dims); }
-};
 
 }  // namespace
 
@@ -235,133 +223,46 @@ class PlanBuilder {
   // Inputs of a node plus the outer-scope names its subgraphs read (so ordering sees them).
   std::vector<std::string> NodeReads(const Node& node) {
     std::vector<std::string> reads = node.inputs;
-    for (const Attribute& a : node.attributes) {
-      if (a.kind == AttrKind::kGraph && a.g) CollectFreeNames(*a.g, &reads);
-      if (a.kind == AttrKind::kGraphs) {
-        for (const auto& g : a.graphs) {
-          if (g) CollectFreeNames(*g, &reads);
-        }
-      }
-    }
+    CollectSubgraphReads(node, &reads);
     return reads;
   }
 
-  void AddStep(const Node& node) {
-    // Every ONNX operator has at least one output; ops rely on output 0 existing (fuzz finding
-    // node_without_outputs).
-    if (node.outputs.empty()) {
-      throw Error(ErrorCode::kInvalidModel, node.Describe() + ": the node has no outputs");
+  // The values visible to a node of this plan (outer-scope values were added as sources).
+  class PlanScope final : public NodeScope {
+   public:
+    explicit PlanScope(const Plan& plan) : plan_(plan) {}
+    bool Lookup(const std::string& name, NodeInputFacts* facts) const override {
+      const int id = plan_.FindValue(name);
+      if (id < 0) return false;
+      const ValueState& v = plan_.values()[id];
+      facts->type = v.type;
+      facts->constant = v.is_constant ? &v.constant : nullptr;
+      return true;
     }
+    void Visible(std::map<std::string, ValueType>* types,
+                 std::map<std::string, Tensor>* constants) const override {
+      for (const ValueState& v : plan_.values()) {
+        (*types)[v.name] = v.type;
+        if (v.is_constant) (*constants)[v.name] = v.constant;
+      }
+    }
+
+   private:
+    const Plan& plan_;
+  };
+
+  void AddStep(const Node& node) {
+    TypedNode typed = TypeNode(node, opsets_, PlanScope(*plan_), options_, depth_);
     PlanStep step;
     step.node = node;
-    const std::string domain = CanonicalDomain(node.domain);
-    auto opset_it = opsets_.find(domain);
-    if (opset_it == opsets_.end()) {
-      throw Error(ErrorCode::kUnsupported, node.Describe() + ": the model imports no opset for domain '" +
-                                               (domain.empty() ? "ai.onnx" : domain) + "'");
+    step.opset = typed.opset;
+    step.since_version = typed.since_version;
+    step.op = std::move(typed.op);
+    for (const std::string& name : typed.input_names) {
+      step.inputs.push_back(name.empty() ? -1 : plan_->FindValue(name));
     }
-    step.opset = opset_it->second;
-    const OpFactory* factory =
-        OpRegistry::Global().Find(domain, node.op_type, step.opset, &step.since_version);
-    if (factory == nullptr) {
-      throw Error(ErrorCode::kUnsupported,
-                  node.Describe() + ": " + OpRegistry::Global().WhyMissing(domain, node.op_type, step.opset));
-    }
-    OpInit init(step.node, step.opset);
-    step.op = (*factory)(init);
-
-    std::vector<DType> in_dtypes;
-    std::vector<ValueType> in_types;
-    std::vector<const Tensor*> in_constants;
-    bool has_value_input = false;  // a sequence or optional input
-    for (const std::string& name : node.inputs) {
-      if (name.empty()) {
-        step.inputs.push_back(-1);
-        in_dtypes.push_back(DType::kUndefined);
-        in_types.push_back(ValueType());
-        in_constants.push_back(nullptr);
-        continue;
-      }
-      const int id = plan_->FindValue(name);
-      step.inputs.push_back(id);
-      const ValueState& v = plan_->values_[id];
-      in_dtypes.push_back(v.dtype);
-      in_types.push_back(v.type);
-      in_constants.push_back(v.is_constant ? &v.constant : nullptr);
-      has_value_input |= !v.type.is_tensor();
-    }
-    if (has_value_input && !step.op->takes_values()) {
-      if (domain.empty() && node.op_type == "Identity") {
-        step.op = MakeValueIdentityOp(init);
-      } else {
-        std::string types;
-        for (const ValueType& t : in_types) types += (types.empty() ? "" : ", ") + t.ToString();
-        throw Error(ErrorCode::kUnsupported, node.Describe() + ": inputs (" + types +
-                                                 "): this op takes only tensors, not sequences or "
-                                                 "optionals");
-      }
-    }
-    if (HasSubgraph(node)) {
-      // Outer-scope values read by the subgraphs become implicit inputs of this step, so the
-      // ordering, lifetime and caching machinery treats them like any other input.
-      std::vector<std::string> reads = NodeReads(node);
-      std::set<std::string> seen(node.inputs.begin(), node.inputs.end());
-      SubgraphContext sub;
-      for (size_t r = node.inputs.size(); r < reads.size(); ++r) {
-        const std::string& name = reads[r];
-        if (!seen.insert(name).second) continue;
-        const int id = plan_->FindValue(name);
-        if (id < 0) {
-          throw Error(ErrorCode::kInvalidModel, node.Describe() + ": a subgraph reads '" + name +
-                                                    "', which is not defined before this node");
-        }
-        sub.implicit_inputs.push_back(name);
-        step.inputs.push_back(id);
-        in_dtypes.push_back(plan_->values_[id].dtype);
-        in_types.push_back(plan_->values_[id].type);
-        in_constants.push_back(plan_->values_[id].is_constant ? &plan_->values_[id].constant : nullptr);
-      }
-      std::map<std::string, ValueType> visible;
-      std::map<std::string, Tensor> constants;
-      for (const ValueState& v : plan_->values_) {
-        visible[v.name] = v.type;
-        if (v.is_constant) constants[v.name] = v.constant;
-      }
-      sub.outer_types = &visible;
-      sub.outer_constants = &constants;
-      sub.opsets = &opsets_;
-      sub.options = &options_;
-      sub.depth = depth_ + 1;
-      step.op->BindSubgraphs(sub);
-    }
-    if (!step.op->takes_values()) {
-      for (size_t i = node.inputs.size(); i < in_types.size(); ++i) {
-        if (!in_types[i].is_tensor()) {
-          throw Error(ErrorCode::kUnsupported,
-                      node.Describe() + ": a subgraph reads '" + plan_->values_[step.inputs[i]].name +
-                          "' (" + in_types[i].ToString() + "); this op passes only tensors to it");
-        }
-      }
-    }
-    TypeContext types(step.node, step.opset, in_dtypes, in_constants);
-    types.set_input_types(in_types);
-    step.op->InferTypes(types);
     for (size_t i = 0; i < node.outputs.size(); ++i) {
-      if (node.outputs[i].empty()) {
-        step.outputs.push_back(-1);
-        continue;
-      }
-      const DType dtype = types.output_dtype(static_cast<int>(i));
-      if (dtype == DType::kUndefined) {
-        throw Error(ErrorCode::kInternal, node.Describe() + ": no dtype inferred for output '" +
-                                              node.outputs[i] + "'");
-      }
-      const ValueType type = types.output_type(static_cast<int>(i));
-      if (!type.is_tensor() && !step.op->takes_values()) {
-        throw Error(ErrorCode::kInternal, node.Describe() + ": gave a " + type.ToString() +
-                                              " output without takes_values()");
-      }
-      step.outputs.push_back(NewValue(node.outputs[i], type));
+      step.outputs.push_back(node.outputs[i].empty() ? -1 : NewValue(node.outputs[i], typed.outputs[i]));
     }
     step.value_inputs = step.op->ValueInputs();
     if (step.op->takes_values()) {

@@ -1,10 +1,8 @@
 // One-node dtype and shape inference (graph/node_inference.h).
 #include "graph/node_inference.h"
 
-#include <set>
-
 #include "graph/executor.h"
-#include "graph/registry.h"
+#include "graph/node_typing.h"
 
 namespace simplecpp::graph {
 namespace {
@@ -19,29 +17,28 @@ constexpr int64_t kProbes[3][12] = {
 };
 constexpr size_t kMaxProbedDims = 12;
 
-class HeapAllocator final : public TensorAllocator {
+// The values visible to a node of a graph under construction.
+class KnownScope final : public NodeScope {
  public:
-  Tensor Allocate(DType dtype, const Dims& dims) override { return Tensor(dtype, dims); }
-};
-
-bool HasSubgraph(const Node& node) {
-  for (const Attribute& a : node.attributes) {
-    if (a.kind == AttrKind::kGraph || a.kind == AttrKind::kGraphs) return true;
+  explicit KnownScope(const std::map<std::string, KnownValue>& values) : values_(values) {}
+  bool Lookup(const std::string& name, NodeInputFacts* facts) const override {
+    auto it = values_.find(name);
+    if (it == values_.end()) return false;
+    facts->type = it->second.type;
+    facts->constant = it->second.constant.defined() ? &it->second.constant : nullptr;
+    return true;
   }
-  return false;
-}
-
-// The outer-scope names the node's subgraphs read.
-std::vector<std::string> SubgraphReads(const Node& node) {
-  std::vector<std::string> reads;
-  for (const Attribute& a : node.attributes) {
-    if (a.kind == AttrKind::kGraph && a.g) CollectFreeNames(*a.g, &reads);
-    for (const auto& g : a.graphs) {
-      if (g) CollectFreeNames(*g, &reads);
+  void Visible(std::map<std::string, ValueType>* types,
+               std::map<std::string, Tensor>* constants) const override {
+    for (const auto& [name, v] : values_) {
+      (*types)[name] = v.type;
+      if (v.constant.defined()) (*constants)[name] = v.constant;
     }
   }
-  return reads;
-}
+
+ private:
+  const std::map<std::string, KnownValue>& values_;
+};
 
 // Unknown dims of the inputs, each with the probe slot it gets: one slot per symbolic name, one
 // per unnamed unknown dim.
@@ -116,102 +113,23 @@ TypeInfo TypeInfoOf(const KnownValue& value) {
 std::vector<KnownValue> InferNode(const Node& node, const OpsetMap& opsets,
                                   const std::map<std::string, KnownValue>& values,
                                   const PlanOptions& options, int depth) {
-  if (node.outputs.empty()) {
-    throw Error(ErrorCode::kInvalidModel, node.Describe() + ": the node has no outputs");
-  }
-  const std::string domain = CanonicalDomain(node.domain);
-  auto opset_it = opsets.find(domain);
-  if (opset_it == opsets.end()) {
-    throw Error(ErrorCode::kUnsupported, node.Describe() + ": the graph imports no opset for domain '" +
-                                             (domain.empty() ? "ai.onnx" : domain) + "'");
-  }
-  const int64_t opset = opset_it->second;
-  const OpFactory* factory = OpRegistry::Global().Find(domain, node.op_type, opset);
-  if (factory == nullptr) {
-    throw Error(ErrorCode::kUnsupported,
-                node.Describe() + ": " + OpRegistry::Global().WhyMissing(domain, node.op_type, opset));
-  }
-  OpInit init(node, opset);
-  std::unique_ptr<Op> op = (*factory)(init);
-
-  std::vector<std::string> names = node.inputs;
-  const bool has_subgraph = HasSubgraph(node);
-  SubgraphContext sub;
-  if (has_subgraph) {
-    std::set<std::string> seen(node.inputs.begin(), node.inputs.end());
-    for (const std::string& name : SubgraphReads(node)) {
-      if (!seen.insert(name).second) continue;
-      sub.implicit_inputs.push_back(name);
-      names.push_back(name);
-    }
-  }
+  TypedNode typed = TypeNode(node, opsets, KnownScope(values), options, depth);
+  const Op& op = *typed.op;
+  const int64_t opset = typed.opset;
+  const bool has_subgraph = typed.has_subgraph;
   std::vector<const KnownValue*> inputs;
-  std::vector<DType> dtypes;
-  std::vector<ValueType> types;
-  std::vector<const Tensor*> constants;
-  bool has_value_input = false;
-  for (size_t i = 0; i < names.size(); ++i) {
-    const std::string& name = names[i];
-    const KnownValue* v = nullptr;
-    if (!name.empty()) {
-      auto it = values.find(name);
-      if (it == values.end()) {
-        throw Error(ErrorCode::kInvalidModel,
-                    node.Describe() + (i < node.inputs.size() ? ": input '" : ": a subgraph reads '") +
-                        name + "' is not a graph input, initializer or output of an earlier node");
-      }
-      v = &it->second;
-    }
-    inputs.push_back(v);
-    dtypes.push_back(v ? v->type.dtype : DType::kUndefined);
-    types.push_back(v ? v->type : ValueType());
-    constants.push_back(v && v->constant.defined() ? &v->constant : nullptr);
-    has_value_input |= v != nullptr && !v->type.is_tensor();
+  for (const std::string& name : typed.input_names) {
+    inputs.push_back(name.empty() ? nullptr : &values.at(name));
   }
-  if (has_value_input && !op->takes_values()) {
-    if (domain.empty() && node.op_type == "Identity") {
-      op = MakeValueIdentityOp(init);
-    } else {
-      std::string list;
-      for (const ValueType& t : types) list += (list.empty() ? "" : ", ") + t.ToString();
-      throw Error(ErrorCode::kUnsupported, node.Describe() + ": inputs (" + list +
-                                               "): this op takes only tensors, not sequences or optionals");
-    }
-  }
-  std::map<std::string, ValueType> visible;
-  std::map<std::string, Tensor> visible_constants;
-  if (has_subgraph) {
-    for (const auto& [name, v] : values) {
-      visible[name] = v.type;
-      if (v.constant.defined()) visible_constants[name] = v.constant;
-    }
-    sub.outer_types = &visible;
-    sub.outer_constants = &visible_constants;
-    sub.opsets = &opsets;
-    sub.options = &options;
-    sub.depth = depth + 1;
-    op->BindSubgraphs(sub);
-  }
-  TypeContext type_ctx(node, opset, dtypes, constants);
-  type_ctx.set_input_types(types);
-  op->InferTypes(type_ctx);
-
   std::vector<KnownValue> outputs(node.outputs.size());
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    if (node.outputs[i].empty()) continue;
-    outputs[i].type = type_ctx.output_type(static_cast<int>(i));
-    if (outputs[i].type.dtype == DType::kUndefined) {
-      throw Error(ErrorCode::kInternal, node.Describe() + ": no dtype inferred for output '" +
-                                            node.outputs[i] + "'");
-    }
-  }
-  if (op->takes_values()) return outputs;  // sequences and optionals carry no shape here
+  for (size_t i = 0; i < outputs.size(); ++i) outputs[i].type = typed.outputs[i];
+  if (op.takes_values()) return outputs;  // sequences and optionals carry no shape here
   for (const KnownValue* v : inputs) {
     if (v != nullptr && !v->has_rank) return outputs;  // rank unknown: nothing to prepare with
   }
 
   const ScopedTensorLimits limits(options.tensor_limits);
-  const std::vector<int> value_inputs = op->ValueInputs();
+  const std::vector<int> value_inputs = op.ValueInputs();
   auto infos_with = [&](const ProbeSlots* slots, int pass) {
     std::vector<InputInfo> infos;
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -246,9 +164,9 @@ std::vector<KnownValue> InferNode(const Node& node, const OpsetMap& opsets,
     // Exact dims; an error here is an error of the node (shapes that cannot work).
     std::vector<InputInfo> infos = infos_with(nullptr, 0);
     PrepareContext prep(node, opset, infos, static_cast<int>(node.outputs.size()), nullptr);
-    RunFn run = op->Prepare(prep);
+    RunFn run = op.Prepare(prep);
     const auto& specs = prep.outputs();
-    const bool fold = all_constant && options.constant_folding && op->deterministic() && !has_subgraph;
+    const bool fold = all_constant && options.constant_folding && op.deterministic() && !has_subgraph;
     std::vector<Tensor> results(outputs.size());
     for (size_t i = 0; i < outputs.size(); ++i) {
       if (i >= specs.size() || !specs[i].declared || specs[i].dynamic) continue;
@@ -280,7 +198,7 @@ std::vector<KnownValue> InferNode(const Node& node, const OpsetMap& opsets,
   if (slots.names.size() > kMaxProbedDims) return outputs;
   std::vector<PrepareContext::OutputSpec> passes[3];
   for (int pass = 0; pass < 3; ++pass) {
-    if (!TryPrepare(*op, node, opset, infos_with(&slots, pass), &passes[pass], false)) return outputs;
+    if (!TryPrepare(op, node, opset, infos_with(&slots, pass), &passes[pass], false)) return outputs;
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (node.outputs[i].empty()) continue;

@@ -4,9 +4,9 @@
 //
 // Dims: a node whose input dims are all known is prepared as at load (its output dims are then
 // exact, and a node on constants only is folded to its value). Unknown input dims are probed: the
-// node is prepared twice, with every unknown dim set to a different large prime each time; an output
-// dim that comes out equal in both is known, one that follows a symbolic input dim exactly keeps
-// that dim's name, and any other is unknown. An op that cannot be prepared without run-time data
+// node is prepared three times, with every unknown dim set to a different large prime each time;
+// an output dim that comes out equal in all three is known, one that follows a symbolic input dim
+// exactly keeps that dim's name, and any other is unknown. An op that cannot be prepared without run-time data
 // (a Reshape whose shape is computed) gives outputs of unknown shape.
 #pragma once
 

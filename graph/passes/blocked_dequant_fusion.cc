@@ -5,6 +5,8 @@
 #include <set>
 #include <vector>
 
+#include "graph/node_typing.h"
+
 namespace simplecpp::graph::passes {
 namespace {
 
@@ -50,12 +52,7 @@ class Fuser {
         if (!in.empty()) ++readers_[in];
       }
       std::vector<std::string> outer;
-      for (const Attribute& a : n.attributes) {
-        if (a.g) CollectFreeNames(*a.g, &outer);
-        for (const auto& sub : a.graphs) {
-          if (sub) CollectFreeNames(*sub, &outer);
-        }
-      }
+      CollectSubgraphReads(n, &outer);
       for (const std::string& name : outer) readers_[name] += 2;
       for (const std::string& out : n.outputs) {
         if (!out.empty()) producer_[out] = i;
@@ -247,12 +244,7 @@ bool FuseBlockedDequantMatMul(const Graph& graph, const std::map<std::string, in
   for (const Node& n : out->nodes) {
     read.insert(n.inputs.begin(), n.inputs.end());
     std::vector<std::string> outer;
-    for (const Attribute& a : n.attributes) {
-      if (a.g) CollectFreeNames(*a.g, &outer);
-      for (const auto& sub : a.graphs) {
-        if (sub) CollectFreeNames(*sub, &outer);
-      }
-    }
+    CollectSubgraphReads(n, &outer);
     read.insert(outer.begin(), outer.end());
   }
   for (const ValueInfo& o : graph.outputs) read.insert(o.name);
