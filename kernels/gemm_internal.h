@@ -1,4 +1,5 @@
-// Internals shared by the float32 GEMM files (kernels/gemm.cc, kernels/gemm_pack.cc): the packed
+// Internals shared by the float32 GEMM files (kernels/gemm.cc, kernels/gemm_pack.cc; the scratch
+// buffers also by the other kernels that feed the GEMM, e.g. kernels/matmul_nbits.cc): the packed
 // layouts, the packing routines and the description of one GEMM call handed to the per-target
 // driver. Not for use outside kernels/.
 //

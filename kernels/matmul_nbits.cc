@@ -24,9 +24,9 @@
 #include <hwy/highway.h>
 
 #include <algorithm>
-#include <vector>
 
 #include "kernels/gemm.h"
+#include "kernels/gemm_internal.h"
 #include "kernels/matmul_nbits.h"
 
 #ifndef SIMPLECPP_KERNELS_MATMUL_NBITS_ONCE
@@ -351,8 +351,10 @@ void Run(DF df, const nbits::Problem& p, const Parallel& parallel) {
   const NBitsWeights& w = *p.w;
   const int64_t kb = w.k_blocks();
   const int64_t k_pad = kb * w.block_size;
-  std::vector<float> ap(static_cast<size_t>(p.m * k_pad));
-  PermuteA<kBits>(df, p, k_pad, ap.data());
+  // Scratch is per thread and reused across calls: decode runs this once per weight per token.
+  static thread_local ThreadScratch tls_ap;
+  float* const ap = tls_ap.Get(p.m * k_pad);
+  PermuteA<kBits>(df, p, k_pad, ap);
   const int64_t tasks = (w.n + kNBitsRowsPerTask - 1) / kNBitsRowsPerTask;
   auto finish = [&p](int64_t i, int64_t n, float v) {
     p.y[i * p.ldy + n] = p.bias != nullptr ? v + p.bias[n] : v;
@@ -363,30 +365,32 @@ void Run(DF df, const nbits::Problem& p, const Parallel& parallel) {
     const int64_t panels = (w.n + kF32GemmPanelRows - 1) / kF32GemmPanelRows;
     // A is the packed B operand (packed once per call): each panel of W rows is the A operand,
     // C^T = W_panel * A^T, and the panel rows need no transposing copy of their own.
-    const std::shared_ptr<const PackedBF32> packed_a = PackedBF32::Pack(true, k_pad, p.m, ap.data(), k_pad);
+    const std::shared_ptr<const PackedBF32> packed_a = PackedBF32::Pack(true, k_pad, p.m, ap, k_pad);
     parallel.For(panels, [&](int64_t t0, int64_t t1) {
-      std::vector<float> panel(static_cast<size_t>(kF32GemmPanelRows * k_pad));
-      std::vector<float> ct(static_cast<size_t>(kF32GemmPanelRows * p.m));
+      static thread_local ThreadScratch tls_panel;
+      static thread_local ThreadScratch tls_ct;
+      float* const panel = tls_panel.Get(kF32GemmPanelRows * k_pad);
+      float* const ct = tls_ct.Get(kF32GemmPanelRows * p.m);
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t n = t * kF32GemmPanelRows;
         const int rows = static_cast<int>(std::min<int64_t>(kF32GemmPanelRows, w.n - n));
-        DequantPanel<kBits>(df, w, n, rows, k_pad, panel.data());
+        DequantPanel<kBits>(df, w, n, rows, k_pad, panel);
         const int64_t L = static_cast<int64_t>(hn::Lanes(df));
         for (int r = 0; r < rows; ++r) {
           for (int64_t b = 0; b < kb; ++b) {
             const auto scale = hn::Set(df, w.scales[(n + r) * kb + b]);
-            float* block = panel.data() + r * k_pad + b * w.block_size;
+            float* block = panel + r * k_pad + b * w.block_size;
             for (int64_t j = 0; j < w.block_size; j += L) {
               hn::StoreU(hn::Mul(hn::LoadU(df, block + j), scale), df, block + j);
             }
           }
         }
-        GemmPackedBF32(false, rows, 1.0f, panel.data(), k_pad, *packed_a, 0.0f, ct.data(), p.m,
+        GemmPackedBF32(false, rows, 1.0f, panel, k_pad, *packed_a, 0.0f, ct, p.m,
                        SerialParallel());
         for (int64_t i = 0; i < p.m; ++i) {
           float* y = p.y + i * p.ldy + n;
           for (int r = 0; r < rows; ++r) {
-            const float v = ct[static_cast<size_t>(r * p.m + i)];
+            const float v = ct[r * p.m + i];
             y[r] = p.bias != nullptr ? v + p.bias[n + r] : v;
           }
         }
@@ -402,7 +406,7 @@ void Run(DF df, const nbits::Problem& p, const Parallel& parallel) {
     parallel.For(tasks, [&](int64_t t0, int64_t t1) {
       const int64_t n_end = std::min(w.n, t1 * kNBitsRowsPerTask);
       for (int64_t i = 0; i < p.m; ++i) {
-        const float* a = ap.data() + i * k_pad;
+        const float* a = ap + i * k_pad;
         int64_t n = t0 * kNBitsRowsPerTask;
         float out[4];
         for (; n + 4 <= n_end; n += 4) {
@@ -419,15 +423,16 @@ void Run(DF df, const nbits::Problem& p, const Parallel& parallel) {
   }
   parallel.For(tasks, [&](int64_t t0, int64_t t1) {
     const int64_t n_end = std::min(w.n, t1 * kNBitsRowsPerTask);
-    std::vector<float> panel(static_cast<size_t>(kPanelRows * k_pad));
+    static thread_local ThreadScratch tls_pair;
+    float* const panel = tls_pair.Get(kPanelRows * k_pad);
     for (int64_t n = t0 * kNBitsRowsPerTask; n < n_end; n += kPanelRows) {
       const int rows = static_cast<int>(std::min<int64_t>(kPanelRows, n_end - n));
-      DequantPanel<kBits>(df, w, n, rows, k_pad, panel.data());
+      DequantPanel<kBits>(df, w, n, rows, k_pad, panel);
       float out[kMaxTileRows * kPanelRows];
       for (int64_t i = 0; i < p.m; i += kMaxTileRows) {
         const int mr = static_cast<int>(std::min<int64_t>(kMaxTileRows, p.m - i));
         const TileFn fn = rows == kPanelRows ? PickTile<DF, kPanelRows>(mr) : PickTile<DF, 1>(mr);
-        fn(ap.data() + i * k_pad, panel.data(), w.scales + n * kb, kb, w.block_size, k_pad, out);
+        fn(ap + i * k_pad, panel, w.scales + n * kb, kb, w.block_size, k_pad, out);
         for (int ii = 0; ii < mr; ++ii) {
           for (int j = 0; j < rows; ++j) finish(i + ii, n + j, out[ii * rows + j]);
         }
