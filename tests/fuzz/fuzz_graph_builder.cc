@@ -52,17 +52,6 @@ Dims SmallDims(fuzz::ByteStream& s, bool allow_unknown) {
   return dims;
 }
 
-// A tensor of at most 4^4 elements, bytes from the stream (bools kept 0/1).
-Tensor SmallTensor(fuzz::ByteStream& s, DType dtype, const Dims& dims) {
-  Tensor t(dtype, dims);
-  s.Fill(t.raw_data(), t.byte_size());
-  if (dtype == DType::kBool) {
-    auto* p = static_cast<uint8_t*>(t.raw_data());
-    for (size_t i = 0; i < t.byte_size(); ++i) p[i] &= 1;
-  }
-  return t;
-}
-
 AttributeValue RandomAttribute(fuzz::ByteStream& s) {
   switch (s.Byte() % 6) {
     case 0: return static_cast<int64_t>(static_cast<int8_t>(s.Byte()));
@@ -85,7 +74,7 @@ AttributeValue RandomAttribute(fuzz::ByteStream& s) {
     default: {
       const DType dtype = Pick(s, kDTypes);
       Dims dims = SmallDims(s, false);
-      return SmallTensor(s, dtype, dims);
+      return fuzz::TensorFromStream(s, dtype, dims);
     }
   }
 }
@@ -130,7 +119,7 @@ class Program {
       case 2: {
         const DType dtype = Pick(s_, kDTypes);
         Dims dims = SmallDims(s_, false);
-        values_.push_back(b_.AddInitializer(name, SmallTensor(s_, dtype, dims)));
+        values_.push_back(b_.AddInitializer(name, fuzz::TensorFromStream(s_, dtype, dims)));
         break;
       }
       case 3:
@@ -188,7 +177,7 @@ class Program {
       if (in.sequence || in.optional || in.dtype == DType::kString || DTypeSize(in.dtype) == 0) return;
       Dims dims;
       for (int64_t d : in.dims) dims.push_back(d >= 0 ? d : s_.Byte() % 4);
-      feeds[in.name] = SmallTensor(s_, in.dtype, dims);
+      feeds[in.name] = fuzz::TensorFromStream(s_, in.dtype, dims);
     }
     SessionOptions so;
     so.threads = 1;

@@ -42,14 +42,7 @@ void RunCase(const uint8_t* data, size_t size) {
       elements *= d;
       if (elements > kMaxInputElements) return;
     }
-    Tensor t(in.dtype, dims);
-    stream.Fill(t.raw_data(), t.byte_size());
-    if (in.dtype == DType::kBool) {
-      // Bool tensors hold 0/1 bytes; other values are not valid bools (UB when read as bool).
-      auto* p = static_cast<uint8_t*>(t.raw_data());
-      for (size_t i = 0; i < t.byte_size(); ++i) p[i] &= 1;
-    }
-    inputs[in.name] = std::move(t);
+    inputs[in.name] = fuzz::TensorFromStream(stream, in.dtype, dims);
   }
   SessionOptions so;
   so.threads = 1;

@@ -43,4 +43,14 @@ void DescribeLoadedModel(const Model& model) {
   (void)sink;
 }
 
+Tensor TensorFromStream(ByteStream& stream, DType dtype, const Dims& dims) {
+  Tensor t(dtype, dims);
+  stream.Fill(t.raw_data(), t.byte_size());
+  if (dtype == DType::kBool) {
+    auto* p = static_cast<uint8_t*>(t.raw_data());
+    for (size_t i = 0; i < t.byte_size(); ++i) p[i] &= 1;
+  }
+  return t;
+}
+
 }  // namespace simplecpp::fuzz

@@ -1,5 +1,6 @@
 // Shared pieces of the libFuzzer targets (tests/fuzz): the small resource limits every target
-// loads with, and a byte stream that hands out fuzzer bytes (zeros once exhausted).
+// loads with, a byte stream that hands out fuzzer bytes (zeros once exhausted), and tensors filled
+// from it.
 #pragma once
 
 #include <cstddef>
@@ -36,5 +37,9 @@ class ByteStream {
   size_t size_;
   size_t pos_ = 0;
 };
+
+// A tensor of `dims` whose bytes come from the stream; bool elements are masked to 0/1 (other
+// byte values are not valid bools: reading one as bool is undefined behaviour).
+Tensor TensorFromStream(ByteStream& stream, DType dtype, const Dims& dims);
 
 }  // namespace simplecpp::fuzz
