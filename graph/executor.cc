@@ -423,7 +423,8 @@ std::shared_ptr<const Plan> Plan::Build(const Graph& graph, const OpsetMap& opse
   const OpsetMap* source_opsets = &opsets;
   Graph blocked;
   OpsetMap blocked_opsets;
-  if (options.fuse_quantized && passes::FuseBlockedDequantMatMul(graph, opsets, &blocked, &blocked_opsets)) {
+  if (options.fuse_quantized && passes::FuseBlockedDequantMatMul(graph, opsets, &blocked, &blocked_opsets,
+                                                                  nullptr, options.release_weight)) {
     source = &blocked;
     source_opsets = &blocked_opsets;
   }

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -41,6 +42,11 @@ struct PlanOptions {
   int64_t max_total_bytes = std::numeric_limits<int64_t>::max();
   // Iterations of any one Loop node per run (checked by the Loop op at run time).
   int64_t max_loop_iterations = std::numeric_limits<int64_t>::max();
+  // Told of each weight a load-time pass has just copied into another layout (a blocked weight
+  // repacked for MatMulNBits), so that the loader can give back the pages it mapped for it right
+  // away rather than after the whole load: the source and its copy are then never all resident
+  // at once. Only a hint; may be empty.
+  std::function<void(const Tensor&)> release_weight;
 };
 
 // What Build learned about one value.

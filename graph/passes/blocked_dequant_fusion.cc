@@ -213,7 +213,8 @@ Node Rewrite(const Match& m, const Node& matmul, std::set<std::string>* taken,
 }  // namespace
 
 bool FuseBlockedDequantMatMul(const Graph& graph, const std::map<std::string, int64_t>& opsets,
-                              Graph* out, std::map<std::string, int64_t>* out_opsets, int* fused) {
+                              Graph* out, std::map<std::string, int64_t>* out_opsets, int* fused,
+                              const std::function<void(const Tensor&)>& repacked) {
   const std::vector<Match> matches = Fuser(graph, opsets).FindMatches();
   if (fused != nullptr) *fused = static_cast<int>(matches.size());
   if (matches.empty()) return false;
@@ -227,6 +228,7 @@ bool FuseBlockedDequantMatMul(const Graph& graph, const std::map<std::string, in
   for (const Match& m : matches) {
     drop.insert(m.dq);
     replace[m.matmul] = Rewrite(m, graph.nodes[m.matmul], &taken, &added);
+    if (repacked) repacked(*m.w);
   }
   *out = Graph();
   out->name = graph.name;

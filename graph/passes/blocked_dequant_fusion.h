@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -34,9 +35,11 @@ namespace simplecpp::graph::passes {
 // Rewrites every match in `graph` (not in its subgraphs: Plan::Build runs the pass for each
 // subgraph it compiles). When none matches, returns false and leaves *out / *out_opsets alone;
 // otherwise writes the rewritten graph and its opsets (com.microsoft version 1 added when
-// missing) and returns true. *fused (when given) receives the number of rewritten MatMuls.
+// missing) and returns true. *fused (when given) receives the number of rewritten MatMuls;
+// `repacked` (when set) is called with each W right after its codes were repacked.
 bool FuseBlockedDequantMatMul(const Graph& graph, const std::map<std::string, int64_t>& opsets,
                               Graph* out, std::map<std::string, int64_t>* out_opsets,
-                              int* fused = nullptr);
+                              int* fused = nullptr,
+                              const std::function<void(const Tensor&)>& repacked = nullptr);
 
 }  // namespace simplecpp::graph::passes

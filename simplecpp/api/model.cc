@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "simplecpp/api/model_impl.h"
+#include "simplecpp/io/mapped_file.h"
 #include "simplecpp/onnx/model_reader.h"
 
 namespace simplecpp {
@@ -70,7 +71,8 @@ onnx::ReadOptions ToReadOptions(const LoadOptions& options) {
 
 }  // namespace
 
-std::shared_ptr<const ModelImpl> CompileModel(graph::Model model, const LoadOptions& options) {
+std::shared_ptr<const ModelImpl> CompileModel(graph::Model model, const LoadOptions& options,
+                                              std::shared_ptr<const io::MappedFile> file) {
   CheckLimitValues(options.limits);
   graph::TensorLimits tensor_limits;
   tensor_limits.max_tensor_elements = options.limits.max_tensor_elements;
@@ -90,7 +92,15 @@ std::shared_ptr<const ModelImpl> CompileModel(graph::Model model, const LoadOpti
   plan_options.tensor_limits = tensor_limits;
   plan_options.max_total_bytes = options.limits.max_total_bytes;
   plan_options.max_loop_iterations = options.limits.max_loop_iterations;
+  if (file != nullptr && file->mapped()) {
+    plan_options.release_weight = [file](const Tensor& t) { file->ReleasePages(t.raw_data(), t.byte_size()); };
+  }
   impl->plan = graph::Plan::Build(impl->model.graph, opsets, plan_options);
+  // Top-level initializers only: subgraph weights are rare and small.
+  for (const auto& [name, t] : impl->model.graph.initializers) {
+    impl->initializer_bytes += static_cast<int64_t>(t.byte_size());
+  }
+  impl->model.graph.initializers = {};
   for (const graph::ValueInfo& v : impl->plan->inputs()) impl->inputs.push_back(Describe(v));
   for (const graph::ValueInfo& v : impl->plan->outputs()) impl->outputs.push_back(Describe(v));
   return impl;
@@ -108,7 +118,11 @@ Model Model::Load(const std::string& path, const LoadOptions& options) {
                                                " bytes, over the limit max_model_bytes=" +
                                                std::to_string(options.limits.max_model_bytes));
   }
-  return Model(detail::CompileModel(onnx::ReadModelFile(path, detail::ToReadOptions(options)), options));
+  std::shared_ptr<const io::MappedFile> file;
+  std::shared_ptr<const detail::ModelImpl> impl = detail::CompileModel(
+      onnx::ReadModelFile(path, detail::ToReadOptions(options), &file), options, file);
+  detail::ReleaseUnreadWeightPages(*impl, *file);
+  return Model(std::move(impl));
 }
 
 Model Model::LoadFromBytes(const void* data, size_t size, const LoadOptions& options) {
@@ -127,10 +141,7 @@ std::vector<std::pair<std::string, int64_t>> Model::opsets() const {
   return out;
 }
 int64_t Model::initializer_bytes() const {
-  // Top-level initializers only: subgraph weights are rare and small.
-  int64_t bytes = 0;
-  for (const auto& [name, t] : impl_->model.graph.initializers) bytes += static_cast<int64_t>(t.byte_size());
-  return bytes;
+  return impl_->initializer_bytes;
 }
 
 }  // namespace simplecpp

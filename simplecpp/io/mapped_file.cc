@@ -106,6 +106,27 @@ MappedFile::~MappedFile() {
   std::free(buffer_);
 }
 
+void MappedFile::ReleasePages(const void* begin, size_t bytes) const {
+#if defined(SIMPLECPP_HAVE_POSIX_FILES) && !defined(__EMSCRIPTEN__)
+  if (!mapped_ || bytes == 0) return;
+  const auto first = reinterpret_cast<uintptr_t>(begin);
+  const auto base = reinterpret_cast<uintptr_t>(data_);
+  if (first < base || first - base > size_ || bytes > size_ - (first - base)) return;
+  const long page_size = ::sysconf(_SC_PAGESIZE);
+  if (page_size <= 0) return;
+  const auto page = static_cast<uintptr_t>(page_size);
+  // Whole pages only: the pages at either end may hold bytes of neighbouring tensors.
+  const uintptr_t lo = (first + page - 1) / page * page;
+  const uintptr_t hi = (first + bytes) / page * page;
+  // MAP_PRIVATE, PROT_READ and never written: MADV_DONTNEED drops the pages, and a later access
+  // reads them from the file again.
+  if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+#else
+  (void)begin;
+  (void)bytes;
+#endif
+}
+
 std::string ReadFileToString(const std::string& path) {
   std::shared_ptr<const MappedFile> f = MappedFile::Open(path);
   return std::string(f->data(), f->size());

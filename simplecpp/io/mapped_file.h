@@ -25,6 +25,11 @@ class MappedFile {
   size_t size() const { return size_; }
   bool mapped() const { return mapped_; }  // false: the bytes were read into a buffer
   const std::string& path() const { return path_; }
+  // Gives back the memory of the whole pages inside [begin, begin + bytes) when the file is
+  // mapped (a hint, not a change: a later read of those bytes faults them in from the file again,
+  // with the same contents). For bytes that were read once at load (copied or repacked) and are
+  // not needed while running. Ranges outside the mapping, and the read fallback, are left alone.
+  void ReleasePages(const void* begin, size_t bytes) const;
 
  private:
   MappedFile() = default;

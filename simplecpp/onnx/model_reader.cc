@@ -234,7 +234,13 @@ graph::Model ReadModel(const void* data, size_t size, const ReadOptions& options
 }
 
 graph::Model ReadModelFile(const std::string& path, ReadOptions options) {
+  return ReadModelFile(path, std::move(options), nullptr);
+}
+
+graph::Model ReadModelFile(const std::string& path, ReadOptions options,
+                           std::shared_ptr<const io::MappedFile>* file_out) {
   std::shared_ptr<const io::MappedFile> file = io::MappedFile::Open(path, options.max_model_bytes);
+  if (file_out != nullptr) *file_out = file;
   if (options.external_data_dir.empty()) {
     const size_t slash = path.find_last_of('/');
     options.external_data_dir =

@@ -9,6 +9,10 @@
 
 #include "graph/ir.h"
 
+namespace simplecpp::io {
+class MappedFile;
+}  // namespace simplecpp::io
+
 namespace simplecpp::onnx {
 
 struct ReadOptions {
@@ -33,5 +37,8 @@ graph::Model ReadModel(const void* data, size_t size, const ReadOptions& options
 // Maps (or reads once) the file and parses it; external data is resolved in the file's folder
 // unless options.external_data_dir is set.
 graph::Model ReadModelFile(const std::string& path, ReadOptions options = {});
+// As above, also handing back the mapping the tensors borrow from (io/mapped_file.h).
+graph::Model ReadModelFile(const std::string& path, ReadOptions options,
+                           std::shared_ptr<const io::MappedFile>* file_out);
 
 }  // namespace simplecpp::onnx
