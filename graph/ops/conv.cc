@@ -22,6 +22,7 @@
 
 #include "graph/ops/elementwise_fused.h"
 #include "graph/ops/families.h"
+#include "graph/ops/window_attributes.h"
 #include "graph/registry.h"
 #include "kernels/depthwise_conv.h"
 #include "kernels/gemm.h"
@@ -36,8 +37,6 @@ constexpr int64_t kColBudget = int64_t{1} << 17;
 constexpr int64_t kChunkColumns = 192;
 // 16-bit input: largest group image (floats) widened whole into scratch before im2col (1 MiB).
 constexpr int64_t kWidenImageLimit = int64_t{1} << 18;
-
-std::string IntsToString(const std::vector<int64_t>& v) { return DimsToString(v); }
 
 // A fused 16-bit chain over a whole output block y[0, n), in parallel blocks of fixed size. The
 // 16-bit paths apply their chain per group or channel, not per GEMM tile row: each 16-bit step
@@ -55,39 +54,7 @@ void RunPost16(const kernels::PostOp16& post, uint16_t* y, int64_t n,
 class ConvOp final : public Op {
  public:
   explicit ConvOp(const OpInit& init) {
-    auto_pad_ = init.GetString("auto_pad", "NOTSET");
-    if (auto_pad_ != "NOTSET" && auto_pad_ != "SAME_UPPER" && auto_pad_ != "SAME_LOWER" &&
-        auto_pad_ != "VALID") {
-      init.Fail("auto_pad must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got '" + auto_pad_ +
-                "'");
-    }
-    group_ = init.GetInt("group", 1);
-    if (group_ < 1) init.Fail("group must be >= 1, got " + std::to_string(group_));
-    kernel_shape_ = init.GetInts("kernel_shape");
-    strides_ = init.GetInts("strides");
-    dilations_ = init.GetInts("dilations");
-    pads_ = init.GetInts("pads");
-    for (int64_t s : strides_) {
-      if (s < 1) init.Fail("strides must be >= 1, got " + IntsToString(strides_));
-    }
-    for (int64_t d : dilations_) {
-      if (d < 1) init.Fail("dilations must be >= 1, got " + IntsToString(dilations_));
-    }
-    for (int64_t k : kernel_shape_) {
-      if (k < 1) init.Fail("kernel_shape must be >= 1, got " + IntsToString(kernel_shape_));
-    }
-    for (int64_t p : pads_) {
-      if (p < 0) init.Fail("pads must be >= 0, got " + IntsToString(pads_));
-    }
-    if (pads_.size() % 2 != 0)
-      init.Fail("pads must have 2 values per spatial dim, got " + IntsToString(pads_));
-    if (auto_pad_ != "NOTSET") {
-      for (int64_t p : pads_) {
-        if (p != 0)
-          init.Fail("pads " + IntsToString(pads_) + " cannot be combined with auto_pad " +
-                    auto_pad_);
-      }
-    }
+    attrs_ = ConvAttributes::Read(init);
     if (init.num_inputs() < 2 || init.num_inputs() > 3) {
       init.Fail("Conv takes 2 or 3 inputs, got " + std::to_string(init.num_inputs()));
     }
@@ -109,39 +76,11 @@ class ConvOp final : public Op {
   RunFn Prepare(PrepareContext& ctx) const override {
     const Dims& xd = ctx.input_dims(0);
     const Dims& wd = ctx.input_dims(1);
-    if (xd.size() < 3)
-      ctx.Fail("X must be [N, C, spatial...] (rank >= 3), got " + DimsToString(xd));
-    if (xd.size() > 5) ctx.Unsupported("Conv with more than 3 spatial dims: X " + DimsToString(xd));
-    if (wd.size() != xd.size()) {
-      ctx.Fail("W " + DimsToString(wd) + " must have the rank of X " + DimsToString(xd));
-    }
-    const int rank = static_cast<int>(xd.size()) - 2;
+    kernels::ConvGeometry g;
+    Dims out_dims;
+    attrs_.Resolve(ctx, xd, wd, &g, &out_dims);
+    const int rank = g.rank;
     const int64_t batch = xd[0], channels = xd[1], out_channels = wd[0], cg = wd[1];
-    if (channels != cg * group_) {
-      ctx.Fail("X has " + std::to_string(channels) + " channels but W " + DimsToString(wd) +
-               " with group " + std::to_string(group_) + " expects " + std::to_string(cg * group_));
-    }
-    if (out_channels % group_ != 0) {
-      ctx.Fail("W has " + std::to_string(out_channels) +
-               " output channels, not divisible by group " + std::to_string(group_));
-    }
-    if (cg == 0) ctx.Fail("W " + DimsToString(wd) + " has no input channels");
-    if (!kernel_shape_.empty()) {
-      if (static_cast<int>(kernel_shape_.size()) != rank ||
-          !std::equal(kernel_shape_.begin(), kernel_shape_.end(), wd.begin() + 2)) {
-        ctx.Fail("kernel_shape " + IntsToString(kernel_shape_) + " does not match W " +
-                 DimsToString(wd));
-      }
-    }
-    auto check_size = [&](const std::vector<int64_t>& v, size_t want, const char* name) {
-      if (!v.empty() && v.size() != want) {
-        ctx.Fail(std::string(name) + " " + IntsToString(v) + " must have " + std::to_string(want) +
-                 " values for " + std::to_string(rank) + " spatial dims");
-      }
-    };
-    check_size(strides_, rank, "strides");
-    check_size(dilations_, rank, "dilations");
-    check_size(pads_, 2 * rank, "pads");
     if (ctx.has_input(2)) {
       const Dims& bd = ctx.input_dims(2);
       if (bd != Dims{out_channels}) {
@@ -149,40 +88,6 @@ class ConvOp final : public Op {
       }
     }
 
-    kernels::ConvGeometry g;
-    g.rank = rank;
-    Dims out_dims = {batch, out_channels};
-    for (int d = 0; d < rank; ++d) {
-      const int64_t in = xd[2 + d], k = wd[2 + d];
-      const int64_t s = strides_.empty() ? 1 : strides_[d];
-      const int64_t dil = dilations_.empty() ? 1 : dilations_[d];
-      if (k < 1) ctx.Fail("W " + DimsToString(wd) + " has an empty kernel dim");
-      const int64_t ext = (k - 1) * dil + 1;  // dilated kernel extent
-      int64_t pb = 0, pe = 0, out = 0;
-      if (auto_pad_ == "SAME_UPPER" || auto_pad_ == "SAME_LOWER") {
-        out = (in + s - 1) / s;
-        const int64_t total = std::max<int64_t>(0, (out - 1) * s + ext - in);
-        pb = auto_pad_ == "SAME_UPPER" ? total / 2 : total - total / 2;
-        pe = total - pb;
-      } else if (!pads_.empty()) {
-        pb = pads_[d];
-        pe = pads_[d + rank];
-      }
-      if (in + pb + pe < ext) {
-        ctx.Fail("kernel extent " + std::to_string(ext) + " (kernel " + std::to_string(k) +
-                 ", dilation " + std::to_string(dil) + ") is larger than the padded input " +
-                 std::to_string(in + pb + pe) + " in spatial dim " + std::to_string(d));
-      }
-      if (auto_pad_ != "SAME_UPPER" && auto_pad_ != "SAME_LOWER")
-        out = (in + pb + pe - ext) / s + 1;
-      g.in[d] = in;
-      g.out[d] = out;
-      g.kernel[d] = k;
-      g.stride[d] = s;
-      g.dilation[d] = dil;
-      g.pad[d] = pb;
-      out_dims.push_back(out);
-    }
     const DType dt = ctx.input_dtype(0);
     ctx.set_output(0, dt, out_dims);
     if (CheckedNumElements(out_dims) == 0) return [](RunContext&) {};
@@ -195,7 +100,7 @@ class ConvOp final : public Op {
                        g, batch, channels, out_channels, cg);
     }
 
-    const int64_t group = group_;
+    const int64_t group = attrs_.group;
     const int64_t og = out_channels / group;
     const int64_t ksize = g.KernelSize();
     const int64_t kdim = cg * ksize;  // GEMM K
@@ -345,7 +250,7 @@ class ConvOp final : public Op {
   //     channels computed in float32, then rounded.
   RunFn Prepare16(PrepareContext& ctx, kernels::Float16Kind kind, const kernels::ConvGeometry& g,
                   int64_t batch, int64_t channels, int64_t out_channels, int64_t cg) const {
-    const int64_t group = group_;
+    const int64_t group = attrs_.group;
     const int64_t og = out_channels / group;
     const int64_t ksize = g.KernelSize();
     const int64_t kdim = cg * ksize;
@@ -514,9 +419,7 @@ class ConvOp final : public Op {
     };
   }
 
-  std::string auto_pad_;
-  int64_t group_ = 1;
-  std::vector<int64_t> kernel_shape_, strides_, dilations_, pads_;
+  ConvAttributes attrs_;
   std::shared_ptr<const elementwise::FusedChain> post_;  // in the output's dtype
 };
 

@@ -98,102 +98,7 @@ void TransposeToChannelsFirst(const int32_t* c, int64_t pc, int64_t og, int32_t*
 
 }  // namespace
 
-void ConvAttrs::Read(const OpInit& init) {
-  auto_pad = init.GetString("auto_pad", "NOTSET");
-  if (auto_pad != "NOTSET" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER" &&
-      auto_pad != "VALID") {
-    init.Fail("auto_pad must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got '" + auto_pad + "'");
-  }
-  group = init.GetInt("group", 1);
-  if (group < 1) init.Fail("group must be >= 1, got " + std::to_string(group));
-  kernel_shape = init.GetInts("kernel_shape");
-  strides = init.GetInts("strides");
-  dilations = init.GetInts("dilations");
-  pads = init.GetInts("pads");
-  for (int64_t s : strides) {
-    if (s < 1) init.Fail("strides must be >= 1, got " + DimsToString(strides));
-  }
-  for (int64_t d : dilations) {
-    if (d < 1) init.Fail("dilations must be >= 1, got " + DimsToString(dilations));
-  }
-  for (int64_t k : kernel_shape) {
-    if (k < 1) init.Fail("kernel_shape must be >= 1, got " + DimsToString(kernel_shape));
-  }
-  for (int64_t p : pads) {
-    if (p < 0) init.Fail("pads must be >= 0, got " + DimsToString(pads));
-  }
-  if (pads.size() % 2 != 0) init.Fail("pads must have 2 values per spatial dim, got " + DimsToString(pads));
-  if (auto_pad != "NOTSET") {
-    for (int64_t p : pads) {
-      if (p != 0) init.Fail("pads " + DimsToString(pads) + " cannot be combined with auto_pad " + auto_pad);
-    }
-  }
-}
-
-void ConvAttrs::Resolve(const PrepareContext& ctx, const Dims& xd, const Dims& wd,
-                        kernels::ConvGeometry* g, Dims* out_dims) const {
-  if (xd.size() < 3) ctx.Fail("X must be [N, C, spatial...] (rank >= 3), got " + DimsToString(xd));
-  if (xd.size() > 5) ctx.Unsupported("convolution with more than 3 spatial dims: X " + DimsToString(xd));
-  if (wd.size() != xd.size())
-    ctx.Fail("W " + DimsToString(wd) + " must have the rank of X " + DimsToString(xd));
-  const int rank = static_cast<int>(xd.size()) - 2;
-  const int64_t channels = xd[1], out_channels = wd[0], cg = wd[1];
-  if (channels != cg * group) {
-    ctx.Fail("X has " + std::to_string(channels) + " channels but W " + DimsToString(wd) +
-             " with group " + std::to_string(group) + " expects " + std::to_string(cg * group));
-  }
-  if (out_channels % group != 0) {
-    ctx.Fail("W has " + std::to_string(out_channels) + " output channels, not divisible by group " +
-             std::to_string(group));
-  }
-  if (!kernel_shape.empty() &&
-      (static_cast<int>(kernel_shape.size()) != rank ||
-       !std::equal(kernel_shape.begin(), kernel_shape.end(), wd.begin() + 2))) {
-    ctx.Fail("kernel_shape " + DimsToString(kernel_shape) + " does not match W " + DimsToString(wd));
-  }
-  auto check_size = [&](const std::vector<int64_t>& v, size_t want, const char* name) {
-    if (!v.empty() && v.size() != want) {
-      ctx.Fail(std::string(name) + " " + DimsToString(v) + " must have " + std::to_string(want) +
-               " values for " + std::to_string(rank) + " spatial dims");
-    }
-  };
-  check_size(strides, rank, "strides");
-  check_size(dilations, rank, "dilations");
-  check_size(pads, 2 * rank, "pads");
-  g->rank = rank;
-  *out_dims = {xd[0], out_channels};
-  for (int d = 0; d < rank; ++d) {
-    const int64_t in = xd[2 + d], k = wd[2 + d];
-    const int64_t s = strides.empty() ? 1 : strides[d];
-    const int64_t dil = dilations.empty() ? 1 : dilations[d];
-    if (k < 1) ctx.Fail("W " + DimsToString(wd) + " has an empty kernel dim");
-    const int64_t ext = (k - 1) * dil + 1;
-    int64_t pb = 0, pe = 0, out = 0;
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      out = (in + s - 1) / s;
-      const int64_t total = std::max<int64_t>(0, (out - 1) * s + ext - in);
-      pb = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      pe = total - pb;
-    } else if (!pads.empty()) {
-      pb = pads[d];
-      pe = pads[d + rank];
-    }
-    if (in + pb + pe < ext) {
-      ctx.Fail("kernel extent " + std::to_string(ext) + " is larger than the padded input " +
-               std::to_string(in + pb + pe) + " in spatial dim " + std::to_string(d));
-    }
-    if (auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER") out = (in + pb + pe - ext) / s + 1;
-    g->in[d] = in;
-    g->out[d] = out;
-    g->kernel[d] = k;
-    g->stride[d] = s;
-    g->dilation[d] = dil;
-    g->pad[d] = pb;
-    out_dims->push_back(out);
-  }
-}
-
-QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttrs& attrs, int x_in, int w_in, int w_zp_in) {
+QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttributes& attrs, int x_in, int w_in, int w_zp_in) {
   QConvPlan p;
   const Dims& xd = ctx.input_dims(x_in);
   const Dims& wd = ctx.input_dims(w_in);
@@ -456,7 +361,7 @@ namespace {
 class ConvIntegerOp final : public Op {
  public:
   explicit ConvIntegerOp(const OpInit& init) {
-    attrs_.Read(init);
+    attrs_ = ConvAttributes::Read(init);
     if (init.num_inputs() < 2 || init.num_inputs() > 4)
       init.Fail("ConvInteger takes 2 to 4 inputs, got " + std::to_string(init.num_inputs()));
   }
@@ -490,7 +395,7 @@ class ConvIntegerOp final : public Op {
   }
 
  private:
-  ConvAttrs attrs_;
+  ConvAttributes attrs_;
 };
 
 }  // namespace

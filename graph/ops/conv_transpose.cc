@@ -25,6 +25,7 @@
 
 #include "graph/op.h"
 #include "graph/ops/float16_wrap.h"
+#include "graph/ops/window_attributes.h"
 #include "graph/registry.h"
 #include "kernels/col2im.h"
 #include "kernels/conv.h"
@@ -38,36 +39,12 @@ constexpr int64_t kColBudget = int64_t{1} << 18;  // floats of col per chunk (ab
 class ConvTransposeOp final : public Op {
  public:
   explicit ConvTransposeOp(const OpInit& init) {
-    auto_pad_ = init.GetString("auto_pad", "NOTSET");
-    if (auto_pad_ != "NOTSET" && auto_pad_ != "SAME_UPPER" && auto_pad_ != "SAME_LOWER" &&
-        auto_pad_ != "VALID") {
-      init.Fail("auto_pad must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got '" + auto_pad_ +
-                "'");
-    }
-    group_ = init.GetInt("group", 1);
-    if (group_ < 1) init.Fail("group must be >= 1");
-    kernel_shape_ = init.GetInts("kernel_shape");
-    strides_ = init.GetInts("strides");
-    dilations_ = init.GetInts("dilations");
-    pads_ = init.GetInts("pads");
+    attrs_ = ConvAttributes::Read(init);
     output_padding_ = init.GetInts("output_padding");
     output_shape_ = init.GetInts("output_shape");
-    for (int64_t s : strides_) {
-      if (s < 1) init.Fail("strides must be >= 1, got " + DimsToString(strides_));
-    }
-    for (int64_t d : dilations_) {
-      if (d < 1) init.Fail("dilations must be >= 1, got " + DimsToString(dilations_));
-    }
-    for (int64_t k : kernel_shape_) {
-      if (k < 1) init.Fail("kernel_shape must be >= 1, got " + DimsToString(kernel_shape_));
-    }
-    for (int64_t p : pads_) {
-      if (p < 0) init.Fail("pads must be >= 0, got " + DimsToString(pads_));
-    }
     for (int64_t p : output_padding_) {
       if (p < 0) init.Fail("output_padding must be >= 0, got " + DimsToString(output_padding_));
     }
-    if (pads_.size() % 2 != 0) init.Fail("pads must have 2 values per spatial dim");
     if (init.num_inputs() < 2 || init.num_inputs() > 3) {
       init.Fail("ConvTranspose takes 2 or 3 inputs, got " + std::to_string(init.num_inputs()));
     }
@@ -110,18 +87,17 @@ class ConvTransposeOp final : public Op {
       ctx.Fail("W has " + std::to_string(wd[0]) + " input channels, X has " +
                std::to_string(channels));
     }
-    if (channels % group_ != 0) {
+    const WindowAttributes& window = attrs_.window;
+    const int64_t group = attrs_.group;
+    if (channels % group != 0) {
       ctx.Fail("X channels " + std::to_string(channels) + " not divisible by group " +
-               std::to_string(group_));
+               std::to_string(group));
     }
-    const int64_t cg = channels / group_;
-    const int64_t out_channels = og * group_;
-    if (!kernel_shape_.empty()) {
-      if (static_cast<int>(kernel_shape_.size()) != rank ||
-          !std::equal(kernel_shape_.begin(), kernel_shape_.end(), wd.begin() + 2)) {
-        ctx.Fail("kernel_shape " + DimsToString(kernel_shape_) + " does not match W " +
-                 DimsToString(wd));
-      }
+    const int64_t cg = channels / group;
+    const int64_t out_channels = og * group;
+    const std::vector<int64_t>& ks = window.kernel_shape;
+    if (!ks.empty() && (static_cast<int>(ks.size()) != rank || !std::equal(ks.begin(), ks.end(), wd.begin() + 2))) {
+      ctx.Fail("kernel_shape " + DimsToString(ks) + " does not match W " + DimsToString(wd));
     }
     auto check_size = [&](const std::vector<int64_t>& v, size_t want, const char* name) {
       if (!v.empty() && v.size() != want) {
@@ -129,9 +105,7 @@ class ConvTransposeOp final : public Op {
                  " values");
       }
     };
-    check_size(strides_, rank, "strides");
-    check_size(dilations_, rank, "dilations");
-    check_size(pads_, 2 * rank, "pads");
+    window.CheckRank(ctx, rank);
     check_size(output_padding_, rank, "output_padding");
     std::vector<int64_t> oshape = output_shape_;
     if (oshape.size() == static_cast<size_t>(rank) + 2)
@@ -147,8 +121,7 @@ class ConvTransposeOp final : public Op {
     Dims out_dims = {batch, out_channels};
     for (int d = 0; d < rank; ++d) {
       const int64_t in = xd[2 + d], k = wd[2 + d];
-      const int64_t s = strides_.empty() ? 1 : strides_[d];
-      const int64_t dil = dilations_.empty() ? 1 : dilations_[d];
+      const int64_t s = window.stride(d), dil = window.dilation(d);
       const int64_t op = output_padding_.empty() ? 0 : output_padding_[d];
       if (op >= s && op >= dil) {
         ctx.Fail("output_padding " + DimsToString(output_padding_) +
@@ -157,12 +130,12 @@ class ConvTransposeOp final : public Op {
       if (k < 1) ctx.Fail("W " + DimsToString(wd) + " has an empty kernel dim");
       const int64_t full = s * (in - 1) + op + (k - 1) * dil + 1;
       int64_t pb = 0, pe = 0, out = 0;
-      if (!oshape.empty() || auto_pad_ == "SAME_UPPER" || auto_pad_ == "SAME_LOWER") {
+      if (!oshape.empty() || window.same()) {
         out = !oshape.empty() ? oshape[d] : in * s;
         const int64_t total = full - out;
         // Halves rounded down (floor, also for a negative total), as the ONNX reference does.
         const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
-        if (auto_pad_ == "SAME_UPPER") {
+        if (window.auto_pad == AutoPad::kSameUpper) {
           pb = half;
           pe = total - pb;
         } else {
@@ -170,13 +143,12 @@ class ConvTransposeOp final : public Op {
           pb = total - pe;
         }
       } else {
-        if (auto_pad_ == "NOTSET" && !pads_.empty()) {
-          pb = pads_[d];
-          pe = pads_[d + rank];
-        }
+        const WindowAttributes::Axis a = window.ResolveAxis(d, rank, in, (k - 1) * dil + 1);
+        pb = a.pad_begin;
+        pe = a.pad_end;
         out = full - pb - pe;
       }
-      if (out < 0) ctx.Fail("pads " + DimsToString(pads_) + " make the output size negative");
+      if (out < 0) ctx.Fail("pads " + DimsToString(window.pads) + " make the output size negative");
       g.in[d] = out;
       g.out[d] = in;
       g.kernel[d] = k;
@@ -188,7 +160,6 @@ class ConvTransposeOp final : public Op {
     ctx.set_output(0, DType::kFloat32, out_dims);
     if (CheckedNumElements(out_dims) == 0) return [](RunContext&) {};
 
-    const int64_t group = group_;
     const int64_t ksize = g.KernelSize();
     const int64_t m = og * ksize;  // GEMM M (rows of col)
     const int64_t p_in = g.OutSize(), p_out = g.InSize();
@@ -234,9 +205,8 @@ class ConvTransposeOp final : public Op {
     };
   }
 
-  std::string auto_pad_;
-  int64_t group_ = 1;
-  std::vector<int64_t> kernel_shape_, strides_, dilations_, pads_, output_padding_, output_shape_;
+  ConvAttributes attrs_;
+  std::vector<int64_t> output_padding_, output_shape_;
 };
 
 }  // namespace

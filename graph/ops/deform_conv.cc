@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "graph/ops/families.h"
+#include "graph/ops/window_attributes.h"
 #include "graph/registry.h"
 #include "kernels/float16.h"
 #include "kernels/gemm.h"
@@ -59,37 +60,16 @@ float SampleBilinear(const float* plane, int64_t h, int64_t w, float y, float x)
          ly * lx * at(y0 + 1, x0 + 1);
 }
 
-std::string IntsStr(const std::vector<int64_t>& v) { return DimsToString(v); }
-
 class DeformConvOp final : public Op {
  public:
   explicit DeformConvOp(const OpInit& init) {
     if (init.num_inputs() < 3 || init.num_inputs() > 5) {
       init.Fail("DeformConv takes 3 to 5 inputs, got " + std::to_string(init.num_inputs()));
     }
-    group_ = init.GetInt("group", 1);
-    if (group_ < 1) init.Fail("group must be >= 1, got " + std::to_string(group_));
+    attrs_ = ConvAttributes::Read(init);
     offset_group_ = init.GetInt("offset_group", 1);
     if (offset_group_ < 1)
       init.Fail("offset_group must be >= 1, got " + std::to_string(offset_group_));
-    kernel_shape_ = init.GetInts("kernel_shape");
-    strides_ = init.GetInts("strides");
-    dilations_ = init.GetInts("dilations");
-    pads_ = init.GetInts("pads");
-    for (int64_t s : strides_) {
-      if (s < 1) init.Fail("strides must be >= 1, got " + IntsStr(strides_));
-    }
-    for (int64_t d : dilations_) {
-      if (d < 1) init.Fail("dilations must be >= 1, got " + IntsStr(dilations_));
-    }
-    for (int64_t k : kernel_shape_) {
-      if (k < 1) init.Fail("kernel_shape must be >= 1, got " + IntsStr(kernel_shape_));
-    }
-    for (int64_t p : pads_) {
-      if (p < 0) init.Fail("pads must be >= 0, got " + IntsStr(pads_));
-    }
-    if (pads_.size() % 2 != 0)
-      init.Fail("pads must have 2 values per spatial dim, got " + IntsStr(pads_));
   }
 
   void InferTypes(TypeContext& ctx) const override {
@@ -117,42 +97,16 @@ class DeformConvOp final : public Op {
     if (wd.size() != 4) ctx.Fail("W must be [oC, C/group, kH, kW], got " + DimsToString(wd));
     const int64_t n = xd[0], c = xd[1], h = xd[2], w = xd[3];
     const int64_t oc = wd[0], cg = wd[1], kh = wd[2], kw = wd[3];
-    auto check_size = [&](const std::vector<int64_t>& v, size_t want, const char* name) {
-      if (!v.empty() && v.size() != want) {
-        ctx.Fail(std::string(name) + " must have " + std::to_string(want) + " values for 2-D, got " +
-                 IntsStr(v));
-      }
-    };
-    check_size(kernel_shape_, 2, "kernel_shape");
-    check_size(strides_, 2, "strides");
-    check_size(dilations_, 2, "dilations");
-    check_size(pads_, 4, "pads");
-    if (!kernel_shape_.empty() && (kernel_shape_[0] != kh || kernel_shape_[1] != kw)) {
-      ctx.Fail("kernel_shape " + IntsStr(kernel_shape_) + " differs from W's " + DimsToString(wd));
-    }
-    if (c != cg * group_) {
-      ctx.Fail("X has " + std::to_string(c) + " channels but W " + DimsToString(wd) + " with group " +
-               std::to_string(group_) + " needs " + std::to_string(cg * group_));
-    }
-    if (oc % group_ != 0) {
-      ctx.Fail("output channels " + std::to_string(oc) + " not divisible by group " +
-               std::to_string(group_));
-    }
+    kernels::ConvGeometry g;
+    Dims out_dims;
+    attrs_.Resolve(ctx, xd, wd, &g, &out_dims);
     if (c % offset_group_ != 0) {
       ctx.Fail("input channels " + std::to_string(c) + " not divisible by offset_group " +
                std::to_string(offset_group_));
     }
-    const int64_t sh = strides_.empty() ? 1 : strides_[0], sw = strides_.empty() ? 1 : strides_[1];
-    const int64_t dh = dilations_.empty() ? 1 : dilations_[0];
-    const int64_t dw = dilations_.empty() ? 1 : dilations_[1];
-    const int64_t pt = pads_.empty() ? 0 : pads_[0], pl = pads_.empty() ? 0 : pads_[1];
-    const int64_t pb = pads_.empty() ? 0 : pads_[2], pr = pads_.empty() ? 0 : pads_[3];
-    const int64_t eh = (kh - 1) * dh + 1, ew = (kw - 1) * dw + 1;
-    if (h + pt + pb < eh || w + pl + pr < ew) {
-      ctx.Fail("dilated kernel [" + std::to_string(eh) + ", " + std::to_string(ew) +
-               "] is larger than the padded input " + DimsToString(xd));
-    }
-    const int64_t oh = (h + pt + pb - eh) / sh + 1, ow = (w + pl + pr - ew) / sw + 1;
+    const int64_t sh = g.stride[0], sw = g.stride[1], dh = g.dilation[0], dw = g.dilation[1];
+    const int64_t pt = g.pad[0], pl = g.pad[1];
+    const int64_t oh = out_dims[2], ow = out_dims[3];
     const int64_t k = kh * kw;
     const Dims want_off = {n, offset_group_ * k * 2, oh, ow};
     if (od != want_off) {
@@ -171,7 +125,7 @@ class DeformConvOp final : public Op {
     ctx.set_output(0, dt, {n, oc, oh, ow});
     const int64_t p = oh * ow;
     if (n == 0 || oc == 0 || p == 0) return [](RunContext&) {};
-    const int64_t group = group_, og = offset_group_, cpo = c / offset_group_;
+    const int64_t group = attrs_.group, og = offset_group_, cpo = c / offset_group_;
     return [=](RunContext& rc) {
       Tensor hx, hw, hoff, hb, hm, hy;
       const float* x = AsF32(rc, 0, &hx);
@@ -239,9 +193,8 @@ class DeformConvOp final : public Op {
   }
 
  private:
-  int64_t group_ = 1;
+  ConvAttributes attrs_;
   int64_t offset_group_ = 1;
-  std::vector<int64_t> kernel_shape_, strides_, dilations_, pads_;
 };
 
 }  // namespace

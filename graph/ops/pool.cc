@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "graph/ops/families.h"
+#include "graph/ops/window_attributes.h"
 #include "graph/registry.h"
 #include "kernels/pool.h"
 
@@ -21,8 +22,6 @@ namespace simplecpp::graph {
 namespace {
 
 enum class PoolKind { kMax, kAverage, kLp };
-
-std::string Join(const std::vector<int64_t>& v) { return DimsToString(v); }
 
 // Reads the `p` attribute: a float in LpPool-1 / GlobalLpPool-1, an int from version 2.
 float ReadP(const OpInit& init) {
@@ -36,13 +35,9 @@ float ReadP(const OpInit& init) {
 class PoolOp final : public Op {
  public:
   PoolOp(const OpInit& init, PoolKind kind) : kind_(kind), opset_(init.opset()) {
-    kernel_shape_ = init.GetInts("kernel_shape");
-    if (kernel_shape_.empty()) init.Fail("attribute 'kernel_shape' is required");
-    const size_t rank = kernel_shape_.size();
-    strides_ = init.GetInts("strides");
-    pads_ = init.GetInts("pads");
-    dilations_ = init.GetInts("dilations");
-    auto_pad_ = init.GetString("auto_pad", "NOTSET");
+    window_ = WindowAttributes::Read(init, /*kernel_shape_required=*/true);
+    const int rank = static_cast<int>(window_.kernel_shape.size());
+    window_.CheckRank(init, rank);
     ceil_mode_ = init.GetInt("ceil_mode", 0) != 0;
     if (kind == PoolKind::kAverage) count_include_pad_ = init.GetInt("count_include_pad", 0) != 0;
     if (kind == PoolKind::kMax) {
@@ -54,38 +49,6 @@ class PoolOp final : public Op {
     if (kind == PoolKind::kLp) {
       p_ = ReadP(init);
       if (!(p_ > 0.0f)) init.Fail("p must be > 0, got " + std::to_string(p_));
-    }
-    if (auto_pad_ != "NOTSET" && auto_pad_ != "SAME_UPPER" && auto_pad_ != "SAME_LOWER" &&
-        auto_pad_ != "VALID") {
-      init.Fail("auto_pad must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got '" + auto_pad_ +
-                "'");
-    }
-    for (int64_t k : kernel_shape_) {
-      if (k < 1) init.Fail("kernel_shape must be >= 1, got " + Join(kernel_shape_));
-    }
-    if (!strides_.empty() && strides_.size() != rank) {
-      init.Fail("strides " + Join(strides_) + " must have " + std::to_string(rank) + " values");
-    }
-    for (int64_t s : strides_) {
-      if (s < 1) init.Fail("strides must be >= 1, got " + Join(strides_));
-    }
-    if (!dilations_.empty() && dilations_.size() != rank) {
-      init.Fail("dilations " + Join(dilations_) + " must have " + std::to_string(rank) +
-                " values");
-    }
-    for (int64_t d : dilations_) {
-      if (d < 1) init.Fail("dilations must be >= 1, got " + Join(dilations_));
-    }
-    if (!pads_.empty() && pads_.size() != 2 * rank) {
-      init.Fail("pads " + Join(pads_) + " must have " + std::to_string(2 * rank) + " values");
-    }
-    for (int64_t p : pads_) {
-      if (p < 0) init.Fail("pads must be >= 0, got " + Join(pads_));
-    }
-    if (auto_pad_ != "NOTSET") {
-      for (int64_t p : pads_) {
-        if (p != 0) init.Fail("pads " + Join(pads_) + " cannot be combined with auto_pad " + auto_pad_);
-      }
     }
     if (rank > 3) init.Unsupported("pooling over more than 3 spatial dims");
     with_indices_ = kind == PoolKind::kMax && init.has_output(1);
@@ -104,10 +67,10 @@ class PoolOp final : public Op {
 
   RunFn Prepare(PrepareContext& ctx) const override {
     const Dims& xd = ctx.input_dims(0);
-    const int rank = static_cast<int>(kernel_shape_.size());
+    const int rank = static_cast<int>(window_.kernel_shape.size());
     if (static_cast<int>(xd.size()) != rank + 2) {
       ctx.Fail("X must have rank " + std::to_string(rank + 2) + " (N, C and the " +
-               std::to_string(rank) + " spatial dims of kernel_shape " + Join(kernel_shape_) +
+               std::to_string(rank) + " spatial dims of kernel_shape " + DimsToString(window_.kernel_shape) +
                "), got " + DimsToString(xd));
     }
     kernels::PoolGeometry g;
@@ -115,23 +78,15 @@ class PoolOp final : public Op {
     Dims out_dims = {xd[0], xd[1]};
     for (int a = 0; a < rank; ++a) {
       const int slot = 3 - rank + a;
-      const int64_t in = xd[2 + a], k = kernel_shape_[a];
-      const int64_t s = strides_.empty() ? 1 : strides_[a];
-      const int64_t dil = dilations_.empty() ? 1 : dilations_[a];
+      const int64_t in = xd[2 + a], k = window_.kernel_shape[a];
+      const int64_t s = window_.stride(a), dil = window_.dilation(a);
       const int64_t ext = (k - 1) * dil + 1;
-      int64_t pb = 0, pe = 0, out = 0;
-      if (auto_pad_ == "SAME_UPPER" || auto_pad_ == "SAME_LOWER") {
-        out = (in + s - 1) / s;
-        const int64_t total = std::max<int64_t>(0, (out - 1) * s + ext - in);
-        pb = auto_pad_ == "SAME_UPPER" ? total / 2 : total - total / 2;
-        pe = total - pb;
-      } else {
-        if (auto_pad_ == "NOTSET" && !pads_.empty()) {
-          pb = pads_[a];
-          pe = pads_[a + rank];
-        }
+      const WindowAttributes::Axis axis = window_.ResolveAxis(a, rank, in, ext);
+      const int64_t pb = axis.pad_begin, pe = axis.pad_end;
+      int64_t out = axis.out;
+      if (!window_.same()) {
         if (pb >= ext || pe >= ext) {
-          ctx.Fail("pads " + Join(pads_) + " must be smaller than the kernel extent " +
+          ctx.Fail("pads " + DimsToString(window_.pads) + " must be smaller than the kernel extent " +
                    std::to_string(ext) + " in spatial dim " + std::to_string(a));
         }
         const int64_t span = in + pb + pe - ext;
@@ -245,8 +200,7 @@ class PoolOp final : public Op {
 
   PoolKind kind_;
   int64_t opset_;
-  std::vector<int64_t> kernel_shape_, strides_, pads_, dilations_;
-  std::string auto_pad_;
+  WindowAttributes window_;
   bool ceil_mode_ = false;
   bool count_include_pad_ = false;
   int64_t storage_order_ = 0;

@@ -225,7 +225,7 @@ class QLinearMatMulOp final : public Op {
 class QLinearConvOp final : public Op {
  public:
   explicit QLinearConvOp(const OpInit& init) {
-    attrs_.Read(init);
+    attrs_ = ConvAttributes::Read(init);
     if (init.num_inputs() < 8 || init.num_inputs() > 9)
       init.Fail("QLinearConv takes 8 or 9 inputs, got " + std::to_string(init.num_inputs()));
   }
@@ -285,7 +285,7 @@ class QLinearConvOp final : public Op {
   }
 
  private:
-  ConvAttrs attrs_;
+  ConvAttributes attrs_;
 };
 
 }  // namespace

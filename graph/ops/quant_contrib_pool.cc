@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "graph/ops/quant_ops_internal.h"
+#include "graph/ops/window_attributes.h"
 #include "graph/registry.h"
 #include "kernels/parallel.h"
 #include "kernels/quantize.h"
@@ -239,20 +240,8 @@ class QLinearAveragePoolOp final : public Op {
     channels_last_ = init.GetInt("channels_last", 0) != 0;
     count_include_pad_ = init.GetInt("count_include_pad", 0) != 0;
     ceil_mode_ = init.GetInt("ceil_mode", 0) != 0;
-    auto_pad_ = init.GetString("auto_pad", "NOTSET");
-    kernel_ = init.GetInts("kernel_shape");
-    strides_ = init.GetInts("strides");
-    pads_ = init.GetInts("pads");
-    if (kernel_.empty()) init.Fail("kernel_shape is required");
-    for (int64_t k : kernel_)
-      if (k < 1) init.Fail("kernel_shape values must be >= 1");
-    for (int64_t st : strides_)
-      if (st < 1) init.Fail("strides must be >= 1");
-    for (int64_t p : pads_)
-      if (p < 0) init.Fail("pads must be >= 0");
-    if (auto_pad_ != "NOTSET" && auto_pad_ != "VALID" && auto_pad_ != "SAME_UPPER" &&
-        auto_pad_ != "SAME_LOWER")
-      init.Fail("auto_pad '" + auto_pad_ + "' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER");
+    window_ = WindowAttributes::Read(init, /*kernel_shape_required=*/true);
+    if (!window_.dilations.empty()) init.Unsupported("QLinearAveragePool with dilations");
   }
   void InferTypes(TypeContext& ctx) const override { InferQ8(ctx); }
   RunFn Prepare(PrepareContext& ctx) const override {
@@ -260,32 +249,25 @@ class QLinearAveragePoolOp final : public Op {
     PoolShape s;
     SplitDims(ctx, channels_last_, &s);
     const size_t r = s.in.size();
-    if (kernel_.size() != r)
-      ctx.Fail("kernel_shape has " + std::to_string(kernel_.size()) + " values for " +
+    if (window_.kernel_shape.size() != r)
+      ctx.Fail("kernel_shape has " + std::to_string(window_.kernel_shape.size()) + " values for " +
                std::to_string(r) + " spatial dims");
-    if (!strides_.empty() && strides_.size() != r)
-      ctx.Fail("strides must have one value per spatial dim");
-    if (!pads_.empty() && pads_.size() != 2 * r)
-      ctx.Fail("pads must have two values per spatial dim");
-    s.kernel = kernel_;
-    s.strides = strides_.empty() ? Dims(r, 1) : strides_;
+    window_.CheckRank(ctx, static_cast<int>(r));
+    s.kernel = window_.kernel_shape;
+    s.strides = window_.strides.empty() ? Dims(r, 1) : window_.strides;
     s.pad_begin.assign(r, 0);
     s.pad_end.assign(r, 0);
     s.out.assign(r, 0);
     s.count_include_pad = count_include_pad_;
     for (size_t d = 0; d < r; ++d) {
       const int64_t in = s.in[d], k = s.kernel[d], st = s.strides[d];
-      if (auto_pad_ == "SAME_UPPER" || auto_pad_ == "SAME_LOWER") {
-        const int64_t out = (in + st - 1) / st;
-        const int64_t total = std::max<int64_t>(0, (out - 1) * st + k - in);
-        s.pad_begin[d] = auto_pad_ == "SAME_UPPER" ? total / 2 : total - total / 2;
-        s.pad_end[d] = total - s.pad_begin[d];
-        s.out[d] = out;
+      const WindowAttributes::Axis axis =
+          window_.ResolveAxis(static_cast<int>(d), static_cast<int>(r), in, k);
+      s.pad_begin[d] = axis.pad_begin;
+      s.pad_end[d] = axis.pad_end;
+      if (window_.same()) {
+        s.out[d] = axis.out;
         continue;
-      }
-      if (auto_pad_ == "NOTSET" && !pads_.empty()) {
-        s.pad_begin[d] = pads_[d];
-        s.pad_end[d] = pads_[d + r];
       }
       const int64_t span = in + s.pad_begin[d] + s.pad_end[d] - k;
       if (span < 0) {
@@ -303,8 +285,7 @@ class QLinearAveragePoolOp final : public Op {
 
  private:
   bool channels_last_ = false, count_include_pad_ = false, ceil_mode_ = false;
-  std::string auto_pad_;
-  std::vector<int64_t> kernel_, strides_, pads_;
+  WindowAttributes window_;
 };
 
 }  // namespace

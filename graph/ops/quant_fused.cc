@@ -54,7 +54,7 @@ void RequireOne(const PrepareContext& ctx, int i, const char* name) {
 class DynamicQuantizeConvOp final : public Op {
  public:
   explicit DynamicQuantizeConvOp(const OpInit& init) {
-    attrs_.Read(init);
+    attrs_ = ConvAttributes::Read(init);
     if (init.num_inputs() < 3 || init.num_inputs() > 5)
       init.Fail("DynamicQuantizeConv takes 3 to 5 inputs, got " + std::to_string(init.num_inputs()));
   }
@@ -127,7 +127,7 @@ class DynamicQuantizeConvOp final : public Op {
   }
 
  private:
-  quant_ops::ConvAttrs attrs_;
+  ConvAttributes attrs_;
 };
 
 // ---------------------------------------------------------------------------------------------

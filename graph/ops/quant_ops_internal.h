@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "graph/op.h"
+#include "graph/ops/window_attributes.h"
 #include "graph/registry.h"
 #include "kernels/conv.h"
 #include "kernels/qgemm.h"
@@ -37,17 +38,6 @@ bool IsOneElement(const Dims& dims);
 // all three give the same bytes.
 quant::DynamicQuantParams DynamicQuantizeU8(const kernels::Parallel& par, const float* x, int64_t n,
                                             uint8_t* y);
-
-// Conv attributes + geometry shared by ConvInteger and QLinearConv.
-struct ConvAttrs {
-  std::string auto_pad = "NOTSET";
-  int64_t group = 1;
-  std::vector<int64_t> kernel_shape, strides, dilations, pads;
-  void Read(const OpInit& init);
-  // Validates x [N,C,spatial...] and w [M,C/group,k...]; fills g and the output dims.
-  void Resolve(const PrepareContext& ctx, const Dims& xd, const Dims& wd, kernels::ConvGeometry* g,
-               Dims* out_dims) const;
-};
 
 // What a quantization parameter of an integer matmul varies along: the rows of A (a_scale,
 // a_zero_point), the columns of B (b_scale, b_zero_point) or the rows of the output (y_scale,
@@ -166,7 +156,7 @@ struct QConvPlan {
                     const QConvRequant* rq) const;
 };
 // w_zp_in: input index of w's zero point (checked: one value or [M]).
-QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttrs& attrs, int x_in, int w_in, int w_zp_in);
+QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttributes& attrs, int x_in, int w_in, int w_zp_in);
 
 void RegisterQLinearOps(OpRegistry& registry);        // qlinear.cc
 void RegisterMatMulIntegerOps(OpRegistry& registry);  // matmul_integer.cc

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "graph/ops/families.h"
+#include "graph/ops/window_attributes.h"
 #include "graph/registry.h"
 #include "kernels/col2im.h"
 #include "kernels/copy.h"
@@ -272,20 +273,8 @@ class GridSampleOp final : public Op {
 // ---- Col2Im ----
 class Col2ImOp final : public Op {
  public:
-  explicit Col2ImOp(const OpInit& init) {
-    dilations_ = init.GetInts("dilations");
-    pads_ = init.GetInts("pads");
-    strides_ = init.GetInts("strides");
-    for (int64_t v : dilations_) {
-      if (v < 1) init.Fail("dilations must be >= 1");
-    }
-    for (int64_t v : strides_) {
-      if (v < 1) init.Fail("strides must be >= 1");
-    }
-    for (int64_t v : pads_) {
-      if (v < 0) init.Fail("pads must be >= 0");
-    }
-  }
+  // Col2Im has dilations, pads and strides; the block shape is an input.
+  explicit Col2ImOp(const OpInit& init) : window_(WindowAttributes::Read(init)) {}
   void InferTypes(TypeContext& ctx) const override {
     // T is every tensor type in the spec; this implementation computes float32, float16 and
     // bfloat16.
@@ -305,21 +294,19 @@ class Col2ImOp final : public Op {
       ctx.Fail("image_shape and block_shape must have the same nonzero length");
     }
     if (rank > 3) ctx.Unsupported("Col2Im supports 1 to 3 spatial dims");
-    if ((!dilations_.empty() && dilations_.size() != rank) ||
-        (!strides_.empty() && strides_.size() != rank) ||
-        (!pads_.empty() && pads_.size() != 2 * rank)) {
-      ctx.Fail("dilations, strides and pads must match the image rank");
-    }
+    window_.CheckRank(ctx, static_cast<int>(rank));
     kernels::ConvGeometry g;
     g.rank = static_cast<int>(rank);
     int64_t ksize = 1, blocks = 1;
     for (size_t d = 0; d < rank; ++d) {
       if (block[d] < 1) ctx.Fail("block_shape must be >= 1");
       if (image[d] < 0) ctx.Fail("image_shape must be >= 0");
-      const int64_t dil = dilations_.empty() ? 1 : dilations_[d];
-      const int64_t s = strides_.empty() ? 1 : strides_[d];
-      const int64_t pb = pads_.empty() ? 0 : pads_[d], pe = pads_.empty() ? 0 : pads_[d + rank];
+      const int64_t dil = window_.dilation(static_cast<int>(d));
+      const int64_t s = window_.stride(static_cast<int>(d));
       const int64_t ext = (block[d] - 1) * dil + 1;
+      const WindowAttributes::Axis axis =
+          window_.ResolveAxis(static_cast<int>(d), static_cast<int>(rank), image[d], ext);
+      const int64_t pb = axis.pad_begin, pe = axis.pad_end;
       if (image[d] + pb + pe < ext) ctx.Fail("block is larger than the padded image");
       g.in[d] = image[d];
       g.out[d] = (image[d] + pb + pe - ext) / s + 1;
@@ -363,7 +350,7 @@ class Col2ImOp final : public Op {
   }
 
  private:
-  std::vector<int64_t> dilations_, pads_, strides_;
+  WindowAttributes window_;
 };
 
 // ---- CenterCropPad ----
