@@ -5,38 +5,9 @@
 
 #include <algorithm>
 
+#include "kernels/conv_geometry_internal.h"
+
 namespace simplecpp::kernels {
-namespace {
-
-struct Geometry3 {
-  int64_t in[3], out[3], kernel[3], stride[3], dilation[3], pad[3];
-};
-
-Geometry3 Widen(const ConvGeometry& g) {
-  Geometry3 w;
-  const int lead = 3 - g.rank;
-  for (int d = 0; d < 3; ++d) {
-    const int s = d - lead;
-    const bool used = s >= 0;
-    w.in[d] = used ? g.in[s] : 1;
-    w.out[d] = used ? g.out[s] : 1;
-    w.kernel[d] = used ? g.kernel[s] : 1;
-    w.stride[d] = used ? g.stride[s] : 1;
-    w.dilation[d] = used ? g.dilation[s] : 1;
-    w.pad[d] = used ? g.pad[s] : 0;
-  }
-  return w;
-}
-
-// The positions o in [0, out) whose image index o*stride + offset lies in [0, in).
-void ValidRange(int64_t offset, int64_t stride, int64_t in, int64_t out, int64_t* lo, int64_t* hi) {
-  *lo = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
-  *hi = (in - 1 - offset) < 0 ? 0 : (in - 1 - offset) / stride + 1;
-  *lo = std::min(*lo, out);
-  *hi = std::max(std::min(*hi, out), *lo);
-}
-
-}  // namespace
 
 void Col2ImInitF32(int64_t channels, int64_t image_size, const float* bias, float* image,
                    const Parallel& parallel) {
@@ -49,7 +20,7 @@ void Col2ImInitF32(int64_t channels, int64_t image_size, const float* bias, floa
 
 void Col2ImF32(const ConvGeometry& g, const float* col, int64_t channels, int64_t p_begin,
                int64_t p_count, float* image, const Parallel& parallel) {
-  const Geometry3 w = Widen(g);
+  const ConvGeometry3 w = WidenTo3(g);
   const int64_t in_size = w.in[0] * w.in[1] * w.in[2];
   const int64_t p_end = p_begin + p_count;
   parallel.For(channels, [&](int64_t c0, int64_t c1) {
@@ -64,7 +35,7 @@ void Col2ImF32(const ConvGeometry& g, const float* col, int64_t channels, int64_
             const int64_t off1 = k1 * w.dilation[1] - w.pad[1];
             const int64_t off2 = k2 * w.dilation[2] - w.pad[2];
             int64_t lo2, hi2;
-            ValidRange(off2, w.stride[2], w.in[2], w.out[2], &lo2, &hi2);
+            ValidOutputRange(off2, w.stride[2], w.in[2], w.out[2], &lo2, &hi2);
             if (lo2 >= hi2) continue;
             int64_t p = p_begin;
             while (p < p_end) {

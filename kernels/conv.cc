@@ -3,44 +3,13 @@
 // input, so a 16-bit image is converted one im2col chunk at a time).
 #include "kernels/conv.h"
 
-#include "kernels/float16.h"
-
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/conv_geometry_internal.h"
+#include "kernels/float16.h"
+
 namespace simplecpp::kernels {
-namespace {
-
-// The geometry widened to 3 dims (leading dims of size 1), so one loop nest serves 1-D..3-D.
-struct Geometry3 {
-  int64_t in[3], out[3], kernel[3], stride[3], dilation[3], pad[3];
-};
-
-Geometry3 Widen(const ConvGeometry& g) {
-  Geometry3 w;
-  const int lead = 3 - g.rank;
-  for (int d = 0; d < 3; ++d) {
-    const int s = d - lead;
-    const bool used = s >= 0;
-    w.in[d] = used ? g.in[s] : 1;
-    w.out[d] = used ? g.out[s] : 1;
-    w.kernel[d] = used ? g.kernel[s] : 1;
-    w.stride[d] = used ? g.stride[s] : 1;
-    w.dilation[d] = used ? g.dilation[s] : 1;
-    w.pad[d] = used ? g.pad[s] : 0;
-  }
-  return w;
-}
-
-// The output indices o in [0, out) whose input index o*stride + offset lies in [0, in).
-void ValidRange(int64_t offset, int64_t stride, int64_t in, int64_t out, int64_t* lo, int64_t* hi) {
-  *lo = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
-  *hi = (in - 1 - offset) < 0 ? 0 : (in - 1 - offset) / stride + 1;
-  *lo = std::min(*lo, out);
-  *hi = std::max(std::min(*hi, out), *lo);
-}
-
-}  // namespace
 
 int64_t ConvGeometry::InSize() const {
   int64_t s = 1;
@@ -75,7 +44,7 @@ inline float LoadOne(const uint16_t* p, Float16Kind kind) { return Widen16One(ki
 template <typename T>
 void Im2ColImpl(const ConvGeometry& geometry, const T* x, Float16Kind kind, int64_t channels,
                 int64_t p_begin, int64_t p_count, float* col, const Parallel& parallel) {
-  const Geometry3 g = Widen(geometry);
+  const ConvGeometry3 g = WidenTo3(geometry);
   const int64_t ksize = g.kernel[0] * g.kernel[1] * g.kernel[2];
   const int64_t rows = channels * ksize;
   const int64_t in_size = g.in[0] * g.in[1] * g.in[2];
@@ -95,7 +64,7 @@ void Im2ColImpl(const ConvGeometry& geometry, const T* x, Float16Kind kind, int6
       const int64_t kz = kidx / g.kernel[1];
       const int64_t off_x = kx * g.dilation[2] - g.pad[2];
       int64_t x_lo, x_hi;
-      ValidRange(off_x, g.stride[2], g.in[2], g.out[2], &x_lo, &x_hi);
+      ValidOutputRange(off_x, g.stride[2], g.in[2], g.out[2], &x_lo, &x_hi);
       const T* xc = x + c * in_size;
       float* dst = col + r * p_count;
       int64_t p = p_begin;
@@ -139,7 +108,7 @@ constexpr int64_t kSerialColFloats = int64_t{1} << 16;
 void Im2ColPackedF32(const ConvGeometry& geometry, const float* x, int64_t channels,
                      int64_t p_begin, int64_t p_count, int64_t nr, float* out,
                      const Parallel& parallel) {
-  const Geometry3 g = Widen(geometry);
+  const ConvGeometry3 g = WidenTo3(geometry);
   const int64_t ksize = g.kernel[0] * g.kernel[1] * g.kernel[2];
   const int64_t rows = channels * ksize;
   const int64_t in_size = g.in[0] * g.in[1] * g.in[2];
@@ -165,7 +134,7 @@ void Im2ColPackedF32(const ConvGeometry& geometry, const float* x, int64_t chann
       const int64_t kz = kidx / g.kernel[1];
       const int64_t off_x = kx * g.dilation[2] - g.pad[2];
       int64_t x_lo, x_hi;
-      ValidRange(off_x, g.stride[2], g.in[2], g.out[2], &x_lo, &x_hi);
+      ValidOutputRange(off_x, g.stride[2], g.in[2], g.out[2], &x_lo, &x_hi);
       const float* xc = x + c * in_size;
       float* row = out + r * nr;  // column q of this row: row + (q / nr) * panel_stride + q % nr
       // Column cursor: panel pointer and the offset in it.
