@@ -17,7 +17,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "graph/ops/batched_matmul.h"
 #include "graph/ops/families.h"
+#include "graph/ops/float16_kind.h"
 #include "graph/registry.h"
 #include "kernels/gemm.h"
 #include "kernels/gemv_f16.h"
@@ -109,62 +111,12 @@ class MatMulOp final : public Op {
   RunFn Prepare(PrepareContext& ctx) const override {
     const Dims& da = ctx.input_dims(0);
     const Dims& db = ctx.input_dims(1);
-    if (da.empty() || db.empty())
-      ctx.Fail("MatMul inputs must have rank >= 1 (scalars are not allowed)");
-    const bool a_vec = da.size() == 1, b_vec = db.size() == 1;
-    const int64_t m = a_vec ? 1 : da[da.size() - 2];
-    const int64_t k = da.back();
-    const int64_t kb = b_vec ? db[0] : db[db.size() - 2];
-    const int64_t n = b_vec ? 1 : db.back();
-    if (k != kb) {
-      ctx.Fail("inner dimensions differ: A " + DimsToString(da) + " has K = " + std::to_string(k) +
-               ", B " + DimsToString(db) + " has K = " + std::to_string(kb));
-    }
-    // Batch dims, right-aligned broadcast.
-    const Dims ba(da.begin(), da.end() - (a_vec ? 1 : 2));
-    const Dims bb(db.begin(), db.end() - (b_vec ? 1 : 2));
-    const size_t nb = std::max(ba.size(), bb.size());
-    Dims batch(nb);
-    std::vector<int64_t> a_stride(nb, 0), b_stride(nb, 0);  // in matrices
-    int64_t sa = 1, sb = 1;
-    for (size_t i = nb; i-- > 0;) {
-      const int64_t ia = static_cast<int64_t>(i) - static_cast<int64_t>(nb - ba.size());
-      const int64_t ib = static_cast<int64_t>(i) - static_cast<int64_t>(nb - bb.size());
-      const int64_t xa = ia >= 0 ? ba[ia] : 1;
-      const int64_t xb = ib >= 0 ? bb[ib] : 1;
-      if (xa != xb && xa != 1 && xb != 1) {
-        ctx.Fail("batch dimensions of A " + DimsToString(da) + " and B " + DimsToString(db) +
-                 " do not broadcast");
-      }
-      batch[i] = xa == 1 ? xb : xa;
-      a_stride[i] = xa == 1 ? 0 : sa;
-      b_stride[i] = xb == 1 ? 0 : sb;
-      sa *= xa;
-      sb *= xb;
-    }
-    Dims out = batch;
-    if (!a_vec) out.push_back(m);
-    if (!b_vec) out.push_back(n);
+    const BatchedMatMulShape shape = ResolveBatchedMatMul(ctx, da, db);
+    const int64_t m = shape.m, n = shape.n, k = shape.k;
+    const int64_t num_batches = shape.num_batches, b_batches = shape.b_batches;
+    const auto& offsets = shape.offsets;
     const DType dtype = ctx.input_dtype(0);
-    ctx.set_output(0, dtype, out);
-    const int64_t num_batches = CheckedNumElements(batch);
-    const int64_t b_batches = sb;  // matrices stored in B
-    // Matrix offsets (in matrices) of A and B for every output batch.
-    auto offsets = std::make_shared<std::vector<std::pair<int64_t, int64_t>>>();
-    offsets->reserve(static_cast<size_t>(num_batches));
-    std::vector<int64_t> idx(nb, 0);
-    for (int64_t t = 0; t < num_batches; ++t) {
-      int64_t oa = 0, ob = 0;
-      for (size_t i = 0; i < nb; ++i) {
-        oa += idx[i] * a_stride[i];
-        ob += idx[i] * b_stride[i];
-      }
-      offsets->emplace_back(oa, ob);
-      for (size_t i = nb; i-- > 0;) {
-        if (++idx[i] < batch[i]) break;
-        idx[i] = 0;
-      }
-    }
+    ctx.set_output(0, dtype, shape.out_dims);
     if (num_batches == 0 || m == 0 || n == 0) return [](RunContext&) {};
 
     switch (dtype) {
@@ -378,8 +330,7 @@ class GemmOp final : public Op {
         return PrepareF32(ctx, m, n, k, use_c, cs_i, cs_j);
       case DType::kFloat16:
       case DType::kBFloat16:
-        return Prepare16(ctx, dtype == DType::kBFloat16 ? kernels::Float16Kind::kBFloat16
-                                                        : kernels::Float16Kind::kHalf,
+        return Prepare16(ctx, Float16KindOf(dtype),
                          m, n, k, use_c, cs_i, cs_j);
       case DType::kFloat64:
         return PrepareScalar<double>(m, n, k, use_c, cs_i, cs_j);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/ops/batched_matmul.h"
 #include "graph/ops/quant_ops_internal.h"
 #include "graph/registry.h"
 #include "kernels/qgemm.h"
@@ -56,57 +57,14 @@ QMatMulPlan PlanQMatMul(PrepareContext& ctx, int a_in, int b_in, int a_zp_in, in
   QMatMulPlan p;
   const Dims& da = ctx.input_dims(a_in);
   const Dims& db = ctx.input_dims(b_in);
-  if (da.empty() || db.empty()) ctx.Fail("inputs must have rank >= 1 (scalars are not allowed)");
-  const bool a_vec = da.size() == 1, b_vec = db.size() == 1;
-  p.m = a_vec ? 1 : da[da.size() - 2];
-  p.k = da.back();
-  const int64_t kb = b_vec ? db[0] : db[db.size() - 2];
-  p.n = b_vec ? 1 : db.back();
-  if (p.k != kb) {
-    ctx.Fail("inner dimensions differ: A " + DimsToString(da) + " has K = " + std::to_string(p.k) +
-             ", B " + DimsToString(db) + " has K = " + std::to_string(kb));
-  }
-  const Dims ba(da.begin(), da.end() - (a_vec ? 1 : 2));
-  const Dims bb(db.begin(), db.end() - (b_vec ? 1 : 2));
-  const size_t nb = std::max(ba.size(), bb.size());
-  Dims batch(nb);
-  std::vector<int64_t> a_stride(nb, 0), b_stride(nb, 0);
-  int64_t sa = 1, sb = 1;
-  for (size_t i = nb; i-- > 0;) {
-    const int64_t ia = static_cast<int64_t>(i) - static_cast<int64_t>(nb - ba.size());
-    const int64_t ib = static_cast<int64_t>(i) - static_cast<int64_t>(nb - bb.size());
-    const int64_t xa = ia >= 0 ? ba[ia] : 1;
-    const int64_t xb = ib >= 0 ? bb[ib] : 1;
-    if (xa != xb && xa != 1 && xb != 1) {
-      ctx.Fail("batch dimensions of A " + DimsToString(da) + " and B " + DimsToString(db) +
-               " do not broadcast");
-    }
-    batch[i] = xa == 1 ? xb : xa;
-    a_stride[i] = xa == 1 ? 0 : sa;
-    b_stride[i] = xb == 1 ? 0 : sb;
-    sa *= xa;
-    sb *= xb;
-  }
-  p.out_dims = batch;
-  if (!a_vec) p.out_dims.push_back(p.m);
-  if (!b_vec) p.out_dims.push_back(p.n);
-  p.num_batches = CheckedNumElements(batch);
-  p.b_batches = sb;
-  auto offsets = std::make_shared<std::vector<std::pair<int64_t, int64_t>>>();
-  std::vector<int64_t> idx(nb, 0);
-  for (int64_t t = 0; t < p.num_batches; ++t) {
-    int64_t oa = 0, ob = 0;
-    for (size_t i = 0; i < nb; ++i) {
-      oa += idx[i] * a_stride[i];
-      ob += idx[i] * b_stride[i];
-    }
-    offsets->emplace_back(oa, ob);
-    for (size_t i = nb; i-- > 0;) {
-      if (++idx[i] < batch[i]) break;
-      idx[i] = 0;
-    }
-  }
-  p.offsets = offsets;
+  const BatchedMatMulShape shape = ResolveBatchedMatMul(ctx, da, db);
+  p.m = shape.m;
+  p.n = shape.n;
+  p.k = shape.k;
+  p.out_dims = shape.out_dims;
+  p.num_batches = shape.num_batches;
+  p.b_batches = shape.b_batches;
+  p.offsets = shape.offsets;
   p.a_signed = ctx.input_dtype(a_in) == DType::kInt8;
   p.b_signed = ctx.input_dtype(b_in) == DType::kInt8;
   const QParamLayout za =
