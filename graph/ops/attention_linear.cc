@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "graph/ops/families.h"
+#include "graph/ops/float16_kind.h"
 #include "graph/ops/float16_wrap.h"
 #include "graph/registry.h"
 
@@ -94,7 +95,7 @@ class LinearAttentionOp final : public Op {
 
   RunFn Prepare(PrepareContext& ctx) const override {
     const DType dt = ctx.input_dtype(kQuery);
-    if (widen16::Is16BitFloat(dt)) {
+    if (Is16BitFloat(dt)) {
       return widen16::PrepareWidened16(ctx, dt, {0, 1, 2, 3, 4, 5},
                                        [this](PrepareContext& inner) { return PrepareF32(inner); });
     }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "graph/ops/families.h"
+#include "graph/ops/float16_kind.h"
 #include "graph/ops/float16_wrap.h"
 #include "graph/registry.h"
 #include "kernels/float16.h"
@@ -55,8 +56,8 @@ class CausalConvWithStateOp final : public Op {
 
   RunFn Prepare(PrepareContext& ctx) const override {
     const DType dt = ctx.input_dtype(0);
-    if (widen16::Is16BitFloat(dt)) {
-      const kernels::Float16Kind kind = widen16::KindOf(dt);
+    if (Is16BitFloat(dt)) {
+      const kernels::Float16Kind kind = Float16KindOf(dt);
       return widen16::PrepareWidened16(ctx, dt, {0, 1, 2, 3}, [this, kind](PrepareContext& inner) {
         return PrepareF32(inner, true, kind);
       });

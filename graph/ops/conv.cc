@@ -22,6 +22,7 @@
 
 #include "graph/ops/elementwise_fused.h"
 #include "graph/ops/families.h"
+#include "graph/ops/float16_kind.h"
 #include "graph/ops/window_attributes.h"
 #include "graph/registry.h"
 #include "kernels/depthwise_conv.h"
@@ -95,8 +96,7 @@ class ConvOp final : public Op {
       if (post_ && !post_->is_16bit()) {
         ctx.Fail("a fused float32 post-op on a " + DTypeName(dt) + " Conv");
       }
-      return Prepare16(ctx, dt == DType::kBFloat16 ? kernels::Float16Kind::kBFloat16
-                                                   : kernels::Float16Kind::kHalf,
+      return Prepare16(ctx, Float16KindOf(dt),
                        g, batch, channels, out_channels, cg);
     }
 

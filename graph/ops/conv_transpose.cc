@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "graph/op.h"
+#include "graph/ops/float16_kind.h"
 #include "graph/ops/float16_wrap.h"
 #include "graph/ops/window_attributes.h"
 #include "graph/registry.h"
@@ -64,7 +65,7 @@ class ConvTransposeOp final : public Op {
 
   RunFn Prepare(PrepareContext& ctx) const override {
     const DType dt = ctx.input_dtype(0);
-    if (widen16::Is16BitFloat(dt)) {
+    if (Is16BitFloat(dt)) {
       return widen16::PrepareWidened16(ctx, dt, {0, 1, 2},
                                        [this](PrepareContext& c) { return PrepareF32(c); });
     }

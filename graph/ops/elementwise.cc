@@ -22,6 +22,7 @@
 #include "graph/ops/elementwise_common.h"
 #include "graph/ops/elementwise_fused.h"
 #include "graph/ops/families.h"
+#include "graph/ops/float16_kind.h"
 #include "kernels/elementwise.h"
 
 namespace simplecpp::graph {
@@ -146,7 +147,7 @@ class BinaryArithOp : public Op {
     const BroadcastPlan plan(in_dims, out_dims);
     const BinaryOp op = op_;
     if (Is16BitFloat(dt)) {
-      const kernels::Float16Kind kind = Kind16(dt);
+      const kernels::Float16Kind kind = Float16KindOf(dt);
       return [plan, op, kind](RunContext& c) {
         const uint16_t* a = c.input(0).data<uint16_t>();
         const uint16_t* b = c.input(1).data<uint16_t>();
@@ -266,9 +267,9 @@ class PowOp : public Op {
     const BroadcastPlan plan(in_dims, out_dims);
     const DType bt = ctx.input_dtype(0), et = ctx.input_dtype(1);
     if (Is16BitFloat(bt)) {
-      const kernels::Float16Kind kind = Kind16(bt);
+      const kernels::Float16Kind kind = Float16KindOf(bt);
       if (Is16BitFloat(et)) {
-        const kernels::Float16Kind ekind = Kind16(et);
+        const kernels::Float16Kind ekind = Float16KindOf(et);
         return [plan, kind, ekind](RunContext& c) {
           const uint16_t* a = c.input(0).data<uint16_t>();
           const uint16_t* b = c.input(1).data<uint16_t>();
@@ -283,7 +284,7 @@ class PowOp : public Op {
       return Pow16Run<double>(plan, kind, WidenTo<double>(et));
     }
     if (Is16BitFloat(et)) {
-      const kernels::Float16Kind ekind = Kind16(et);
+      const kernels::Float16Kind ekind = Float16KindOf(et);
       RunFn fn;
       VisitNumeric(bt, [&](auto base_tag) {
         using T = decltype(base_tag);
@@ -358,7 +359,7 @@ class CompareOpImpl : public Op {
       };
     }
     if (Is16BitFloat(ctx.input_dtype(0))) {
-      const kernels::Float16Kind kind = Kind16(ctx.input_dtype(0));
+      const kernels::Float16Kind kind = Float16KindOf(ctx.input_dtype(0));
       return [plan, op, kind](RunContext& c) {
         const uint16_t* a = c.input(0).data<uint16_t>();
         const uint16_t* b = c.input(1).data<uint16_t>();
@@ -468,7 +469,7 @@ class VariadicOp : public Op {
   RunFn Prepare16(DType dt, int n_in, const std::vector<Dims>& all, const Dims& out_dims,
                   std::vector<BroadcastPlan> plans) const {
     const BinaryOp op = op_;
-    const kernels::Float16Kind kind = Kind16(dt);
+    const kernels::Float16Kind kind = Float16KindOf(dt);
     const bool accumulate = op == BinaryOp::kAdd && (mean_ || n_in > 2);
     if (!accumulate) {
       return [plans, op, n_in, kind](RunContext& c) {

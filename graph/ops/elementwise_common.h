@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "graph/op.h"
+#include "graph/ops/float16_kind.h"
 #include "graph/registry.h"
 #include "kernels/float16.h"
 #include "kernels/parallel.h"
@@ -42,10 +43,6 @@ inline const std::vector<DType>& FloatTypes() {
   static const std::vector<DType> k = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
                                        DType::kBFloat16};
   return k;
-}
-inline bool Is16BitFloat(DType dt) { return dt == DType::kFloat16 || dt == DType::kBFloat16; }
-inline kernels::Float16Kind Kind16(DType dt) {
-  return dt == DType::kBFloat16 ? kernels::Float16Kind::kBFloat16 : kernels::Float16Kind::kHalf;
 }
 inline const std::vector<DType>& SignedIntTypes() {
   static const std::vector<DType> k = {DType::kInt8, DType::kInt16, DType::kInt32, DType::kInt64};

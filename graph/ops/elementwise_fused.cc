@@ -9,6 +9,7 @@
 
 #include "graph/ops/broadcast.h"
 #include "graph/ops/elementwise_common.h"
+#include "graph/ops/float16_kind.h"
 
 namespace simplecpp::graph::elementwise {
 namespace {
@@ -110,7 +111,7 @@ class FusedElementwiseOp final : public Op {
     if (dt == DType::kFloat32) {
       return [steps, slots](RunContext& c) { Run<float>(c, steps, slots, StepKernelsF32{}); };
     }
-    const StepKernels16 k16{Kind16(dt)};
+    const StepKernels16 k16{Float16KindOf(dt)};
     return [steps, slots, k16](RunContext& c) { Run<uint16_t>(c, steps, slots, k16); };
   }
 

@@ -15,6 +15,7 @@
 
 #include "graph/ops/elementwise_common.h"
 #include "graph/ops/elementwise_fused.h"
+#include "graph/ops/float16_kind.h"
 #include "kernels/elementwise.h"
 
 namespace simplecpp::graph::elementwise {
@@ -99,7 +100,7 @@ class UnaryMathOp : public Op {
       };
     }
     if (Is16BitFloat(dt)) {
-      const kernels::Float16Kind kind = Kind16(dt);
+      const kernels::Float16Kind kind = Float16KindOf(dt);
       return [op, params, kind](RunContext& c) {
         const uint16_t* x = static_cast<const uint16_t*>(c.input(0).raw_data());
         uint16_t* y = static_cast<uint16_t*>(c.output(0).raw_data());
@@ -207,7 +208,7 @@ class ClipOp : public Op {
     const bool attr = attr_bounds_;
     const double amin = min_, amax = max_;
     if (Is16BitFloat(dt)) {
-      const kernels::Float16Kind kind = Kind16(dt);
+      const kernels::Float16Kind kind = Float16KindOf(dt);
       return [attr, amin, amax, kind](RunContext& c) {
         float lo = -std::numeric_limits<float>::infinity();
         float hi = std::numeric_limits<float>::infinity();

@@ -24,6 +24,7 @@
 
 #include "graph/executor.h"
 #include "graph/ops/families.h"
+#include "graph/ops/float16_kind.h"
 #include "graph/ops/float16_wrap.h"
 #include "graph/ops/subgraph_body.h"
 #include "graph/registry.h"
@@ -170,8 +171,8 @@ class FlexAttentionOp final : public Op {
   RunFn MakeRun(const Shape& sh, DType dt) const {
     const double scale = has_scale_ ? static_cast<double>(scale_)
                                     : 1.0 / std::sqrt(static_cast<double>(sh.D));
-    const bool is16 = widen16::Is16BitFloat(dt);
-    const kernels::Float16Kind kind = widen16::KindOf(dt);
+    const bool is16 = Is16BitFloat(dt);
+    const kernels::Float16Kind kind = Float16KindOf(dt);
     std::vector<Mod> score_mods = score_mods_, prob_mods = prob_mods_;
     // Names the subgraphs may read from the enclosing graph: Q, K, V themselves (the executor
     // does not repeat a node's own inputs among its implicit inputs), then the implicit inputs.

@@ -16,16 +16,11 @@
 #include <vector>
 
 #include "graph/op.h"
+#include "graph/ops/float16_kind.h"
 #include "kernels/float16.h"
 
 namespace simplecpp::graph {
 namespace widen16 {
-
-inline bool Is16BitFloat(DType t) { return t == DType::kFloat16 || t == DType::kBFloat16; }
-
-inline kernels::Float16Kind KindOf(DType t) {
-  return t == DType::kBFloat16 ? kernels::Float16Kind::kBFloat16 : kernels::Float16Kind::kHalf;
-}
 
 // Hands the float32 RunFn scratch from the outer RunContext's pool.
 class ScratchAllocator final : public TensorAllocator {
@@ -42,7 +37,7 @@ class ScratchAllocator final : public TensorAllocator {
 template <typename PrepareF32>
 RunFn PrepareWidened16(PrepareContext& ctx, DType dtype16, const std::vector<int>& widen,
                        PrepareF32&& prepare_f32) {
-  const kernels::Float16Kind kind = KindOf(dtype16);
+  const kernels::Float16Kind kind = Float16KindOf(dtype16);
   const int num_inputs = ctx.num_inputs();
   const int num_outputs = ctx.num_outputs();
   std::vector<bool> widened(static_cast<size_t>(num_inputs), false);

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <string>
 
+#include "graph/ops/float16_kind.h"
 #include "graph/ops/indexing_internal.h"
 #include "kernels/float16.h"
 
@@ -40,8 +41,7 @@ class CumProdOp : public Op {
     const bool exclusive = exclusive_, reverse = reverse_;
     const DType dt = ctx.input_dtype(0);
     if (dt == DType::kFloat16 || dt == DType::kBFloat16) {
-      const kernels::Float16Kind kind = dt == DType::kBFloat16 ? kernels::Float16Kind::kBFloat16
-                                                               : kernels::Float16Kind::kHalf;
+      const kernels::Float16Kind kind = Float16KindOf(dt);
       return [=](RunContext& ctx) {
         const uint16_t* x = ctx.input(0).data<uint16_t>();
         uint16_t* y = ctx.output(0).data<uint16_t>();

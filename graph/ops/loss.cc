@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "graph/ops/families.h"
+#include "graph/ops/float16_kind.h"
 #include "graph/registry.h"
 #include "kernels/float16.h"
 #include "kernels/softmax.h"
@@ -251,7 +252,7 @@ class LossOp final : public Op {
     p.softmax = softmax_;
     p.want_log_prob = softmax_ && ctx.has_output(1);
     const DType dt = ctx.input_dtype(0);
-    p.kind16 = dt == DType::kBFloat16 ? kernels::Float16Kind::kBFloat16 : kernels::Float16Kind::kHalf;
+    p.kind16 = Float16KindOf(dt);
 
     ctx.set_output(0, dt, reduction_ == Reduction::kNone ? td : Dims{});
     if (p.want_log_prob) ctx.set_output(1, dt, xd);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "graph/ops/families.h"
+#include "graph/ops/float16_kind.h"
 #include "graph/registry.h"
 #include "kernels/float16.h"
 #include "kernels/matmul_nbits.h"
@@ -25,16 +26,11 @@ namespace {
 
 constexpr int kA = 0, kB = 1, kScales = 2, kZeroPoints = 3, kGIdx = 4, kBias = 5;
 
-bool Is16(DType t) { return t == DType::kFloat16 || t == DType::kBFloat16; }
-
-kernels::Float16Kind KindOf(DType t) {
-  return t == DType::kBFloat16 ? kernels::Float16Kind::kBFloat16 : kernels::Float16Kind::kHalf;
-}
 
 // A T1 tensor as float32: the tensor's own data for float32, else a widened copy.
 std::shared_ptr<const std::vector<float>> WidenToF32(const Tensor& t) {
   auto v = std::make_shared<std::vector<float>>(static_cast<size_t>(t.num_elements()));
-  kernels::Widen16(KindOf(t.dtype()), t.data<uint16_t>(), v->data(), v->size());
+  kernels::Widen16(Float16KindOf(t.dtype()), t.data<uint16_t>(), v->data(), v->size());
   return v;
 }
 
@@ -121,7 +117,7 @@ class MatMulNBitsOp final : public Op {
 
     // 16-bit parameters known now are widened once; the others per run.
     std::shared_ptr<const std::vector<float>> scales16, zp16, bias16;
-    if (Is16(t1)) {
+    if (Is16BitFloat(t1)) {
       if (const Tensor* s = ctx.input_value(kScales)) scales16 = WidenToF32(*s);
       if (has_zp && !zp_packed) {
         if (const Tensor* z = ctx.input_value(kZeroPoints)) zp16 = WidenToF32(*z);
@@ -140,7 +136,7 @@ class MatMulNBitsOp final : public Op {
       w.packed = rc.input(kB).data<uint8_t>();
       // Per-run widened copies of 16-bit parameters that were not constant at Prepare.
       std::shared_ptr<const std::vector<float>> s = scales16, z = zp16, bb = bias16;
-      const bool wide = Is16(t1);
+      const bool wide = Is16BitFloat(t1);
       if (wide && !s) s = WidenToF32(rc.input(kScales));
       w.scales = wide ? s->data() : rc.input(kScales).data<float>();
       if (zp_packed) {
@@ -161,7 +157,7 @@ class MatMulNBitsOp final : public Op {
                                 rc.output(0).data<float>(), n, rc.parallel());
         return;
       }
-      const kernels::Float16Kind kind = KindOf(t1);
+      const kernels::Float16Kind kind = Float16KindOf(t1);
       Tensor a32 = rc.Scratch(DType::kFloat32, {m * k});
       kernels::Widen16(kind, rc.input(kA).data<uint16_t>(), a32.data<float>(),
                        static_cast<size_t>(m * k));

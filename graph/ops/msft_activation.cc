@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "graph/ops/families.h"
+#include "graph/ops/float16_kind.h"
 #include "graph/registry.h"
 #include "kernels/elementwise.h"
 #include "kernels/float16.h"
@@ -23,9 +24,6 @@ namespace {
 
 enum class GeluKind { kBiasGelu, kFastGelu, kQuickGelu };
 
-kernels::Float16Kind KindOf(DType t) {
-  return t == DType::kBFloat16 ? kernels::Float16Kind::kBFloat16 : kernels::Float16Kind::kHalf;
-}
 
 using FloatVec = std::shared_ptr<const std::vector<float>>;
 
@@ -34,7 +32,7 @@ FloatVec ToF32(const Tensor& t) {
   if (t.dtype() == DType::kFloat32) {
     if (!v->empty()) std::memcpy(v->data(), t.raw_data(), v->size() * sizeof(float));
   } else {
-    kernels::Widen16(KindOf(t.dtype()), t.data<uint16_t>(), v->data(), v->size());
+    kernels::Widen16(Float16KindOf(t.dtype()), t.data<uint16_t>(), v->data(), v->size());
   }
   return v;
 }
@@ -123,7 +121,7 @@ class MsftGeluOp final : public Op {
       params.alpha = alpha_;
     }
     const bool is16 = t != DType::kFloat32;
-    const kernels::Float16Kind kind = KindOf(t);
+    const kernels::Float16Kind kind = Float16KindOf(t);
     return [=](RunContext& rc) {
       const FloatVec bias = !has_bias ? nullptr : fixed_bias ? fixed_bias : ToF32(rc.input(1));
       const void* x = rc.input(0).raw_data();

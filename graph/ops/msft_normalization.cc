@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "graph/ops/families.h"
+#include "graph/ops/float16_kind.h"
 #include "graph/registry.h"
 #include "kernels/attention.h"
 #include "kernels/elementwise.h"
@@ -38,9 +39,6 @@ namespace {
 
 using FloatVec = std::shared_ptr<const std::vector<float>>;
 
-kernels::Float16Kind KindOf(DType t) {
-  return t == DType::kBFloat16 ? kernels::Float16Kind::kBFloat16 : kernels::Float16Kind::kHalf;
-}
 
 kernels::FloatStorage StorageOf(DType t) {
   if (t == DType::kFloat16) return kernels::FloatStorage::kF16;
@@ -56,7 +54,7 @@ FloatVec ToF32(const Tensor& t) {
   if (t.dtype() == DType::kFloat32) {
     if (!v->empty()) std::memcpy(v->data(), t.raw_data(), v->size() * sizeof(float));
   } else {
-    kernels::Widen16(KindOf(t.dtype()), t.data<uint16_t>(), v->data(), v->size());
+    kernels::Widen16(Float16KindOf(t.dtype()), t.data<uint16_t>(), v->data(), v->size());
   }
   return v;
 }
@@ -71,7 +69,7 @@ void LoadRow(DType t, const void* src, int64_t offset, int64_t count, float* dst
   if (t == DType::kFloat32) {
     std::memcpy(dst, static_cast<const float*>(src) + offset, static_cast<size_t>(count) * 4);
   } else {
-    kernels::Widen16(KindOf(t), static_cast<const uint16_t*>(src) + offset, dst,
+    kernels::Widen16(Float16KindOf(t), static_cast<const uint16_t*>(src) + offset, dst,
                      static_cast<size_t>(count));
   }
 }
@@ -81,7 +79,7 @@ void StoreRow(DType t, const float* src, void* dst, int64_t offset, int64_t coun
   if (t == DType::kFloat32) {
     std::memcpy(static_cast<float*>(dst) + offset, src, static_cast<size_t>(count) * 4);
   } else {
-    kernels::Narrow16(KindOf(t), src, static_cast<uint16_t*>(dst) + offset,
+    kernels::Narrow16(Float16KindOf(t), src, static_cast<uint16_t*>(dst) + offset,
                       static_cast<size_t>(count));
   }
 }

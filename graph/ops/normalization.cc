@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "graph/ops/families.h"
+#include "graph/ops/float16_kind.h"
 #include "graph/registry.h"
 #include "kernels/normalization.h"
 #include "kernels/softmax.h"
@@ -110,10 +111,6 @@ bool BroadcastsTo(const Dims& sd, const Dims& nd) {
   return true;
 }
 
-bool Is16(DType dt) { return dt == DType::kFloat16 || dt == DType::kBFloat16; }
-kernels::Float16Kind Kind16(DType dt) {
-  return dt == DType::kBFloat16 ? kernels::Float16Kind::kBFloat16 : kernels::Float16Kind::kHalf;
-}
 
 // A 16-bit parameter tensor (dims sd) widened to float32 and broadcast to nd.
 std::vector<float> WidenExpand(kernels::Float16Kind kind, const Tensor& t, const Dims& nd) {
@@ -165,8 +162,7 @@ class SoftmaxOp final : public Op {
     const SoftmaxKind kind = kind_;
     if (dt == DType::kFloat16 || dt == DType::kBFloat16) {
       // 16-bit storage: float32 compute per row / slab, one rounding per element.
-      const kernels::Float16Kind k16 =
-          dt == DType::kBFloat16 ? kernels::Float16Kind::kBFloat16 : kernels::Float16Kind::kHalf;
+      const kernels::Float16Kind k16 = Float16KindOf(dt);
       auto fn = kind == SoftmaxKind::kSoftmax      ? kernels::Softmax16
                 : kind == SoftmaxKind::kLogSoftmax ? kernels::LogSoftmax16
                                                    : kernels::Hardmax16;
@@ -231,7 +227,7 @@ class BatchNormOp final : public Op {
 
   void InferTypes(TypeContext& ctx) const override {
     ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16});
-    if (training_ && Is16(ctx.input_dtype(0))) {
+    if (training_ && Is16BitFloat(ctx.input_dtype(0))) {
       ctx.Unsupported("training-mode BatchNormalization on " + DTypeName(ctx.input_dtype(0)));
     }
     for (int i = 1; i < 5; ++i) {
@@ -280,10 +276,10 @@ class BatchNormOp final : public Op {
     const bool training = training_;
     const bool out_mean = training && ctx.has_output(1);
     const bool out_var = training && ctx.has_output(2);
-    if (Is16(dt)) {
+    if (Is16BitFloat(dt)) {
       // Inference on 16-bit storage: the per-channel center / multiplier / offset in float32
       // (multiplier computed in double, as for float32), X streamed in blocks.
-      const kernels::Float16Kind kind = Kind16(dt);
+      const kernels::Float16Kind kind = Float16KindOf(dt);
       return [=](RunContext& rc) {
         std::vector<float> coef(static_cast<size_t>(3 * channels));
         const uint16_t* sc = rc.input(1).data<uint16_t>();
@@ -433,9 +429,9 @@ class GroupNormOp final : public Op {
     ctx.set_output(0, dt, xd);
     const int64_t cpg = channels / groups;
     const float eps = epsilon_;
-    if (Is16(dt)) {
+    if (Is16BitFloat(dt)) {
       // 16-bit storage: scale / B widened to float32 per channel (small), rows in float32.
-      const kernels::Float16Kind kind = Kind16(dt);
+      const kernels::Float16Kind kind = Float16KindOf(dt);
       return [=](RunContext& rc) {
         std::vector<float> params(static_cast<size_t>(2 * channels));
         const uint16_t* s16 = rc.input(1).data<uint16_t>();
@@ -545,10 +541,10 @@ class LayerNormOp final : public Op {
     const float eps = epsilon_;
     const Dims scale_dims = ctx.input_dims(1);
     const Dims bias_dims = has_bias ? ctx.input_dims(2) : Dims{};
-    if (Is16(dt)) {
+    if (Is16BitFloat(dt)) {
       // 16-bit storage: Scale / B widened (and expanded) to float32 vectors of n, once at
       // Prepare when constant; rows normalized one at a time in float32.
-      const kernels::Float16Kind kind = Kind16(dt);
+      const kernels::Float16Kind kind = Float16KindOf(dt);
       std::shared_ptr<const std::vector<float>> fixed[3];
       for (int i = 1; i < 3; ++i) {
         if (ctx.has_input(i) && ctx.input_value(i)) {
@@ -660,9 +656,9 @@ class MvnOp final : public Op {
     const DType dt = ctx.input_dtype(0);
     ctx.set_output(0, dt, xd);
     const Dims dims = xd;
-    if (Is16(dt)) {
+    if (Is16BitFloat(dt)) {
       // Widen to float32 scratch, normalize in float32, round each output once.
-      const kernels::Float16Kind kind = Kind16(dt);
+      const kernels::Float16Kind kind = Float16KindOf(dt);
       return [dims, reduce, kind](RunContext& rc) {
         const size_t n = static_cast<size_t>(rc.input(0).num_elements());
         Tensor x32 = rc.Scratch(DType::kFloat32, dims);
@@ -710,8 +706,8 @@ class LpNormOp final : public Op {
     const DType dt = ctx.input_dtype(0);
     ctx.set_output(0, dt, xd);
     const int p = static_cast<int>(p_);
-    if (Is16(dt)) {
-      const kernels::Float16Kind kind = Kind16(dt);
+    if (Is16BitFloat(dt)) {
+      const kernels::Float16Kind kind = Float16KindOf(dt);
       return [=](RunContext& rc) {
         kernels::LpNormalize16(kind, rc.input(0).data<uint16_t>(), rc.output(0).data<uint16_t>(),
                                outer, n, inner, p, rc.parallel());
@@ -757,8 +753,8 @@ class LrnOp final : public Op {
     ctx.set_output(0, dt, xd);
     const int64_t size = size_;
     const float alpha = alpha_, beta = beta_, bias = bias_;
-    if (Is16(dt)) {
-      const kernels::Float16Kind kind = Kind16(dt);
+    if (Is16BitFloat(dt)) {
+      const kernels::Float16Kind kind = Float16KindOf(dt);
       return [=](RunContext& rc) {
         kernels::Lrn16(kind, rc.input(0).data<uint16_t>(), rc.output(0).data<uint16_t>(), batch,
                        channels, spatial, size, alpha, beta, bias, rc.parallel());

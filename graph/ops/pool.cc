@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "graph/ops/families.h"
+#include "graph/ops/float16_kind.h"
 #include "graph/ops/window_attributes.h"
 #include "graph/registry.h"
 #include "kernels/pool.h"
@@ -116,8 +117,7 @@ class PoolOp final : public Op {
 
     if (dt == DType::kFloat16 || dt == DType::kBFloat16) {
       // 16-bit storage: one plane at a time in float32 (kernels::Pool16).
-      const kernels::Float16Kind k16 =
-          dt == DType::kBFloat16 ? kernels::Float16Kind::kBFloat16 : kernels::Float16Kind::kHalf;
+      const kernels::Float16Kind k16 = Float16KindOf(dt);
       const kernels::Pool16Op op = kind_ == PoolKind::kMax       ? kernels::Pool16Op::kMax
                                    : kind_ == PoolKind::kAverage ? kernels::Pool16Op::kAverage
                                                                  : kernels::Pool16Op::kLp;
@@ -268,8 +268,7 @@ class GlobalPoolOp final : public Op {
     if (planes == 0) return [](RunContext&) {};
     if (size == 0) ctx.Fail("X " + DimsToString(xd) + " has an empty spatial dim");
     if (dt == DType::kFloat16 || dt == DType::kBFloat16) {
-      const kernels::Float16Kind k16 =
-          dt == DType::kBFloat16 ? kernels::Float16Kind::kBFloat16 : kernels::Float16Kind::kHalf;
+      const kernels::Float16Kind k16 = Float16KindOf(dt);
       const kernels::Pool16Op op = kind_ == PoolKind::kMax       ? kernels::Pool16Op::kGlobalMax
                                    : kind_ == PoolKind::kAverage ? kernels::Pool16Op::kGlobalAverage
                                                                  : kernels::Pool16Op::kLp;

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "graph/ops/families.h"
+#include "graph/ops/float16_kind.h"
 #include "graph/ops/float16_wrap.h"
 #include "graph/registry.h"
 #include "kernels/gemm.h"
@@ -434,7 +435,7 @@ class RecurrentOp final : public Op {
 
   RunFn Prepare(PrepareContext& ctx) const override {
     const DType dt = ctx.input_dtype(0);
-    if (widen16::Is16BitFloat(dt)) {
+    if (Is16BitFloat(dt)) {
       return widen16::PrepareWidened16(ctx, dt, {0, 1, 2, 3, 5, 6, 7},
                                        [this](PrepareContext& c) { return PrepareTyped(c); });
     }

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "graph/ops/families.h"
+#include "graph/ops/float16_kind.h"
 #include "graph/ops/reduction_plan.h"
 #include "graph/registry.h"
 #include "kernels/float16.h"
@@ -77,11 +78,6 @@ void RequireOneOf(const TypeContext& ctx, int input, const std::vector<DType>& a
                   "; supported: " + list);
 }
 
-bool Is16(DType dt) { return dt == DType::kFloat16 || dt == DType::kBFloat16; }
-
-kernels::Float16Kind KindOf16(DType dt) {
-  return dt == DType::kBFloat16 ? kernels::Float16Kind::kBFloat16 : kernels::Float16Kind::kHalf;
-}
 
 // Appends float16 (always) and bfloat16 (from opset `bf16_since` on) to `types`.
 std::vector<DType> With16(std::vector<DType> types, int64_t opset, int64_t bf16_since) {
@@ -237,7 +233,7 @@ class ReduceOp final : public Op {
 
     const std::vector<ReducePass> passes = PlanReducePasses(dims, reduced);
     const ReduceSpec spec = SpecOf(type_);
-    if (Is16(dtype)) return Prepare16(passes, spec, KindOf16(dtype), count, out_count);
+    if (Is16BitFloat(dtype)) return Prepare16(passes, spec, Float16KindOf(dtype), count, out_count);
     return VisitDType(dtype, [&](auto tag) -> RunFn {
       using T = decltype(tag);
       const kernels::ReduceFn<T> first = kernels::GetReduceFn<T>(spec.first);
@@ -365,9 +361,9 @@ class ArgReduceOp final : public Op {
     if (n == 0) ctx.Fail("cannot take the arg max/min over an empty axis");
     const bool is_max = is_max_, select_last = select_last_;
     const DType dtype = ctx.input_dtype(0);
-    if (Is16(dtype)) {
+    if (Is16BitFloat(dtype)) {
       const auto fn = is_max ? &kernels::ArgMax16 : &kernels::ArgMin16;
-      const kernels::Float16Kind kind = KindOf16(dtype);
+      const kernels::Float16Kind kind = Float16KindOf(dtype);
       return [fn, kind, outer, n, inner, select_last](RunContext& rc) {
         fn(kind, rc.input(0).data<uint16_t>(), outer, n, inner, select_last,
            rc.output(0).data<int64_t>(), rc.parallel());
@@ -437,8 +433,8 @@ class CumSumOp final : public Op {
     const DType dtype = ctx.input_dtype(0);
     ctx.set_output(0, dtype, dims);
     const bool exclusive = exclusive_, reverse = reverse_;
-    if (Is16(dtype)) {
-      const kernels::Float16Kind kind = KindOf16(dtype);
+    if (Is16BitFloat(dtype)) {
+      const kernels::Float16Kind kind = Float16KindOf(dtype);
       return [kind, outer, n, inner, exclusive, reverse](RunContext& rc) {
         kernels::CumSum16(kind, rc.input(0).data<uint16_t>(), outer, n, inner, exclusive, reverse,
                           rc.output(0).data<uint16_t>(), rc.parallel());
@@ -522,8 +518,8 @@ class TopKOp final : public Op {
     ctx.set_output(1, DType::kInt64, out_dims);
     const bool largest = largest_;
     const bool want_values = ctx.has_output(0), want_indices = ctx.has_output(1);
-    if (Is16(dtype)) {
-      const kernels::Float16Kind kind = KindOf16(dtype);
+    if (Is16BitFloat(dtype)) {
+      const kernels::Float16Kind kind = Float16KindOf(dtype);
       return [kind, outer, n, inner, k, largest, dtype, out_dims, want_values,
               want_indices](RunContext& rc) {
         Tensor values_tmp, indices_tmp;  // an omitted output still needs a buffer

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "graph/op.h"
+#include "graph/ops/float16_kind.h"
 #include "graph/ops/float16_wrap.h"
 #include "graph/registry.h"
 #include "kernels/cast.h"
@@ -177,7 +178,7 @@ class ResizeOp final : public Op {
 
   RunFn Prepare(PrepareContext& ctx) const override {
     const DType dt = ctx.input_dtype(0);
-    if (mode_ != Mode::kNearest && widen16::Is16BitFloat(dt)) {
+    if (mode_ != Mode::kNearest && Is16BitFloat(dt)) {
       return widen16::PrepareWidened16(ctx, dt, {0},
                                        [this](PrepareContext& c) { return PrepareImpl(c); });
     }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "graph/ops/families.h"
+#include "graph/ops/float16_kind.h"
 #include "graph/ops/window_attributes.h"
 #include "graph/registry.h"
 #include "kernels/col2im.h"
@@ -36,10 +37,6 @@ std::vector<int64_t> ReadInt64s(const PrepareContext& ctx, int i, const char* wh
 }
 
 // ---- 16-bit float helpers ----
-bool Is16(DType dt) { return dt == DType::kFloat16 || dt == DType::kBFloat16; }
-kernels::Float16Kind Kind16(DType dt) {
-  return dt == DType::kBFloat16 ? kernels::Float16Kind::kBFloat16 : kernels::Float16Kind::kHalf;
-}
 
 // Input `i` must be one of `allowed`, or bfloat16 when the opset is >= `bf16_since` (the version
 // whose type constraint added bfloat16; 0: never).
@@ -139,11 +136,11 @@ class RoiAlignOp final : public Op {
     if (num_rois == 0 || xd[1] == 0) return [](RunContext&) {};
     if (p.height == 0 || p.width == 0) ctx.Fail("X has an empty spatial dim");
     const bool f32 = dt == DType::kFloat32;
-    const bool is16 = Is16(dt);
+    const bool is16 = Is16BitFloat(dt);
     Input16 x16, rois16;
     if (is16) {
-      x16 = MakeInput16(ctx, 0, Kind16(dt));
-      rois16 = MakeInput16(ctx, 1, Kind16(dt));
+      x16 = MakeInput16(ctx, 0, Float16KindOf(dt));
+      rois16 = MakeInput16(ctx, 1, Float16KindOf(dt));
     }
     const Dims out_dims = {num_rois, xd[1], p.out_h, p.out_w};
     return [p, num_rois, f32, is16, x16, rois16, out_dims](RunContext& rc) {
@@ -239,9 +236,9 @@ class GridSampleOp final : public Op {
     for (int64_t s = 0; s < rank; ++s) {
       if (p.in[s] == 0) ctx.Fail("X has an empty spatial dim");
     }
-    if (Is16(dt)) {
-      const Input16 x16 = MakeInput16(ctx, 0, Kind16(dt));
-      const Input16 g16 = MakeInput16(ctx, 1, Kind16(dt));
+    if (Is16BitFloat(dt)) {
+      const Input16 x16 = MakeInput16(ctx, 0, Float16KindOf(dt));
+      const Input16 g16 = MakeInput16(ctx, 1, Float16KindOf(dt));
       return [p, x16, g16, out](RunContext& rc) {
         Tensor xs, gs;
         const float* x = x16.Widen(rc, &xs);
@@ -331,9 +328,9 @@ class Col2ImOp final : public Op {
     const DType dt = ctx.input_dtype(0);
     ctx.set_output(0, dt, out);
     const int64_t img = g.InSize();
-    const bool is16 = Is16(dt);
+    const bool is16 = Is16BitFloat(dt);
     Input16 x16;
-    if (is16) x16 = MakeInput16(ctx, 0, Kind16(dt));
+    if (is16) x16 = MakeInput16(ctx, 0, Float16KindOf(dt));
     return [g, batch, channels, img, ksize, blocks, is16, x16, out](RunContext& rc) {
       Tensor xs, y32;
       const float* x = is16 ? x16.Widen(rc, &xs) : rc.input(0).data<float>();
@@ -460,8 +457,8 @@ class AffineGridOp final : public Op {
     const int64_t batch = size[0];
     const bool ac = align_corners_;
     if (CheckedNumElements(out) == 0) return [](RunContext&) {};
-    if (Is16(dt)) {
-      const Input16 t16 = MakeInput16(ctx, 0, Kind16(dt));
+    if (Is16BitFloat(dt)) {
+      const Input16 t16 = MakeInput16(ctx, 0, Float16KindOf(dt));
       return [rank, batch, spatial, ac, t16, out](RunContext& rc) {
         Tensor ts;
         const float* theta = t16.Widen(rc, &ts);

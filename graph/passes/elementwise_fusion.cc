@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "graph/ops/elementwise_fused.h"
+#include "graph/ops/float16_kind.h"
 #include "kernels/float16.h"
 
 namespace simplecpp::graph {
@@ -27,8 +28,7 @@ bool ScalarConstant(const ValueState& v, DType dtype, float* out) {
   if (dtype == DType::kFloat32) {
     *out = v.constant.data<float>()[0];
   } else {
-    const kernels::Float16Kind kind =
-        dtype == DType::kFloat16 ? kernels::Float16Kind::kHalf : kernels::Float16Kind::kBFloat16;
+    const kernels::Float16Kind kind = Float16KindOf(dtype);
     *out = kernels::Widen16One(kind, static_cast<const uint16_t*>(v.constant.raw_data())[0]);
   }
   return true;
@@ -187,8 +187,7 @@ std::shared_ptr<const elementwise::FusedChain> ChainOnValueTyped(
   if constexpr (std::is_same_v<T, float>) {
     return std::make_shared<elementwise::FusedChain>(std::move(program), std::move(constants));
   } else {
-    const kernels::Float16Kind kind =
-        dtype == DType::kFloat16 ? kernels::Float16Kind::kHalf : kernels::Float16Kind::kBFloat16;
+    const kernels::Float16Kind kind = Float16KindOf(dtype);
     return std::make_shared<elementwise::FusedChain>(std::move(program), kind,
                                                      std::move(constants));
   }
