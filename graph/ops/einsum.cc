@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -66,6 +67,180 @@ struct Value {
 bool Contains(const std::vector<int>& v, int x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
+
+// Builds the step list: each helper appends the steps that turn one planning Value into another.
+class EinsumPlanner {
+ public:
+  EinsumPlanner(size_t elem, int num_inputs, const std::map<int, int64_t>& size_of)
+      : elem_(elem), num_buffers_(num_inputs), size_of_(size_of) {}
+
+  // Sums out the labels of v for which keep(label) is false.
+  void SumOut(Value& v, const std::function<bool(int)>& keep) {
+    std::vector<bool> reduced(v.labels.size());
+    bool any = false;
+    Value r;
+    for (size_t a = 0; a < v.labels.size(); ++a) {
+      reduced[a] = !keep(v.labels[a]);
+      any = any || reduced[a];
+      if (!reduced[a]) {
+        r.labels.push_back(v.labels[a]);
+        r.dims.push_back(v.dims[a]);
+      }
+    }
+    if (!any) return;
+    Step s;
+    s.kind = Step::kReduce;
+    s.passes = PlanReducePasses(v.dims, reduced);
+    Append(std::move(s), v, std::move(r));
+  }
+
+  // Permutes v into the label order `order` (a permutation of v.labels).
+  void Permute(Value& v, const std::vector<int>& order) {
+    if (order == v.labels) return;
+    std::vector<int64_t> perm;
+    Value r;
+    for (int l : order) {
+      const int64_t a = std::find(v.labels.begin(), v.labels.end(), l) - v.labels.begin();
+      perm.push_back(a);
+      r.labels.push_back(l);
+      r.dims.push_back(v.dims[a]);
+    }
+    Step s;
+    s.kind = Step::kTranspose;
+    s.transpose = kernels::PlanTranspose(elem_, v.dims, perm);
+    Append(std::move(s), v, std::move(r));
+  }
+
+  // Drops the size-1 axes of labels broadcast to more elsewhere (a free view), then takes the
+  // diagonal of every repeated label (an axis gather).
+  void DropBroadcastAxesAndTakeDiagonals(Value& v) {
+    Value kept;
+    kept.buf = v.buf;
+    for (size_t a = 0; a < v.labels.size(); ++a) {
+      if (v.dims[a] == 1 && size_of_.at(v.labels[a]) != 1) continue;
+      kept.labels.push_back(v.labels[a]);
+      kept.dims.push_back(v.dims[a]);
+    }
+    v = std::move(kept);
+    std::vector<int> unique;
+    for (int l : v.labels) {
+      if (!Contains(unique, l)) unique.push_back(l);
+    }
+    if (unique.size() == v.labels.size()) return;
+    Dims strides(v.dims.size(), 1);
+    for (int64_t a = static_cast<int64_t>(v.dims.size()) - 2; a >= 0; --a) {
+      strides[a] = strides[a + 1] * v.dims[a + 1];
+    }
+    Value r;
+    std::vector<std::vector<int64_t>> offsets;
+    for (int l : unique) {
+      int64_t stride = 0, dim = 0;
+      for (size_t a = 0; a < v.labels.size(); ++a) {
+        if (v.labels[a] == l) {
+          stride += strides[a];
+          dim = v.dims[a];
+        }
+      }
+      std::vector<int64_t> table(static_cast<size_t>(dim));
+      for (int64_t x = 0; x < dim; ++x) table[x] = x * stride;
+      offsets.push_back(std::move(table));
+      r.labels.push_back(l);
+      r.dims.push_back(dim);
+    }
+    Step s;
+    s.kind = Step::kGather;
+    s.gather = kernels::PlanAxisGather(elem_, r.dims, std::move(offsets));
+    Append(std::move(s), v, std::move(r));
+  }
+
+  // cur * b over their shared labels: shared labels still needed later stay as batch dims, the
+  // others are contracted; each side is permuted only when GEMM's transpose flags cannot take its
+  // layout as it is.
+  Value Contract(Value cur, Value b, const std::function<bool(int)>& needed) {
+    SumOut(cur, [&](int l) { return Contains(b.labels, l) || needed(l); });
+    SumOut(b, [&](int l) { return Contains(cur.labels, l) || needed(l); });
+    std::vector<int> batch, left, contract, right;
+    for (int l : cur.labels) {
+      if (!Contains(b.labels, l)) {
+        left.push_back(l);
+      } else if (needed(l)) {
+        batch.push_back(l);
+      } else {
+        contract.push_back(l);
+      }
+    }
+    for (int l : b.labels) {
+      if (!Contains(cur.labels, l)) right.push_back(l);
+    }
+    const auto concat = [](std::vector<int> x, const std::vector<int>& y, const std::vector<int>& z) {
+      x.insert(x.end(), y.begin(), y.end());
+      x.insert(x.end(), z.begin(), z.end());
+      return x;
+    };
+    const std::vector<int> a_plain = concat(batch, left, contract);
+    const std::vector<int> b_plain = concat(batch, contract, right);
+    Step s;
+    s.kind = Step::kMatMul;
+    s.trans_a = cur.labels == concat(batch, contract, left) && cur.labels != a_plain;
+    s.trans_b = b.labels == concat(batch, right, contract) && b.labels != b_plain;
+    if (!s.trans_a) Permute(cur, a_plain);
+    if (!s.trans_b) Permute(b, b_plain);
+    s.src = cur.buf;
+    s.src2 = b.buf;
+    s.dst = num_buffers_++;
+    s.batch = Product(batch);
+    s.m = Product(left);
+    s.k = Product(contract);
+    s.n = Product(right);
+    Value r;
+    r.labels = concat(batch, left, right);
+    for (int l : r.labels) r.dims.push_back(size_of_.at(l));
+    s.dst_dims = r.dims;
+    steps_.push_back(std::move(s));
+    r.buf = steps_.back().dst;
+    return r;
+  }
+
+  // Sums out and permutes cur into the output's labels, and makes the last step write the output
+  // (a copy when cur is still an input).
+  void Finish(Value cur, const std::vector<int>& out_labels, int num_inputs, int64_t out_elements) {
+    SumOut(cur, [&](int l) { return Contains(out_labels, l); });
+    Permute(cur, out_labels);
+    if (cur.buf < num_inputs) {
+      Step s;
+      s.kind = Step::kCopy;
+      s.src = cur.buf;
+      s.dst = num_buffers_++;
+      s.bytes = static_cast<size_t>(out_elements) * elem_;
+      steps_.push_back(std::move(s));
+    }
+    steps_.back().dst = kOutput;
+  }
+
+  std::vector<Step>& steps() { return steps_; }
+  int num_buffers() const { return num_buffers_; }
+
+ private:
+  // Appends s reading v into a new buffer, and makes v the result r.
+  void Append(Step s, Value& v, Value r) {
+    s.src = v.buf;
+    s.dst = num_buffers_++;
+    s.dst_dims = r.dims;
+    steps_.push_back(std::move(s));
+    r.buf = steps_.back().dst;
+    v = std::move(r);
+  }
+  int64_t Product(const std::vector<int>& labels) const {
+    int64_t p = 1;
+    for (int l : labels) p *= size_of_.at(l);
+    return p;
+  }
+
+  size_t elem_;
+  int num_buffers_;
+  const std::map<int, int64_t>& size_of_;
+  std::vector<Step> steps_;
+};
 
 class EinsumOp final : public Op {
  public:
@@ -135,6 +310,11 @@ class EinsumOp final : public Op {
  private:
   // Prepare for a dtype with kernels (every allowed dtype except float16).
   RunFn PrepareTyped(PrepareContext& ctx) const;
+  // The operands with ellipses expanded into right-aligned ellipsis labels, the broadcast size of
+  // every label, and the number of ellipsis dims (checks ranks and label dims).
+  std::vector<Value> LabelOperands(PrepareContext& ctx, std::map<int, int64_t>* size_of,
+                                   int* max_ell) const;
+  std::vector<int> OutputLabels(int max_ell) const;
 
   static std::vector<int> ParseTerm(const OpInit& init, const std::string& raw,
                                     const std::string& term) {
@@ -164,33 +344,24 @@ class EinsumOp final : public Op {
   std::vector<int> output_term_;
 };
 
-RunFn EinsumOp::PrepareTyped(PrepareContext& ctx) const {
+std::vector<Value> EinsumOp::LabelOperands(PrepareContext& ctx, std::map<int, int64_t>* size_of,
+                                           int* max_ell) const {
   const int num_inputs = ctx.num_inputs();
-  const DType dtype = ctx.input_dtype(0);
-  const size_t elem = DTypeSize(dtype);
   const auto fail = [&](const std::string& m) { ctx.Fail("equation '" + equation_ + "': " + m); };
-
-  // Expand ellipses into right-aligned ellipsis labels.
-  int max_ell = 0;
+  *max_ell = 0;
   std::vector<int> ell_rank(num_inputs, 0);
   for (int i = 0; i < num_inputs; ++i) {
     const int letters = static_cast<int>(
         std::count_if(terms_[i].begin(), terms_[i].end(), [](int l) { return l != kEllipsis; }));
     const int rank = static_cast<int>(ctx.input_rank(i));
-    if (Contains(terms_[i], kEllipsis)) {
-      if (rank < letters) {
-        fail("operand " + std::to_string(i) + " has rank " + std::to_string(rank) + " but " +
-             std::to_string(letters) + " labels");
-      }
-      ell_rank[i] = rank - letters;
-    } else if (rank != letters) {
+    if (Contains(terms_[i], kEllipsis) ? rank < letters : rank != letters) {
       fail("operand " + std::to_string(i) + " has rank " + std::to_string(rank) + " but " +
            std::to_string(letters) + " labels");
     }
-    max_ell = std::max(max_ell, ell_rank[i]);
+    if (Contains(terms_[i], kEllipsis)) ell_rank[i] = rank - letters;
+    *max_ell = std::max(*max_ell, ell_rank[i]);
   }
   std::vector<Value> values(num_inputs);
-  std::map<int, int64_t> size_of;  // label -> broadcast size
   for (int i = 0; i < num_inputs; ++i) {
     Value& v = values[i];
     v.buf = i;
@@ -200,8 +371,7 @@ RunFn EinsumOp::PrepareTyped(PrepareContext& ctx) const {
         v.labels.push_back(l);
         continue;
       }
-      for (int t = 0; t < ell_rank[i]; ++t)
-        v.labels.push_back(kEllipsisBase + max_ell - ell_rank[i] + t);
+      for (int t = 0; t < ell_rank[i]; ++t) v.labels.push_back(kEllipsisBase + *max_ell - ell_rank[i] + t);
     }
     for (size_t a = 0; a < v.labels.size(); ++a) {
       const int l = v.labels[a];
@@ -212,17 +382,19 @@ RunFn EinsumOp::PrepareTyped(PrepareContext& ctx) const {
                std::to_string(v.dims[b]) + " and " + std::to_string(d));
         }
       }
-      auto it = size_of.find(l);
-      if (it == size_of.end() || it->second == 1) {
-        size_of[l] = d;
+      auto it = size_of->find(l);
+      if (it == size_of->end() || it->second == 1) {
+        (*size_of)[l] = d;
       } else if (d != 1 && d != it->second) {
         fail("label dims " + std::to_string(it->second) + " and " + std::to_string(d) +
              " do not match (operand " + std::to_string(i) + ")");
       }
     }
   }
+  return values;
+}
 
-  // Output labels.
+std::vector<int> EinsumOp::OutputLabels(int max_ell) const {
   std::vector<int> out_labels;
   if (explicit_output_) {
     for (int l : output_term_) {
@@ -232,121 +404,38 @@ RunFn EinsumOp::PrepareTyped(PrepareContext& ctx) const {
         for (int t = 0; t < max_ell; ++t) out_labels.push_back(kEllipsisBase + t);
       }
     }
-  } else {
-    for (int t = 0; t < max_ell; ++t) out_labels.push_back(kEllipsisBase + t);
-    std::map<int, int> count;
-    for (const auto& term : terms_) {
-      for (int l : term) {
-        if (l != kEllipsis) ++count[l];
-      }
-    }
-    for (const auto& [l, c] : count) {  // std::map: ASCII order
-      if (c == 1) out_labels.push_back(l);
+    return out_labels;
+  }
+  for (int t = 0; t < max_ell; ++t) out_labels.push_back(kEllipsisBase + t);
+  std::map<int, int> count;
+  for (const auto& term : terms_) {
+    for (int l : term) {
+      if (l != kEllipsis) ++count[l];
     }
   }
+  for (const auto& [l, c] : count) {  // std::map: ASCII order
+    if (c == 1) out_labels.push_back(l);
+  }
+  return out_labels;
+}
+
+RunFn EinsumOp::PrepareTyped(PrepareContext& ctx) const {
+  const int num_inputs = ctx.num_inputs();
+  const DType dtype = ctx.input_dtype(0);
+  std::map<int, int64_t> size_of;  // label -> broadcast size
+  int max_ell = 0;
+  std::vector<Value> values = LabelOperands(ctx, &size_of, &max_ell);
+  const std::vector<int> out_labels = OutputLabels(max_ell);
   Dims out_dims;
   for (int l : out_labels) out_dims.push_back(size_of.at(l));
   ctx.set_output(0, dtype, out_dims);
   if (CheckedNumElements(out_dims) == 0) return [](RunContext&) {};
 
-  std::vector<Step> steps;
-  int num_buffers = num_inputs;
-  const auto strides_of = [](const Dims& dims) {
-    Dims s(dims.size(), 1);
-    for (int64_t a = static_cast<int64_t>(dims.size()) - 2; a >= 0; --a)
-      s[a] = s[a + 1] * dims[a + 1];
-    return s;
-  };
-  // Sums out the labels of v for which keep(label) is false.
-  const auto sum_out = [&](Value& v, const std::function<bool(int)>& keep) {
-    std::vector<bool> reduced(v.labels.size());
-    bool any = false;
-    Value r;
-    for (size_t a = 0; a < v.labels.size(); ++a) {
-      reduced[a] = !keep(v.labels[a]);
-      any = any || reduced[a];
-      if (!reduced[a]) {
-        r.labels.push_back(v.labels[a]);
-        r.dims.push_back(v.dims[a]);
-      }
-    }
-    if (!any) return;
-    Step s;
-    s.kind = Step::kReduce;
-    s.src = v.buf;
-    s.dst = num_buffers++;
-    s.dst_dims = r.dims;
-    s.passes = PlanReducePasses(v.dims, reduced);
-    steps.push_back(std::move(s));
-    r.buf = steps.back().dst;
-    v = std::move(r);
-  };
-  // Permutes v into the label order `order` (a permutation of v.labels).
-  const auto permute = [&](Value& v, const std::vector<int>& order) {
-    if (order == v.labels) return;
-    std::vector<int64_t> perm;
-    Value r;
-    for (int l : order) {
-      const int64_t a = std::find(v.labels.begin(), v.labels.end(), l) - v.labels.begin();
-      perm.push_back(a);
-      r.labels.push_back(l);
-      r.dims.push_back(v.dims[a]);
-    }
-    Step s;
-    s.kind = Step::kTranspose;
-    s.src = v.buf;
-    s.dst = num_buffers++;
-    s.dst_dims = r.dims;
-    s.transpose = kernels::PlanTranspose(elem, v.dims, perm);
-    steps.push_back(std::move(s));
-    r.buf = steps.back().dst;
-    v = std::move(r);
-  };
-
-  // 1. Per operand: drop broadcast size-1 axes, take diagonals, sum out private labels.
+  EinsumPlanner plan(DTypeSize(dtype), num_inputs, size_of);
+  // 1. Per operand: broadcast axes and diagonals, then the labels no one else needs summed out.
   for (int i = 0; i < num_inputs; ++i) {
-    Value& v = values[i];
-    Value kept;
-    kept.buf = v.buf;
-    for (size_t a = 0; a < v.labels.size(); ++a) {
-      if (v.dims[a] == 1 && size_of.at(v.labels[a]) != 1) continue;
-      kept.labels.push_back(v.labels[a]);
-      kept.dims.push_back(v.dims[a]);
-    }
-    v = std::move(kept);
-    std::vector<int> unique;
-    for (int l : v.labels) {
-      if (!Contains(unique, l)) unique.push_back(l);
-    }
-    if (unique.size() != v.labels.size()) {
-      const Dims strides = strides_of(v.dims);
-      Value r;
-      std::vector<std::vector<int64_t>> offsets;
-      for (int l : unique) {
-        int64_t stride = 0, dim = 0;
-        for (size_t a = 0; a < v.labels.size(); ++a) {
-          if (v.labels[a] == l) {
-            stride += strides[a];
-            dim = v.dims[a];
-          }
-        }
-        std::vector<int64_t> table(static_cast<size_t>(dim));
-        for (int64_t x = 0; x < dim; ++x) table[x] = x * stride;
-        offsets.push_back(std::move(table));
-        r.labels.push_back(l);
-        r.dims.push_back(dim);
-      }
-      Step s;
-      s.kind = Step::kGather;
-      s.src = v.buf;
-      s.dst = num_buffers++;
-      s.dst_dims = r.dims;
-      s.gather = kernels::PlanAxisGather(elem, r.dims, std::move(offsets));
-      steps.push_back(std::move(s));
-      r.buf = steps.back().dst;
-      v = std::move(r);
-    }
-    sum_out(v, [&](int l) {
+    plan.DropBroadcastAxesAndTakeDiagonals(values[i]);
+    plan.SumOut(values[i], [&](int l) {
       if (Contains(out_labels, l)) return true;
       for (int j = 0; j < num_inputs; ++j) {
         if (j != i && Contains(values[j].labels, l)) return true;
@@ -354,91 +443,21 @@ RunFn EinsumOp::PrepareTyped(PrepareContext& ctx) const {
       return false;
     });
   }
-
   // 2. Contract left to right.
   Value cur = values[0];
   for (int i = 1; i < num_inputs; ++i) {
-    Value b = values[i];
-    const auto needed = [&](int l) {
+    cur = plan.Contract(std::move(cur), values[i], [&](int l) {
       if (Contains(out_labels, l)) return true;
       for (int j = i + 1; j < num_inputs; ++j) {
         if (Contains(values[j].labels, l)) return true;
       }
       return false;
-    };
-    sum_out(cur, [&](int l) { return Contains(b.labels, l) || needed(l); });
-    sum_out(b, [&](int l) { return Contains(cur.labels, l) || needed(l); });
-    std::vector<int> batch, left, contract, right;
-    for (int l : cur.labels) {
-      if (!Contains(b.labels, l)) {
-        left.push_back(l);
-      } else if (needed(l)) {
-        batch.push_back(l);
-      } else {
-        contract.push_back(l);
-      }
-    }
-    for (int l : b.labels) {
-      if (!Contains(cur.labels, l)) right.push_back(l);
-    }
-    const auto concat = [](std::vector<int> x, const std::vector<int>& y,
-                           const std::vector<int>& z) {
-      x.insert(x.end(), y.begin(), y.end());
-      x.insert(x.end(), z.begin(), z.end());
-      return x;
-    };
-    const std::vector<int> a_plain = concat(batch, left, contract);
-    const std::vector<int> a_trans = concat(batch, contract, left);
-    const std::vector<int> b_plain = concat(batch, contract, right);
-    const std::vector<int> b_trans = concat(batch, right, contract);
-    bool trans_a = false, trans_b = false;
-    if (cur.labels == a_trans && cur.labels != a_plain) {
-      trans_a = true;
-    } else {
-      permute(cur, a_plain);
-    }
-    if (b.labels == b_trans && b.labels != b_plain) {
-      trans_b = true;
-    } else {
-      permute(b, b_plain);
-    }
-    const auto prod = [&](const std::vector<int>& ls) {
-      int64_t p = 1;
-      for (int l : ls) p *= size_of.at(l);
-      return p;
-    };
-    Step s;
-    s.kind = Step::kMatMul;
-    s.src = cur.buf;
-    s.src2 = b.buf;
-    s.dst = num_buffers++;
-    s.trans_a = trans_a;
-    s.trans_b = trans_b;
-    s.batch = prod(batch);
-    s.m = prod(left);
-    s.k = prod(contract);
-    s.n = prod(right);
-    Value r;
-    r.labels = concat(batch, left, right);
-    for (int l : r.labels) r.dims.push_back(size_of.at(l));
-    s.dst_dims = r.dims;
-    steps.push_back(std::move(s));
-    r.buf = steps.back().dst;
-    cur = std::move(r);
+    });
   }
-
-  // 3. Sum out what the output does not keep, then permute into the output order.
-  sum_out(cur, [&](int l) { return Contains(out_labels, l); });
-  permute(cur, out_labels);
-  if (cur.buf < num_inputs) {
-    Step s;
-    s.kind = Step::kCopy;
-    s.src = cur.buf;
-    s.dst = num_buffers++;
-    s.bytes = static_cast<size_t>(CheckedNumElements(out_dims)) * elem;
-    steps.push_back(std::move(s));
-  }
-  steps.back().dst = kOutput;  // the last step writes the output directly
+  // 3. Into the output's label order.
+  plan.Finish(std::move(cur), out_labels, num_inputs, CheckedNumElements(out_dims));
+  std::vector<Step> steps = std::move(plan.steps());
+  const int num_buffers = plan.num_buffers();
 
   switch (dtype) {
     case DType::kFloat32:
