@@ -66,6 +66,110 @@ struct AxisTable {
   bool identity = false;
 };
 
+struct ResizeGeometry {
+  Dims out;
+  std::vector<double> scale, roi_start, roi_end;  // per input axis
+};
+
+// Linear / cubic resizing as passes over the axes that change, innermost first: each pass is a
+// 1-D resampling of one axis with per-output taps (kernels::ResizeAxisF32 / F64), then the
+// extrapolation value fills what tf_crop_and_resize puts outside the input.
+struct SeparablePlan {
+  struct Pass {
+    int64_t outer, in_len, inner, out_len, taps;
+    std::vector<int64_t> index;
+    std::vector<float> wf;   // float32 input
+    std::vector<double> wd;  // float64 input
+  };
+  std::vector<Pass> passes;
+  std::vector<std::vector<uint8_t>> outside;  // per axis; empty when nothing is outside
+  bool any_outside = false;
+  Dims out;
+  double extrapolation = 0;
+  bool is_f32 = true;
+  size_t element_size = 4;
+  int64_t max_elements = 0;  // largest intermediate
+  int64_t input_elements = 0;
+};
+
+SeparablePlan PlanSeparable(const Dims& xd, const Dims& out, const std::vector<AxisTable>& tables,
+                            DType dtype, double extrapolation) {
+  SeparablePlan plan;
+  const int64_t r = static_cast<int64_t>(xd.size());
+  Dims cur = xd;
+  for (int64_t k = r - 1; k >= 0; --k) {
+    const AxisTable& t = tables[k];
+    if (t.identity) continue;
+    SeparablePlan::Pass p;
+    p.outer = 1;
+    for (int64_t j = 0; j < k; ++j) p.outer *= cur[j];
+    p.inner = 1;
+    for (int64_t j = k + 1; j < r; ++j) p.inner *= cur[j];
+    p.in_len = t.in;
+    p.out_len = t.out;
+    p.taps = t.taps;
+    p.index = t.index;
+    if (dtype == DType::kFloat32) {
+      p.wf.assign(t.weight.begin(), t.weight.end());
+    } else {
+      p.wd = t.weight;
+    }
+    cur[k] = t.out;
+    plan.max_elements = std::max(plan.max_elements, CheckedNumElements(cur));
+    plan.passes.push_back(std::move(p));
+  }
+  for (const AxisTable& t : tables) {
+    bool any = false;
+    for (uint8_t m : t.outside) any = any || m;
+    plan.outside.push_back(any ? t.outside : std::vector<uint8_t>{});
+    plan.any_outside = plan.any_outside || any;
+  }
+  plan.out = out;
+  plan.extrapolation = extrapolation;
+  plan.is_f32 = dtype == DType::kFloat32;
+  plan.element_size = DTypeSize(dtype);
+  plan.input_elements = CheckedNumElements(xd);
+  return plan;
+}
+
+void RunSeparable(const SeparablePlan& plan, RunContext& rc) {
+  const void* src = rc.input(0).raw_data();
+  void* dst_final = rc.output(0).raw_data();
+  const size_t np = plan.passes.size();
+  if (np == 0) {
+    std::memcpy(dst_final, src, static_cast<size_t>(plan.input_elements) * plan.element_size);
+  } else {
+    Tensor bufs[2];
+    const DType dt = plan.is_f32 ? DType::kFloat32 : DType::kFloat64;
+    if (np > 1) bufs[0] = rc.Scratch(dt, {plan.max_elements});
+    if (np > 2) bufs[1] = rc.Scratch(dt, {plan.max_elements});
+    for (size_t i = 0; i < np; ++i) {
+      const SeparablePlan::Pass& p = plan.passes[i];
+      void* dst = i + 1 == np ? dst_final : bufs[i % 2].raw_data();
+      if (plan.is_f32) {
+        kernels::ResizeAxisF32(p.outer, p.in_len, p.inner, p.out_len, p.taps, p.index.data(),
+                               p.wf.data(), static_cast<const float*>(src), static_cast<float*>(dst),
+                               rc.parallel());
+      } else {
+        kernels::ResizeAxisF64(p.outer, p.in_len, p.inner, p.out_len, p.taps, p.index.data(),
+                               p.wd.data(), static_cast<const double*>(src),
+                               static_cast<double*>(dst), rc.parallel());
+      }
+      src = dst;
+    }
+  }
+  if (plan.any_outside) {
+    std::vector<const uint8_t*> m;
+    for (const auto& v : plan.outside) m.push_back(v.empty() ? nullptr : v.data());
+    if (plan.is_f32) {
+      kernels::ResizeFillOutsideF32(plan.out, m, static_cast<float>(plan.extrapolation),
+                                    static_cast<float*>(dst_final));
+    } else {
+      kernels::ResizeFillOutsideF64(plan.out, m, plan.extrapolation, static_cast<double*>(dst_final));
+    }
+  }
+}
+
 class ResizeOp final : public Op {
  public:
   // upsample: the Upsample op (7: scales attribute, 9: scales input).
@@ -197,6 +301,12 @@ class ResizeOp final : public Op {
   }
   double SourceCoord(PrepareContext& ctx, int64_t x, double scale, int64_t in, int64_t out,
                      double roi_start, double roi_end) const;
+  // The axes the scales / sizes / roi inputs refer to (all of them without `axes`).
+  std::vector<int64_t> ResolveAxes(const PrepareContext& ctx, int64_t rank) const;
+  // Output dims, per-axis scale and roi from the scales / sizes / roi inputs (or attribute).
+  ResizeGeometry ResolveGeometry(const PrepareContext& ctx, const Dims& xd) const;
+  RunFn PrepareNearest(PrepareContext& ctx, const Dims& xd, const Dims& out,
+                       const std::vector<AxisTable>& tables) const;
   AxisTable BuildTable(PrepareContext& ctx, int axis, int64_t in, int64_t out, double scale,
                        double roi_start, double roi_end) const;
 
@@ -350,27 +460,27 @@ AxisTable ResizeOp::BuildTable(PrepareContext& ctx, int axis, int64_t in, int64_
   return t;
 }
 
-RunFn ResizeOp::PrepareImpl(PrepareContext& ctx) const {
-  const Dims& xd = ctx.input_dims(0);
-  const int64_t r = static_cast<int64_t>(xd.size());
-  const DType dtype = ctx.input_dtype(0);
-
-  // Axes the scales / sizes / roi refer to.
+std::vector<int64_t> ResizeOp::ResolveAxes(const PrepareContext& ctx, int64_t r) const {
   std::vector<int64_t> axes;
-  if (has_axes_) {
-    std::vector<bool> seen(static_cast<size_t>(r), false);
-    for (int64_t a : axes_) {
-      if (a < -r || a >= r) ctx.Fail("axis " + std::to_string(a) + " is out of range");
-      const int64_t n = a < 0 ? a + r : a;
-      if (seen[n]) ctx.Fail("axis " + std::to_string(a) + " is repeated");
-      seen[n] = true;
-      axes.push_back(n);
-    }
-  } else {
+  if (!has_axes_) {
     for (int64_t k = 0; k < r; ++k) axes.push_back(k);
+    return axes;
   }
-  const size_t na = axes.size();
+  std::vector<bool> seen(static_cast<size_t>(r), false);
+  for (int64_t a : axes_) {
+    if (a < -r || a >= r) ctx.Fail("axis " + std::to_string(a) + " is out of range");
+    const int64_t n = a < 0 ? a + r : a;
+    if (seen[n]) ctx.Fail("axis " + std::to_string(a) + " is repeated");
+    seen[n] = true;
+    axes.push_back(n);
+  }
+  return axes;
+}
 
+ResizeGeometry ResizeOp::ResolveGeometry(const PrepareContext& ctx, const Dims& xd) const {
+  const int64_t r = static_cast<int64_t>(xd.size());
+  const std::vector<int64_t> axes = ResolveAxes(ctx, r);
+  const size_t na = axes.size();
   std::vector<double> scales, roi;
   std::vector<int64_t> sizes;
   if (legacy_) {
@@ -389,8 +499,9 @@ RunFn ResizeOp::PrepareImpl(PrepareContext& ctx) const {
     if (scales.empty() && !has_sizes) ctx.Fail("one of scales and sizes must be given");
     if (!has_sizes) sizes.clear();
   }
-  std::vector<double> scale(static_cast<size_t>(r), 1.0);
-  Dims out = xd;
+  ResizeGeometry g;
+  g.scale.assign(static_cast<size_t>(r), 1.0);
+  g.out = xd;
   if (!scales.empty()) {
     if (scales.size() != na) {
       ctx.Fail("scales has " + std::to_string(scales.size()) + " values, expected " +
@@ -398,14 +509,14 @@ RunFn ResizeOp::PrepareImpl(PrepareContext& ctx) const {
     }
     for (size_t i = 0; i < na; ++i) {
       if (!(scales[i] > 0)) ctx.Fail("scales must be > 0, got " + std::to_string(scales[i]));
-      scale[axes[i]] = scales[i];
+      g.scale[axes[i]] = scales[i];
       // Checked before the conversion: a huge or infinite scale must not make it UB.
       const double dim = scales[i] * static_cast<double>(xd[axes[i]]);
       if (!(dim < 0x1p62)) {
         ctx.Fail("scales[" + std::to_string(i) + "] = " + std::to_string(scales[i]) +
                  " makes the output dim too large");
       }
-      out[axes[i]] = static_cast<int64_t>(dim);
+      g.out[axes[i]] = static_cast<int64_t>(dim);
     }
   } else {
     if (sizes.size() != na) {
@@ -417,161 +528,90 @@ RunFn ResizeOp::PrepareImpl(PrepareContext& ctx) const {
       if (xd[axes[i]] == 0 && sizes[i] != 0) {
         ctx.Fail("cannot resize the empty axis " + std::to_string(axes[i]));
       }
-      scale[axes[i]] =
+      g.scale[axes[i]] =
           xd[axes[i]] == 0 ? 1.0 : static_cast<double>(sizes[i]) / static_cast<double>(xd[axes[i]]);
-      out[axes[i]] = sizes[i];
+      g.out[axes[i]] = sizes[i];
     }
     if (aspect_ != Aspect::kStretch && na > 0) {
-      double s = scale[axes[0]];
+      double s = g.scale[axes[0]];
       for (size_t i = 1; i < na; ++i) {
-        s = aspect_ == Aspect::kNotLarger ? std::min(s, scale[axes[i]])
-                                          : std::max(s, scale[axes[i]]);
+        s = aspect_ == Aspect::kNotLarger ? std::min(s, g.scale[axes[i]])
+                                          : std::max(s, g.scale[axes[i]]);
       }
       for (size_t i = 0; i < na; ++i) {
-        scale[axes[i]] = s;
-        out[axes[i]] = static_cast<int64_t>(s * static_cast<double>(xd[axes[i]]) + 0.5);
+        g.scale[axes[i]] = s;
+        g.out[axes[i]] = static_cast<int64_t>(s * static_cast<double>(xd[axes[i]]) + 0.5);
       }
     }
   }
   if (legacy_ && scales.size() != static_cast<size_t>(r)) {
     ctx.Fail("scales must have one value per input dim");
   }
-  std::vector<double> roi_start(static_cast<size_t>(r), 0.0), roi_end(static_cast<size_t>(r), 1.0);
+  g.roi_start.assign(static_cast<size_t>(r), 0.0);
+  g.roi_end.assign(static_cast<size_t>(r), 1.0);
   if (coord_ == Coord::kTfCropAndResize) {
     if (roi.size() != 2 * na) {
       ctx.Fail("roi has " + std::to_string(roi.size()) + " values, expected " +
                std::to_string(2 * na));
     }
     for (size_t i = 0; i < na; ++i) {
-      roi_start[axes[i]] = roi[i];
-      roi_end[axes[i]] = roi[na + i];
+      g.roi_start[axes[i]] = roi[i];
+      g.roi_end[axes[i]] = roi[na + i];
     }
   }
-  ctx.set_output(0, dtype, out);
-  const int64_t total_out = CheckedNumElements(out);
-  if (total_out == 0) return [](RunContext&) {};
+  return g;
+}
+
+RunFn ResizeOp::PrepareNearest(PrepareContext& ctx, const Dims& xd, const Dims& out,
+                               const std::vector<AxisTable>& tables) const {
+  // An axis gather: offsets = source index * stride, -1 where the extrapolation value goes.
+  const int64_t r = static_cast<int64_t>(xd.size());
+  const DType dtype = ctx.input_dtype(0);
+  std::vector<int64_t> strides(static_cast<size_t>(r), 1);
+  for (int64_t k = r - 2; k >= 0; --k) strides[k] = strides[k + 1] * xd[k + 1];
+  std::vector<std::vector<int64_t>> offsets(static_cast<size_t>(r));
+  bool fill_needed = false;
+  for (int64_t k = 0; k < r; ++k) {
+    const AxisTable& t = tables[k];
+    offsets[k].resize(static_cast<size_t>(out[k]));
+    for (int64_t x = 0; x < out[k]; ++x) {
+      const bool outside = !t.outside.empty() && t.outside[x];
+      fill_needed = fill_needed || outside;
+      offsets[k][x] = outside ? -1 : t.index[x] * strides[k];
+    }
+  }
+  std::vector<unsigned char> fill(DTypeSize(dtype), 0);
+  if (fill_needed) {
+    kernels::CastFn cast = kernels::FindCastFn(DType::kFloat32, dtype);
+    if (cast == nullptr) ctx.Unsupported("cannot convert extrapolation_value to this dtype");
+    cast(&extrapolation_, fill.data(), 1, {});
+  }
+  auto plan = std::make_shared<const kernels::AxisGatherPlan>(
+      kernels::PlanAxisGather(DTypeSize(dtype), out, std::move(offsets)));
+  return [plan, fill](RunContext& rc) {
+    kernels::AxisGatherBytes(*plan, rc.input(0).raw_data(), rc.output(0).raw_data(), fill.data(),
+                             rc.parallel());
+  };
+}
+
+RunFn ResizeOp::PrepareImpl(PrepareContext& ctx) const {
+  const Dims& xd = ctx.input_dims(0);
+  const int64_t r = static_cast<int64_t>(xd.size());
+  const DType dtype = ctx.input_dtype(0);
+  const ResizeGeometry g = ResolveGeometry(ctx, xd);
+  ctx.set_output(0, dtype, g.out);
+  if (CheckedNumElements(g.out) == 0) return [](RunContext&) {};
   for (int64_t k = 0; k < r; ++k) {
     if (xd[k] == 0) ctx.Fail("cannot resize the empty axis " + std::to_string(k));
   }
-
   std::vector<AxisTable> tables;
   for (int64_t k = 0; k < r; ++k) {
-    AxisTable t =
-        BuildTable(ctx, static_cast<int>(k), xd[k], out[k], scale[k], roi_start[k], roi_end[k]);
-    tables.push_back(std::move(t));
+    tables.push_back(BuildTable(ctx, static_cast<int>(k), xd[k], g.out[k], g.scale[k],
+                                g.roi_start[k], g.roi_end[k]));
   }
-
-  if (mode_ == Mode::kNearest) {
-    // An axis gather: offsets = source index * stride, -1 where the extrapolation value goes.
-    std::vector<int64_t> strides(static_cast<size_t>(r), 1);
-    for (int64_t k = r - 2; k >= 0; --k) strides[k] = strides[k + 1] * xd[k + 1];
-    std::vector<std::vector<int64_t>> offsets(static_cast<size_t>(r));
-    bool fill_needed = false;
-    for (int64_t k = 0; k < r; ++k) {
-      const AxisTable& t = tables[k];
-      offsets[k].resize(static_cast<size_t>(out[k]));
-      for (int64_t x = 0; x < out[k]; ++x) {
-        const bool outside = !t.outside.empty() && t.outside[x];
-        fill_needed = fill_needed || outside;
-        offsets[k][x] = outside ? -1 : t.index[x] * strides[k];
-      }
-    }
-    std::vector<unsigned char> fill(DTypeSize(dtype), 0);
-    if (fill_needed) {
-      kernels::CastFn cast = kernels::FindCastFn(DType::kFloat32, dtype);
-      if (cast == nullptr) ctx.Unsupported("cannot convert extrapolation_value to this dtype");
-      cast(&extrapolation_, fill.data(), 1, {});
-    }
-    auto plan = std::make_shared<const kernels::AxisGatherPlan>(
-        kernels::PlanAxisGather(DTypeSize(dtype), out, std::move(offsets)));
-    return [plan, fill](RunContext& rc) {
-      kernels::AxisGatherBytes(*plan, rc.input(0).raw_data(), rc.output(0).raw_data(), fill.data(),
-                               rc.parallel());
-    };
-  }
-
-  // Linear / cubic: passes over the non-identity axes, innermost first.
-  struct Pass {
-    int64_t outer, in_len, inner, out_len, taps;
-    std::vector<int64_t> index;
-    std::vector<float> wf;
-    std::vector<double> wd;
-  };
-  auto passes = std::make_shared<std::vector<Pass>>();
-  Dims cur = xd;
-  int64_t max_elems = 0;
-  for (int64_t k = r - 1; k >= 0; --k) {
-    const AxisTable& t = tables[k];
-    if (t.identity) continue;
-    Pass p;
-    p.outer = 1;
-    for (int64_t j = 0; j < k; ++j) p.outer *= cur[j];
-    p.inner = 1;
-    for (int64_t j = k + 1; j < r; ++j) p.inner *= cur[j];
-    p.in_len = t.in;
-    p.out_len = t.out;
-    p.taps = t.taps;
-    p.index = t.index;
-    if (dtype == DType::kFloat32) {
-      p.wf.assign(t.weight.begin(), t.weight.end());
-    } else {
-      p.wd = t.weight;
-    }
-    cur[k] = t.out;
-    max_elems = std::max(max_elems, CheckedNumElements(cur));
-    passes->push_back(std::move(p));
-  }
-  std::vector<std::vector<uint8_t>> masks;
-  bool any_outside = false;
-  for (const AxisTable& t : tables) {
-    bool any = false;
-    for (uint8_t m : t.outside) any = any || m;
-    masks.push_back(any ? t.outside : std::vector<uint8_t>{});
-    any_outside = any_outside || any;
-  }
-  auto mask_data = std::make_shared<const std::vector<std::vector<uint8_t>>>(std::move(masks));
-  const double extrap = extrapolation_;
-  const bool is_f32 = dtype == DType::kFloat32;
-  const size_t esize = DTypeSize(dtype);
-  const int64_t total_in = CheckedNumElements(xd);
-  return [passes, mask_data, any_outside, out, extrap, is_f32, esize, max_elems,
-          total_in](RunContext& rc) {
-    const void* src = rc.input(0).raw_data();
-    void* dst_final = rc.output(0).raw_data();
-    const size_t np = passes->size();
-    if (np == 0) {
-      std::memcpy(dst_final, src, static_cast<size_t>(total_in) * esize);
-    } else {
-      Tensor bufs[2];
-      const DType dt = is_f32 ? DType::kFloat32 : DType::kFloat64;
-      if (np > 1) bufs[0] = rc.Scratch(dt, {max_elems});
-      if (np > 2) bufs[1] = rc.Scratch(dt, {max_elems});
-      for (size_t i = 0; i < np; ++i) {
-        const Pass& p = (*passes)[i];
-        void* dst = i + 1 == np ? dst_final : bufs[i % 2].raw_data();
-        if (is_f32) {
-          kernels::ResizeAxisF32(p.outer, p.in_len, p.inner, p.out_len, p.taps, p.index.data(),
-                                 p.wf.data(), static_cast<const float*>(src),
-                                 static_cast<float*>(dst), rc.parallel());
-        } else {
-          kernels::ResizeAxisF64(p.outer, p.in_len, p.inner, p.out_len, p.taps, p.index.data(),
-                                 p.wd.data(), static_cast<const double*>(src),
-                                 static_cast<double*>(dst), rc.parallel());
-        }
-        src = dst;
-      }
-    }
-    if (any_outside) {
-      std::vector<const uint8_t*> m;
-      for (const auto& v : *mask_data) m.push_back(v.empty() ? nullptr : v.data());
-      if (is_f32) {
-        kernels::ResizeFillOutsideF32(out, m, static_cast<float>(extrap),
-                                      static_cast<float*>(dst_final));
-      } else {
-        kernels::ResizeFillOutsideF64(out, m, extrap, static_cast<double*>(dst_final));
-      }
-    }
-  };
+  if (mode_ == Mode::kNearest) return PrepareNearest(ctx, xd, g.out, tables);
+  auto plan = std::make_shared<const SeparablePlan>(PlanSeparable(xd, g.out, tables, dtype, extrapolation_));
+  return [plan](RunContext& rc) { RunSeparable(*plan, rc); };
 }
 
 class UpsampleOp final : public Op {
