@@ -37,6 +37,97 @@ std::string IntStr(int64_t v) { return std::to_string(v); }
 // Inputs: Q, K, V, attn_mask?, past_key?, past_value?, nonpad_kv_seqlen? (24).
 // Outputs: Y, present_key?, present_value?, qk_matmul_output?.
 
+// The sizes of one Attention node's operands (3-D inputs split into heads by the attributes).
+struct AttentionShape {
+  size_t rank = 4;
+  int64_t batch = 0, q_heads = 0, kv_heads = 0, q_len = 0, kv_len = 0, head_size = 0,
+          v_head_size = 0;
+  int64_t past = 0, total = 0;  // past_key's sequence length; past + kv_len
+  // Element strides of [batch, head, position] in a rank-4 [B, heads, seq, hs] or rank-3
+  // [B, seq, heads * hs] tensor.
+  void SetStrides(int64_t* s, int64_t heads, int64_t seq, int64_t hs) const {
+    if (rank == 4) {
+      s[0] = heads * seq * hs;
+      s[1] = seq * hs;
+      s[2] = hs;
+    } else {
+      s[0] = seq * heads * hs;
+      s[1] = hs;
+      s[2] = heads * hs;
+    }
+  }
+};
+
+// What Prepare decides once; RunAttention reads it on every run.
+struct AttentionPlan {
+  AttentionShape shape;
+  kernels::AttentionArgs args;  // without the data pointers
+  DType dtype = DType::kFloat32;
+  bool has_past = false, has_mask = false, has_nonpad = false;
+  bool out_present_key = false, out_present_value = false, out_qk = false;
+  bool build_k = false, build_v = false;  // K / V copied into a [B, kv_heads, total, hs] cache
+  int64_t new_k_stride[3] = {0, 0, 0}, new_v_stride[3] = {0, 0, 0};  // of the K / V inputs
+};
+
+// Copies past (if any) and the new K or V (strides `src`) into the cache [B, kv_heads, total, hs].
+void FillKvCache(const AttentionPlan& plan, const Tensor* past_t, const Tensor& cur,
+                 const int64_t* src, int64_t hs, char* dst, const kernels::Parallel& par) {
+  const AttentionShape& sh = plan.shape;
+  const size_t es = DTypeSize(plan.dtype);
+  const int64_t B = sh.batch, hkv = sh.kv_heads, past = sh.past, total = sh.total, skv = sh.kv_len;
+  if (past_t && past > 0) {
+    kernels::CopyRowsBytes(past_t->raw_data(), past * hs, dst, total * hs, B * hkv, past * hs, es,
+                           par);
+  }
+  if (skv == 0 || hs == 0) return;
+  if (sh.rank == 4) {
+    kernels::CopyRowsBytes(cur.raw_data(), skv * hs, dst + past * hs * es, total * hs, B * hkv,
+                           skv * hs, es, par);
+    return;
+  }
+  const char* base = static_cast<const char*>(cur.raw_data());
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t g = 0; g < hkv; ++g) {
+      kernels::CopyRowsBytes(base + (b * src[0] + g * src[1]) * es, src[2],
+                             dst + ((b * hkv + g) * total + past) * hs * es, hs, skv, hs, es,
+                             kernels::SerialParallel());
+    }
+  }
+}
+
+// K (or V) as the kernel reads it: the input in place, or the cache built into the present
+// output or into *scratch (which the caller keeps until the kernel has run).
+const void* KvOperand(const AttentionPlan& plan, RunContext& rc, bool value, Tensor* scratch) {
+  const AttentionShape& sh = plan.shape;
+  const int input = value ? 2 : 1;
+  if (!(value ? plan.build_v : plan.build_k)) return rc.input(input).raw_data();
+  const int64_t hs = value ? sh.v_head_size : sh.head_size;
+  char* dst;
+  if (value ? plan.out_present_value : plan.out_present_key) {
+    dst = static_cast<char*>(rc.output(input).raw_data());
+  } else {
+    *scratch = rc.Scratch(plan.dtype, {sh.batch, sh.kv_heads, sh.total, hs});
+    dst = static_cast<char*>(scratch->raw_data());
+  }
+  const Tensor* past = plan.has_past ? &rc.input(value ? 5 : 4) : nullptr;
+  FillKvCache(plan, past, rc.input(input), value ? plan.new_v_stride : plan.new_k_stride, hs, dst,
+              rc.parallel());
+  return dst;
+}
+
+void RunAttention(const AttentionPlan& plan, RunContext& rc) {
+  kernels::AttentionArgs args = plan.args;
+  args.q = rc.input(0).raw_data();
+  args.y = rc.output(0).raw_data();
+  Tensor k_scratch, v_scratch;
+  args.k = KvOperand(plan, rc, false, &k_scratch);
+  args.v = KvOperand(plan, rc, true, &v_scratch);
+  if (plan.has_mask) args.mask = rc.input(3).raw_data();
+  if (plan.has_nonpad) args.nonpad_kv_seqlen = rc.input(6).data<int64_t>();
+  if (plan.out_qk) args.qk_out = rc.output(3).raw_data();
+  kernels::AttentionForward(args, rc.parallel());
+}
+
 class AttentionOp final : public Op {
  public:
   explicit AttentionOp(const OpInit& init) : opset_(init.opset()) {
@@ -98,222 +189,158 @@ class AttentionOp final : public Op {
   }
 
   RunFn Prepare(PrepareContext& ctx) const override {
+    auto plan = std::make_shared<AttentionPlan>();
+    plan->shape = ResolveShape(ctx);
+    const AttentionShape& sh = plan->shape;
+    kernels::AttentionArgs& a = plan->args;
+    ResolveMask(ctx, sh, &a);
+    plan->has_past = ctx.has_input(4);
+    plan->has_mask = ctx.has_input(3);
+    plan->has_nonpad = ctx.has_input(6);
+    if (plan->has_nonpad) {
+      const Dims& nd = ctx.input_dims(6);
+      if (nd.size() != 1 || nd[0] != sh.batch) ctx.Fail("nonpad_kv_seqlen must be [batch_size]");
+    }
+    // Outputs.
+    plan->dtype = ctx.input_dtype(0);
+    const DType dt = plan->dtype;
+    if (sh.rank == 4) {
+      ctx.set_output(0, dt, {sh.batch, sh.q_heads, sh.q_len, sh.v_head_size});
+    } else {
+      ctx.set_output(0, dt, {sh.batch, sh.q_len, sh.q_heads * sh.v_head_size});
+    }
+    plan->out_present_key = ctx.has_output(1);
+    plan->out_present_value = ctx.has_output(2);
+    plan->out_qk = ctx.has_output(3);
+    if (plan->out_present_key) ctx.set_output(1, dt, {sh.batch, sh.kv_heads, sh.total, sh.head_size});
+    if (plan->out_present_value) ctx.set_output(2, dt, {sh.batch, sh.kv_heads, sh.total, sh.v_head_size});
+    if (plan->out_qk) ctx.set_output(3, dt, {sh.batch, sh.q_heads, sh.q_len, sh.total});
+
+    a.type = StorageOf(dt);
+    a.batch = sh.batch;
+    a.q_heads = sh.q_heads;
+    a.kv_heads = sh.kv_heads;
+    a.q_len = sh.q_len;
+    a.kv_len = sh.total;
+    a.head_size = sh.head_size;
+    a.v_head_size = sh.v_head_size;
+    sh.SetStrides(a.q_stride, sh.q_heads, sh.q_len, sh.head_size);
+    sh.SetStrides(a.y_stride, sh.q_heads, sh.q_len, sh.v_head_size);
+    // K / V: read in place, unless the cache [B, kv_heads, total, hs] is built.
+    plan->build_k = plan->has_past || plan->out_present_key;
+    plan->build_v = plan->has_past || plan->out_present_value;
+    sh.SetStrides(plan->new_k_stride, sh.kv_heads, sh.kv_len, sh.head_size);
+    sh.SetStrides(plan->new_v_stride, sh.kv_heads, sh.kv_len, sh.v_head_size);
+    const int64_t cache_k_stride[3] = {sh.kv_heads * sh.total * sh.head_size, sh.total * sh.head_size,
+                                       sh.head_size};
+    const int64_t cache_v_stride[3] = {sh.kv_heads * sh.total * sh.v_head_size,
+                                       sh.total * sh.v_head_size, sh.v_head_size};
+    for (int i = 0; i < 3; ++i) {
+      a.k_stride[i] = plan->build_k ? cache_k_stride[i] : plan->new_k_stride[i];
+      a.v_stride[i] = plan->build_v ? cache_v_stride[i] : plan->new_v_stride[i];
+    }
+    const int64_t d = sh.head_size;
+    a.scale = has_scale_ ? scale_ : (d > 0 ? static_cast<float>(1.0 / std::sqrt(static_cast<double>(d))) : 1.0f);
+    a.softcap = softcap_ > 0.0f ? softcap_ : 0.0f;
+    a.causal = causal_;
+    a.causal_offset = sh.past;
+    a.causal_offset_from_nonpad = causal_ && !plan->has_past && plan->has_nonpad;
+    a.qk_stage = qk_mode_ == 0   ? kernels::AttentionQkStage::kScaled
+                 : qk_mode_ == 1 ? kernels::AttentionQkStage::kSoftcapped
+                 : qk_mode_ == 2 ? kernels::AttentionQkStage::kBiased
+                                 : kernels::AttentionQkStage::kSoftmax;
+    return [plan](RunContext& rc) { RunAttention(*plan, rc); };
+  }
+
+  // Q, K, V and the past cache's sizes, checked against each other.
+  AttentionShape ResolveShape(const PrepareContext& ctx) const {
     const Dims& qd = ctx.input_dims(0);
     const Dims& kd = ctx.input_dims(1);
     const Dims& vd = ctx.input_dims(2);
-    const size_t rank = qd.size();
-    if (rank != 3 && rank != 4) ctx.Fail("Q must have rank 3 or 4");
-    if (kd.size() != rank || vd.size() != rank) ctx.Fail("Q, K and V must have the same rank");
-    const DType dt = ctx.input_dtype(0);
-    const kernels::FloatStorage st = StorageOf(dt);
-    const int64_t B = qd[0];
-    if (kd[0] != B || vd[0] != B) ctx.Fail("Q, K and V must have the same batch size");
-    int64_t hq, hkv, sq, skv, d, dv;
-    kernels::AttentionArgs a;
-    if (rank == 4) {
-      hq = qd[1];
-      sq = qd[2];
-      d = qd[3];
-      hkv = kd[1];
-      skv = kd[2];
-      if (kd[3] != d) ctx.Fail("K head size " + IntStr(kd[3]) + " differs from Q's " + IntStr(d));
-      if (vd[1] != hkv || vd[2] != skv) ctx.Fail("V must be [B, kv_heads, kv_seq, v_head_size] like K");
-      dv = vd[3];
+    AttentionShape sh;
+    sh.rank = qd.size();
+    if (sh.rank != 3 && sh.rank != 4) ctx.Fail("Q must have rank 3 or 4");
+    if (kd.size() != sh.rank || vd.size() != sh.rank) ctx.Fail("Q, K and V must have the same rank");
+    sh.batch = qd[0];
+    if (kd[0] != sh.batch || vd[0] != sh.batch) ctx.Fail("Q, K and V must have the same batch size");
+    if (sh.rank == 4) {
+      sh.q_heads = qd[1];
+      sh.q_len = qd[2];
+      sh.head_size = qd[3];
+      sh.kv_heads = kd[1];
+      sh.kv_len = kd[2];
+      if (kd[3] != sh.head_size) {
+        ctx.Fail("K head size " + IntStr(kd[3]) + " differs from Q's " + IntStr(sh.head_size));
+      }
+      if (vd[1] != sh.kv_heads || vd[2] != sh.kv_len) {
+        ctx.Fail("V must be [B, kv_heads, kv_seq, v_head_size] like K");
+      }
+      sh.v_head_size = vd[3];
     } else {
       if (q_num_heads_ <= 0 || kv_num_heads_ <= 0) {
         ctx.Fail("3-D inputs need the q_num_heads and kv_num_heads attributes");
       }
-      hq = q_num_heads_;
-      hkv = kv_num_heads_;
-      sq = qd[1];
-      skv = kd[1];
-      if (vd[1] != skv) ctx.Fail("K and V must have the same sequence length");
-      if (qd[2] % hq != 0) ctx.Fail("Q hidden size is not a multiple of q_num_heads");
-      if (kd[2] % hkv != 0 || vd[2] % hkv != 0) {
+      sh.q_heads = q_num_heads_;
+      sh.kv_heads = kv_num_heads_;
+      sh.q_len = qd[1];
+      sh.kv_len = kd[1];
+      if (vd[1] != sh.kv_len) ctx.Fail("K and V must have the same sequence length");
+      if (qd[2] % sh.q_heads != 0) ctx.Fail("Q hidden size is not a multiple of q_num_heads");
+      if (kd[2] % sh.kv_heads != 0 || vd[2] % sh.kv_heads != 0) {
         ctx.Fail("K / V hidden sizes are not multiples of kv_num_heads");
       }
-      d = qd[2] / hq;
-      if (kd[2] / hkv != d) ctx.Fail("K head size differs from Q head size");
-      dv = vd[2] / hkv;
+      sh.head_size = qd[2] / sh.q_heads;
+      if (kd[2] / sh.kv_heads != sh.head_size) ctx.Fail("K head size differs from Q head size");
+      sh.v_head_size = vd[2] / sh.kv_heads;
     }
-    if (hkv <= 0 || hq <= 0 || hq % hkv != 0) {
-      ctx.Fail("q_num_heads (" + IntStr(hq) + ") must be a positive multiple of kv_num_heads (" +
-               IntStr(hkv) + ")");
+    if (sh.kv_heads <= 0 || sh.q_heads <= 0 || sh.q_heads % sh.kv_heads != 0) {
+      ctx.Fail("q_num_heads (" + IntStr(sh.q_heads) + ") must be a positive multiple of kv_num_heads (" +
+               IntStr(sh.kv_heads) + ")");
     }
-    // Past cache.
-    const bool has_past = ctx.has_input(4);
-    int64_t past = 0;
-    if (has_past) {
+    if (ctx.has_input(4)) {
       const Dims& pk = ctx.input_dims(4);
       const Dims& pv = ctx.input_dims(5);
-      if (pk.size() != 4 || pk[0] != B || pk[1] != hkv || pk[3] != d) {
+      if (pk.size() != 4 || pk[0] != sh.batch || pk[1] != sh.kv_heads || pk[3] != sh.head_size) {
         ctx.Fail("past_key must be [B, kv_num_heads, past_seq, head_size]");
       }
-      past = pk[2];
-      if (pv.size() != 4 || pv[0] != B || pv[1] != hkv || pv[2] != past || pv[3] != dv) {
+      sh.past = pk[2];
+      if (pv.size() != 4 || pv[0] != sh.batch || pv[1] != sh.kv_heads || pv[2] != sh.past ||
+          pv[3] != sh.v_head_size) {
         ctx.Fail("past_value must be [B, kv_num_heads, past_seq, v_head_size]");
       }
     }
-    const int64_t total = past + skv;
-    // Mask: right-aligned against [B, q_heads, q_seq, total]; its last dim may be shorter.
-    a.mask_type = kernels::AttentionMaskType::kNone;
-    if (ctx.has_input(3)) {
-      const Dims& md = ctx.input_dims(3);
-      if (md.empty() || md.size() > 4) ctx.Fail("attn_mask must have rank 1 to 4");
-      int64_t full[4] = {1, 1, 1, 1};
-      for (size_t i = 0; i < md.size(); ++i) full[4 - md.size() + i] = md[i];
-      const int64_t want[3] = {B, hq, sq};
-      for (int i = 0; i < 3; ++i) {
-        if (full[i] != 1 && full[i] != want[i]) {
-          ctx.Fail("attn_mask " + DimsToString(md) + " does not broadcast to [" + IntStr(B) + "," +
-                   IntStr(hq) + "," + IntStr(sq) + "," + IntStr(total) + "]");
-        }
-      }
-      if (full[3] > total) {
-        ctx.Fail("attn_mask last dim " + IntStr(full[3]) + " exceeds the total sequence length " +
-                 IntStr(total));
-      }
-      a.mask_type = ctx.input_dtype(3) == DType::kBool ? kernels::AttentionMaskType::kBool
-                                                       : kernels::AttentionMaskType::kFloat;
-      a.mask_len = full[3];
-      const int64_t s2 = full[3], s1 = full[2] * s2, s0 = full[1] * s1;
-      a.mask_stride[0] = full[0] == 1 ? 0 : s0;
-      a.mask_stride[1] = full[1] == 1 ? 0 : s1;
-      a.mask_stride[2] = full[2] == 1 ? 0 : s2;
-    }
-    const bool has_nonpad = ctx.has_input(6);
-    if (has_nonpad) {
-      const Dims& nd = ctx.input_dims(6);
-      if (nd.size() != 1 || nd[0] != B) ctx.Fail("nonpad_kv_seqlen must be [batch_size]");
-    }
-    // Outputs.
-    if (rank == 4) {
-      ctx.set_output(0, dt, {B, hq, sq, dv});
-    } else {
-      ctx.set_output(0, dt, {B, sq, hq * dv});
-    }
-    const bool out_pk = ctx.has_output(1), out_pv = ctx.has_output(2), out_qk = ctx.has_output(3);
-    if (out_pk) ctx.set_output(1, dt, {B, hkv, total, d});
-    if (out_pv) ctx.set_output(2, dt, {B, hkv, total, dv});
-    if (out_qk) ctx.set_output(3, dt, {B, hq, sq, total});
+    sh.total = sh.past + sh.kv_len;
+    return sh;
+  }
 
-    a.type = st;
-    a.batch = B;
-    a.q_heads = hq;
-    a.kv_heads = hkv;
-    a.q_len = sq;
-    a.kv_len = total;
-    a.head_size = d;
-    a.v_head_size = dv;
-    auto set_strides = [&](int64_t* s, int64_t heads, int64_t seq, int64_t hs) {
-      if (rank == 4) {
-        s[0] = heads * seq * hs;
-        s[1] = seq * hs;
-        s[2] = hs;
-      } else {
-        s[0] = seq * heads * hs;
-        s[1] = hs;
-        s[2] = heads * hs;
-      }
-    };
-    set_strides(a.q_stride, hq, sq, d);
-    set_strides(a.y_stride, hq, sq, dv);
-    // K / V: read in place, unless the cache [B, kv_heads, total, hs] is built.
-    const bool build_k = has_past || out_pk;
-    const bool build_v = has_past || out_pv;
-    int64_t new_k_stride[3], new_v_stride[3];
-    set_strides(new_k_stride, hkv, skv, d);
-    set_strides(new_v_stride, hkv, skv, dv);
-    const int64_t cache_k_stride[3] = {hkv * total * d, total * d, d};
-    const int64_t cache_v_stride[3] = {hkv * total * dv, total * dv, dv};
+  // The mask, right-aligned against [B, q_heads, q_seq, total] (its last dim may be shorter):
+  // its type, length and broadcast strides in *a.
+  static void ResolveMask(const PrepareContext& ctx, const AttentionShape& sh,
+                          kernels::AttentionArgs* a) {
+    a->mask_type = kernels::AttentionMaskType::kNone;
+    if (!ctx.has_input(3)) return;
+    const Dims& md = ctx.input_dims(3);
+    if (md.empty() || md.size() > 4) ctx.Fail("attn_mask must have rank 1 to 4");
+    int64_t full[4] = {1, 1, 1, 1};
+    for (size_t i = 0; i < md.size(); ++i) full[4 - md.size() + i] = md[i];
+    const int64_t want[3] = {sh.batch, sh.q_heads, sh.q_len};
     for (int i = 0; i < 3; ++i) {
-      a.k_stride[i] = build_k ? cache_k_stride[i] : new_k_stride[i];
-      a.v_stride[i] = build_v ? cache_v_stride[i] : new_v_stride[i];
+      if (full[i] != 1 && full[i] != want[i]) {
+        ctx.Fail("attn_mask " + DimsToString(md) + " does not broadcast to [" + IntStr(sh.batch) +
+                 "," + IntStr(sh.q_heads) + "," + IntStr(sh.q_len) + "," + IntStr(sh.total) + "]");
+      }
     }
-    a.scale = has_scale_ ? scale_ : (d > 0 ? static_cast<float>(1.0 / std::sqrt(static_cast<double>(d))) : 1.0f);
-    a.softcap = softcap_ > 0.0f ? softcap_ : 0.0f;
-    a.causal = causal_;
-    a.causal_offset = past;
-    a.causal_offset_from_nonpad = causal_ && !has_past && has_nonpad;
-    switch (qk_mode_) {
-      case 0:
-        a.qk_stage = kernels::AttentionQkStage::kScaled;
-        break;
-      case 1:
-        a.qk_stage = kernels::AttentionQkStage::kSoftcapped;
-        break;
-      case 2:
-        a.qk_stage = kernels::AttentionQkStage::kBiased;
-        break;
-      default:
-        a.qk_stage = kernels::AttentionQkStage::kSoftmax;
-        break;
+    if (full[3] > sh.total) {
+      ctx.Fail("attn_mask last dim " + IntStr(full[3]) + " exceeds the total sequence length " +
+               IntStr(sh.total));
     }
-    const size_t es = DTypeSize(dt);
-    const bool has_mask = ctx.has_input(3);
-    // Copies past (if any) and the new K or V (strides `src`) into the cache [B, kv_heads,
-    // total, hs].
-    auto fill_cache = [=](const Tensor* past_t, const Tensor& cur, const int64_t* src, int64_t hs,
-                          char* dst, const kernels::Parallel& par) {
-      if (past_t && past > 0) {
-        kernels::CopyRowsBytes(past_t->raw_data(), past * hs, dst, total * hs, B * hkv, past * hs,
-                               es, par);
-      }
-      if (skv == 0 || hs == 0) return;
-      if (rank == 4) {
-        kernels::CopyRowsBytes(cur.raw_data(), skv * hs, dst + past * hs * es, total * hs,
-                               B * hkv, skv * hs, es, par);
-        return;
-      }
-      const char* base = static_cast<const char*>(cur.raw_data());
-      for (int64_t b = 0; b < B; ++b) {
-        for (int64_t g = 0; g < hkv; ++g) {
-          kernels::CopyRowsBytes(base + (b * src[0] + g * src[1]) * es, src[2],
-                                 dst + ((b * hkv + g) * total + past) * hs * es, hs, skv, hs, es,
-                                 kernels::SerialParallel());
-        }
-      }
-    };
-    const int64_t nk[3] = {new_k_stride[0], new_k_stride[1], new_k_stride[2]};
-    const int64_t nv[3] = {new_v_stride[0], new_v_stride[1], new_v_stride[2]};
-    return [=](RunContext& rc) {
-      kernels::AttentionArgs args = a;
-      args.q = rc.input(0).raw_data();
-      args.y = rc.output(0).raw_data();
-      Tensor k_scratch, v_scratch;
-      const Tensor* pk = has_past ? &rc.input(4) : nullptr;
-      const Tensor* pv = has_past ? &rc.input(5) : nullptr;
-      if (build_k) {
-        char* dst;
-        if (out_pk) {
-          dst = static_cast<char*>(rc.output(1).raw_data());
-        } else {
-          k_scratch = rc.Scratch(dt, {B, hkv, total, d});
-          dst = static_cast<char*>(k_scratch.raw_data());
-        }
-        fill_cache(pk, rc.input(1), nk, d, dst, rc.parallel());
-        args.k = dst;
-      } else {
-        args.k = rc.input(1).raw_data();
-      }
-      if (build_v) {
-        char* dst;
-        if (out_pv) {
-          dst = static_cast<char*>(rc.output(2).raw_data());
-        } else {
-          v_scratch = rc.Scratch(dt, {B, hkv, total, dv});
-          dst = static_cast<char*>(v_scratch.raw_data());
-        }
-        fill_cache(pv, rc.input(2), nv, dv, dst, rc.parallel());
-        args.v = dst;
-      } else {
-        args.v = rc.input(2).raw_data();
-      }
-      if (has_mask) args.mask = rc.input(3).raw_data();
-      if (has_nonpad) args.nonpad_kv_seqlen = rc.input(6).data<int64_t>();
-      if (out_qk) args.qk_out = rc.output(3).raw_data();
-      kernels::AttentionForward(args, rc.parallel());
-    };
+    a->mask_type = ctx.input_dtype(3) == DType::kBool ? kernels::AttentionMaskType::kBool
+                                                      : kernels::AttentionMaskType::kFloat;
+    a->mask_len = full[3];
+    const int64_t s2 = full[3], s1 = full[2] * s2, s0 = full[1] * s1;
+    a->mask_stride[0] = full[0] == 1 ? 0 : s0;
+    a->mask_stride[1] = full[1] == 1 ? 0 : s1;
+    a->mask_stride[2] = full[2] == 1 ? 0 : s2;
   }
 
  private:
