@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,188 @@ kernels::FloatStorage StorageOf(DType t) {
   if (t == DType::kFloat16) return kernels::FloatStorage::kF16;
   if (t == DType::kBFloat16) return kernels::FloatStorage::kBF16;
   return kernels::FloatStorage::kF32;
+}
+
+// What Prepare resolves once for a GroupQueryAttention node.
+struct GqaPlan {
+  int64_t batch = 0, seq = 0, heads = 0, kv_heads = 0, head_size = 0;
+  int64_t query_row = 0;     // elements per (batch, position) row of the query input
+  int64_t past = 0;          // past_key's sequence length (0 without past)
+  int64_t total = 0;         // total_sequence_length
+  int64_t present_rows = 0;  // max(past, total)
+  int64_t rotary_dim = 0, cos_rows = 0;
+  bool packed = false, first_prompt = false, rotary = false, interleaved = false;
+  bool out_present_key = false, out_present_value = false;
+  DType dtype = DType::kFloat32;
+  kernels::FloatStorage storage = kernels::FloatStorage::kF32;
+  int64_t element_size = 4;
+  float scale = 1.0f, softcap = 0.0f;
+  int64_t window = -1;
+};
+
+// Per batch row: how many cached rows precede the new tokens, and how many rows are valid.
+struct GqaLengths {
+  std::vector<int64_t> past_len, valid;
+};
+
+GqaLengths ReadLengths(const GqaPlan& p, RunContext& rc) {
+  const int32_t* seqlens = rc.input(kSeqlensK).data<int32_t>();
+  GqaLengths len;
+  len.past_len.resize(static_cast<size_t>(p.batch));
+  len.valid.resize(static_cast<size_t>(p.batch));
+  for (int64_t b = 0; b < p.batch; ++b) {
+    const int64_t lb = static_cast<int64_t>(seqlens[b]) + 1;
+    const int64_t pb = p.first_prompt ? 0 : lb - p.seq;
+    if (lb < 1 || lb > p.present_rows || pb < 0 || (!p.first_prompt && pb > p.past)) {
+      rc.Fail("seqlens_k[" + IntStr(b) + "] = " + IntStr(seqlens[b]) +
+              " does not fit sequence length " + IntStr(p.seq) + ", past length " + IntStr(p.past) +
+              " and total_sequence_length " + IntStr(p.total));
+    }
+    len.past_len[b] = pb;
+    len.valid[b] = lb;
+  }
+  return len;
+}
+
+// Present K / V [B, G, present_rows, H]: the past rows, then the new rows at past_len[b], zeros
+// elsewhere.
+void BuildPresent(const GqaPlan& p, RunContext& rc, const GqaLengths& len, char* pk, char* pv) {
+  const int64_t es = p.element_size, H = p.head_size, G = p.kv_heads, S = p.seq;
+  const char* q_src = static_cast<const char*>(rc.input(kQuery).raw_data());
+  const char* k_src = p.packed ? q_src + p.heads * H * es
+                               : static_cast<const char*>(rc.input(kKey).raw_data());
+  const char* v_src = p.packed ? q_src + (p.heads + G) * H * es
+                               : static_cast<const char*>(rc.input(kValue).raw_data());
+  const int64_t kv_row = p.packed ? p.query_row : G * H;
+  const size_t head_bytes = static_cast<size_t>(p.present_rows * H * es);
+  for (int64_t bg = 0; bg < p.batch * G; ++bg) {
+    char* kd = pk + bg * head_bytes;
+    char* vd = pv + bg * head_bytes;
+    std::memset(kd, 0, head_bytes);
+    std::memset(vd, 0, head_bytes);
+    if (p.past > 0) {
+      const size_t past_bytes = static_cast<size_t>(p.past * H * es);
+      std::memcpy(kd, static_cast<const char*>(rc.input(kPastKey).raw_data()) + bg * past_bytes,
+                  past_bytes);
+      std::memcpy(vd, static_cast<const char*>(rc.input(kPastValue).raw_data()) + bg * past_bytes,
+                  past_bytes);
+    }
+    const int64_t b = bg / G, g = bg % G;
+    for (int64_t s = 0; s < S; ++s) {
+      const int64_t src = ((b * S + s) * kv_row + g * H) * es;
+      std::memcpy(kd + (len.past_len[b] + s) * H * es, k_src + src, static_cast<size_t>(H * es));
+      std::memcpy(vd + (len.past_len[b] + s) * H * es, v_src + src, static_cast<size_t>(H * es));
+    }
+  }
+}
+
+// Rotates Q [B, S, N, H] and the new rows of the present K in place, each token at its position.
+void RotateQueryAndKey(const GqaPlan& p, RunContext& rc, const GqaLengths& len, char* q, char* pk) {
+  const int64_t es = p.element_size, H = p.head_size, S = p.seq, N = p.heads, G = p.kv_heads;
+  const int64_t L = p.present_rows;
+  std::vector<int64_t> pos(static_cast<size_t>(S));
+  for (int64_t b = 0; b < p.batch; ++b) {
+    for (int64_t s = 0; s < S; ++s) pos[s] = len.past_len[b] + s;
+    const int64_t q_stride[3] = {S * N * H, N * H, H};
+    const int64_t k_stride[3] = {G * L * H, H, L * H};
+    char* qb = q + b * S * N * H * es;
+    int64_t bad = kernels::RotaryEmbedding(p.storage, qb, qb, rc.input(kCos).raw_data(),
+                                           rc.input(kSin).raw_data(), pos.data(), p.cos_rows, 1, S,
+                                           N, H, p.rotary_dim, p.interleaved, q_stride,
+                                           rc.parallel());
+    if (bad < 0) {
+      char* k_new = pk + (b * G * L + len.past_len[b]) * H * es;
+      bad = kernels::RotaryEmbedding(p.storage, k_new, k_new, rc.input(kCos).raw_data(),
+                                     rc.input(kSin).raw_data(), pos.data(), p.cos_rows, 1, S, G, H,
+                                     p.rotary_dim, p.interleaved, k_stride, rc.parallel());
+    }
+    if (bad >= 0) {
+      rc.Fail("rotary position " + IntStr(pos[bad]) + " of batch " + IntStr(b) +
+              " is outside cos_cache [0, " + IntStr(p.cos_rows) + ")");
+    }
+  }
+}
+
+// Which keys each query attends (1) as a bool mask [B, S, present_rows]: causal, within the
+// valid rows and, with local_window_size W > 0, the last W positions.
+std::vector<uint8_t> CausalWindowMask(const GqaPlan& p, const GqaLengths& len) {
+  const int64_t S = p.seq, L = p.present_rows;
+  std::vector<uint8_t> mask(static_cast<size_t>(p.batch * S * L), 0);
+  for (int64_t b = 0; b < p.batch; ++b) {
+    for (int64_t s = 0; s < S; ++s) {
+      const int64_t pos = len.past_len[b] + s;
+      const int64_t lo = p.window > 0 ? std::max<int64_t>(0, pos - p.window + 1) : 0;
+      const int64_t hi = std::min(pos, len.valid[b] - 1);
+      for (int64_t j = lo; j <= hi; ++j) mask[static_cast<size_t>((b * S + s) * L + j)] = 1;
+    }
+  }
+  return mask;
+}
+
+void RunGqa(const GqaPlan& p, RunContext& rc) {
+  const int64_t B = p.batch, S = p.seq, N = p.heads, G = p.kv_heads, H = p.head_size;
+  const int64_t L = p.present_rows, es = p.element_size;
+  const GqaLengths len = ReadLengths(p, rc);
+  Tensor k_scratch, v_scratch;
+  char* pk;
+  char* pv;
+  if (p.out_present_key) {
+    pk = static_cast<char*>(rc.output(1).raw_data());
+  } else {
+    k_scratch = rc.Scratch(p.dtype, {B, G, L, H});
+    pk = static_cast<char*>(k_scratch.raw_data());
+  }
+  if (p.out_present_value) {
+    pv = static_cast<char*>(rc.output(2).raw_data());
+  } else {
+    v_scratch = rc.Scratch(p.dtype, {B, G, L, H});
+    pv = static_cast<char*>(v_scratch.raw_data());
+  }
+  BuildPresent(p, rc, len, pk, pv);
+  // Q as [B, S, N, H] (rotated in place when do_rotary).
+  Tensor q = rc.Scratch(p.dtype, {B, S, N, H});
+  char* q_ptr = static_cast<char*>(q.raw_data());
+  const char* q_src = static_cast<const char*>(rc.input(kQuery).raw_data());
+  for (int64_t bs = 0; bs < B * S; ++bs) {
+    std::memcpy(q_ptr + bs * N * H * es, q_src + bs * p.query_row * es,
+                static_cast<size_t>(N * H * es));
+  }
+  if (p.rotary) RotateQueryAndKey(p, rc, len, q_ptr, pk);
+  const std::vector<uint8_t> mask = CausalWindowMask(p, len);
+  kernels::AttentionArgs a;
+  a.type = p.storage;
+  a.batch = B;
+  a.q_heads = N;
+  a.kv_heads = G;
+  a.q_len = S;
+  a.kv_len = L;
+  a.head_size = H;
+  a.v_head_size = H;
+  a.q = q_ptr;
+  a.q_stride[0] = S * N * H;
+  a.q_stride[1] = H;
+  a.q_stride[2] = N * H;
+  a.k = pk;
+  a.k_stride[0] = G * L * H;
+  a.k_stride[1] = L * H;
+  a.k_stride[2] = H;
+  a.v = pv;
+  a.v_stride[0] = G * L * H;
+  a.v_stride[1] = L * H;
+  a.v_stride[2] = H;
+  a.y = rc.output(0).raw_data();
+  a.y_stride[0] = S * N * H;
+  a.y_stride[1] = H;
+  a.y_stride[2] = N * H;
+  a.scale = p.scale;
+  a.softcap = p.softcap;
+  a.mask_type = kernels::AttentionMaskType::kBool;
+  a.mask = mask.data();
+  a.mask_stride[0] = S * L;
+  a.mask_stride[1] = 0;
+  a.mask_stride[2] = L;
+  a.mask_len = L;
+  kernels::AttentionForward(a, rc.parallel());
 }
 
 class GroupQueryAttentionOp final : public Op {
@@ -93,19 +276,34 @@ class GroupQueryAttentionOp final : public Op {
   }
 
   RunFn Prepare(PrepareContext& ctx) const override {
+    auto plan = std::make_shared<GqaPlan>(ResolvePlan(ctx));
+    const GqaPlan& p = *plan;
+    ctx.set_output(0, p.dtype, {p.batch, p.seq, p.heads * p.head_size});
+    if (p.out_present_key) ctx.set_output(1, p.dtype, {p.batch, p.kv_heads, p.present_rows, p.head_size});
+    if (p.out_present_value) ctx.set_output(2, p.dtype, {p.batch, p.kv_heads, p.present_rows, p.head_size});
+    return [plan](RunContext& rc) { RunGqa(*plan, rc); };
+  }
+
+ private:
+  // Checks the inputs against each other and the attributes; everything Run needs but data.
+  GqaPlan ResolvePlan(const PrepareContext& ctx) const {
+    GqaPlan p;
     const Dims& qd = ctx.input_dims(kQuery);
     if (qd.size() != 3)
       ctx.Fail("query must be [batch, sequence, hidden], got " + DimsToString(qd));
     const int64_t B = qd[0], S = qd[1], N = num_heads_, G = kv_num_heads_;
-    const bool packed = !ctx.has_input(kKey);
-    if (packed != !ctx.has_input(kValue)) ctx.Fail("key and value must be given together");
+    p.batch = B;
+    p.seq = S;
+    p.heads = N;
+    p.kv_heads = G;
+    p.query_row = qd[2];
+    p.packed = !ctx.has_input(kKey);
+    if (p.packed != !ctx.has_input(kValue)) ctx.Fail("key and value must be given together");
     int64_t H;
-    if (packed) {
+    if (p.packed) {
       if (qd[2] % (N + 2 * G) != 0) {
         ctx.Fail("packed QKV width " + IntStr(qd[2]) +
-                 " is not a multiple of num_heads + 2 * "
-                 "kv_num_heads = " +
-                 IntStr(N + 2 * G));
+                 " is not a multiple of num_heads + 2 * kv_num_heads = " + IntStr(N + 2 * G));
       }
       H = qd[2] / (N + 2 * G);
     } else {
@@ -120,14 +318,14 @@ class GroupQueryAttentionOp final : public Op {
         }
       }
     }
+    p.head_size = H;
     const bool has_past = ctx.has_input(kPastKey);
     if (has_past != ctx.has_input(kPastValue))
       ctx.Fail("past_key and past_value must be given together");
-    int64_t P = 0;
     if (has_past) {
-      P = ctx.input_dims(kPastKey).size() == 4 ? ctx.input_dims(kPastKey)[2] : -1;
+      p.past = ctx.input_dims(kPastKey).size() == 4 ? ctx.input_dims(kPastKey)[2] : -1;
       for (int i : {kPastKey, kPastValue}) {
-        if (ctx.input_dims(i) != Dims{B, G, P, H}) {
+        if (ctx.input_dims(i) != Dims{B, G, p.past, H}) {
           ctx.Fail(std::string(i == kPastKey ? "past_key " : "past_value ") +
                    DimsToString(ctx.input_dims(i)) +
                    " must be [batch, kv_num_heads, past_sequence, head_size] with batch " +
@@ -141,13 +339,12 @@ class GroupQueryAttentionOp final : public Op {
     const Tensor* total_t = ctx.input_value(kTotalSeq);
     if (total_t == nullptr) ctx.Unsupported("total_sequence_length must be known at Prepare");
     if (total_t->num_elements() != 1) ctx.Fail("total_sequence_length must hold one value");
-    const int64_t total = total_t->data<int32_t>()[0];
-    if (total < S) {
-      ctx.Fail("total_sequence_length " + IntStr(total) + " is below the sequence length " +
+    p.total = total_t->data<int32_t>()[0];
+    if (p.total < S) {
+      ctx.Fail("total_sequence_length " + IntStr(p.total) + " is below the sequence length " +
                IntStr(S));
     }
-    const int64_t L = std::max(P, total);  // present rows
-    int64_t rd = 0, cache_rows = 0;
+    p.present_rows = std::max(p.past, p.total);
     if (do_rotary_) {
       if (!ctx.has_input(kCos) || !ctx.has_input(kSin))
         ctx.Fail("do_rotary needs cos_cache and sin_cache");
@@ -158,157 +355,23 @@ class GroupQueryAttentionOp final : public Op {
                  " must both be [max_positions, rotary_dim / 2] with rotary_dim <= head_size " +
                  IntStr(H));
       }
-      rd = 2 * cd[1];
-      cache_rows = cd[0];
+      p.rotary_dim = 2 * cd[1];
+      p.cos_rows = cd[0];
     }
-    const DType dt = ctx.input_dtype(kQuery);
-    ctx.set_output(0, dt, {B, S, N * H});
-    const bool out_k = ctx.num_outputs() > 1 && ctx.has_output(1);
-    const bool out_v = ctx.num_outputs() > 2 && ctx.has_output(2);
-    if (out_k) ctx.set_output(1, dt, {B, G, L, H});
-    if (out_v) ctx.set_output(2, dt, {B, G, L, H});
-    const kernels::FloatStorage st = StorageOf(dt);
-    const int64_t es = dt == DType::kFloat32 ? 4 : 2;
-    const bool first_prompt = S == total;
-    const float scale = scale_ != 0.0f ? scale_ : static_cast<float>(1.0 / std::sqrt(double(H)));
-    const float softcap = softcap_;
-    const int64_t window = window_;
-    const bool rotary = do_rotary_, il = interleaved_;
-    return [=](RunContext& rc) {
-      const int32_t* seqlens = rc.input(kSeqlensK).data<int32_t>();
-      std::vector<int64_t> past_len(static_cast<size_t>(B)), valid(static_cast<size_t>(B));
-      for (int64_t b = 0; b < B; ++b) {
-        const int64_t lb = static_cast<int64_t>(seqlens[b]) + 1;
-        const int64_t pb = first_prompt ? 0 : lb - S;
-        if (lb < 1 || lb > L || pb < 0 || (!first_prompt && pb > P)) {
-          rc.Fail("seqlens_k[" + IntStr(b) + "] = " + IntStr(seqlens[b]) +
-                  " does not fit sequence length " + IntStr(S) + ", past length " + IntStr(P) +
-                  " and total_sequence_length " + IntStr(total));
-        }
-        past_len[b] = pb;
-        valid[b] = lb;
-      }
-      const char* q_src = static_cast<const char*>(rc.input(kQuery).raw_data());
-      const int64_t row = qd[2];  // elements per (b, s) row of query
-      const char* k_src =
-          packed ? q_src + N * H * es : static_cast<const char*>(rc.input(kKey).raw_data());
-      const char* v_src =
-          packed ? q_src + (N + G) * H * es : static_cast<const char*>(rc.input(kValue).raw_data());
-      const int64_t kv_row = packed ? row : G * H;
-      // Present K / V: past rows, then the new rows at past_len[b].
-      Tensor k_scratch, v_scratch;
-      char* pk;
-      char* pv;
-      if (out_k) {
-        pk = static_cast<char*>(rc.output(1).raw_data());
-      } else {
-        k_scratch = rc.Scratch(dt, {B, G, L, H});
-        pk = static_cast<char*>(k_scratch.raw_data());
-      }
-      if (out_v) {
-        pv = static_cast<char*>(rc.output(2).raw_data());
-      } else {
-        v_scratch = rc.Scratch(dt, {B, G, L, H});
-        pv = static_cast<char*>(v_scratch.raw_data());
-      }
-      const size_t head_bytes = static_cast<size_t>(L * H * es);
-      for (int64_t bg = 0; bg < B * G; ++bg) {
-        char* kd = pk + bg * head_bytes;
-        char* vd = pv + bg * head_bytes;
-        std::memset(kd, 0, head_bytes);
-        std::memset(vd, 0, head_bytes);
-        if (P > 0) {
-          const size_t past_bytes = static_cast<size_t>(P * H * es);
-          std::memcpy(kd, static_cast<const char*>(rc.input(kPastKey).raw_data()) + bg * past_bytes,
-                      past_bytes);
-          std::memcpy(vd,
-                      static_cast<const char*>(rc.input(kPastValue).raw_data()) + bg * past_bytes,
-                      past_bytes);
-        }
-        const int64_t b = bg / G, g = bg % G;
-        for (int64_t s = 0; s < S; ++s) {
-          const int64_t src = ((b * S + s) * kv_row + g * H) * es;
-          std::memcpy(kd + (past_len[b] + s) * H * es, k_src + src, static_cast<size_t>(H * es));
-          std::memcpy(vd + (past_len[b] + s) * H * es, v_src + src, static_cast<size_t>(H * es));
-        }
-      }
-      // Q as [B, S, N, H] (rotated in place when do_rotary).
-      Tensor q = rc.Scratch(dt, {B, S, N, H});
-      char* qd_ptr = static_cast<char*>(q.raw_data());
-      for (int64_t bs = 0; bs < B * S; ++bs) {
-        std::memcpy(qd_ptr + bs * N * H * es, q_src + bs * row * es,
-                    static_cast<size_t>(N * H * es));
-      }
-      if (rotary) {
-        std::vector<int64_t> pos(static_cast<size_t>(S));
-        for (int64_t b = 0; b < B; ++b) {
-          for (int64_t s = 0; s < S; ++s) pos[s] = past_len[b] + s;
-          const int64_t q_stride[3] = {S * N * H, N * H, H};
-          const int64_t k_stride[3] = {G * L * H, H, L * H};
-          int64_t bad = kernels::RotaryEmbedding(
-              st, qd_ptr + b * S * N * H * es, qd_ptr + b * S * N * H * es,
-              rc.input(kCos).raw_data(), rc.input(kSin).raw_data(), pos.data(), cache_rows, 1, S, N,
-              H, rd, il, q_stride, rc.parallel());
-          if (bad < 0) {
-            char* k_new = pk + (b * G * L + past_len[b]) * H * es;
-            bad = kernels::RotaryEmbedding(st, k_new, k_new, rc.input(kCos).raw_data(),
-                                           rc.input(kSin).raw_data(), pos.data(), cache_rows, 1, S,
-                                           G, H, rd, il, k_stride, rc.parallel());
-          }
-          if (bad >= 0) {
-            rc.Fail("rotary position " + IntStr(pos[bad]) + " of batch " + IntStr(b) +
-                    " is outside cos_cache [0, " + IntStr(cache_rows) + ")");
-          }
-        }
-      }
-      // Which keys each query attends (true) as a bool mask [B, S, L].
-      std::vector<uint8_t> mask(static_cast<size_t>(B * S * L), 0);
-      for (int64_t b = 0; b < B; ++b) {
-        for (int64_t s = 0; s < S; ++s) {
-          const int64_t p = past_len[b] + s;
-          const int64_t lo = window > 0 ? std::max<int64_t>(0, p - window + 1) : 0;
-          const int64_t hi = std::min(p, valid[b] - 1);
-          for (int64_t j = lo; j <= hi; ++j) mask[static_cast<size_t>((b * S + s) * L + j)] = 1;
-        }
-      }
-      kernels::AttentionArgs a;
-      a.type = st;
-      a.batch = B;
-      a.q_heads = N;
-      a.kv_heads = G;
-      a.q_len = S;
-      a.kv_len = L;
-      a.head_size = H;
-      a.v_head_size = H;
-      a.q = qd_ptr;
-      a.q_stride[0] = S * N * H;
-      a.q_stride[1] = H;
-      a.q_stride[2] = N * H;
-      a.k = pk;
-      a.k_stride[0] = G * L * H;
-      a.k_stride[1] = L * H;
-      a.k_stride[2] = H;
-      a.v = pv;
-      a.v_stride[0] = G * L * H;
-      a.v_stride[1] = L * H;
-      a.v_stride[2] = H;
-      a.y = rc.output(0).raw_data();
-      a.y_stride[0] = S * N * H;
-      a.y_stride[1] = H;
-      a.y_stride[2] = N * H;
-      a.scale = scale;
-      a.softcap = softcap;
-      a.mask_type = kernels::AttentionMaskType::kBool;
-      a.mask = mask.data();
-      a.mask_stride[0] = S * L;
-      a.mask_stride[1] = 0;
-      a.mask_stride[2] = L;
-      a.mask_len = L;
-      kernels::AttentionForward(a, rc.parallel());
-    };
+    p.dtype = ctx.input_dtype(kQuery);
+    p.storage = StorageOf(p.dtype);
+    p.element_size = p.dtype == DType::kFloat32 ? 4 : 2;
+    p.out_present_key = ctx.num_outputs() > 1 && ctx.has_output(1);
+    p.out_present_value = ctx.num_outputs() > 2 && ctx.has_output(2);
+    p.first_prompt = S == p.total;
+    p.scale = scale_ != 0.0f ? scale_ : static_cast<float>(1.0 / std::sqrt(double(H)));
+    p.softcap = softcap_;
+    p.window = window_;
+    p.rotary = do_rotary_;
+    p.interleaved = interleaved_;
+    return p;
   }
 
- private:
   int64_t num_heads_ = 0, kv_num_heads_ = 0;
   bool do_rotary_ = false, interleaved_ = false;
   float scale_ = 0.0f, softcap_ = 0.0f;
