@@ -418,184 +418,226 @@ class Matcher {
     return true;
   }
 
+  // The pieces of pattern 3/4 (DequantizeLinear x, w -> MatMul / Gemm / Conv [-> Add(bias)] ->
+  // QuantizeLinear) as MatchQdq finds them, one step at a time.
+  struct QdqMatch {
+    int q_idx = -1, core_idx = -1, add_idx = -1, dx_idx = -1, dw_idx = -1;
+    std::string yzp_name, wzp_name;
+    const Tensor* xs = nullptr;
+    const Tensor* w = nullptr;
+    const Tensor* ws = nullptr;
+    const Tensor* wzp = nullptr;
+    Bias add_bias;
+    std::string add_bias_name;
+    bool is_matmul = false, is_gemm = false, is_conv = false;
+    int64_t trans_b = 0, col_axis = 1, cols = 0;
+    Bias bias_src;
+    std::vector<int32_t> bias_i32;
+  };
+
   bool MatchQdq(int q_idx, Rewrite* rw) {
-    const Node& q = node(q_idx);
+    QdqMatch m;
+    m.q_idx = q_idx;
+    if (!MatchOutputQuantize(&m) || !MatchCore(&m) || !MatchDequantizedOperands(&m) ||
+        !MatchWeightLayout(&m) || !MatchInt32Bias(&m)) {
+      return false;
+    }
+    BuildQdqFused(m, rw);
+    return true;
+  }
+
+  // QuantizeLinear with a per-tensor scale and an 8-bit (or absent) zero point.
+  bool MatchOutputQuantize(QdqMatch* m) const {
+    const Node& q = node(m->q_idx);
     int64_t out_dtype = 0;
     if (!IsOp(q, "QuantizeLinear", 2, 3) || !PlainQuantize(q, &out_dtype)) return false;
     const Tensor* ys = ConstOf(q.inputs[1], DType::kFloat32);
     if (ys == nullptr || ys->num_elements() != 1 || !AllPositiveFinite(FloatValues(*ys)))
       return false;
-    const std::string& yzp_name = Input(q, 2);
-    const Tensor* yzp = nullptr;
-    if (!yzp_name.empty()) {
-      yzp = Const(yzp_name);
+    m->yzp_name = Input(q, 2);
+    if (!m->yzp_name.empty()) {
+      const Tensor* yzp = Const(m->yzp_name);
       if (yzp == nullptr || !IsQ8(yzp->dtype()) || yzp->num_elements() != 1) return false;
       if (out_dtype != 0 && out_dtype != static_cast<int64_t>(yzp->dtype())) return false;
     } else if (out_dtype != 0 && out_dtype != static_cast<int64_t>(DType::kUInt8)) {
       return false;
     }
-    // [Add(bias)] and the core op.
-    const std::string& y = q.inputs[0];
+    return true;
+  }
+
+  // [Add(bias)] and the core op (MatMul, Gemm or Conv) feeding the QuantizeLinear alone.
+  bool MatchCore(QdqMatch* m) const {
+    const std::string& y = node(m->q_idx).inputs[0];
     if (!SingleUse(y)) return false;
     auto it = producer_.find(y);
     if (it == producer_.end()) return false;
-    int core_idx = it->second;
-    int add_idx = -1;
-    Bias add_bias;
-    std::string add_bias_name;
-    if (IsOp(node(core_idx), "Add", 2, 2)) {
-      add_idx = core_idx;
-      const Node& add = node(add_idx);
+    m->core_idx = it->second;
+    if (IsOp(node(m->core_idx), "Add", 2, 2)) {
+      m->add_idx = m->core_idx;
+      const Node& add = node(m->add_idx);
       std::string z;
-      for (int k = 0; k < 2 && add_bias.tensor == nullptr; ++k) {
+      for (int k = 0; k < 2 && m->add_bias.tensor == nullptr; ++k) {
         Bias b;
         if (FloatOrDequantizedBias(add.inputs[k], &b)) {
-          add_bias = b;
-          add_bias_name = add.inputs[k];
+          m->add_bias = b;
+          m->add_bias_name = add.inputs[k];
           z = add.inputs[1 - k];
         }
       }
-      if (add_bias.tensor == nullptr || !SingleUse(z)) return false;
+      if (m->add_bias.tensor == nullptr || !SingleUse(z)) return false;
       auto zt = producer_.find(z);
       if (zt == producer_.end()) return false;
-      core_idx = zt->second;
+      m->core_idx = zt->second;
     }
-    const Node& core = node(core_idx);
-    const bool is_matmul = IsOp(core, "MatMul", 2, 2);
-    const bool is_gemm = IsOp(core, "Gemm", 2, 3);
-    const bool is_conv = IsOp(core, "Conv", 2, 3);
-    if (!is_matmul && !is_gemm && !is_conv) return false;
-    // Dequantized operands.
-    const int dx_idx = Producer(core.inputs[0], "DequantizeLinear");
-    const int dw_idx = Producer(core.inputs[1], "DequantizeLinear");
-    if (dx_idx < 0 || dw_idx < 0 || dx_idx == dw_idx) return false;
-    // xf / wf may have other readers (a dequantized activation shared by several MatMuls): the
-    // fused node reads the quantized inputs, and the DequantizeLinear stays while others read it.
-    const Node& dx = node(dx_idx);
-    const Node& dw = node(dw_idx);
+    const Node& core = node(m->core_idx);
+    m->is_matmul = IsOp(core, "MatMul", 2, 2);
+    m->is_gemm = IsOp(core, "Gemm", 2, 3);
+    m->is_conv = IsOp(core, "Conv", 2, 3);
+    return m->is_matmul || m->is_gemm || m->is_conv;
+  }
+
+  // The core op's operands as DequantizeLinear of a per-tensor activation and a constant 8-bit
+  // weight. xf / wf may have other readers (a dequantized activation shared by several MatMuls):
+  // the fused node reads the quantized inputs, and the DequantizeLinear stays while others read it.
+  bool MatchDequantizedOperands(QdqMatch* m) const {
+    const Node& core = node(m->core_idx);
+    m->dx_idx = Producer(core.inputs[0], "DequantizeLinear");
+    m->dw_idx = Producer(core.inputs[1], "DequantizeLinear");
+    if (m->dx_idx < 0 || m->dw_idx < 0 || m->dx_idx == m->dw_idx) return false;
+    const Node& dx = node(m->dx_idx);
+    const Node& dw = node(m->dw_idx);
     if (dx.inputs.size() != 3 || dw.inputs.size() < 2 || dw.inputs.size() > 3) return false;
     if (!PlainDequantize(dx) || !PlainDequantize(dw)) return false;
-    const Tensor* xs = ConstOf(dx.inputs[1], DType::kFloat32);
+    m->xs = ConstOf(dx.inputs[1], DType::kFloat32);
     const Tensor* xzp = Const(dx.inputs[2]);
-    if (xs == nullptr || xs->num_elements() != 1 || !AllPositiveFinite(FloatValues(*xs)))
+    if (m->xs == nullptr || m->xs->num_elements() != 1 || !AllPositiveFinite(FloatValues(*m->xs)))
       return false;
     if (xzp == nullptr || !IsQ8(xzp->dtype()) || xzp->num_elements() != 1) return false;
     if (dx.inputs[0].empty()) return false;
-    const Tensor* w = Const(dw.inputs[0]);
-    if (w == nullptr || !IsQ8(w->dtype())) return false;
-    const Tensor* ws = ConstOf(dw.inputs[1], DType::kFloat32);
-    if (ws == nullptr || !AllPositiveFinite(FloatValues(*ws))) return false;
-    const std::string& wzp_name = Input(dw, 2);
-    const Tensor* wzp = nullptr;
-    if (!wzp_name.empty()) {
-      wzp = ConstOf(wzp_name, w->dtype());
-      if (wzp == nullptr) return false;
+    m->w = Const(dw.inputs[0]);
+    if (m->w == nullptr || !IsQ8(m->w->dtype())) return false;
+    m->ws = ConstOf(dw.inputs[1], DType::kFloat32);
+    if (m->ws == nullptr || !AllPositiveFinite(FloatValues(*m->ws))) return false;
+    m->wzp_name = Input(dw, 2);
+    if (!m->wzp_name.empty()) {
+      m->wzp = ConstOf(m->wzp_name, m->w->dtype());
+      if (m->wzp == nullptr) return false;
     }
-    // Geometry: the column / output-channel axis of W and the bias length.
-    int64_t trans_b = 0;
-    int64_t col_axis = 1;
-    if (is_gemm) {
+    return true;
+  }
+
+  // The column / output-channel axis of W, and weight scales per tensor or along it.
+  bool MatchWeightLayout(QdqMatch* m) const {
+    const Node& core = node(m->core_idx);
+    const Tensor* w = m->w;
+    if (m->is_gemm) {
       int64_t trans_a = 0;
       if (!IntAttr(core, "transA", 0, &trans_a) || trans_a != 0) return false;
-      if (!IntAttr(core, "transB", 0, &trans_b) || (trans_b != 0 && trans_b != 1)) return false;
+      if (!IntAttr(core, "transB", 0, &m->trans_b) || (m->trans_b != 0 && m->trans_b != 1)) return false;
       if (!FloatAttrIs(core, "alpha", 1.0f)) return false;
       if (core.inputs.size() == 3 && !core.inputs[2].empty() && !FloatAttrIs(core, "beta", 1.0f))
         return false;
       if (w->rank() != 2) return false;
-      col_axis = trans_b ? 0 : 1;
-    } else if (is_matmul) {
+      m->col_axis = m->trans_b ? 0 : 1;
+    } else if (m->is_matmul) {
       if (w->rank() != 2) return false;
-      col_axis = 1;
+      m->col_axis = 1;
     } else {
       if (w->rank() < 3) return false;
-      col_axis = 0;
+      m->col_axis = 0;
     }
-    const int64_t cols = w->dim(col_axis);
-    // Per-tensor or per-axis along the column axis.
-    std::vector<float> ws_vec = FloatValues(*ws);
+    m->cols = w->dim(m->col_axis);
+    const Tensor* ws = m->ws;
+    const Tensor* wzp = m->wzp;
     if (ws->num_elements() == 1) {
-      if (ws->rank() > 1 || (wzp != nullptr && (wzp->num_elements() != 1 || wzp->rank() > 1)))
-        return false;
-    } else {
-      int64_t axis = 1;
-      if (!IntAttr(dw, "axis", 1, &axis)) return false;
-      if (axis < 0) axis += w->rank();
-      if (axis != col_axis || ws->rank() != 1 || ws->dim(0) != cols) return false;
-      if (wzp != nullptr && wzp->dims() != ws->dims()) return false;
+      return ws->rank() <= 1 && (wzp == nullptr || (wzp->num_elements() == 1 && wzp->rank() <= 1));
     }
-    // Float bias: Gemm's C / Conv's B, or the Add; not both.
-    Bias bias_src;
-    std::string bias_name;
-    if (core.inputs.size() == 3 && !core.inputs[2].empty()) {
-      if (!FloatOrDequantizedBias(core.inputs[2], &bias_src) || add_bias.tensor != nullptr)
-        return false;
-      bias_name = core.inputs[2];
-    }
+    int64_t axis = 1;
+    if (!IntAttr(node(m->dw_idx), "axis", 1, &axis)) return false;
+    if (axis < 0) axis += w->rank();
+    if (axis != m->col_axis || ws->rank() != 1 || ws->dim(0) != m->cols) return false;
+    return wzp == nullptr || wzp->dims() == ws->dims();
+  }
+
+  // The float bias (Gemm's C / Conv's B, or the Add; not both) as int32 at scale xs * ws[n]: the
+  // DequantizeLinear's int32 values when its scale is exactly that float32 product, else
+  // round_half_even(bias / (xs * ws[n])).
+  bool MatchInt32Bias(QdqMatch* m) const {
+    const Node& core = node(m->core_idx);
+    Bias& bias_src = m->bias_src;
     bool bias_from_add = false;
-    if (add_bias.tensor != nullptr) {
-      bias_src = add_bias;
-      bias_name = add_bias_name;
+    if (core.inputs.size() == 3 && !core.inputs[2].empty()) {
+      if (!FloatOrDequantizedBias(core.inputs[2], &bias_src) || m->add_bias.tensor != nullptr)
+        return false;
+    }
+    if (m->add_bias.tensor != nullptr) {
+      bias_src = m->add_bias;
       bias_from_add = true;
     }
-    std::vector<float> bias;
-    if (bias_src.tensor != nullptr) {
-      const Tensor& bt = *bias_src.tensor;
-      if (is_conv) {
-        if (bias_from_add) {
-          // ChannelVector checks the shape; the values are the (dequantized) floats.
-          std::vector<float> unused;
-          Tensor shape_probe(DType::kFloat32, bt.dims());
-          if (!ChannelVector(shape_probe, cols, w->rank(), &unused)) return false;
-        } else if (bt.rank() != 1 || bt.dim(0) != cols) {
-          return false;
-        }
-      } else {
-        const int64_t max_rank = is_gemm ? 2 : 1;  // MatMul's output may be 1-D
-        const bool one = IsOneElementOfRank(bt, max_rank);
-        const bool row = bt.rank() >= 1 && bt.rank() <= max_rank && bt.dim(bt.rank() - 1) == cols &&
-                         bt.num_elements() == cols;
-        if (!one && !row) return false;
+    if (bias_src.tensor == nullptr) return true;
+    const Tensor& bt = *bias_src.tensor;
+    const int64_t cols = m->cols;
+    if (m->is_conv) {
+      if (bias_from_add) {
+        // ChannelVector checks the shape; the values are the (dequantized) floats.
+        std::vector<float> unused;
+        Tensor shape_probe(DType::kFloat32, bt.dims());
+        if (!ChannelVector(shape_probe, cols, m->w->rank(), &unused)) return false;
+      } else if (bt.rank() != 1 || bt.dim(0) != cols) {
+        return false;
       }
-      bias = bias_src.values;
-      if (bias.size() == 1 && cols != 1) bias.assign(cols, bias[0]);
+    } else {
+      const int64_t max_rank = m->is_gemm ? 2 : 1;  // MatMul's output may be 1-D
+      const bool one = IsOneElementOfRank(bt, max_rank);
+      const bool row = bt.rank() >= 1 && bt.rank() <= max_rank && bt.dim(bt.rank() - 1) == cols &&
+                       bt.num_elements() == cols;
+      if (!one && !row) return false;
     }
-    // int32 bias: the DequantizeLinear's int32 values when its scale is exactly xs * ws[n]
-    // (float32 product), else round_half_even(bias / (xs * ws[n])).
-    std::vector<int32_t> bias_i32;
-    const float xs_v = FloatValues(*xs)[0];
+    std::vector<float> bias = bias_src.values;
+    if (bias.size() == 1 && cols != 1) bias.assign(cols, bias[0]);
+    const std::vector<float> ws_vec = FloatValues(*m->ws);
+    const float xs_v = FloatValues(*m->xs)[0];
     for (size_t j = 0; j < bias.size(); ++j) {
       const float prod = xs_v * ws_vec[ws_vec.size() > 1 ? j : 0];
       if (!(prod > 0.0f) || !std::isfinite(prod) || !std::isfinite(bias[j])) return false;
       if (!bias_src.q.empty()) {
         const size_t bj = bias_src.q.size() > 1 ? j : 0;
         if (bias_src.q_scale[bj] == prod) {
-          bias_i32.push_back(bias_src.q[bj]);
+          m->bias_i32.push_back(bias_src.q[bj]);
           continue;
         }
       }
       const double r = std::nearbyint(static_cast<double>(bias[j]) / static_cast<double>(prod));
       if (!(std::fabs(r) <= static_cast<double>(std::numeric_limits<int32_t>::max()))) return false;
-      bias_i32.push_back(static_cast<int32_t>(r));
+      m->bias_i32.push_back(static_cast<int32_t>(r));
     }
+    return true;
+  }
 
+  // QLinearConv, QLinearMatMul or the fused QLinearMatMulBias in place of the matched nodes.
+  void BuildQdqFused(const QdqMatch& m, Rewrite* rw) {
+    const Node& q = node(m.q_idx);
+    const Node& core = node(m.core_idx);
+    const Node& dx = node(m.dx_idx);
+    const Node& dw = node(m.dw_idx);
     const std::string& out = q.outputs[0];
     Node f;
     f.name = q.name.empty() ? out + "_fused" : q.name + "_fused";
     f.outputs = {out};
-    std::string yzp_in = yzp_name;
+    std::string yzp_in = m.yzp_name;
     if (yzp_in.empty()) {
       yzp_in = FreshName(out + "_zero_point");
       rw->initializers.emplace_back(yzp_in, Tensor(DType::kUInt8, {}));
     }
     std::string bias_in;
-    if (!bias_i32.empty()) {
+    if (!m.bias_i32.empty()) {
       bias_in = FreshName(out + "_bias_i32");
-      rw->initializers.emplace_back(
-          bias_in, Tensor::FromVector(DType::kInt32, {cols}, bias_i32));
+      rw->initializers.emplace_back(bias_in, Tensor::FromVector(DType::kInt32, {m.cols}, m.bias_i32));
     }
     std::string w_in = dw.inputs[0];
-    if (trans_b) {
+    if (m.trans_b) {
       // W [N,K] -> [K,N] bytes.
+      const Tensor* w = m.w;
       const int64_t n = w->dim(0), k = w->dim(1);
       Tensor t(w->dtype(), {k, n});
       const auto* src = static_cast<const uint8_t*>(w->raw_data());
@@ -605,14 +647,14 @@ class Matcher {
       w_in = FreshName(dw.inputs[0] + "_t");
       rw->initializers.emplace_back(w_in, t);
     }
-    f.inputs = {dx.inputs[0], dx.inputs[1], dx.inputs[2], w_in, dw.inputs[1], wzp_name,
+    f.inputs = {dx.inputs[0], dx.inputs[1], dx.inputs[2], w_in, dw.inputs[1], m.wzp_name,
                 q.inputs[1], yzp_in};
-    if (is_conv) {
+    if (m.is_conv) {
       f.op_type = "QLinearConv";
       f.attributes = core.attributes;  // auto_pad, dilations, group, kernel_shape, pads, strides
       if (!bias_in.empty()) f.inputs.push_back(bias_in);
       rw->kind = 4;
-    } else if (is_matmul && bias_in.empty()) {
+    } else if (m.is_matmul && bias_in.empty()) {
       f.op_type = "QLinearMatMul";
       rw->kind = 3;
     } else {
@@ -622,18 +664,17 @@ class Matcher {
       Attribute a;
       a.name = "gemm";
       a.kind = AttrKind::kInt;
-      a.i = is_gemm ? 1 : 0;
+      a.i = m.is_gemm ? 1 : 0;
       f.attributes.push_back(a);
       while (f.inputs.size() > 8 && f.inputs.back().empty()) f.inputs.pop_back();
       rw->kind = 3;
     }
     rw->fused = std::move(f);
-    rw->nodes = {core_idx, q_idx};
-    if (add_idx >= 0) rw->nodes.push_back(add_idx);
-    rw->maybe_dead = {dx_idx, dw_idx};
-    if (bias_src.dq_node >= 0) rw->maybe_dead.push_back(bias_src.dq_node);
-    rw->anchor = q_idx;
-    return true;
+    rw->nodes = {m.core_idx, m.q_idx};
+    if (m.add_idx >= 0) rw->nodes.push_back(m.add_idx);
+    rw->maybe_dead = {m.dx_idx, m.dw_idx};
+    if (m.bias_src.dq_node >= 0) rw->maybe_dead.push_back(m.bias_src.dq_node);
+    rw->anchor = m.q_idx;
   }
 
   // ------------------------------------------------------------------------------------------
