@@ -3,7 +3,9 @@
 // (int64 for indices and sizes, the data's element type for Clip bounds and Pad's fill value),
 // Upsample / Resize-10 become Resize-11 with the coordinate mapping they always had (asymmetric,
 // nearest index by floor), which is not Resize-11's default, and the 2-D-coercing Softmax family
-// keeps its meaning at 13 through Flatten / Reshape when the axis is not the last.
+// keeps its meaning at 13 through Flatten / Reshape when the axis is not the last; Split-18's
+// num_outputs, GridSample-20's renamed modes and RoiAlign-16's old coordinate mapping are written
+// out.
 #include "simplecpp/convert/opset_adapters.h"
 
 #include <cstdint>
@@ -272,6 +274,30 @@ bool ResizeCheckMode13(graph::Node* n, AdapterContext*) {
     Refuse(*n, "coordinate_transformation_mode tf_half_pixel_for_nn was removed at opset 13");
   }
   return false;
+}
+
+// Split-18 takes the number of parts from `num_outputs` when no `split` input is given (the
+// schema wants one of the two); before 18 the number of outputs said it.
+bool SplitAddNumOutputs(graph::Node* n, AdapterContext*) {
+  if (n->inputs.size() > 1 && !n->inputs[1].empty()) return false;
+  n->attributes.push_back(IntAttr("num_outputs", static_cast<int64_t>(n->outputs.size())));
+  return true;
+}
+
+// GridSample-20 renames the interpolation modes (bilinear -> linear, bicubic -> cubic).
+bool GridSampleRenameModes(graph::Node* n, AdapterContext*) {
+  std::optional<graph::Attribute> mode = TakeAttribute(n, "mode");
+  const std::string m = mode ? mode->s : "bilinear";
+  SetStringAttribute(n, "mode", m == "bilinear" ? "linear" : m == "bicubic" ? "cubic" : m);
+  return true;
+}
+
+// RoiAlign-16 adds coordinate_transformation_mode with default half_pixel; RoiAlign-10 always
+// mapped coordinates the output_half_pixel way, so that is written out.
+bool RoiAlignKeepOutputHalfPixel(graph::Node* n, AdapterContext*) {
+  if (n->FindAttribute("coordinate_transformation_mode")) return false;
+  SetStringAttribute(n, "coordinate_transformation_mode", "output_half_pixel");
+  return true;
 }
 
 bool NoAdapter(graph::Node* n, AdapterContext*) {

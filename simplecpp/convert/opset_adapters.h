@@ -1,5 +1,5 @@
 // The node rewrites behind UpgradeOpset (opset_upgrade.h), one per op whose form changed between
-// opsets 7 and 13. Each takes a node written for the op's previous version and rewrites it in
+// opsets 7 and 21. Each takes a node written for the op's previous version and rewrites it in
 // place into the form of the newer one (new constant inputs become initializers of the node's
 // graph; helper nodes go before or after it). Internal to simplecpp/convert.
 #pragma once
@@ -47,6 +47,9 @@ bool SplitAttributeToInput(graph::Node* node, AdapterContext* context);  // Spli
 bool SoftmaxCoercedToAxis(graph::Node* node,
                           AdapterContext* context);                  // (Log)Softmax, Hardmax -> 13
 bool ResizeCheckMode13(graph::Node* node, AdapterContext* context);  // Resize 11 -> 13
+bool SplitAddNumOutputs(graph::Node* node, AdapterContext* context);           // Split 13 -> 18
+bool GridSampleRenameModes(graph::Node* node, AdapterContext* context);        // GridSample 16 -> 20
+bool RoiAlignKeepOutputHalfPixel(graph::Node* node, AdapterContext* context);  // RoiAlign 10 -> 16
 // For a change no rewrite covers (Scan 8 -> 9, MeanVarianceNormalization 1 -> 9): always throws.
 bool NoAdapter(graph::Node* node, AdapterContext* context);
 

@@ -1,5 +1,5 @@
 // The opset upgrade driver (opset_upgrade.h): a table of the ai.onnx schema changes between
-// opsets 8 and 13, each marked "an older node stays valid" or paired with the adapter that
+// opsets 8 and 21, each marked "an older node stays valid" or paired with the adapter that
 // rewrites it (opset_adapters.h), walked for every node of the model. The op registry's version
 // lists serve as a second source: a version the registry knows and the table does not is refused
 // rather than guessed at.
@@ -27,14 +27,14 @@ namespace {
 
 constexpr int64_t kOldestSource =
     7;  // below: broadcast attributes, consumed_inputs, experimental ops
-constexpr int64_t kNewestTarget = 13;
+constexpr int64_t kNewestTarget = 21;
 
 struct Change {
   OpsetChange change;
   Adapter adapter;  // nullptr when change.rewrites is false
 };
 
-// Every ai.onnx op that existed before `version` and whose schema changed at it, opsets 8 to 13.
+// Every ai.onnx op that existed before `version` and whose schema changed at it, opsets 8 to 21.
 // Ops new at a version need no entry: no node of an older model can use them.
 const std::vector<Change>& ChangeTable() {
   static const std::vector<Change> kTable = [] {
@@ -97,6 +97,44 @@ const std::vector<Change>& ChangeTable() {
     rewrite(13, "LogSoftmax", SoftmaxCoercedToAxis);
     rewrite(13, "Hardmax", SoftmaxCoercedToAxis);
     rewrite(13, "Resize", ResizeCheckMode13);
+    // 14-17: types (bfloat16, integer Relu), Reshape's allowzero, the RNN family's layout and
+    // BatchNormalization's training_mode default to the old behaviour; RoiAlign gains a coordinate
+    // mode whose default differs from what RoiAlign-10 did.
+    same(14, {"Add", "BatchNormalization", "CumSum", "Div", "GRU", "Identity", "LSTM", "Mul", "RNN",
+              "Relu", "Reshape", "Sub"});
+    same(15, {"BatchNormalization", "Pow", "Shape"});
+    same(16, {"GreaterOrEqual", "Identity", "If", "LeakyRelu", "LessOrEqual", "Loop", "PRelu",
+              "Scan", "ScatterElements", "ScatterND", "Where"});
+    rewrite(16, "RoiAlign", RoiAlignKeepOutputHalfPixel);
+    // 18: the Reduce family's axes become an input (ReduceSum's did at 13); new optional
+    // attributes and inputs (Pad axes, Resize antialias / axes, LpPool ceil_mode) default to the old
+    // behaviour; Split wants num_outputs when it has no split input.
+    same(18, {"LpPool", "OptionalGetElement", "OptionalHasElement", "Pad", "Resize",
+              "ScatterElements", "ScatterND"});
+    rewrite(18, "ReduceL1", AxesAttributeToInput);
+    rewrite(18, "ReduceL2", AxesAttributeToInput);
+    rewrite(18, "ReduceLogSum", AxesAttributeToInput);
+    rewrite(18, "ReduceLogSumExp", AxesAttributeToInput);
+    rewrite(18, "ReduceMax", AxesAttributeToInput);
+    rewrite(18, "ReduceMean", AxesAttributeToInput);
+    rewrite(18, "ReduceMin", AxesAttributeToInput);
+    rewrite(18, "ReduceProd", AxesAttributeToInput);
+    rewrite(18, "ReduceSumSquare", AxesAttributeToInput);
+    rewrite(18, "Split", SplitAddNumOutputs);
+    // 19-21: float8 / int4 types, AveragePool dilations, Pad's wrap mode, Resize's
+    // half_pixel_symmetric, DequantizeLinear's block_size: widenings. DFT's axis becomes an input,
+    // GridSample renames its modes and GroupNormalization's scale and bias go from per group to
+    // per channel.
+    same(19, {"AveragePool", "Cast", "CastLike", "Constant", "DequantizeLinear", "Equal",
+              "Identity", "If", "Loop", "Pad", "QuantizeLinear", "Reshape", "Resize", "Scan",
+              "Shape", "Size"});
+    same(20, {"ConstantOfShape", "IsInf", "IsNaN", "ReduceMax", "ReduceMin"});
+    rewrite(20, "GridSample", GridSampleRenameModes);
+    rewrite(20, "DFT", NoAdapter);
+    same(21, {"Cast", "CastLike", "Constant", "ConstantOfShape", "DequantizeLinear", "Flatten",
+              "Identity", "If", "Loop", "Pad", "QLinearMatMul", "QuantizeLinear", "Reshape", "Scan",
+              "Shape", "Size", "Squeeze", "Transpose", "Unsqueeze"});
+    rewrite(21, "GroupNormalization", NoAdapter);
     // clang-format on
     return t;
   }();
@@ -266,7 +304,14 @@ class Upgrader {
 
 // The IR version that goes with an opset (ONNX's versioning table).
 int64_t IrVersionFor(int64_t opset) {
-  return opset <= 8 ? 3 : opset <= 9 ? 4 : opset <= 10 ? 5 : opset <= 11 ? 6 : 7;
+  return opset <= 8    ? 3
+         : opset <= 9  ? 4
+         : opset <= 10 ? 5
+         : opset <= 11 ? 6
+         : opset <= 14 ? 7
+         : opset <= 18 ? 8
+         : opset <= 20 ? 9
+                       : 10;
 }
 
 }  // namespace
