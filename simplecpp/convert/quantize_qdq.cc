@@ -14,6 +14,7 @@
 #include "simplecpp/convert/convert_util.h"
 #include "simplecpp/convert/quantize.h"
 #include "simplecpp/convert/quantize_prepare.h"
+#include "simplecpp/convert/seeded_inputs.h"
 #include "simplecpp/onnx/model_writer.h"
 #include "simplecpp/simplecpp.h"
 
@@ -110,21 +111,6 @@ void FoldBatchNorm(graph::Graph* g, std::set<std::string>* taken) {
   DropUnusedInitializers(g, candidates);
 }
 
-// Floats uniform in [-1, 1) from a fixed-seed generator (SplitMix64), for the default calibration.
-Tensor RandomTensorForCalibration(const Dims& dims, uint64_t seed) {
-  Tensor t(DType::kFloat32, dims);
-  uint64_t state = seed * 0x9E3779B97F4A7C15ull;
-  float* p = t.data<float>();
-  for (int64_t i = 0; i < t.num_elements(); ++i) {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    p[i] = -1.0f + 2.0f * static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
-  }
-  return t;
-}
-
 // Runs the float model over the calibration inputs and returns min/max of every float32 value
 // (graph inputs and every node output of the top-level graph).
 std::map<std::string, Range> Calibrate(const graph::Model& model,
@@ -157,7 +143,7 @@ std::map<std::string, Range> Calibrate(const graph::Model& model,
                     "QDQ calibration: input '" + v.name +
                         "' is not a float32 tensor with a known rank; give calibration inputs");
       }
-      set[v.name] = RandomTensorForCalibration(dims, seed++);
+      set[v.name] = SeededFloatTensor(dims, seed++);
     }
     sets.push_back(std::move(set));
   }
