@@ -1,12 +1,17 @@
 // `simplecpp quantize` and `simplecpp convert`: read an ONNX model, rewrite it with the model
 // converters (simplecpp/convert/quantize.h) and write the result as an ONNX file.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "simplecpp/cli/cli_util.h"
 #include "simplecpp/convert/quantize.h"
+#include "simplecpp/convert/seeded_inputs.h"
+#include "simplecpp/error.h"
 #include "simplecpp/io/npy.h"
 #include "simplecpp/onnx/model_reader.h"
 #include "simplecpp/onnx/model_writer.h"
@@ -36,16 +41,95 @@ void PrintPreparation(const convert::QuantizeReport& r) {
   }
 }
 
+// The weight quantizer's accuracy report: per-weight SQNR and its spread, what stayed float, the
+// output error against the float model on a seeded input.
+void PrintWeightReport(const convert::WeightReport& r, const graph::Model& in,
+                       const graph::Model& out, const std::map<std::string, Tensor>& inputs) {
+  std::vector<double> sqnr;
+  for (const convert::QuantizedWeightReport& w : r.weights) {
+    std::printf("  %-48s [%lld x %lld] x%d  SQNR %6.2f dB\n", w.name.c_str(),
+                static_cast<long long>(w.k), static_cast<long long>(w.n), w.nodes, w.sqnr_db);
+    sqnr.push_back(w.sqnr_db);
+  }
+  std::sort(sqnr.begin(), sqnr.end());
+  double mean = 0.0;
+  for (double v : sqnr) mean += v;
+  mean /= static_cast<double>(sqnr.size());
+  const size_t m = sqnr.size() / 2;
+  const double median = sqnr.size() % 2 ? sqnr[m] : (sqnr[m - 1] + sqnr[m]) / 2;
+  std::printf("quantized %zu weights (%d nodes): SQNR min %.2f / median %.2f / mean %.2f dB\n",
+              sqnr.size(), r.nodes_quantized, sqnr.front(), median, mean);
+  std::printf("weights: %lld bytes float -> %lld bytes quantized\n",
+              static_cast<long long>(r.float_weight_bytes),
+              static_cast<long long>(r.quantized_weight_bytes));
+  for (const auto& [why, count] : r.kept_float) {
+    std::printf("kept float: %d MatMul/Gemm nodes (%s)\n", count, why.c_str());
+  }
+  convert::detail::OutputError e;
+  try {
+    e = convert::detail::CompareOutputs(in, out, inputs);
+  } catch (const Error& err) {
+    std::printf("output vs float model: not measured (%s)\n", err.what());
+    return;
+  }
+  std::printf("output vs float model (%s input, %lld values): max abs err %.6g, mean abs err "
+              "%.6g (max |output| %.6g)\n",
+              inputs.empty() ? "seeded" : "given", static_cast<long long>(e.elements), e.max_abs,
+              e.mean_abs, e.max_ref);
+}
+
+void PrintFileSizes(const std::string& in, const std::string& out) {
+  std::error_code ec_in, ec_out;
+  const auto a = std::filesystem::file_size(in, ec_in);
+  const auto b = std::filesystem::file_size(out, ec_out);
+  if (ec_in || ec_out) return;
+  std::printf("file size: %llu -> %llu bytes (%.1f%%)\n", static_cast<unsigned long long>(a),
+              static_cast<unsigned long long>(b), a ? 100.0 * static_cast<double>(b) / a : 0.0);
+}
+
 }  // namespace
 
 int QuantizeCommand(const std::vector<std::string>& args) {
-  const ParsedArgs a = ParseArgs(args, {"--mode", "--input"},
-                                 {"--per-channel", "--per-tensor", "--no-gemm", "--no-conv"});
+  const ParsedArgs a =
+      ParseArgs(args, {"--mode", "--input", "--bits", "--block", "--format"},
+                {"--per-channel", "--per-tensor", "--no-gemm", "--no-conv", "--symmetric"});
   if (a.positional.size() != 2) throw UsageError("quantize needs IN.onnx and OUT.onnx");
   const std::string mode = a.Get("--mode", "dynamic");
   const graph::Model model = onnx::ReadModelFile(a.positional[0]);
   graph::Model out;
   convert::QuantizeReport report;
+  const bool weights_only = a.Has("--bits") || a.Has("--block") || a.Has("--symmetric") || a.Has("--format");
+  if (weights_only && mode != "weights") {
+    throw UsageError("--bits, --block, --symmetric and --format are for --mode weights");
+  }
+  if (mode == "weights") {
+    if (a.Has("--per-tensor") || a.Has("--per-channel") || a.Has("--no-gemm") || a.Has("--no-conv")) {
+      throw UsageError("--mode weights takes --bits, --block, --symmetric, --format and --input only");
+    }
+    // --input NAME=FILE: the input of the accuracy check (default: seeded).
+    std::map<std::string, Tensor> inputs;
+    for (const std::string& s : a.GetAll("--input")) {
+      auto [name, file] = SplitAssignment(s, "--input");
+      inputs[name] = io::ReadTensorFile(file);
+    }
+    convert::WeightOptions o;
+    o.bits = static_cast<int>(a.GetInt("--bits", 4, 1));
+    o.block = a.GetInt("--block", 32, 1);
+    o.symmetric = a.Has("--symmetric");
+    const std::string format = a.Get("--format", "onnx");
+    if (format != "onnx" && format != "msft") {
+      throw UsageError("--format must be onnx or msft, not '" + format + "'");
+    }
+    o.format = format == "msft" ? convert::WeightOptions::kMsft : convert::WeightOptions::kOnnx;
+    convert::WeightReport wr;
+    out = convert::QuantizeWeights(model, o, &wr);
+    PrintPreparation(wr.prepare);
+    onnx::WriteModelFile(a.positional[1], out);
+    PrintSummary(model, out, a.positional[1]);
+    PrintWeightReport(wr, model, out, inputs);
+    PrintFileSizes(a.positional[0], a.positional[1]);
+    return 0;
+  }
   if (mode == "dynamic") {
     if (a.Has("--input")) throw UsageError("--input (calibration data) is only for --mode qdq");
     convert::DynamicOptions o;
@@ -66,7 +150,7 @@ int QuantizeCommand(const std::vector<std::string>& args) {
     o.calibration = std::move(sets);
     out = convert::QuantizeQdq(model, o, &report);
   } else {
-    throw UsageError("--mode must be dynamic or qdq, not '" + mode + "'");
+    throw UsageError("--mode must be dynamic, qdq or weights, not '" + mode + "'");
   }
   PrintPreparation(report);
   onnx::WriteModelFile(a.positional[1], out);

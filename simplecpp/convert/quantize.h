@@ -1,6 +1,6 @@
 // Model-level converters on graph::Model (what the ONNX reader returns; write the result with
 // simplecpp/onnx/model_writer.h): int8 quantization in the two layouts ONNX Runtime's quantization
-// tool emits, and float32 -> float16 conversion. Used by `simplecpp quantize` / `simplecpp convert`.
+// tool emits, weight-only block quantization (4 / 8 bits), and float32 -> float16 conversion. Used by `simplecpp quantize` / `simplecpp convert`.
 #pragma once
 
 #include <map>
@@ -75,6 +75,53 @@ struct QdqOptions {
 };
 graph::Model QuantizeQdq(const graph::Model& model, const QdqOptions& options = {},
                          QuantizeReport* report = nullptr);
+
+// Weight-only block quantization for transformers (quant/block_quant.h has the arithmetic):
+// every MatMul whose B is a constant float32 / float16 rank-2 weight [K, N], and every Gemm
+// (transA 0) with a constant B, gets its weight quantized to `bits` in blocks of `block` along K
+// (a shorter last block when block does not divide K); activations stay float. Gemm's transB is
+// applied to the stored weight and alpha folded in (alpha * B^T is what is quantized, so the
+// scales carry alpha); its C stays an Add (beta folded into a constant C) or, in the msft form,
+// becomes MatMulNBits' bias when it is a constant of N elements. A weight read by several nodes
+// is quantized once. Weights with K < block stay float, as do MatMul/Gemm with a non-constant B
+// (the report counts them, with the reason).
+//  - kOnnx: DequantizeLinear(Wq [K, N], scale [ceil(K/block), N], [zero_point], axis 0,
+//    block_size) -> MatMul, Wq int4/int8 (symmetric, no zero point) or uint4/uint8 (asymmetric,
+//    zero point of Wq's type); scales of the weight's float type. Needs ai.onnx opset 21: an older
+//    model is upgraded (opset_upgrade.h), and an op the upgrade cannot rewrite fails the
+//    conversion with Error(kUnsupported) naming it.
+//  - kMsft: com.microsoft MatMulNBits (K, N, bits, block_size; B uint8 [N, blocks, block*bits/8],
+//    scales [N * blocks], packed uint8 zero points when asymmetric, optional bias); block must be
+//    a power of two >= 16. The model's opset is left as it is.
+// Both forms hold the same dequantized weights for the same options. Throws
+// Error(kInvalidArgument) for bad options and Error(kUnsupported) when nothing is quantized.
+struct WeightOptions {
+  int bits = 4;         // 4 or 8
+  int64_t block = 32;   // >= 2 (msft: a power of two >= 16)
+  bool symmetric = false;
+  enum Format { kOnnx, kMsft } format = kOnnx;
+};
+
+// One quantized weight (after transB / alpha), however many nodes read it.
+struct QuantizedWeightReport {
+  std::string name;   // the initializer's name
+  int64_t k = 0, n = 0;
+  int nodes = 0;      // MatMul / Gemm nodes reading it
+  double sqnr_db = 0; // 10 log10(sum w^2 / sum (w - w_hat)^2); +inf when exact
+};
+
+struct WeightReport {
+  QuantizeReport prepare;  // opset upgrade, Constant nodes made initializers
+  std::vector<QuantizedWeightReport> weights;
+  int nodes_quantized = 0;
+  // MatMul / Gemm nodes left in float, by reason ("K < block", "B is not a constant", ...).
+  std::map<std::string, int> kept_float;
+  int64_t float_weight_bytes = 0;      // the replaced float weights
+  int64_t quantized_weight_bytes = 0;  // what replaced them (codes, scales, zero points)
+};
+
+graph::Model QuantizeWeights(const graph::Model& model, const WeightOptions& options = {},
+                             WeightReport* report = nullptr);
 
 // float32 -> float16: every float32 initializer (values clamped to +-65504), graph input, output,
 // value_info and Constant / ConstantOfShape value becomes float16 and Cast(to FLOAT) becomes
