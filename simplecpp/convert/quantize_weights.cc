@@ -155,6 +155,7 @@ class WeightQuantizer {
     const QuantizedWeight* w = Weight(node.inputs[1], trans_b, alpha, nodes);
     if (!w) return "non-finite weight values";
     if (!c.empty() && beta != 1.0f) {
+      c_init = g_.FindInitializer(c);  // again: Weight() added initializers
       std::vector<float> v = ValuesAsFloat(*c_init);
       for (float& e : v) e *= beta;
       const Dims dims = c_init->dims();
