@@ -219,5 +219,46 @@ TEST_CASE("opset upgrade 11 -> 13: axes and split become inputs, Softmax keeps i
   CHECK(MaxAbsDiff(got.at("hm"), want.at("hm")) == 0.0);
 }
 
+// An opset-13 model with the ops whose form changes at 18: ReduceMean / ReduceMax axes
+// (attributes -> inputs) and a Split without sizes (num_outputs becomes required).
+graph::Model Opset13Model() {
+  graph::Model m = NewModel("opset13", "opset-13 model for the 13 -> 21 upgrade", 13);
+  graph::Graph& g = m.graph;
+  Builder b(&g, 3);
+  g.inputs.push_back(TensorValue("x", {2, 4, 6}));
+  const auto parts = b.OpN("Split", "split", {"x"}, {"half0", "half1"}, {AttrInt("axis", 2)});
+  b.Op("ReduceMean", "mean", {parts[0]}, {AttrInts("axes", {1}), AttrInt("keepdims", 0)});
+  b.Op("ReduceMax", "max", {parts[1]}, {AttrInts("axes", {-1})});
+  b.Op("ReduceMin", "min", {"x"});  // no axes: every axis, before and after
+  g.outputs.push_back(TensorValue("mean", {2, 3}));
+  g.outputs.push_back(TensorValue("max", {2, 4, 1}));
+  g.outputs.push_back(TensorValue("min", {1, 1, 1}));
+  return m;
+}
+
+TEST_CASE("opset upgrade 13 -> 21: Reduce axes become inputs, Split gets num_outputs") {
+  const graph::Model old = Opset13Model();
+  graph::Model m = old;
+  const convert::OpsetUpgrade u = convert::UpgradeOpset(&m, 21);
+  CHECK(u.from == 13);
+  CHECK(u.to == 21);
+  CHECK(u.rewritten == 3);  // split, mean, max
+  CHECK(m.ir_version >= 10);
+  for (const graph::Node& n : m.graph.nodes) {
+    CAPTURE(n.name);
+    if (n.name == "mean" || n.name == "max") CHECK(n.inputs.size() == 2);
+    if (n.name == "min") CHECK(n.inputs.size() == 1);
+    if (n.name == "split") CHECK(n.FindAttribute("num_outputs")->i == 2);
+    CHECK(n.FindAttribute("axes") == nullptr);
+  }
+  const Tensor x = builtin::RandomFloatTensor({2, 4, 6}, 5, -3.0f, 3.0f);
+  const auto want = RunModel(old, {{"x", x}});
+  const auto got = RunModel(m, {{"x", x}});
+  for (const std::string out : {"mean", "max", "min"}) {
+    CAPTURE(out);
+    CHECK(MaxAbsDiff(got.at(out), want.at(out)) == 0.0);
+  }
+}
+
 }  // namespace
 }  // namespace simplecpp
