@@ -16,6 +16,7 @@
 #include "simplecpp/api/builtin_models.h"
 #include "simplecpp/convert/constant_initializers.h"
 #include "simplecpp/convert/quantize.h"
+#include "simplecpp/convert/seeded_inputs.h"
 #include "simplecpp/error.h"
 #include "tests/simplecpp/convert/convert_test_util.h"
 #include "tests/simplecpp/convert/weight_test_model.h"
@@ -283,6 +284,26 @@ TEST_CASE("weight quantization: float16 weights get float16 scales and stay with
     CHECK(MaxAbsDiff(got_onnx, want) <= 0.2 * MaxAbs(want));
     CHECK(MaxAbsDiff(got_onnx, got_msft) <= 2e-3 * (1.0 + MaxAbs(want)));
   }
+}
+
+TEST_CASE("weight quantization: seeded report inputs keep ids inside the table they index") {
+  // ids [2, -1] int64 -> Gather(table [7, 40]) -> MatMul(w [40, 16]).
+  graph::Model m = builtin::detail::NewModel("ids", "embedding then a weight", 17);
+  builtin::detail::Builder b(&m.graph, 4);
+  m.graph.inputs.push_back(builtin::detail::TensorValue("ids", {2, -1}, DType::kInt64));
+  const std::string emb = b.Op("Gather", "emb", {b.Weight("table", {7, 40}, 1.0f), "ids"});
+  b.Op("MatMul", "y", {emb, b.Weight("w", {40, 16}, 0.3f)});
+  m.graph.outputs.push_back(builtin::detail::TensorValue("y", {2, -1, 16}));
+  CHECK(convert::detail::IdLimits(m.graph).at("ids") == 7);
+  const graph::Model q = convert::QuantizeWeights(m, Options(8, false, convert::WeightOptions::kOnnx));
+  // Runs both on seeded ids (an id >= 7 would fail the Gather) and measures the difference.
+  const convert::detail::OutputError same = convert::detail::CompareOutputs(m, m);
+  CHECK(same.max_abs == 0.0);
+  CHECK(same.elements == 2 * 16);  // the unknown dim is 1
+  const convert::detail::OutputError e = convert::detail::CompareOutputs(m, q);
+  CHECK(e.max_abs > 0.0);
+  CHECK(e.max_abs <= 0.01 * e.max_ref);
+  CHECK(e.mean_abs <= e.max_abs);
 }
 
 TEST_CASE("weight quantization: bad options and models are refused with a clear error") {
