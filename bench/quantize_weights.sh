@@ -79,7 +79,8 @@ for src in "${sources[@]}"; do
     fi
     mb=$(awk -v b="$(stat -c %s "$dir/$variant.onnx")" 'BEGIN {printf "%.2f", b / 1048576}')
     for threads in $THREADS; do
-      "$cli" run "$dir/$variant.onnx" "${in_args[@]}" --threads "$threads" --repeat "$REPEAT" > "$dir/$variant-t$threads-ours.txt"
+      "$cli" run "$dir/$variant.onnx" "${in_args[@]}" --output-dir "$dir/out-$variant" --threads "$threads" \
+        --repeat "$REPEAT" > "$dir/$variant-t$threads-ours.txt"
       ours=$(awk '/^median/ {print $2}' "$dir/$variant-t$threads-ours.txt")
       node "$here/ort_run.mjs" run "$dir/$variant.onnx" "${ort_inputs[@]}" --threads "$threads" --repeat "$REPEAT" > "$dir/$variant-t$threads-ort.txt"
       ort=$(awk '/^median/ {print $2}' "$dir/$variant-t$threads-ort.txt")
