@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "simplecpp/api/builtin_builder.h"
+#include "simplecpp/api/builtin_llama.h"
 #include "simplecpp/error.h"
 
 namespace simplecpp::builtin {
@@ -180,7 +181,7 @@ graph::Model MakeTransformer(const std::string& name, int64_t kSeq, int64_t kMod
 
 std::vector<std::string> BuiltinModelNames() {
   return {"cnn", "transformer", "mlp", "vad", "crnn", "segmentation", "segmentation-int8", "bert",
-          "cnn-base", "transformer-base"};
+          "cnn-base", "transformer-base", "llama", "llama-int4", "llama-msft"};
 }
 
 graph::Model MakeBuiltinModel(const std::string& name) {
@@ -195,6 +196,13 @@ graph::Model MakeBuiltinModel(const std::string& name) {
   if (name == "segmentation") return MakeSegmentationModel(kSegmentationSize, false);
   if (name == "segmentation-int8") return MakeSegmentationModel(kSegmentationSize, true);
   if (name == "bert") return MakeBertModel();
+  if (name == "llama") return MakeLlamaModel(LlamaConfig{}, LlamaForm::kFloat32);
+  if (name == "llama-int4") return MakeLlamaModel(LlamaConfig{}, LlamaForm::kOnnxInt4);
+  if (name == "llama-msft") return MakeLlamaModel(LlamaConfig{}, LlamaForm::kMsft);
+  // Unlisted: the three forms at SmallLlamaConfig() for quick CLI checks and tests.
+  if (name == "llama-tiny") return MakeLlamaModel(SmallLlamaConfig(), LlamaForm::kFloat32);
+  if (name == "llama-tiny-int4") return MakeLlamaModel(SmallLlamaConfig(), LlamaForm::kOnnxInt4);
+  if (name == "llama-tiny-msft") return MakeLlamaModel(SmallLlamaConfig(), LlamaForm::kMsft);
   std::string known;
   for (const std::string& n : BuiltinModelNames()) known += (known.empty() ? "" : ", ") + n;
   throw Error(ErrorCode::kInvalidArgument,

@@ -37,6 +37,19 @@
 //                  4 heads, FFN 128) with LayerNorm spelled ReduceMean/Sub/Pow/Sqrt/Div, Gelu
 //                  spelled with Erf, the mask added as (1 - mask) * -10000 ->
 //                  "last_hidden_state" [1,16,64], "pooler_output" [1,64].
+//   "llama"        (opset 23, builtin_llama.h) a LLaMA-style decoder with a KV cache: 4 layers,
+//                  hidden 1024, 16 query / 4 KV heads (head_dim 64), SwiGLU MLP 2816, vocab
+//                  32000 (~110 M parameters), float32. "input_ids" int64 [batch, seq],
+//                  "past_key_values.{i}.key|value" [batch, 4, past, 64] -> "logits"
+//                  [batch, seq, 32000], "present.{i}.key|value" [batch, 4, past + seq, 64].
+//                  RMSNormalization, RotaryEmbedding, Attention (GQA, causal, past/present).
+//   "llama-int4"   the same weights as int4 blocks of 32 along K (symmetric): DequantizeLinear
+//                  -> MatMul for every projection and the lm_head (loaded as MatMulNBits).
+//   "llama-msft"   the same int4 weights in onnxruntime-genai's com.microsoft spelling:
+//                  MatMulNBits, GroupQueryAttention, (Skip)SimplifiedLayerNormalization, plus an
+//                  "attention_mask" int64 [batch, past + seq] input (all ones).
+//   Not listed by BuiltinModelNames(): "llama-tiny", "llama-tiny-int4", "llama-tiny-msft", the
+//   three forms at SmallLlamaConfig() (2 layers, hidden 128, vocab 256) for quick checks.
 #pragma once
 
 #include <cstdint>
@@ -49,7 +62,8 @@
 namespace simplecpp::builtin {
 
 // {"cnn", "transformer", "mlp", "vad", "crnn", "segmentation", "segmentation-int8", "bert",
-// "cnn-base", "transformer-base"}; the first is the default model.
+// "cnn-base", "transformer-base", "llama", "llama-int4", "llama-msft"}; the first is the default
+// model.
 std::vector<std::string> BuiltinModelNames();
 
 // Builds the named model. Throws Error(kInvalidArgument) for an unknown name.

@@ -1,0 +1,345 @@
+// The LLaMA-style built-in decoder (builtin_llama.h): one weight stream drawn in a fixed order for
+// every form, so the float32, ONNX int4 and com.microsoft models hold the same weights; only the
+// way each projection and layer is spelled differs.
+#include "simplecpp/api/builtin_llama.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "simplecpp/api/builtin_builder.h"
+#include "simplecpp/api/builtin_models.h"
+#include "simplecpp/error.h"
+
+namespace simplecpp::builtin {
+namespace {
+
+using namespace detail;  // NOLINT: the builder helpers (builtin_builder.h)
+
+constexpr int64_t kBlock = 32;  // int4 block size along K
+const char kMs[] = "com.microsoft";
+
+graph::ValueInfo SymbolicValue(const std::string& name, DType dtype,
+                               const std::vector<graph::Dim>& dims) {
+  graph::ValueInfo v = TensorValue(name, {}, dtype);
+  v.type.dims = dims;
+  return v;
+}
+
+graph::Dim Sym(const std::string& param) { return graph::Dim{-1, param}; }
+graph::Dim Fixed(int64_t v) { return graph::Dim{v, ""}; }
+
+// Symmetric int4 blocks of kBlock along K of W [K, N]: codes in [-8, 7] and scales [K/kBlock, N].
+struct Int4Weight {
+  std::vector<int8_t> codes;  // [K, N]
+  std::vector<float> scales;  // [K / kBlock, N]
+};
+
+Int4Weight QuantizeInt4(const Tensor& w) {
+  const int64_t k = w.dim(0), n = w.dim(1);
+  const float* p = w.data<float>();
+  Int4Weight q;
+  q.codes.resize(static_cast<size_t>(k * n));
+  q.scales.resize(static_cast<size_t>(k / kBlock * n));
+  for (int64_t b = 0; b < k / kBlock; ++b) {
+    for (int64_t c = 0; c < n; ++c) {
+      float amax = 0.0f;
+      for (int64_t j = 0; j < kBlock; ++j) amax = std::max(amax, std::fabs(p[(b * kBlock + j) * n + c]));
+      const float s = amax > 0.0f ? amax / 7.0f : 1.0f;
+      q.scales[b * n + c] = s;
+      for (int64_t j = 0; j < kBlock; ++j) {
+        const int64_t i = (b * kBlock + j) * n + c;
+        const float r = std::nearbyint(p[i] / s);
+        q.codes[i] = static_cast<int8_t>(std::min(7.0f, std::max(-8.0f, r)));
+      }
+    }
+  }
+  return q;
+}
+
+class LlamaBuilder {
+ public:
+  LlamaBuilder(const LlamaConfig& c, LlamaForm form, graph::Graph* g)
+      : c_(c), form_(form), b_(g, c.seed), head_dim_(c.hidden / c.q_heads) {}
+
+  void Build() {
+    graph::Graph& g = *b_.graph();
+    g.inputs.push_back(
+        SymbolicValue("input_ids", DType::kInt64, {Sym("batch_size"), Sym("sequence_length")}));
+    if (form_ == LlamaForm::kMsft) {
+      g.inputs.push_back(SymbolicValue("attention_mask", DType::kInt64,
+                                       {Sym("batch_size"), Sym("total_sequence_length")}));
+    }
+    for (int64_t i = 0; i < c_.layers; ++i) {
+      for (const char* kv : {"key", "value"}) {
+        g.inputs.push_back(SymbolicValue(
+            "past_key_values." + std::to_string(i) + "." + kv, DType::kFloat32,
+            {Sym("batch_size"), Fixed(c_.kv_heads), Sym("past_sequence_length"), Fixed(head_dim_)}));
+      }
+    }
+    g.outputs.push_back(SymbolicValue("logits", DType::kFloat32,
+                                      {Sym("batch_size"), Sym("sequence_length"), Fixed(c_.vocab)}));
+    for (int64_t i = 0; i < c_.layers; ++i) {
+      for (const char* kv : {"key", "value"}) {
+        g.outputs.push_back(SymbolicValue(
+            "present." + std::to_string(i) + "." + kv, DType::kFloat32,
+            {Sym("batch_size"), Fixed(c_.kv_heads), Sym("total_sequence_length"), Fixed(head_dim_)}));
+      }
+    }
+
+    const std::string embed = b_.FanInWeight("model.embed_tokens.weight", {c_.vocab, c_.hidden}, c_.hidden);
+    RotaryCaches();
+    if (form_ == LlamaForm::kMsft) {
+      MsftMaskInputs();
+    } else {
+      PositionIds();
+    }
+    std::string x = b_.Op("Gather", "model.embed_tokens", {embed, "input_ids"}, {AttrInt("axis", 0)});
+    std::string residual;  // kMsft: the running sum (SkipSimplifiedLayerNormalization output 3)
+    std::string pending;   // kMsft: the last sublayer output not yet added to the residual
+    for (int64_t i = 0; i < c_.layers; ++i) {
+      const std::string p = "model.layers." + std::to_string(i);
+      // Attention block.
+      const std::string g1 = b_.WeightRange(p + ".input_layernorm.weight", {c_.hidden}, 0.8f, 1.2f);
+      std::string n1;
+      if (form_ == LlamaForm::kMsft) {
+        if (i == 0) {
+          n1 = b_.Op("SimplifiedLayerNormalization", p + ".input_layernorm", {x, g1},
+                     {AttrInt("axis", -1), AttrFloat("epsilon", c_.rms_eps)});
+          residual = x;
+        } else {
+          std::tie(n1, residual) = SkipNorm(p + ".input_layernorm", pending, residual, g1);
+        }
+      } else {
+        n1 = RmsNorm(p + ".input_layernorm", x, g1);
+      }
+      const int64_t qw = c_.q_heads * head_dim_, kvw = c_.kv_heads * head_dim_;
+      const std::string q = Linear(p + ".attn.q_proj", n1, c_.hidden, qw);
+      const std::string k = Linear(p + ".attn.k_proj", n1, c_.hidden, kvw);
+      const std::string v = Linear(p + ".attn.v_proj", n1, c_.hidden, kvw);
+      const std::string pk = "past_key_values." + std::to_string(i) + ".key";
+      const std::string pv = "past_key_values." + std::to_string(i) + ".value";
+      const std::string ok = "present." + std::to_string(i) + ".key";
+      const std::string ov = "present." + std::to_string(i) + ".value";
+      std::string attn;
+      if (form_ == LlamaForm::kMsft) {
+        attn = b_.OpN("GroupQueryAttention", p + ".attn", {q, k, v, pk, pv, seqlens_k_, total_seq_, cos_, sin_},
+                      {p + ".attn", ok, ov},
+                      {AttrInt("num_heads", c_.q_heads), AttrInt("kv_num_heads", c_.kv_heads),
+                       AttrInt("do_rotary", 1), AttrInt("rotary_interleaved", 0)})[0];
+        b_.graph()->nodes.back().domain = kMs;
+      } else {
+        const std::string qr = b_.Op("RotaryEmbedding", p + ".attn.q_rotary", {q, cos_, sin_, pos_},
+                                     {AttrInt("num_heads", c_.q_heads)});
+        const std::string kr = b_.Op("RotaryEmbedding", p + ".attn.k_rotary", {k, cos_, sin_, pos_},
+                                     {AttrInt("num_heads", c_.kv_heads)});
+        attn = b_.OpN("Attention", p + ".attn", {qr, kr, v, "", pk, pv}, {p + ".attn", ok, ov},
+                      {AttrInt("is_causal", 1), AttrInt("q_num_heads", c_.q_heads),
+                       AttrInt("kv_num_heads", c_.kv_heads)})[0];
+      }
+      const std::string o = Linear(p + ".attn.o_proj", attn, qw, c_.hidden);
+
+      // MLP block.
+      const std::string g2 = b_.WeightRange(p + ".post_attention_layernorm.weight", {c_.hidden}, 0.8f, 1.2f);
+      std::string n2;
+      if (form_ == LlamaForm::kMsft) {
+        std::tie(n2, residual) = SkipNorm(p + ".post_attention_layernorm", o, residual, g2);
+      } else {
+        x = b_.Op("Add", p + ".attn.residual", {x, o});
+        n2 = RmsNorm(p + ".post_attention_layernorm", x, g2);
+      }
+      const std::string gate = Linear(p + ".mlp.gate_proj", n2, c_.hidden, c_.ffn);
+      const std::string up = Linear(p + ".mlp.up_proj", n2, c_.hidden, c_.ffn);
+      const std::string sig = b_.Op("Sigmoid", p + ".mlp.act.sigmoid", {gate});
+      const std::string silu = b_.Op("Mul", p + ".mlp.act", {gate, sig});
+      const std::string h = b_.Op("Mul", p + ".mlp.act_times_up", {silu, up});
+      const std::string down = Linear(p + ".mlp.down_proj", h, c_.ffn, c_.hidden);
+      if (form_ == LlamaForm::kMsft) {
+        pending = down;
+      } else {
+        x = b_.Op("Add", p + ".mlp.residual", {x, down});
+      }
+    }
+    const std::string gf = b_.WeightRange("model.norm.weight", {c_.hidden}, 0.8f, 1.2f);
+    std::string nf;
+    if (form_ == LlamaForm::kMsft) {
+      nf = b_.OpN("SkipSimplifiedLayerNormalization", "model.norm", {pending, residual, gf},
+                  {"model.norm"}, {AttrFloat("epsilon", c_.rms_eps)})[0];
+      b_.graph()->nodes.back().domain = kMs;
+    } else {
+      nf = RmsNorm("model.norm", x, gf);
+    }
+    LinearTo("lm_head", nf, c_.hidden, c_.vocab, "logits");
+  }
+
+ private:
+  // cos / sin [max_positions, head_dim / 2] of position p and frequency theta^(-2i / head_dim).
+  void RotaryCaches() {
+    const int64_t half = head_dim_ / 2;
+    std::vector<float> cs(static_cast<size_t>(c_.max_positions * half)), sn(cs.size());
+    for (int64_t p = 0; p < c_.max_positions; ++p) {
+      for (int64_t i = 0; i < half; ++i) {
+        const double inv_freq = std::pow(static_cast<double>(c_.rope_theta), -2.0 * i / head_dim_);
+        cs[p * half + i] = static_cast<float>(std::cos(p * inv_freq));
+        sn[p * half + i] = static_cast<float>(std::sin(p * inv_freq));
+      }
+    }
+    cos_ = b_.Floats("rotary.cos_cache", {c_.max_positions, half}, cs);
+    sin_ = b_.Floats("rotary.sin_cache", {c_.max_positions, half}, sn);
+  }
+
+  // position_ids [batch, sequence] = past_sequence + (0 .. sequence - 1), from the input shapes.
+  void PositionIds() {
+    const std::string past_shape = b_.Op("Shape", "positions.past_shape", {"past_key_values.0.key"});
+    const std::string ids_shape = b_.Op("Shape", "positions.ids_shape", {"input_ids"});
+    const std::string two = b_.Int64s("positions.two", {}, {2});
+    const std::string one = b_.Int64s("positions.one", {}, {1});
+    const std::string past = b_.Op("Gather", "positions.past_length", {past_shape, two}, {AttrInt("axis", 0)});
+    const std::string seq = b_.Op("Gather", "positions.sequence_length", {ids_shape, one}, {AttrInt("axis", 0)});
+    const std::string end = b_.Op("Add", "positions.end", {past, seq});
+    const std::string range = b_.Op("Range", "positions.range", {past, end, one});
+    const std::string row = b_.Op("Unsqueeze", "positions.row", {range, b_.Shape("positions.axes", {0})});
+    pos_ = b_.Op("Expand", "position_ids", {row, ids_shape});
+  }
+
+  // GroupQueryAttention's seqlens_k and total_sequence_length from attention_mask, as
+  // onnxruntime-genai exports spell them.
+  void MsftMaskInputs() {
+    const std::string sum = b_.Op("ReduceSum", "attn_mask_reformat.sum",
+                                  {"attention_mask", b_.Shape("attn_mask_reformat.axes", {1})},
+                                  {AttrInt("keepdims", 0)});
+    const std::string one = b_.Int64s("attn_mask_reformat.one", {}, {1});
+    const std::string sub = b_.Op("Sub", "attn_mask_reformat.sub", {sum, one});
+    seqlens_k_ = b_.Op("Cast", "attn_mask_reformat.seqlens_k", {sub},
+                       {AttrInt("to", static_cast<int64_t>(DType::kInt32))});
+    const std::string shape = b_.Op("Shape", "attn_mask_reformat.shape", {"attention_mask"});
+    const std::string total = b_.Op("Gather", "attn_mask_reformat.total", {shape, one}, {AttrInt("axis", 0)});
+    total_seq_ = b_.Op("Cast", "attn_mask_reformat.total_sequence_length", {total},
+                       {AttrInt("to", static_cast<int64_t>(DType::kInt32))});
+  }
+
+  std::string RmsNorm(const std::string& name, const std::string& x, const std::string& gain) {
+    return b_.Op("RMSNormalization", name, {x, gain},
+                 {AttrInt("axis", -1), AttrFloat("epsilon", c_.rms_eps)});
+  }
+
+  // (normalized, new residual sum) of SkipSimplifiedLayerNormalization(input, skip).
+  std::pair<std::string, std::string> SkipNorm(const std::string& name, const std::string& input,
+                                               const std::string& skip, const std::string& gain) {
+    const auto outs = b_.OpN("SkipSimplifiedLayerNormalization", name, {input, skip, gain},
+                             {name, "", "", name + ".sum"}, {AttrFloat("epsilon", c_.rms_eps)});
+    b_.graph()->nodes.back().domain = kMs;
+    return {outs[0], outs[3]};
+  }
+
+  std::string Linear(const std::string& name, const std::string& x, int64_t k, int64_t n) {
+    return LinearTo(name, x, k, n, name);
+  }
+
+  // x @ W with W [k, n] drawn as a fan-in weight, spelled per form; the output is named `out`.
+  std::string LinearTo(const std::string& name, const std::string& x, int64_t k, int64_t n,
+                       const std::string& out) {
+    Tensor w = RandomFloatTensor({k, n}, b_.rng().Next(), -1.0f / std::sqrt(static_cast<float>(k)),
+                                 1.0f / std::sqrt(static_cast<float>(k)));
+    const std::string wname = name + ".weight";
+    if (form_ == LlamaForm::kFloat32) {
+      b_.Initializer(wname, std::move(w));
+      return b_.OpN("MatMul", name, {x, wname}, {out})[0];
+    }
+    const Int4Weight q = QuantizeInt4(w);
+    const int64_t kb = k / kBlock;
+    if (form_ == LlamaForm::kOnnxInt4) {
+      Tensor codes(DType::kInt4, {k, n});
+      auto* bytes = static_cast<uint8_t*>(codes.raw_data());
+      for (int64_t i = 0; i < k * n; ++i) {
+        bytes[i / 2] = static_cast<uint8_t>(bytes[i / 2] | ((q.codes[i] & 15) << (4 * (i & 1))));
+      }
+      b_.Initializer(wname + ".int4", std::move(codes));
+      b_.Floats(wname + ".scale", {kb, n}, q.scales);
+      const std::string wf = b_.Op("DequantizeLinear", wname, {wname + ".int4", wname + ".scale"},
+                                   {AttrInt("axis", 0), AttrInt("block_size", kBlock)});
+      return b_.OpN("MatMul", name, {x, wf}, {out})[0];
+    }
+    // MatMulNBits: B [n, k_blocks, 16] of unsigned codes q + 8 (low nibble first), scales
+    // [n * k_blocks], no zero points (the default 8).
+    Tensor packed(DType::kUInt8, {n, kb, kBlock / 2});
+    auto* pb = packed.data<uint8_t>();
+    std::vector<float> scales(static_cast<size_t>(n * kb));
+    for (int64_t c = 0; c < n; ++c) {
+      for (int64_t blk = 0; blk < kb; ++blk) {
+        uint8_t* dst = pb + (c * kb + blk) * (kBlock / 2);
+        for (int64_t j = 0; j < kBlock; ++j) {
+          const int code = q.codes[(blk * kBlock + j) * n + c] + 8;
+          dst[j / 2] = static_cast<uint8_t>(dst[j / 2] | (code << (4 * (j & 1))));
+        }
+        scales[c * kb + blk] = q.scales[blk * n + c];
+      }
+    }
+    b_.Initializer(wname + ".nbits", std::move(packed));
+    b_.Floats(wname + ".scales", {n * kb}, std::move(scales));
+    const std::string y = b_.OpN("MatMulNBits", name, {x, wname + ".nbits", wname + ".scales"}, {out},
+                                 {AttrInt("K", k), AttrInt("N", n), AttrInt("bits", 4),
+                                  AttrInt("block_size", kBlock)})[0];
+    b_.graph()->nodes.back().domain = kMs;
+    return y;
+  }
+
+  const LlamaConfig c_;
+  const LlamaForm form_;
+  Builder b_;
+  const int64_t head_dim_;
+  std::string cos_, sin_, pos_, seqlens_k_, total_seq_;
+};
+
+void CheckConfig(const LlamaConfig& c, LlamaForm form) {
+  auto bad = [](const std::string& what) {
+    throw Error(ErrorCode::kInvalidArgument, "llama config: " + what);
+  };
+  if (c.layers < 1 || c.hidden < 1 || c.q_heads < 1 || c.kv_heads < 1 || c.ffn < 1 || c.vocab < 1 ||
+      c.max_positions < 1) {
+    bad("layers, hidden, heads, ffn, vocab and max_positions must be positive");
+  }
+  if (c.hidden % c.q_heads != 0) bad("hidden must be a multiple of q_heads");
+  if (c.q_heads % c.kv_heads != 0) bad("q_heads must be a multiple of kv_heads");
+  if ((c.hidden / c.q_heads) % 2 != 0) bad("head_dim (hidden / q_heads) must be even for rotary");
+  if (form != LlamaForm::kFloat32 && (c.hidden % kBlock != 0 || c.ffn % kBlock != 0)) {
+    bad("hidden and ffn must be multiples of the int4 block size 32");
+  }
+  if (!(c.rms_eps > 0.0f) || !(c.rope_theta > 0.0f)) bad("rms_eps and rope_theta must be positive");
+}
+
+}  // namespace
+
+LlamaConfig SmallLlamaConfig() {
+  LlamaConfig c;
+  c.layers = 2;
+  c.hidden = 128;
+  c.q_heads = 4;
+  c.kv_heads = 2;
+  c.ffn = 352;
+  c.vocab = 256;
+  c.max_positions = 256;
+  return c;
+}
+
+graph::Model MakeLlamaModel(const LlamaConfig& config, LlamaForm form) {
+  CheckConfig(config, form);
+  const bool msft = form == LlamaForm::kMsft;
+  const char* doc = form == LlamaForm::kFloat32 ? "simplecpp built-in LLaMA-style decoder, float32"
+                    : msft ? "simplecpp built-in LLaMA-style decoder, com.microsoft int4 ops"
+                           : "simplecpp built-in LLaMA-style decoder, int4 DequantizeLinear -> MatMul";
+  // kMsft keeps the ai.onnx opset of onnxruntime-genai exports; the others need 23
+  // (RMSNormalization, RotaryEmbedding, Attention, int4 with block_size).
+  graph::Model m = detail::NewModel("llama", doc, msft ? 21 : 23);
+  // IR 10 brings int4 (opset 21); IR 11 goes with opset 23.
+  m.ir_version = msft ? 10 : 11;
+  if (msft) m.opsets.push_back(graph::OpsetImport{kMs, 1});
+  LlamaBuilder(config, form, &m.graph).Build();
+  return m;
+}
+
+}  // namespace simplecpp::builtin
