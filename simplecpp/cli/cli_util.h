@@ -72,6 +72,7 @@ int TestCommand(const std::vector<std::string>& args);
 int ExportBuiltinCommand(const std::vector<std::string>& args);
 int QuantizeCommand(const std::vector<std::string>& args);  // convert_command.cc
 int ConvertCommand(const std::vector<std::string>& args);   // convert_command.cc
+int GenerateCommand(const std::vector<std::string>& args);  // generate_command.cc
 
 // Usage text of every subcommand.
 const char* UsageText();

@@ -1,5 +1,5 @@
 // The `simplecpp` command-line tool: dispatches to the run / info / test / ops / export-builtin /
-// quantize / convert subcommands and turns every error into a message on stderr and a non-zero exit status.
+// quantize / convert / generate subcommands and turns every error into a message on stderr and a non-zero exit status.
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
     if (command == "export-builtin") return ExportBuiltinCommand(args);
     if (command == "quantize") return QuantizeCommand(args);
     if (command == "convert") return ConvertCommand(args);
+    if (command == "generate") return GenerateCommand(args);
     if (command == "help" || command == "--help" || command == "-h") {
       std::fputs(UsageText(), stdout);
       return 0;
