@@ -1,9 +1,10 @@
 // MatMul (opsets 1, 9, 13) and Gemm (opsets 1, 6, 7, 9, 11, 13).
 //
 // float32 runs on the packed GEMM (kernels/gemm.h); a constant B (weights) is packed once at
-// Prepare and shared by every run. float16 / bfloat16 run the same GEMM on 16-bit storage (a
-// constant 16-bit B is widened once while packing at Prepare, A per packed block, the output is
-// rounded once per element), except products of a constant 16-bit B with few rows of A
+// Prepare and shared by every run, and by later Prepares for other A shapes while a run holds
+// it. float16 / bfloat16 run the same GEMM on 16-bit storage (a constant 16-bit B is widened
+// once while packing at Prepare, A per packed block, the output is rounded once per element),
+// except products of a constant 16-bit B with few rows of A
 // (M <= kernels::kGemv16MaxRows, e.g. one token): those are bound by streaming B from memory,
 // so B is packed 16-bit and widened in registers (kernels/gemv_f16.h, same results bit for
 // bit). double and the 32/64-bit integer types (where the opset allows them) run a plain scalar
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -146,8 +148,8 @@ class MatMulOp final : public Op {
 
   // float32, float16 and bfloat16 (16-bit storage, float32 arithmetic; see kernels/gemm.h
   // "Mixed storage": a 16-bit B is widened when packed, A per packed block, C rounded once).
-  static RunFn PrepareFloat(PrepareContext& ctx, kernels::GemmType type, int64_t m, int64_t n,
-                            int64_t k, int64_t num_batches, int64_t b_batches, Offsets offsets) {
+  RunFn PrepareFloat(PrepareContext& ctx, kernels::GemmType type, int64_t m, int64_t n,
+                     int64_t k, int64_t num_batches, int64_t b_batches, Offsets offsets) const {
     const Tensor* bconst = ctx.input_value(1);
     const int64_t es = type == kernels::GemmType::kF32 ? 4 : 2;  // bytes per element
     auto pack = [type, k, n](const void* b) {
@@ -175,7 +177,7 @@ class MatMulOp final : public Op {
         };
       }
       if (bconst != nullptr && n >= kMinPackedColumns) {
-        std::shared_ptr<const kernels::PackedBF32> packed = pack(bconst->raw_data());
+        std::shared_ptr<const kernels::PackedBF32> packed = SharedPack(*bconst, type, k, n, pack);
         return [packed, rows, type](RunContext& rc) {
           kernels::GemmPackedBMixed(type, type, false, rows, 1.0f, rc.input(0).raw_data(),
                                     packed->k(), *packed, 0.0f, rc.output(0).raw_data(),
@@ -225,6 +227,32 @@ class MatMulOp final : public Op {
       }
     };
   }
+
+  // The packed constant B of this node, reused by every Prepare while a prepared run still holds
+  // it: a decoder alternates A shapes (prefill rows, then one row per token), and each new shape
+  // would otherwise repack all the weights. Prepare may run in several sessions at once, hence
+  // the lock; the memo never changes what a run computes.
+  template <typename PackFn>
+  std::shared_ptr<const kernels::PackedBF32> SharedPack(const Tensor& b, kernels::GemmType type,
+                                                        int64_t k, int64_t n, PackFn pack) const {
+    std::lock_guard<std::mutex> lock(pack_mu_);
+    if (pack_src_ == b.raw_data() && pack_type_ == type && pack_k_ == k && pack_n_ == n) {
+      if (auto p = pack_memo_.lock()) return p;
+    }
+    std::shared_ptr<const kernels::PackedBF32> p = pack(b.raw_data());
+    pack_memo_ = p;
+    pack_src_ = b.raw_data();
+    pack_type_ = type;
+    pack_k_ = k;
+    pack_n_ = n;
+    return p;
+  }
+
+  mutable std::mutex pack_mu_;
+  mutable std::weak_ptr<const kernels::PackedBF32> pack_memo_;
+  mutable const void* pack_src_ = nullptr;
+  mutable kernels::GemmType pack_type_ = kernels::GemmType::kF32;
+  mutable int64_t pack_k_ = -1, pack_n_ = -1;
 
   template <typename T>
   static RunFn PrepareScalar(int64_t m, int64_t n, int64_t k, Offsets offsets) {

@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "graph/op_test_util.h"
+#include "simplecpp/builder.h"
 #include "simplecpp/error.h"
+#include "simplecpp/simplecpp.h"
 
 namespace simplecpp::testing {
 namespace {
@@ -142,6 +144,26 @@ TEST_CASE(
       CHECK(RunNode("MatMul", {a, b}, {}, {.constant_inputs = {1}, .threads = threads})[0]
                 .BitwiseEquals(one));
     }
+  }
+}
+
+TEST_CASE("MatMul with a constant B in one session across A shapes: the packed B is reused, results unchanged") {
+  // A decoder's prefill (many rows) then decode (one row) steps: each new A shape prepares the
+  // node again and takes the packed weights prepared for the earlier shape.
+  GraphBuilder g;
+  const std::string x = g.AddInput("x", DType::kFloat32, {-1, 96}, {"rows", ""});
+  const std::string w = g.AddInitializer("w", RandomF32({96, 80}, 41));
+  g.AddOutput(g.AddNode("MatMul", {x, w}));
+  const Model model = g.Build();
+  Session session(model);
+  for (int64_t rows : {32, 1, 1, 7, 32}) {
+    CAPTURE(rows);
+    const Tensor a = RandomF32({rows, 96}, static_cast<uint32_t>(50 + rows));
+    const Tensor got = session.Run({{x, a}}).begin()->second;
+    Session fresh(model);
+    CHECK(got.BitwiseEquals(fresh.Run({{x, a}}).begin()->second));
+    Dims dims;
+    ExpectNear(got, {rows, 80}, MatMulRef(a, RandomF32({96, 80}, 41), &dims));
   }
 }
 
