@@ -265,12 +265,13 @@ commands:
       Writes the built-in model NAME (cnn, transformer, mlp, vad, crnn, segmentation,
       segmentation-int8, bert, cnn-base, transformer-base, llama, llama-int4, llama-msft) as an
       ONNX file.
-  generate MODEL|--builtin NAME --prompt ID,ID,... [--tokens N] [--threads N]
+  generate MODEL|--builtin NAME --prompt ID,ID,... [--tokens N] [--threads N] [--warmup]
       Greedy decoding with a KV cache on a decoder with onnxruntime-genai's names (input_ids,
       optional attention_mask / position_ids, past_key_values.{i}.key|value -> logits,
       present.{i}.key|value), batch 1: one prefill run on the prompt, then N decode runs
       (default 16), each feeding the previous token and the moved present tensors. Prints the
       N + 1 generated token ids (one per run), the prefill time and decode tokens/s.
+      --warmup: one untimed prefill first (the first run of a session prepares the weights).
   quantize [--mode dynamic|qdq] [--input NAME=FILE]... [--per-channel|--per-tensor] [--no-gemm]
       [--no-conv] IN.onnx OUT.onnx
       int8 quantization in ONNX Runtime's patterns; int8 symmetric weights per output channel
