@@ -11,6 +11,7 @@
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { halfToNumber } from './npy.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(path.join(here, 'package.json'));
@@ -51,7 +52,8 @@ async function main() {
     if (!dims || dims.length !== 4) throw new Error(`cannot read the shape of ${name}`);
     dims[0] = 1;
     dims[2] = 0;
-    feeds[name] = new ort.Tensor('float32', new Float32Array(0), dims);
+    const half = m.type === 'float16';
+    feeds[name] = new ort.Tensor(half ? 'float16' : 'float32', half ? new Uint16Array(0) : new Float32Array(0), dims);
   }
   const hasMask = session.inputNames.includes('attention_mask');
   const hasPos = session.inputNames.includes('position_ids');
@@ -76,8 +78,10 @@ async function main() {
     const logits = out.logits;
     const vocab = logits.dims[2];
     const base = (logits.dims[1] - 1) * vocab;
+    const value = logits.type === 'float16' && logits.data instanceof Uint16Array
+      ? (j) => halfToNumber(logits.data[base + j]) : (j) => logits.data[base + j];
     let best = 0;
-    for (let j = 1; j < vocab; ++j) if (logits.data[base + j] > logits.data[base + best]) best = j;
+    for (let j = 1; j < vocab; ++j) if (value(j) > value(best)) best = j;
     const ms = performance.now() - t0;
     if (step === 0) prefillMs = ms; else decodeMs += ms;
     for (const name of pastNames) feeds[name] = out[name.replace('past_key_values.', 'present.')];
