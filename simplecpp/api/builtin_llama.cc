@@ -48,7 +48,8 @@ Int4Weight QuantizeInt4(const Tensor& w) {
   for (int64_t b = 0; b < k / kBlock; ++b) {
     for (int64_t c = 0; c < n; ++c) {
       float amax = 0.0f;
-      for (int64_t j = 0; j < kBlock; ++j) amax = std::max(amax, std::fabs(p[(b * kBlock + j) * n + c]));
+      for (int64_t j = 0; j < kBlock; ++j)
+        amax = std::max(amax, std::fabs(p[(b * kBlock + j) * n + c]));
       const float s = amax > 0.0f ? amax / 7.0f : 1.0f;
       q.scales[b * n + c] = s;
       for (int64_t j = 0; j < kBlock; ++j) {
@@ -76,29 +77,33 @@ class LlamaBuilder {
     }
     for (int64_t i = 0; i < c_.layers; ++i) {
       for (const char* kv : {"key", "value"}) {
-        g.inputs.push_back(SymbolicValue(
-            "past_key_values." + std::to_string(i) + "." + kv, DType::kFloat32,
-            {Sym("batch_size"), Fixed(c_.kv_heads), Sym("past_sequence_length"), Fixed(head_dim_)}));
+        g.inputs.push_back(SymbolicValue("past_key_values." + std::to_string(i) + "." + kv,
+                                         DType::kFloat32,
+                                         {Sym("batch_size"), Fixed(c_.kv_heads),
+                                          Sym("past_sequence_length"), Fixed(head_dim_)}));
       }
     }
-    g.outputs.push_back(SymbolicValue("logits", DType::kFloat32,
-                                      {Sym("batch_size"), Sym("sequence_length"), Fixed(c_.vocab)}));
+    g.outputs.push_back(SymbolicValue(
+        "logits", DType::kFloat32, {Sym("batch_size"), Sym("sequence_length"), Fixed(c_.vocab)}));
     for (int64_t i = 0; i < c_.layers; ++i) {
       for (const char* kv : {"key", "value"}) {
-        g.outputs.push_back(SymbolicValue(
-            "present." + std::to_string(i) + "." + kv, DType::kFloat32,
-            {Sym("batch_size"), Fixed(c_.kv_heads), Sym("total_sequence_length"), Fixed(head_dim_)}));
+        g.outputs.push_back(SymbolicValue("present." + std::to_string(i) + "." + kv,
+                                          DType::kFloat32,
+                                          {Sym("batch_size"), Fixed(c_.kv_heads),
+                                           Sym("total_sequence_length"), Fixed(head_dim_)}));
       }
     }
 
-    const std::string embed = b_.FanInWeight("model.embed_tokens.weight", {c_.vocab, c_.hidden}, c_.hidden);
+    const std::string embed =
+        b_.FanInWeight("model.embed_tokens.weight", {c_.vocab, c_.hidden}, c_.hidden);
     RotaryCaches();
     if (form_ == LlamaForm::kMsft) {
       MsftMaskInputs();
     } else {
       PositionIds();
     }
-    std::string x = b_.Op("Gather", "model.embed_tokens", {embed, "input_ids"}, {AttrInt("axis", 0)});
+    std::string x =
+        b_.Op("Gather", "model.embed_tokens", {embed, "input_ids"}, {AttrInt("axis", 0)});
     std::string residual;  // kMsft: the running sum (SkipSimplifiedLayerNormalization output 3)
     std::string pending;   // kMsft: the last sublayer output not yet added to the residual
     for (int64_t i = 0; i < c_.layers; ++i) {
@@ -127,8 +132,8 @@ class LlamaBuilder {
       const std::string ov = "present." + std::to_string(i) + ".value";
       std::string attn;
       if (form_ == LlamaForm::kMsft) {
-        attn = b_.OpN("GroupQueryAttention", p + ".attn", {q, k, v, pk, pv, seqlens_k_, total_seq_, cos_, sin_},
-                      {p + ".attn", ok, ov},
+        attn = b_.OpN("GroupQueryAttention", p + ".attn",
+                      {q, k, v, pk, pv, seqlens_k_, total_seq_, cos_, sin_}, {p + ".attn", ok, ov},
                       {AttrInt("num_heads", c_.q_heads), AttrInt("kv_num_heads", c_.kv_heads),
                        AttrInt("do_rotary", 1), AttrInt("rotary_interleaved", 0)})[0];
         b_.graph()->nodes.back().domain = kMs;
@@ -144,7 +149,8 @@ class LlamaBuilder {
       const std::string o = Linear(p + ".attn.o_proj", attn, qw, c_.hidden);
 
       // MLP block.
-      const std::string g2 = b_.WeightRange(p + ".post_attention_layernorm.weight", {c_.hidden}, 0.8f, 1.2f);
+      const std::string g2 =
+          b_.WeightRange(p + ".post_attention_layernorm.weight", {c_.hidden}, 0.8f, 1.2f);
       std::string n2;
       if (form_ == LlamaForm::kMsft) {
         std::tie(n2, residual) = SkipNorm(p + ".post_attention_layernorm", o, residual, g2);
@@ -194,15 +200,19 @@ class LlamaBuilder {
 
   // position_ids [batch, sequence] = past_sequence + (0 .. sequence - 1), from the input shapes.
   void PositionIds() {
-    const std::string past_shape = b_.Op("Shape", "positions.past_shape", {"past_key_values.0.key"});
+    const std::string past_shape =
+        b_.Op("Shape", "positions.past_shape", {"past_key_values.0.key"});
     const std::string ids_shape = b_.Op("Shape", "positions.ids_shape", {"input_ids"});
     const std::string two = b_.Int64s("positions.two", {}, {2});
     const std::string one = b_.Int64s("positions.one", {}, {1});
-    const std::string past = b_.Op("Gather", "positions.past_length", {past_shape, two}, {AttrInt("axis", 0)});
-    const std::string seq = b_.Op("Gather", "positions.sequence_length", {ids_shape, one}, {AttrInt("axis", 0)});
+    const std::string past =
+        b_.Op("Gather", "positions.past_length", {past_shape, two}, {AttrInt("axis", 0)});
+    const std::string seq =
+        b_.Op("Gather", "positions.sequence_length", {ids_shape, one}, {AttrInt("axis", 0)});
     const std::string end = b_.Op("Add", "positions.end", {past, seq});
     const std::string range = b_.Op("Range", "positions.range", {past, end, one});
-    const std::string row = b_.Op("Unsqueeze", "positions.row", {range, b_.Shape("positions.axes", {0})});
+    const std::string row =
+        b_.Op("Unsqueeze", "positions.row", {range, b_.Shape("positions.axes", {0})});
     pos_ = b_.Op("Expand", "position_ids", {row, ids_shape});
   }
 
@@ -217,7 +227,8 @@ class LlamaBuilder {
     seqlens_k_ = b_.Op("Cast", "attn_mask_reformat.seqlens_k", {sub},
                        {AttrInt("to", static_cast<int64_t>(DType::kInt32))});
     const std::string shape = b_.Op("Shape", "attn_mask_reformat.shape", {"attention_mask"});
-    const std::string total = b_.Op("Gather", "attn_mask_reformat.total", {shape, one}, {AttrInt("axis", 0)});
+    const std::string total =
+        b_.Op("Gather", "attn_mask_reformat.total", {shape, one}, {AttrInt("axis", 0)});
     total_seq_ = b_.Op("Cast", "attn_mask_reformat.total_sequence_length", {total},
                        {AttrInt("to", static_cast<int64_t>(DType::kInt32))});
   }
@@ -281,9 +292,9 @@ class LlamaBuilder {
     }
     b_.Initializer(wname + ".nbits", std::move(packed));
     b_.Floats(wname + ".scales", {n * kb}, std::move(scales));
-    const std::string y = b_.OpN("MatMulNBits", name, {x, wname + ".nbits", wname + ".scales"}, {out},
-                                 {AttrInt("K", k), AttrInt("N", n), AttrInt("bits", 4),
-                                  AttrInt("block_size", kBlock)})[0];
+    const std::string y = b_.OpN(
+        "MatMulNBits", name, {x, wname + ".nbits", wname + ".scales"}, {out},
+        {AttrInt("K", k), AttrInt("N", n), AttrInt("bits", 4), AttrInt("block_size", kBlock)})[0];
     b_.graph()->nodes.back().domain = kMs;
     return y;
   }
@@ -330,8 +341,9 @@ graph::Model MakeLlamaModel(const LlamaConfig& config, LlamaForm form) {
   CheckConfig(config, form);
   const bool msft = form == LlamaForm::kMsft;
   const char* doc = form == LlamaForm::kFloat32 ? "simplecpp built-in LLaMA-style decoder, float32"
-                    : msft ? "simplecpp built-in LLaMA-style decoder, com.microsoft int4 ops"
-                           : "simplecpp built-in LLaMA-style decoder, int4 DequantizeLinear -> MatMul";
+                    : msft
+                        ? "simplecpp built-in LLaMA-style decoder, com.microsoft int4 ops"
+                        : "simplecpp built-in LLaMA-style decoder, int4 DequantizeLinear -> MatMul";
   // kMsft keeps the ai.onnx opset of onnxruntime-genai exports; the others need 23
   // (RMSNormalization, RotaryEmbedding, Attention, int4 with block_size).
   graph::Model m = detail::NewModel("llama", doc, msft ? 21 : 23);

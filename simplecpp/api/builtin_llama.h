@@ -1,7 +1,7 @@
 // A decoder-only LLaMA-style language model built in code (random, seeded weights), in the three
 // forms real LLM exports take; builtin_models.h lists the built-in names that use it.
 //
-// Interface (onnxruntime-genai's naming, so `simplecpp generate` runs exported models the same way):
+// Interface (onnxruntime-genai's names, so that `simplecpp generate` runs real exports too):
 //   inputs   input_ids int64 [batch, sequence]
 //            attention_mask int64 [batch, total_sequence]         (kMsft only; see below)
 //            past_key_values.{i}.key / .value float32 [batch, kv_heads, past_sequence, head_dim]

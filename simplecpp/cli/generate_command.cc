@@ -42,9 +42,9 @@ const ValueDescription* Find(const std::vector<ValueDescription>& values, const 
 
 void RequireInt64Tensor(const ValueDescription& v) {
   if (v.sequence || v.optional || v.dtype != DType::kInt64) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "input '" + v.name + "' must be an int64 tensor, the model declares " +
-                    DTypeName(v.dtype));
+    throw Error(
+        ErrorCode::kInvalidArgument,
+        "input '" + v.name + "' must be an int64 tensor, the model declares " + DTypeName(v.dtype));
   }
 }
 
@@ -52,8 +52,9 @@ DecoderInterface Discover(const Model& model) {
   DecoderInterface d;
   const ValueDescription* ids = Find(model.inputs(), "input_ids");
   if (ids == nullptr) {
-    throw Error(ErrorCode::kInvalidArgument, "the model has no 'input_ids' input (generate needs "
-                                             "onnxruntime-genai's input names)");
+    throw Error(ErrorCode::kInvalidArgument,
+                "the model has no 'input_ids' input (generate needs "
+                "onnxruntime-genai's input names)");
   }
   RequireInt64Tensor(*ids);
   if (const ValueDescription* m = Find(model.inputs(), "attention_mask")) {
@@ -65,7 +66,8 @@ DecoderInterface Discover(const Model& model) {
     d.has_position_ids = true;
   }
   const ValueDescription* logits = Find(model.outputs(), "logits");
-  if (logits == nullptr) throw Error(ErrorCode::kInvalidArgument, "the model has no 'logits' output");
+  if (logits == nullptr)
+    throw Error(ErrorCode::kInvalidArgument, "the model has no 'logits' output");
   if (logits->has_shape && logits->dims.size() == 3) d.vocab = logits->dims[2];
   for (int64_t i = 0;; ++i) {
     const std::string layer = std::to_string(i);
@@ -74,7 +76,8 @@ DecoderInterface Discover(const Model& model) {
     if (key == nullptr && value == nullptr) break;
     for (const auto& [past, kind] : {std::make_pair(key, "key"), std::make_pair(value, "value")}) {
       const std::string past_name = "past_key_values." + layer + "." + kind;
-      if (past == nullptr) throw Error(ErrorCode::kInvalidArgument, "the model has no '" + past_name + "' input");
+      if (past == nullptr)
+        throw Error(ErrorCode::kInvalidArgument, "the model has no '" + past_name + "' input");
       if (past->sequence || past->optional || !past->has_shape || past->dims.size() != 4 ||
           past->dims[1] < 0 || past->dims[3] < 0) {
         throw Error(ErrorCode::kInvalidArgument,
@@ -95,8 +98,9 @@ DecoderInterface Discover(const Model& model) {
     }
   }
   if (d.cache.empty()) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "the model has no 'past_key_values.0.key' input (generate needs a KV-cache decoder)");
+    throw Error(
+        ErrorCode::kInvalidArgument,
+        "the model has no 'past_key_values.0.key' input (generate needs a KV-cache decoder)");
   }
   for (const ValueDescription& v : model.inputs()) {
     if (v.name == "input_ids" || v.name == "attention_mask" || v.name == "position_ids" ||
@@ -114,7 +118,8 @@ std::vector<int64_t> ParsePrompt(const std::string& text, int64_t vocab) {
   size_t start = 0;
   while (start <= text.size()) {
     const size_t comma = text.find(',', start);
-    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     const int64_t id = ParseInt(item, "--prompt token");
     if (id < 0 || (vocab > 0 && id >= vocab)) {
       throw UsageError("--prompt token " + item + " is outside the vocabulary [0, " +
@@ -163,13 +168,15 @@ Model LoadModel(const ParsedArgs& a) {
 }
 
 double MillisecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
 }
 
 }  // namespace
 
 int GenerateCommand(const std::vector<std::string>& args) {
-  const ParsedArgs a = ParseArgs(args, {"--builtin", "--prompt", "--tokens", "--threads"}, {"--warmup"});
+  const ParsedArgs a =
+      ParseArgs(args, {"--builtin", "--prompt", "--tokens", "--threads"}, {"--warmup"});
   if (!a.Has("--prompt")) throw UsageError("generate needs --prompt ID,ID,...");
   const int64_t steps = a.GetInt("--tokens", 16, 0);
   SessionOptions options;
@@ -180,13 +187,15 @@ int GenerateCommand(const std::vector<std::string>& args) {
   Session session(model, options);
 
   std::map<std::string, Tensor> feeds;
-  for (const CacheSlot& slot : d.cache) feeds[slot.past] = Tensor(slot.dtype, {1, slot.heads, 0, slot.head_dim});
+  for (const CacheSlot& slot : d.cache)
+    feeds[slot.past] = Tensor(slot.dtype, {1, slot.heads, 0, slot.head_dim});
   if (a.Has("--warmup")) {
     // One untimed prefill: the weights are prepared (packed) on a session's first run, which
     // onnxruntime does at session creation instead.
     std::map<std::string, Tensor> warm = feeds;
     warm["input_ids"] = Int64Row(tokens);
-    if (d.has_attention_mask) warm["attention_mask"] = Int64Row(std::vector<int64_t>(tokens.size(), 1));
+    if (d.has_attention_mask)
+      warm["attention_mask"] = Int64Row(std::vector<int64_t>(tokens.size(), 1));
     if (d.has_position_ids) {
       std::vector<int64_t> pos(tokens.size());
       for (size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<int64_t>(i);
@@ -201,7 +210,8 @@ int GenerateCommand(const std::vector<std::string>& args) {
     const int64_t past = feeds.at(d.cache[0].past).dim(2);
     const int64_t seq = static_cast<int64_t>(step_ids.size());
     feeds["input_ids"] = Int64Row(step_ids);
-    if (d.has_attention_mask) feeds["attention_mask"] = Int64Row(std::vector<int64_t>(past + seq, 1));
+    if (d.has_attention_mask)
+      feeds["attention_mask"] = Int64Row(std::vector<int64_t>(past + seq, 1));
     if (d.has_position_ids) {
       std::vector<int64_t> pos(static_cast<size_t>(seq));
       for (int64_t i = 0; i < seq; ++i) pos[i] = past + i;
@@ -227,13 +237,15 @@ int GenerateCommand(const std::vector<std::string>& args) {
   std::printf("prompt: %zu tokens, layers: %zu, threads: %d\n", tokens.size(), d.cache.size() / 2,
               options.threads);
   std::printf("generated:");
-  for (size_t i = 0; i < generated.size(); ++i) std::printf("%s%lld", i ? "," : " ", static_cast<long long>(generated[i]));
+  for (size_t i = 0; i < generated.size(); ++i)
+    std::printf("%s%lld", i ? "," : " ", static_cast<long long>(generated[i]));
   std::printf("\n");
-  std::printf("prefill: %.2f ms (%zu tokens%s)\n", prefill_ms, tokens.size(),
-              a.Has("--warmup") ? ", after a warm-up run" : ", first run: includes weight preparation");
+  std::printf(
+      "prefill: %.2f ms (%zu tokens%s)\n", prefill_ms, tokens.size(),
+      a.Has("--warmup") ? ", after a warm-up run" : ", first run: includes weight preparation");
   if (steps > 0) {
-    std::printf("decode: %lld steps in %.2f ms, %.2f tokens/s\n", static_cast<long long>(steps), decode_ms,
-                1000.0 * static_cast<double>(steps) / decode_ms);
+    std::printf("decode: %lld steps in %.2f ms, %.2f tokens/s\n", static_cast<long long>(steps),
+                decode_ms, 1000.0 * static_cast<double>(steps) / decode_ms);
   }
   return 0;
 }

@@ -95,7 +95,9 @@ void CompareForm(LlamaForm form, const char* tag) {
   const Feeds pre = MakeFeeds(c, form, prompt, {});
   std::vector<std::vector<float>> ref;
   std::string error;
-  REQUIRE_MESSAGE(testing::RunOrtReference(ort_dir, bytes, pre, std::string("llama-") + tag, &ref, &error), error);
+  REQUIRE_MESSAGE(
+      testing::RunOrtReference(ort_dir, bytes, pre, std::string("llama-") + tag, &ref, &error),
+      error);
   REQUIRE(ref.size() == static_cast<size_t>(1 + 2 * c.layers));
   const auto ours = session.Run(std::map<std::string, Tensor>(pre.begin(), pre.end()));
   CheckClose(ours.at("logits"), ref[0], "prefill logits");
@@ -107,7 +109,9 @@ void CompareForm(LlamaForm form, const char* tag) {
     cache.push_back(Floats({1, c.kv_heads, static_cast<int64_t>(prompt.size()), hd}, ref[k]));
   }
   const Feeds step = MakeFeeds(c, form, {next}, cache);
-  REQUIRE_MESSAGE(testing::RunOrtReference(ort_dir, bytes, step, std::string("llama-") + tag, &ref, &error), error);
+  REQUIRE_MESSAGE(
+      testing::RunOrtReference(ort_dir, bytes, step, std::string("llama-") + tag, &ref, &error),
+      error);
   const auto ours_step = session.Run(std::map<std::string, Tensor>(step.begin(), step.end()));
   CheckClose(ours_step.at("logits"), ref[0], "decode logits");
   CheckClose(ours_step.at("present.1.value"), ref[4], "decode present.1.value");

@@ -147,7 +147,9 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("MatMul with a constant B in one session across A shapes: the packed B is reused, results unchanged") {
+TEST_CASE(
+    "MatMul with a constant B in one session across A shapes: the packed B is reused, results "
+    "unchanged") {
   // A decoder's prefill (many rows) then decode (one row) steps: each new A shape prepares the
   // node again and takes the packed weights prepared for the earlier shape.
   GraphBuilder g;

@@ -3,8 +3,6 @@
 // decode gives the logits of the whole sequence run at once; the int4 DequantizeLinear -> MatMul
 // form loads as MatMulNBits and agrees with the com.microsoft form (same dequantized weights),
 // greedy tokens included.
-#include "simplecpp/api/builtin_llama.h"
-
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -15,6 +13,7 @@
 #include <vector>
 
 #include "graph/registry.h"
+#include "simplecpp/api/builtin_llama.h"
 #include "simplecpp/api/builtin_models.h"
 #include "simplecpp/onnx/model_reader.h"
 #include "simplecpp/onnx/model_writer.h"
@@ -33,7 +32,8 @@ const char* FormName(LlamaForm f) {
 }
 
 Model LoadSmall(LlamaForm form) {
-  const std::string bytes = onnx::WriteModel(builtin::MakeLlamaModel(builtin::SmallLlamaConfig(), form));
+  const std::string bytes =
+      onnx::WriteModel(builtin::MakeLlamaModel(builtin::SmallLlamaConfig(), form));
   return Model::LoadFromBytes(bytes.data(), bytes.size());
 }
 
@@ -111,7 +111,8 @@ double RowDiff(const Tensor& a, int64_t ra, const Tensor& b, int64_t rb) {
 
 double MaxAbs(const Tensor& t) {
   double m = 0;
-  for (int64_t i = 0; i < t.num_elements(); ++i) m = std::max(m, std::fabs(static_cast<double>(t.data<float>()[i])));
+  for (int64_t i = 0; i < t.num_elements(); ++i)
+    m = std::max(m, std::fabs(static_cast<double>(t.data<float>()[i])));
   return m;
 }
 
@@ -123,11 +124,13 @@ TEST_CASE("llama builtin: registered ops, ONNX round trip, deterministic") {
     const graph::Model m = builtin::MakeLlamaModel(builtin::SmallLlamaConfig(), form);
     for (const graph::Node& n : m.graph.nodes) {
       CAPTURE(n.op_type);
-      CHECK(graph::OpRegistry::Global().Find(n.domain, n.op_type, m.OpsetVersion(n.domain)) != nullptr);
+      CHECK(graph::OpRegistry::Global().Find(n.domain, n.op_type, m.OpsetVersion(n.domain)) !=
+            nullptr);
     }
     const std::string bytes = onnx::WriteModel(m);
     CHECK(bytes == onnx::WriteModel(builtin::MakeLlamaModel(builtin::SmallLlamaConfig(), form)));
-    const graph::Model back = onnx::ReadModel(bytes.data(), bytes.size(), onnx::ReadOptions{}, nullptr);
+    const graph::Model back =
+        onnx::ReadModel(bytes.data(), bytes.size(), onnx::ReadOptions{}, nullptr);
     CHECK(back.graph.nodes.size() == m.graph.nodes.size());
     CHECK(back.graph.initializers.size() == m.graph.initializers.size());
   }
