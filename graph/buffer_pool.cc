@@ -6,7 +6,7 @@
 namespace simplecpp::graph {
 
 BufferPool::~BufferPool() {
-  for (auto& [size, p] : free_) std::free(p);
+  for (auto& [size, b] : free_) std::free(b.p);
 }
 
 size_t BufferPool::SizeClass(size_t bytes) {
@@ -42,7 +42,7 @@ Tensor BufferPool::Allocate(DType dtype, const Dims& dims) {
     }
     auto it = free_.find(size_class);
     if (it != free_.end()) {
-      p = it->second;
+      p = it->second.p;
       free_.erase(it);
     }
     in_use_ += size_class;
@@ -74,7 +74,25 @@ Tensor BufferPool::Allocate(DType dtype, const Dims& dims) {
 void BufferPool::Release(void* p, size_t size_class) {
   std::lock_guard<std::mutex> lock(mu_);
   in_use_ -= size_class;
-  free_.emplace(size_class, p);
+  free_.emplace(size_class, FreeBuffer{p, run_});
+}
+
+void BufferPool::EndRun() {
+  std::vector<void*> idle;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = free_.begin(); it != free_.end();) {
+      if (it->second.released_in_run < run_) {
+        idle.push_back(it->second.p);
+        reserved_ -= it->first;
+        it = free_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    ++run_;
+  }
+  for (void* p : idle) std::free(p);
 }
 
 size_t BufferPool::bytes_reserved() const {

@@ -2,6 +2,10 @@
 // reference dies (the executor drops its reference right after a value's last consumer), so
 // buffers are reused by lifetime and a steady-state run allocates no new tensor memory.
 // Buffers are not zero-filled: ops write every output element.
+// A free buffer that stays unused for a whole run (EndRun to EndRun) goes back to the system:
+// shapes that change from run to run (a KV cache growing by a token per run) would otherwise
+// keep a buffer of every size they ever had, while runs that repeat their shapes reuse every
+// buffer they freed and never lose one.
 #pragma once
 
 #include <cstddef>
@@ -26,6 +30,9 @@ class BufferPool final : public TensorAllocator,
       : limits_(limits), max_total_bytes_(max_total_bytes) {}
   ~BufferPool() override;
   Tensor Allocate(DType dtype, const Dims& dims) override;
+  // Called by the executor after each run: frees the buffers that were already free when the
+  // previous run ended and were not taken since.
+  void EndRun();
   // Bytes currently held by the pool (free + in use) and the high-water mark.
   size_t bytes_reserved() const;
   size_t peak_bytes_in_use() const;
@@ -38,7 +45,12 @@ class BufferPool final : public TensorAllocator,
   TensorLimits limits_;
   int64_t max_total_bytes_ = std::numeric_limits<int64_t>::max();
   mutable std::mutex mu_;
-  std::multimap<size_t, void*> free_;  // size class -> buffer
+  struct FreeBuffer {
+    void* p;
+    uint64_t released_in_run;  // run_ when it was released
+  };
+  std::multimap<size_t, FreeBuffer> free_;  // size class -> buffer
+  uint64_t run_ = 0;                        // EndRun calls so far
   size_t reserved_ = 0;
   size_t in_use_ = 0;
   size_t peak_in_use_ = 0;

@@ -714,6 +714,7 @@ std::vector<Value> Executor::RunValues(const std::map<std::string, Value>& input
   result.reserve(plan.output_ids().size());
   for (int id : plan.output_ids()) result.push_back(values_[id]);
   values_.assign(values_.size(), Value());
+  pool_->EndRun();
   return result;
 }
 

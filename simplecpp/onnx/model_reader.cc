@@ -248,6 +248,7 @@ graph::Model ReadModelFile(const std::string& path, ReadOptions options,
   }
   // Tensors that borrow from the mapping keep it alive through this aliasing pointer.
   std::shared_ptr<const void> owner(file, file->data());
+  options.mapping = file.get();
   return internal::WithContext([&] { return path; },
                                [&] { return ReadModel(file->data(), file->size(), options, owner); });
 }

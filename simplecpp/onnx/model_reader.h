@@ -22,6 +22,10 @@ struct ReadOptions {
   int64_t max_tensor_bytes = int64_t{16} << 30;
   int64_t max_nodes = 1 << 22;
   int64_t max_graph_depth = 64;
+  // The mapped file the model bytes lie in (ReadModelFile sets it): tensors copied out of it
+  // (raw_data not aligned for its element type) give its pages back as they are copied, so the
+  // mapped source and the copy are never both resident for a large weight.
+  const io::MappedFile* mapping = nullptr;
 };
 
 // Parses a ModelProto. Large raw_data tensors may borrow the bytes (zero copy): `owner` keeps

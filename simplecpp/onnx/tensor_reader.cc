@@ -2,6 +2,7 @@
 // attributes) and ParseTensorProto (.pb test data). Accepts raw_data (little-endian, borrowed from
 // the input when large and aligned), every typed field in packed and unpacked form, and external
 // data confined to the model's folder. Every size is checked before anything is allocated.
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -131,14 +132,20 @@ size_t ElementAlignment(DType t) {
 
 // Wraps `size` bytes at `data` (already checked to be the tensor's byte size): borrows when an
 // owner is given, the block is large enough and aligned for the element type; copies otherwise.
+// A copy out of `mapping` (when given) gives the source pages back chunk by chunk.
 Tensor TensorFromBytes(DType dtype, const Dims& dims, const char* data, size_t size,
-                       const std::shared_ptr<const void>& owner) {
+                       const std::shared_ptr<const void>& owner, const io::MappedFile* mapping) {
   if (owner != nullptr && size >= kMinBorrowBytes &&
       reinterpret_cast<uintptr_t>(data) % ElementAlignment(dtype) == 0) {
     return Tensor::Borrow(dtype, dims, owner, data);
   }
   Tensor t(dtype, dims);
-  if (size > 0) std::memcpy(t.raw_data(), data, size);
+  constexpr size_t kChunk = size_t{4} << 20;
+  for (size_t done = 0; done < size; done += kChunk) {
+    const size_t n = std::min(kChunk, size - done);
+    std::memcpy(static_cast<char*>(t.raw_data()) + done, data + done, n);
+    if (mapping != nullptr) mapping->ReleasePages(data + done, n);
+  }
   return t;
 }
 
@@ -248,7 +255,7 @@ Tensor ReadExternal(const TensorFields& f, DType dtype, size_t byte_size, ParseC
                  DimsToString(f.dims));
   }
   std::shared_ptr<const void> owner(file, file->data());
-  return TensorFromBytes(dtype, f.dims, file->data() + offset, byte_size, owner);
+  return TensorFromBytes(dtype, f.dims, file->data() + offset, byte_size, owner, file.get());
 }
 
 // Stores typed-field values as the tensor's little-endian bytes.
@@ -340,7 +347,7 @@ Tensor BuildTensor(TensorFields& f, ParseContext& ctx) {
       ThrowInvalid("raw_data has " + std::to_string(f.raw.size()) + " bytes, expected " +
                    std::to_string(byte_size) + " for " + what);
     }
-    return TensorFromBytes(dtype, f.dims, f.raw.data(), byte_size, ctx.owner);
+    return TensorFromBytes(dtype, f.dims, f.raw.data(), byte_size, ctx.owner, ctx.options.mapping);
   }
   const int64_t want = TypedCount(dtype, n);
   if (static_cast<uint64_t>(want) != typed) {

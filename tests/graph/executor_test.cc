@@ -215,6 +215,28 @@ TEST_CASE("BufferPool hands a released buffer back out") {
   CHECK_THROWS_AS(pool->Allocate(DType::kFloat32, {int64_t{1} << 62, 8}), Error);
 }
 
+TEST_CASE("BufferPool frees a buffer that stays unused for a whole run, and only such a buffer") {
+  auto pool = std::make_shared<BufferPool>();
+  const size_t small = 64 * 4, large = 4096;  // size classes of 64 and 1024 floats
+  { Tensor a = pool->Allocate(DType::kFloat32, {64}); }
+  { Tensor b = pool->Allocate(DType::kFloat32, {1024}); }
+  pool->EndRun();  // both were released during this run: kept
+  CHECK(pool->bytes_reserved() == small + large);
+  // The next run uses the small buffer only (a cache that moved to another size, say).
+  { Tensor a = pool->Allocate(DType::kFloat32, {64}); }
+  CHECK(pool->allocations() == 2);
+  pool->EndRun();  // the large one sat free for this whole run
+  CHECK(pool->bytes_reserved() == small);
+  // A buffer in use across EndRun, or released after it, is kept.
+  Tensor held = pool->Allocate(DType::kFloat32, {64});
+  pool->EndRun();
+  held = Tensor();
+  pool->EndRun();
+  CHECK(pool->bytes_reserved() == small);
+  { Tensor again = pool->Allocate(DType::kFloat32, {64}); }
+  CHECK(pool->allocations() == 2);
+}
+
 TEST_CASE("Thread pool runs every task exactly once") {
   for (int threads : {1, 2, 3, 8}) {
     auto pool = MakeThreadPool(threads);
