@@ -52,6 +52,120 @@ void RunPost16(const kernels::PostOp16& post, uint16_t* y, int64_t n,
   });
 }
 
+// What a float32 Conv's Prepare decides; the Run*F32 functions below run it.
+struct ConvF32Plan {
+  kernels::ConvGeometry g;
+  int64_t batch = 0, group = 1, channels = 0, cg = 0, og = 0, out_channels = 0;
+  int64_t kdim = 0;     // GEMM K: cg * kernel size
+  int64_t in_size = 0;  // spatial elements of one input channel
+  int64_t P = 0;        // output positions
+  int64_t chunk = 0;    // output positions per im2col chunk
+  bool has_bias = false;
+  bool direct = false;  // kernels::ConvDirectApplies
+  std::vector<std::shared_ptr<const kernels::PackedAF32>> packed;  // per group; empty: W not constant
+  // The fused chain, kept alive by the plan that applies it.
+  std::shared_ptr<const elementwise::FusedChain> chain;
+  kernels::PostOpF32 post;
+};
+
+void RunDepthwiseF32(const ConvF32Plan& p, RunContext& rc) {
+  const float* x = rc.input(0).data<float>();
+  const float* w = rc.input(1).data<float>();
+  const float* b = p.has_bias ? rc.input(2).data<float>() : nullptr;
+  float* y = rc.output(0).data<float>();
+  for (int64_t n = 0; n < p.batch; ++n) {
+    kernels::DepthwiseConvF32(p.g, x + n * p.channels * p.in_size, p.channels, p.og, w, b,
+                              y + n * p.out_channels * p.P, rc.parallel(), p.post);
+  }
+}
+
+// y_g[og, cols] (ld = P) = W_g x b[kdim, cols] (ld = ldb) + bias.
+void GroupGemmF32(const ConvF32Plan& p, const float* w, int64_t gi, const float* b, int64_t cols,
+                  int64_t ldb, const float* bias, float* y, const kernels::Parallel& par) {
+  kernels::GemmEpilogue epi;
+  epi.row_bias = bias;
+  epi.post = p.post;
+  if (!p.packed.empty()) {
+    kernels::GemmPackedAF32(*p.packed[gi], false, cols, 1.0f, b, ldb, 0.0f, y, p.P, par, epi);
+  } else {
+    kernels::GemmF32(false, false, p.og, cols, p.kdim, 1.0f, w + gi * p.og * p.kdim, p.kdim, b,
+                     ldb, 0.0f, y, p.P, par, epi);
+  }
+}
+
+// Pointwise: col_g is X_g itself, [cg, P] with ld = P.
+void RunPointwiseF32(const ConvF32Plan& p, RunContext& rc) {
+  const float* x = rc.input(0).data<float>();
+  const float* w = rc.input(1).data<float>();
+  const float* b = p.has_bias ? rc.input(2).data<float>() : nullptr;
+  float* y = rc.output(0).data<float>();
+  for (int64_t n = 0; n < p.batch; ++n) {
+    for (int64_t gi = 0; gi < p.group; ++gi) {
+      GroupGemmF32(p, w, gi, x + (n * p.channels + gi * p.cg) * p.P, p.P, p.P,
+                   b ? b + gi * p.og : nullptr, y + (n * p.out_channels + gi * p.og) * p.P,
+                   rc.parallel());
+    }
+  }
+}
+
+// Constant W. 2-D: direct convolution from a padded copy of the image (kernels/conv.h
+// ConvDirectF32), no im2col matrix at all (the patches are read in place instead of copied;
+// bench/bench_conv.cc compares the two). Otherwise im2col writes the GEMM's packed-B layout
+// directly (one copy of the patches instead of two). Both give the im2col + GEMM products bit for
+// bit.
+void RunConstantWeightF32(const ConvF32Plan& p, RunContext& rc) {
+  const float* x = rc.input(0).data<float>();
+  const float* b = p.has_bias ? rc.input(2).data<float>() : nullptr;
+  float* y = rc.output(0).data<float>();
+  const int64_t nr = kernels::CurrentGemmTileShape().nr;
+  Tensor scratch;
+  float* pb = nullptr;
+  kernels::GemmEpilogue epi;
+  epi.post = p.post;
+  for (int64_t n = 0; n < p.batch; ++n) {
+    for (int64_t gi = 0; gi < p.group; ++gi) {
+      const float* xg = x + (n * p.channels + gi * p.cg) * p.in_size;
+      float* yg = y + (n * p.out_channels + gi * p.og) * p.P;
+      epi.row_bias = b ? b + gi * p.og : nullptr;
+      if (p.direct && kernels::ConvDirectF32(p.g, xg, p.cg, *p.packed[gi], epi.row_bias, yg,
+                                             rc.parallel(), p.post)) {
+        continue;
+      }
+      if (pb == nullptr) {
+        scratch = rc.Scratch(DType::kFloat32, {p.kdim * ((p.chunk + nr - 1) / nr * nr)});
+        pb = scratch.data<float>();
+      }
+      for (int64_t p0 = 0; p0 < p.P; p0 += p.chunk) {
+        const int64_t pc = std::min(p.chunk, p.P - p0);
+        kernels::Im2ColPackedF32(p.g, xg, p.cg, p0, pc, nr, pb, rc.parallel());
+        kernels::GemmPackedABF32(*p.packed[gi], pb, nr, pc, 1.0f, 0.0f, yg + p0, p.P,
+                                 rc.parallel(), epi);
+      }
+    }
+  }
+}
+
+// Any W: im2col a chunk of output positions at a time, then the GEMM.
+void RunIm2ColF32(const ConvF32Plan& p, RunContext& rc) {
+  const float* x = rc.input(0).data<float>();
+  const float* w = rc.input(1).data<float>();
+  const float* b = p.has_bias ? rc.input(2).data<float>() : nullptr;
+  float* y = rc.output(0).data<float>();
+  Tensor scratch = rc.Scratch(DType::kFloat32, {p.kdim * p.chunk});
+  float* col = scratch.data<float>();
+  for (int64_t n = 0; n < p.batch; ++n) {
+    for (int64_t gi = 0; gi < p.group; ++gi) {
+      const float* xg = x + (n * p.channels + gi * p.cg) * p.in_size;
+      float* yg = y + (n * p.out_channels + gi * p.og) * p.P;
+      for (int64_t p0 = 0; p0 < p.P; p0 += p.chunk) {
+        const int64_t pc = std::min(p.chunk, p.P - p0);
+        kernels::Im2ColF32(p.g, xg, p.cg, p0, pc, col, rc.parallel());
+        GroupGemmF32(p, w, gi, col, pc, pc, b ? b + gi * p.og : nullptr, yg + p0, rc.parallel());
+      }
+    }
+  }
+}
+
 class ConvOp final : public Op {
  public:
   explicit ConvOp(const OpInit& init) {
@@ -80,7 +194,6 @@ class ConvOp final : public Op {
     kernels::ConvGeometry g;
     Dims out_dims;
     attrs_.Resolve(ctx, xd, wd, &g, &out_dims);
-    const int rank = g.rank;
     const int64_t batch = xd[0], channels = xd[1], out_channels = wd[0], cg = wd[1];
     if (ctx.has_input(2)) {
       const Dims& bd = ctx.input_dims(2);
@@ -96,151 +209,60 @@ class ConvOp final : public Op {
       if (post_ && !post_->is_16bit()) {
         ctx.Fail("a fused float32 post-op on a " + DTypeName(dt) + " Conv");
       }
-      return Prepare16(ctx, Float16KindOf(dt),
-                       g, batch, channels, out_channels, cg);
+      return Prepare16(ctx, Float16KindOf(dt), g, batch, channels, out_channels, cg);
     }
-
-    const int64_t group = attrs_.group;
-    const int64_t og = out_channels / group;
-    const int64_t ksize = g.KernelSize();
-    const int64_t kdim = cg * ksize;  // GEMM K
-    const int64_t in_size = g.InSize(), P = g.OutSize();
-    const bool has_bias = ctx.has_input(2);
-    // The fused chain, kept alive by every run function that applies it.
-    const std::shared_ptr<const elementwise::FusedChain> chain = post_;
-    if (chain && chain->is_16bit()) ctx.Fail("a fused 16-bit post-op on a float32 Conv");
-    const kernels::PostOpF32 post = chain ? chain->AsPostOpF32() : kernels::PostOpF32{};
-
-    // Depthwise: one input channel per group (any channel multiplier), 1-D or 2-D.
-    if (group > 1 && cg == 1 && rank <= 2) {
-      const int64_t mult = og;
-      return [g, batch, channels, mult, has_bias, in_size, P, out_channels, chain,
-              post](RunContext& rc) {
-        const float* x = rc.input(0).data<float>();
-        const float* w = rc.input(1).data<float>();
-        const float* b = has_bias ? rc.input(2).data<float>() : nullptr;
-        float* y = rc.output(0).data<float>();
-        for (int64_t n = 0; n < batch; ++n) {
-          kernels::DepthwiseConvF32(g, x + n * channels * in_size, channels, mult, w, b,
-                                    y + n * out_channels * P, rc.parallel(), post);
-        }
-      };
-    }
-
-    // W_g as the GEMM's A: [og, kdim] row-major at w + gi*og*kdim. Packed now when constant.
-    std::shared_ptr<std::vector<std::shared_ptr<const kernels::PackedAF32>>> packed;
-    if (const Tensor* wc = ctx.input_value(1); wc != nullptr) {
-      packed = std::make_shared<std::vector<std::shared_ptr<const kernels::PackedAF32>>>();
-      for (int64_t gi = 0; gi < group; ++gi) {
-        packed->push_back(
-            kernels::PackedAF32::Pack(false, og, kdim, wc->data<float>() + gi * og * kdim, kdim));
-      }
-    }
-    // y_g[og, cols] (ld = P) = W_g x b[kdim, cols] (ld = ldb) + bias.
-    auto gemm = [packed, og, kdim, P, chain, post](const float* w, int64_t gi, const float* b,
-                                                   int64_t cols, int64_t ldb, const float* bias,
-                                                   float* y, const kernels::Parallel& par) {
-      kernels::GemmEpilogue epi;
-      epi.row_bias = bias;
-      epi.post = post;
-      if (packed) {
-        kernels::GemmPackedAF32(*(*packed)[gi], false, cols, 1.0f, b, ldb, 0.0f, y, P, par, epi);
-      } else {
-        kernels::GemmF32(false, false, og, cols, kdim, 1.0f, w + gi * og * kdim, kdim, b, ldb, 0.0f,
-                         y, P, par, epi);
-      }
-    };
-
-    bool pointwise = true;
-    for (int d = 0; d < rank; ++d) {
-      pointwise =
-          pointwise && g.kernel[d] == 1 && g.stride[d] == 1 && g.pad[d] == 0 && g.out[d] == g.in[d];
-    }
-    if (pointwise) {
-      // col_g is X_g itself: [cg, P] with ld = P.
-      return [gemm, batch, group, channels, cg, og, P, out_channels, has_bias](RunContext& rc) {
-        const float* x = rc.input(0).data<float>();
-        const float* w = rc.input(1).data<float>();
-        const float* b = has_bias ? rc.input(2).data<float>() : nullptr;
-        float* y = rc.output(0).data<float>();
-        for (int64_t n = 0; n < batch; ++n) {
-          for (int64_t gi = 0; gi < group; ++gi) {
-            gemm(w, gi, x + (n * channels + gi * cg) * P, P, P, b ? b + gi * og : nullptr,
-                 y + (n * out_channels + gi * og) * P, rc.parallel());
-          }
-        }
-      };
-    }
-
-    // General: im2col a chunk of output positions at a time.
-    // Whole multiples of kChunkColumns keep the GEMM's column blocks full.
-    int64_t chunk = kColBudget / std::max<int64_t>(kdim, 1);
-    chunk = chunk >= kChunkColumns ? chunk / kChunkColumns * kChunkColumns : kChunkColumns;
-    chunk = std::min(chunk, P);
-    if (packed) {
-      // Constant W. 2-D: direct convolution from a padded copy of the image
-      // (kernels/conv.h ConvDirectF32), no im2col matrix at all (the patches are read in place
-      // instead of copied; bench/bench_conv.cc compares the two). Otherwise im2col
-      // writes the GEMM's packed-B layout directly (one copy of the patches instead of two).
-      // Both give the im2col + GEMM products bit for bit.
-      const bool direct = kernels::ConvDirectApplies(g, cg);
-      return [packed, g, batch, group, channels, cg, og, P, out_channels, has_bias, in_size, kdim,
-              chunk, direct, chain, post](RunContext& rc) {
-        const float* x = rc.input(0).data<float>();
-        const float* b = has_bias ? rc.input(2).data<float>() : nullptr;
-        float* y = rc.output(0).data<float>();
-        const int64_t nr = kernels::CurrentGemmTileShape().nr;
-        Tensor scratch;
-        float* pb = nullptr;
-        kernels::GemmEpilogue epi;
-        epi.post = post;
-        for (int64_t n = 0; n < batch; ++n) {
-          for (int64_t gi = 0; gi < group; ++gi) {
-            const float* xg = x + (n * channels + gi * cg) * in_size;
-            float* yg = y + (n * out_channels + gi * og) * P;
-            epi.row_bias = b ? b + gi * og : nullptr;
-            if (direct &&
-                kernels::ConvDirectF32(g, xg, cg, *(*packed)[gi], epi.row_bias, yg, rc.parallel(),
-                                       post)) {
-              continue;
-            }
-            if (pb == nullptr) {
-              scratch = rc.Scratch(DType::kFloat32, {kdim * ((chunk + nr - 1) / nr * nr)});
-              pb = scratch.data<float>();
-            }
-            for (int64_t p0 = 0; p0 < P; p0 += chunk) {
-              const int64_t pc = std::min(chunk, P - p0);
-              kernels::Im2ColPackedF32(g, xg, cg, p0, pc, nr, pb, rc.parallel());
-              kernels::GemmPackedABF32(*(*packed)[gi], pb, nr, pc, 1.0f, 0.0f, yg + p0, P,
-                                       rc.parallel(), epi);
-            }
-          }
-        }
-      };
-    }
-    return [gemm, g, batch, group, channels, cg, og, P, out_channels, has_bias, in_size, kdim,
-            chunk](RunContext& rc) {
-      const float* x = rc.input(0).data<float>();
-      const float* w = rc.input(1).data<float>();
-      const float* b = has_bias ? rc.input(2).data<float>() : nullptr;
-      float* y = rc.output(0).data<float>();
-      Tensor scratch = rc.Scratch(DType::kFloat32, {kdim * chunk});
-      float* col = scratch.data<float>();
-      for (int64_t n = 0; n < batch; ++n) {
-        for (int64_t gi = 0; gi < group; ++gi) {
-          const float* xg = x + (n * channels + gi * cg) * in_size;
-          float* yg = y + (n * out_channels + gi * og) * P;
-          for (int64_t p0 = 0; p0 < P; p0 += chunk) {
-            const int64_t pc = std::min(chunk, P - p0);
-            kernels::Im2ColF32(g, xg, cg, p0, pc, col, rc.parallel());
-            gemm(w, gi, col, pc, pc, b ? b + gi * og : nullptr, yg + p0, rc.parallel());
-          }
-        }
-      }
-    };
+    return PrepareF32(ctx, g, batch, channels, out_channels, cg);
   }
 
  private:
+  // float32: depthwise (one input channel per group, 1-D or 2-D), pointwise (X is the GEMM's B
+  // as it is), constant W (direct convolution or im2col into the packed-B layout) or any W
+  // (im2col chunks and the GEMM packing W per call).
+  RunFn PrepareF32(PrepareContext& ctx, const kernels::ConvGeometry& g, int64_t batch,
+                   int64_t channels, int64_t out_channels, int64_t cg) const {
+    auto plan = std::make_shared<ConvF32Plan>();
+    ConvF32Plan& p = *plan;
+    p.g = g;
+    p.batch = batch;
+    p.channels = channels;
+    p.out_channels = out_channels;
+    p.cg = cg;
+    p.group = attrs_.group;
+    p.og = out_channels / p.group;
+    p.kdim = cg * g.KernelSize();  // GEMM K
+    p.in_size = g.InSize();
+    p.P = g.OutSize();
+    p.has_bias = ctx.has_input(2);
+    p.chain = post_;
+    if (p.chain && p.chain->is_16bit()) ctx.Fail("a fused 16-bit post-op on a float32 Conv");
+    p.post = p.chain ? p.chain->AsPostOpF32() : kernels::PostOpF32{};
+    if (p.group > 1 && cg == 1 && g.rank <= 2) {
+      return [plan](RunContext& rc) { RunDepthwiseF32(*plan, rc); };
+    }
+    // W_g as the GEMM's A: [og, kdim] row-major at w + gi*og*kdim. Packed now when constant.
+    if (const Tensor* wc = ctx.input_value(1); wc != nullptr) {
+      for (int64_t gi = 0; gi < p.group; ++gi) {
+        p.packed.push_back(kernels::PackedAF32::Pack(false, p.og, p.kdim,
+                                                     wc->data<float>() + gi * p.og * p.kdim, p.kdim));
+      }
+    }
+    bool pointwise = true;
+    for (int d = 0; d < g.rank; ++d) {
+      pointwise =
+          pointwise && g.kernel[d] == 1 && g.stride[d] == 1 && g.pad[d] == 0 && g.out[d] == g.in[d];
+    }
+    if (pointwise) return [plan](RunContext& rc) { RunPointwiseF32(*plan, rc); };
+    // Whole multiples of kChunkColumns keep the GEMM's column blocks full.
+    int64_t chunk = kColBudget / std::max<int64_t>(p.kdim, 1);
+    chunk = chunk >= kChunkColumns ? chunk / kChunkColumns * kChunkColumns : kChunkColumns;
+    p.chunk = std::min(chunk, p.P);
+    if (!p.packed.empty()) {
+      p.direct = kernels::ConvDirectApplies(g, cg);
+      return [plan](RunContext& rc) { RunConstantWeightF32(*plan, rc); };
+    }
+    return [plan](RunContext& rc) { RunIm2ColF32(*plan, rc); };
+  }
+
   // float16 / bfloat16 (16-bit storage, float32 arithmetic, one rounding per output element):
   //   - a constant W is widened once while packing at Prepare (PackedAF32::Pack16), a constant
   //     bias once into a float32 vector; otherwise W is packed per call by the GEMM and the bias
