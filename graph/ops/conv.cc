@@ -166,6 +166,142 @@ void RunIm2ColF32(const ConvF32Plan& p, RunContext& rc) {
   }
 }
 
+// What a float16 / bfloat16 Conv's Prepare decides; the Run*16 functions below run it.
+struct Conv16Plan {
+  kernels::Float16Kind kind = kernels::Float16Kind::kHalf;
+  kernels::GemmType type = kernels::GemmType::kF16;
+  kernels::ConvGeometry g;
+  int64_t batch = 0, group = 1, channels = 0, cg = 0, og = 0, out_channels = 0;
+  int64_t ksize = 0, kdim = 0, in_size = 0, P = 0, chunk = 0;
+  bool has_bias = false, widen_image = false, direct = false;
+  std::vector<float> const_bias;         // widened at Prepare when constant
+  std::vector<float> const_depthwise_w;  // depthwise: W widened at Prepare when constant
+  std::vector<std::shared_ptr<const kernels::PackedAF32>> packed;  // per group; empty: W not constant
+  // The fused chain (16-bit steps on the rounded output), kept alive by the plan.
+  std::shared_ptr<const elementwise::FusedChain> chain;
+  kernels::PostOp16 post16;
+};
+
+// The bias as float32 for this run (constant, or widened into *holder); nullptr without one.
+const float* Bias16AsF32(const Conv16Plan& p, RunContext& rc, Tensor* holder) {
+  if (!p.has_bias) return nullptr;
+  if (!p.const_bias.empty()) return p.const_bias.data();
+  *holder = rc.Scratch(DType::kFloat32, {p.out_channels});
+  kernels::Widen16(p.kind, rc.input(2).data<uint16_t>(), holder->data<float>(),
+                   static_cast<size_t>(p.out_channels));
+  return holder->data<float>();
+}
+
+// Depthwise: one task per (image, input channel); each widens its channel, computes its output
+// channels in float32 and rounds them.
+void RunDepthwise16(const Conv16Plan& p, RunContext& rc) {
+  Tensor bias_holder, w_holder;
+  const float* bias = Bias16AsF32(p, rc, &bias_holder);
+  const float* w;
+  if (!p.const_depthwise_w.empty()) {
+    w = p.const_depthwise_w.data();
+  } else {
+    w_holder = rc.Scratch(DType::kFloat32, {p.out_channels * p.ksize});
+    kernels::Widen16(p.kind, rc.input(1).data<uint16_t>(), w_holder.data<float>(),
+                     static_cast<size_t>(p.out_channels * p.ksize));
+    w = w_holder.data<float>();
+  }
+  const uint16_t* x = rc.input(0).data<uint16_t>();
+  uint16_t* y = rc.output(0).data<uint16_t>();
+  const int64_t mult = p.og;
+  rc.parallel().For(p.batch * p.channels, [&](int64_t t0, int64_t t1) {
+    std::vector<float> xin(static_cast<size_t>(p.in_size));
+    std::vector<float> yout(static_cast<size_t>(mult * p.P));
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t n = t / p.channels, c = t % p.channels;
+      kernels::Widen16(p.kind, x + t * p.in_size, xin.data(), static_cast<size_t>(p.in_size));
+      kernels::DepthwiseConvF32(p.g, xin.data(), 1, mult, w + c * mult * p.ksize,
+                                bias != nullptr ? bias + c * mult : nullptr, yout.data(),
+                                kernels::SerialParallel());
+      uint16_t* yc = y + (n * p.out_channels + c * mult) * p.P;
+      kernels::Narrow16(p.kind, yout.data(), yc, static_cast<size_t>(mult * p.P));
+      if (p.post16) p.post16(yc, mult * p.P);
+    }
+  });
+}
+
+// y_g[og, cols] (16-bit, ld = P) = W_g x b[kdim, cols] (type_b, ld = ldb) + bias.
+void GroupGemm16(const Conv16Plan& p, const uint16_t* w, int64_t gi, kernels::GemmType type_b,
+                 const void* b, int64_t cols, int64_t ldb, const float* bias, uint16_t* y,
+                 const kernels::Parallel& par) {
+  kernels::GemmEpilogue epi;
+  epi.row_bias = bias;
+  if (!p.packed.empty()) {
+    kernels::GemmPackedAMixed(*p.packed[gi], type_b, p.type, false, cols, 1.0f, b, ldb, 0.0f, y,
+                              p.P, par, epi);
+  } else {
+    kernels::GemmMixed(p.type, type_b, p.type, false, false, p.og, cols, p.kdim, 1.0f,
+                       w + gi * p.og * p.kdim, p.kdim, b, ldb, 0.0f, y, p.P, par, epi);
+  }
+}
+
+// Pointwise: X (16-bit) is the GEMM's B as it is, widened while the GEMM packs it.
+void RunPointwise16(const Conv16Plan& p, RunContext& rc) {
+  Tensor bias_holder;
+  const float* b = Bias16AsF32(p, rc, &bias_holder);
+  const uint16_t* x = rc.input(0).data<uint16_t>();
+  const uint16_t* w = rc.input(1).data<uint16_t>();
+  uint16_t* y = rc.output(0).data<uint16_t>();
+  for (int64_t n = 0; n < p.batch; ++n) {
+    for (int64_t gi = 0; gi < p.group; ++gi) {
+      uint16_t* yg = y + (n * p.out_channels + gi * p.og) * p.P;
+      GroupGemm16(p, w, gi, p.type, x + (n * p.channels + gi * p.cg) * p.P, p.P, p.P,
+                  b ? b + gi * p.og : nullptr, yg, rc.parallel());
+      RunPost16(p.post16, yg, p.og * p.P, rc.parallel());
+    }
+  }
+}
+
+// General: direct convolution on the widened image when it applies, else im2col chunks (widened
+// from the image or from 16-bit X) and the mixed GEMM.
+void RunIm2Col16(const Conv16Plan& p, RunContext& rc) {
+  Tensor bias_holder;
+  const float* b = Bias16AsF32(p, rc, &bias_holder);
+  const uint16_t* x = rc.input(0).data<uint16_t>();
+  const uint16_t* w = rc.input(1).data<uint16_t>();
+  uint16_t* y = rc.output(0).data<uint16_t>();
+  Tensor scratch, yf, image;
+  float* col = nullptr;
+  if (p.widen_image) image = rc.Scratch(DType::kFloat32, {p.cg * p.in_size});
+  if (p.direct) yf = rc.Scratch(DType::kFloat32, {p.og * p.P});
+  for (int64_t n = 0; n < p.batch; ++n) {
+    for (int64_t gi = 0; gi < p.group; ++gi) {
+      const uint16_t* xg = x + (n * p.channels + gi * p.cg) * p.in_size;
+      uint16_t* yg = y + (n * p.out_channels + gi * p.og) * p.P;
+      if (p.widen_image) {
+        kernels::Widen16(p.kind, xg, image.data<float>(), static_cast<size_t>(p.cg * p.in_size));
+      }
+      if (p.direct && kernels::ConvDirectF32(p.g, image.data<float>(), p.cg, *p.packed[gi],
+                                             b ? b + gi * p.og : nullptr, yf.data<float>(),
+                                             rc.parallel())) {
+        kernels::Narrow16(p.kind, yf.data<float>(), yg, static_cast<size_t>(p.og * p.P));
+        RunPost16(p.post16, yg, p.og * p.P, rc.parallel());
+        continue;
+      }
+      if (col == nullptr) {
+        scratch = rc.Scratch(DType::kFloat32, {p.kdim * p.chunk});
+        col = scratch.data<float>();
+      }
+      for (int64_t p0 = 0; p0 < p.P; p0 += p.chunk) {
+        const int64_t pc = std::min(p.chunk, p.P - p0);
+        if (p.widen_image) {
+          kernels::Im2ColF32(p.g, image.data<float>(), p.cg, p0, pc, col, rc.parallel());
+        } else {
+          kernels::Im2Col16(p.kind, p.g, xg, p.cg, p0, pc, col, rc.parallel());
+        }
+        GroupGemm16(p, w, gi, kernels::GemmType::kF32, col, pc, pc, b ? b + gi * p.og : nullptr,
+                    yg + p0, rc.parallel());
+      }
+      RunPost16(p.post16, yg, p.og * p.P, rc.parallel());
+    }
+  }
+}
+
 class ConvOp final : public Op {
  public:
   explicit ConvOp(const OpInit& init) {
@@ -272,173 +408,62 @@ class ConvOp final : public Op {
   //     channels computed in float32, then rounded.
   RunFn Prepare16(PrepareContext& ctx, kernels::Float16Kind kind, const kernels::ConvGeometry& g,
                   int64_t batch, int64_t channels, int64_t out_channels, int64_t cg) const {
-    const int64_t group = attrs_.group;
-    const int64_t og = out_channels / group;
-    const int64_t ksize = g.KernelSize();
-    const int64_t kdim = cg * ksize;
-    const int64_t in_size = g.InSize(), P = g.OutSize();
-    const bool has_bias = ctx.has_input(2);
-    const kernels::GemmType type = kernels::GemmTypeOf(kind);
-    std::shared_ptr<const std::vector<float>> const_bias;
-    if (has_bias) {
+    auto plan = std::make_shared<Conv16Plan>();
+    Conv16Plan& p = *plan;
+    p.kind = kind;
+    p.type = kernels::GemmTypeOf(kind);
+    p.g = g;
+    p.batch = batch;
+    p.channels = channels;
+    p.out_channels = out_channels;
+    p.cg = cg;
+    p.group = attrs_.group;
+    p.og = out_channels / p.group;
+    p.ksize = g.KernelSize();
+    p.kdim = cg * p.ksize;
+    p.in_size = g.InSize();
+    p.P = g.OutSize();
+    p.has_bias = ctx.has_input(2);
+    if (p.has_bias) {
       if (const Tensor* bc = ctx.input_value(2); bc != nullptr) {
-        auto v = std::make_shared<std::vector<float>>(static_cast<size_t>(out_channels));
-        kernels::Widen16(kind, bc->data<uint16_t>(), v->data(), v->size());
-        const_bias = v;
+        p.const_bias.resize(static_cast<size_t>(out_channels));
+        kernels::Widen16(kind, bc->data<uint16_t>(), p.const_bias.data(), p.const_bias.size());
       }
     }
-    // The fused chain (16-bit steps on the rounded output), kept alive by the run functions.
-    const std::shared_ptr<const elementwise::FusedChain> chain = post_;
-    const kernels::PostOp16 post16 = chain ? chain->AsPostOp16() : kernels::PostOp16{};
-    // The bias as float32 for this run (constant, or widened into `holder`).
-    auto bias_of = [const_bias, has_bias, kind, out_channels](RunContext& rc,
-                                                              Tensor* holder) -> const float* {
-      if (!has_bias) return nullptr;
-      if (const_bias) return const_bias->data();
-      *holder = rc.Scratch(DType::kFloat32, {out_channels});
-      kernels::Widen16(kind, rc.input(2).data<uint16_t>(), holder->data<float>(),
-                       static_cast<size_t>(out_channels));
-      return holder->data<float>();
-    };
-
-    if (group > 1 && cg == 1 && g.rank <= 2) {
-      const int64_t mult = og;
-      std::shared_ptr<const std::vector<float>> const_w;
+    p.chain = post_;
+    p.post16 = p.chain ? p.chain->AsPostOp16() : kernels::PostOp16{};
+    if (p.group > 1 && cg == 1 && g.rank <= 2) {
       if (const Tensor* wc = ctx.input_value(1); wc != nullptr) {
-        auto v = std::make_shared<std::vector<float>>(static_cast<size_t>(out_channels * ksize));
-        kernels::Widen16(kind, wc->data<uint16_t>(), v->data(), v->size());
-        const_w = v;
+        p.const_depthwise_w.resize(static_cast<size_t>(out_channels * p.ksize));
+        kernels::Widen16(kind, wc->data<uint16_t>(), p.const_depthwise_w.data(),
+                         p.const_depthwise_w.size());
       }
-      return [=](RunContext& rc) {
-        Tensor bias_holder, w_holder;
-        const float* bias = bias_of(rc, &bias_holder);
-        const float* w;
-        if (const_w) {
-          w = const_w->data();
-        } else {
-          w_holder = rc.Scratch(DType::kFloat32, {out_channels * ksize});
-          kernels::Widen16(kind, rc.input(1).data<uint16_t>(), w_holder.data<float>(),
-                           static_cast<size_t>(out_channels * ksize));
-          w = w_holder.data<float>();
-        }
-        const uint16_t* x = rc.input(0).data<uint16_t>();
-        uint16_t* y = rc.output(0).data<uint16_t>();
-        // One task per (image, input channel); each widens its channel and rounds its outputs.
-        rc.parallel().For(batch * channels, [&](int64_t t0, int64_t t1) {
-          std::vector<float> xin(static_cast<size_t>(in_size));
-          std::vector<float> yout(static_cast<size_t>(mult * P));
-          for (int64_t t = t0; t < t1; ++t) {
-            const int64_t n = t / channels, c = t % channels;
-            kernels::Widen16(kind, x + t * in_size, xin.data(), static_cast<size_t>(in_size));
-            kernels::DepthwiseConvF32(g, xin.data(), 1, mult, w + c * mult * ksize,
-                                      bias != nullptr ? bias + c * mult : nullptr, yout.data(),
-                                      kernels::SerialParallel());
-            kernels::Narrow16(kind, yout.data(), y + (n * out_channels + c * mult) * P,
-                              static_cast<size_t>(mult * P));
-            if (post16) post16(y + (n * out_channels + c * mult) * P, mult * P);
-          }
-        });
-      };
+      return [plan](RunContext& rc) { RunDepthwise16(*plan, rc); };
     }
-
-    std::shared_ptr<std::vector<std::shared_ptr<const kernels::PackedAF32>>> packed;
     if (const Tensor* wc = ctx.input_value(1); wc != nullptr) {
-      packed = std::make_shared<std::vector<std::shared_ptr<const kernels::PackedAF32>>>();
-      for (int64_t gi = 0; gi < group; ++gi) {
-        packed->push_back(kernels::PackedAF32::Pack16(
-            kind, false, og, kdim, wc->data<uint16_t>() + gi * og * kdim, kdim));
+      for (int64_t gi = 0; gi < p.group; ++gi) {
+        p.packed.push_back(kernels::PackedAF32::Pack16(
+            kind, false, p.og, p.kdim, wc->data<uint16_t>() + gi * p.og * p.kdim, p.kdim));
       }
     }
-    // y_g[og, cols] (16-bit, ld = P) = W_g x b[kdim, cols] (type_b, ld = ldb) + bias.
-    auto gemm = [packed, og, kdim, P, type](const uint16_t* w, int64_t gi, kernels::GemmType type_b,
-                                            const void* b, int64_t cols, int64_t ldb,
-                                            const float* bias, uint16_t* y,
-                                            const kernels::Parallel& par) {
-      kernels::GemmEpilogue epi;
-      epi.row_bias = bias;
-      if (packed) {
-        kernels::GemmPackedAMixed(*(*packed)[gi], type_b, type, false, cols, 1.0f, b, ldb, 0.0f,
-                                  y, P, par, epi);
-      } else {
-        kernels::GemmMixed(type, type_b, type, false, false, og, cols, kdim, 1.0f,
-                           w + gi * og * kdim, kdim, b, ldb, 0.0f, y, P, par, epi);
-      }
-    };
     bool pointwise = true;
     for (int d = 0; d < g.rank; ++d) {
       pointwise =
           pointwise && g.kernel[d] == 1 && g.stride[d] == 1 && g.pad[d] == 0 && g.out[d] == g.in[d];
     }
-    if (pointwise) {
-      return [=](RunContext& rc) {
-        Tensor bias_holder;
-        const float* b = bias_of(rc, &bias_holder);
-        const uint16_t* x = rc.input(0).data<uint16_t>();
-        const uint16_t* w = rc.input(1).data<uint16_t>();
-        uint16_t* y = rc.output(0).data<uint16_t>();
-        for (int64_t n = 0; n < batch; ++n) {
-          for (int64_t gi = 0; gi < group; ++gi) {
-            gemm(w, gi, type, x + (n * channels + gi * cg) * P, P, P, b ? b + gi * og : nullptr,
-                 y + (n * out_channels + gi * og) * P, rc.parallel());
-            RunPost16(post16, y + (n * out_channels + gi * og) * P, og * P, rc.parallel());
-          }
-        }
-      };
-    }
-    int64_t chunk = kColBudget / std::max<int64_t>(kdim, 1);
+    if (pointwise) return [plan](RunContext& rc) { RunPointwise16(*plan, rc); };
+    int64_t chunk = kColBudget / std::max<int64_t>(p.kdim, 1);
     chunk = chunk >= kChunkColumns ? chunk / kChunkColumns * kChunkColumns : kChunkColumns;
-    chunk = std::min(chunk, P);
+    p.chunk = std::min(chunk, p.P);
     // A group's input image, when small enough, is widened once in one SIMD pass: im2col then
     // copies float32 runs instead of widening each short run separately (the same values).
-    const bool widen_image = cg * in_size <= kWidenImageLimit;
+    p.widen_image = cg * p.in_size <= kWidenImageLimit;
     // Constant W, small 2-D image and output: the float32 direct convolution (as in the float32
     // path) on the widened image into a float32 output, rounded once per element: the same
     // values as the GEMM with a 16-bit C.
-    const bool direct = packed && widen_image && og * P <= kWidenImageLimit &&
-                        kernels::ConvDirectApplies(g, cg);
-    return [=](RunContext& rc) {
-      Tensor bias_holder;
-      const float* b = bias_of(rc, &bias_holder);
-      const uint16_t* x = rc.input(0).data<uint16_t>();
-      const uint16_t* w = rc.input(1).data<uint16_t>();
-      uint16_t* y = rc.output(0).data<uint16_t>();
-      Tensor scratch, yf;
-      float* col = nullptr;
-      Tensor image;
-      if (widen_image) image = rc.Scratch(DType::kFloat32, {cg * in_size});
-      if (direct) yf = rc.Scratch(DType::kFloat32, {og * P});
-      for (int64_t n = 0; n < batch; ++n) {
-        for (int64_t gi = 0; gi < group; ++gi) {
-          const uint16_t* xg = x + (n * channels + gi * cg) * in_size;
-          uint16_t* yg = y + (n * out_channels + gi * og) * P;
-          if (widen_image) {
-            kernels::Widen16(kind, xg, image.data<float>(), static_cast<size_t>(cg * in_size));
-          }
-          if (direct && kernels::ConvDirectF32(g, image.data<float>(), cg, *(*packed)[gi],
-                                               b ? b + gi * og : nullptr, yf.data<float>(),
-                                               rc.parallel())) {
-            kernels::Narrow16(kind, yf.data<float>(), yg, static_cast<size_t>(og * P));
-            RunPost16(post16, yg, og * P, rc.parallel());
-            continue;
-          }
-          if (col == nullptr) {
-            scratch = rc.Scratch(DType::kFloat32, {kdim * chunk});
-            col = scratch.data<float>();
-          }
-          for (int64_t p0 = 0; p0 < P; p0 += chunk) {
-            const int64_t pc = std::min(chunk, P - p0);
-            if (widen_image) {
-              kernels::Im2ColF32(g, image.data<float>(), cg, p0, pc, col, rc.parallel());
-            } else {
-              kernels::Im2Col16(kind, g, xg, cg, p0, pc, col, rc.parallel());
-            }
-            gemm(w, gi, kernels::GemmType::kF32, col, pc, pc, b ? b + gi * og : nullptr, yg + p0,
-                 rc.parallel());
-          }
-          RunPost16(post16, yg, og * P, rc.parallel());
-        }
-      }
-    };
+    p.direct = !p.packed.empty() && p.widen_image && p.og * p.P <= kWidenImageLimit &&
+               kernels::ConvDirectApplies(g, cg);
+    return [plan](RunContext& rc) { RunIm2Col16(*plan, rc); };
   }
 
   ConvAttributes attrs_;
