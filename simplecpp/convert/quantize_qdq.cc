@@ -207,6 +207,284 @@ bool SharesInputParams(const std::string& op) {
   return op == "MaxPool" || op == "Flatten" || op == "Reshape" || op == "Transpose";
 }
 
+// Rewrites one graph (after BatchNormalization folding and calibration) into QDQ form; each
+// method is one phase of QuantizeQdq, in the order Run calls them.
+class QdqQuantizer {
+ public:
+  QdqQuantizer(graph::Graph* g, std::set<std::string>* taken, std::map<std::string, Range> ranges,
+               bool per_channel)
+      : g_(*g), taken_(*taken), ranges_(std::move(ranges)), per_channel_(per_channel) {}
+
+  void Run() {
+    RemoveFusedRelus();
+    AssignParams();
+    NameQuantizedValues();
+    for (const auto& in : g_.inputs) {
+      if (params_.count(in.name) && !g_.FindInitializer(in.name)) EmitPair(in.name);
+    }
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      graph::Node n = std::move(g_.nodes[i]);
+      const std::string x_orig = n.inputs.empty() ? std::string() : n.inputs[0];
+      for (std::string& in : n.inputs) {
+        auto it = dq_name_.find(in);
+        if (it != dq_name_.end()) in = it->second;
+      }
+      if (is_q_[i] && IsWeighted(n.op_type)) QuantizeWeightAndBias(&n, x_orig);
+      std::vector<std::string> quantized_outputs;
+      for (std::string& o : n.outputs) {
+        if (params_.count(o)) {
+          quantized_outputs.push_back(o);
+          o = q_input_[o];
+        }
+      }
+      nodes_.push_back(std::move(n));
+      for (const std::string& o : quantized_outputs) EmitPair(o);
+    }
+    g_.nodes = std::move(nodes_);
+    DropUnusedInitializers(&g_, replaced_);
+  }
+
+ private:
+  static bool IsWeighted(const std::string& op) { return op == "Conv" || op == "Gemm" || op == "MatMul"; }
+
+  bool IsFloatActivation(const std::string& v) const {
+    return !v.empty() && !g_.FindInitializer(v) && ranges_.count(v) > 0;
+  }
+
+  // Which nodes get quantized: weights must be float32 initializers; data inputs must not be.
+  bool Quantizable(const graph::Node& n) const {
+    if (!IsDefaultDomain(n.domain) || !ProducesQuantizedOutput(n.op_type) || n.inputs.empty() ||
+        n.outputs.empty() || !IsFloatActivation(n.outputs[0])) {
+      return false;
+    }
+    if (IsWeighted(n.op_type)) {
+      const Tensor* w = n.inputs.size() > 1 ? g_.FindInitializer(n.inputs[1]) : nullptr;
+      if (!w || w->dtype() != DType::kFloat32 || !IsFloatActivation(n.inputs[0])) return false;
+      if (n.op_type == "Gemm" && (IntAttrOr(n, "transA", 0) != 0 || w->rank() != 2)) return false;
+      if (n.op_type == "MatMul" && w->rank() != 2) return false;
+      return true;
+    }
+    if (n.op_type == "Add" || n.op_type == "Mul" || n.op_type == "Concat") {
+      for (const std::string& in : n.inputs) {
+        if (!IsFloatActivation(in)) return false;
+      }
+      // A product or sum of a value with a function of itself (the Mul of a spelled-out
+      // HardSwish or Swish) belongs to the activation: quantizing it would round inside the
+      // activation, and would split the chain that runs as one table lookup once its input is
+      // quantized (graph/passes/quant_lookup_fusion.h).
+      if (n.op_type != "Concat" && n.inputs.size() == 2 &&
+          (DerivedElementwise(g_, n.inputs[0], n.inputs[1]) ||
+           DerivedElementwise(g_, n.inputs[1], n.inputs[0]))) {
+        return false;
+      }
+      return true;
+    }
+    return IsFloatActivation(n.inputs[0]);
+  }
+
+  // Relu removal: Conv/Gemm/MatMul -> Relu with the Relu the sole consumer.
+  void RemoveFusedRelus() {
+    const std::map<std::string, int> uses = CountUses(g_);
+    std::set<std::string> graph_outputs;
+    for (const auto& v : g_.outputs) graph_outputs.insert(v.name);
+    std::map<std::string, size_t> producer;
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      for (const std::string& o : g_.nodes[i].outputs) producer[o] = i;
+    }
+    std::vector<bool> drop(g_.nodes.size(), false);
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const graph::Node& r = g_.nodes[i];
+      if (r.op_type != "Relu" || !IsDefaultDomain(r.domain) || r.inputs.size() != 1) continue;
+      auto pit = producer.find(r.inputs[0]);
+      if (pit == producer.end() || graph_outputs.count(r.inputs[0]) || uses.at(r.inputs[0]) != 1) continue;
+      graph::Node& p = g_.nodes[pit->second];
+      if (!IsWeighted(p.op_type) || !Quantizable(p) || !IsFloatActivation(r.outputs[0])) continue;
+      p.outputs[0] = r.outputs[0];
+      drop[i] = true;
+    }
+    std::vector<graph::Node> kept;
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      if (!drop[i]) kept.push_back(std::move(g_.nodes[i]));
+    }
+    g_.nodes = std::move(kept);
+  }
+
+  // Quantization parameters of every activation to quantize, in topological order.
+  void AssignParams() {
+    is_q_.assign(g_.nodes.size(), false);
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const graph::Node& n = g_.nodes[i];
+      if (!Quantizable(n)) continue;
+      // MaxPool / Flatten / Reshape / Transpose only carry an int8 value along: with nothing
+      // quantized coming in they stay float (ORT's default, ForceQuantizeNoInputCheck off). This
+      // keeps Q/DQ off the reshapes around a float Softmax.
+      if (SharesInputParams(n.op_type) && !params_.count(n.inputs[0])) continue;
+      is_q_[i] = true;
+      const size_t data_inputs = IsWeighted(n.op_type) || n.op_type == "Reshape" ? 1 : n.inputs.size();
+      for (size_t k = 0; k < data_inputs; ++k) {
+        if (!params_.count(n.inputs[k])) params_[n.inputs[k]] = ParamsOf(ranges_.at(n.inputs[k]));
+      }
+      params_[n.outputs[0]] =
+          SharesInputParams(n.op_type) ? params_.at(n.inputs[0]) : ParamsOf(ranges_.at(n.outputs[0]));
+    }
+  }
+
+  // What consumers of each quantized value read, and what its QuantizeLinear reads: a graph
+  // output keeps its name (its DequantizeLinear writes it).
+  void NameQuantizedValues() {
+    std::set<std::string> graph_outputs;
+    for (const auto& v : g_.outputs) graph_outputs.insert(v.name);
+    for (const auto& [v, p] : params_) {
+      if (graph_outputs.count(v)) {
+        dq_name_[v] = v;
+        q_input_[v] = UniqueName(v + "_QuantizeLinear_Input", &taken_);
+      } else {
+        dq_name_[v] = UniqueName(v + "_DequantizeLinear_Output", &taken_);
+        q_input_[v] = v;
+      }
+    }
+  }
+
+  // A Q/DQ pair right after a quantized value's producer.
+  void EmitPair(const std::string& v) {
+    const QParams p = params_.at(v);
+    const std::string s = UniqueName(v + "_scale", &taken_), z = UniqueName(v + "_zero_point", &taken_);
+    g_.initializers.emplace_back(s, Tensor::FromVector<float>(DType::kFloat32, {}, {p.scale}));
+    g_.initializers.emplace_back(z, Tensor::FromVector<uint8_t>(DType::kUInt8, {}, {p.zero_point}));
+    const std::string q = UniqueName(v + "_QuantizeLinear_Output", &taken_);
+    nodes_.push_back(MakeNode("QuantizeLinear", UniqueName(v + "_QuantizeLinear", &taken_), {q_input_[v], s, z}, {q}));
+    nodes_.push_back(MakeNode("DequantizeLinear", UniqueName(v + "_DequantizeLinear", &taken_), {q, s, z}, {dq_name_[v]}));
+  }
+
+  // The weight (int8 symmetric, per channel or per tensor) and the bias (int32 at x_scale *
+  // w_scale) of a quantized Conv / Gemm / MatMul, through DequantizeLinear nodes emitted right
+  // before it.
+  void QuantizeWeightAndBias(graph::Node* node, const std::string& x_orig) {
+    graph::Node& n = *node;
+    const std::string w_name = n.inputs[1];
+    // The output-channel axis of the weight: Conv [M, C/g, ...] axis 0; Gemm B [N,K] (transB)
+    // axis 0, [K,N] axis 1; MatMul [K,N] axis 1.
+    int axis = 0;
+    if (n.op_type == "MatMul" || (n.op_type == "Gemm" && IntAttrOr(n, "transB", 0) == 0)) axis = 1;
+    // The int32 bias (Conv bias [M]; Gemm C of [N]) has scale x_scale * w_scale. A weight scale
+    // so small that |bias| / scale passes int32 (a nearly dead channel with a large folded BN
+    // shift) is raised until the bias fits, as ORT's quantizer does.
+    const int64_t channels = g_.FindInitializer(w_name)->dim(axis);
+    const std::string b_name = n.inputs.size() > 2 ? n.inputs[2] : std::string();
+    const Tensor* b = b_name.empty() ? nullptr : g_.FindInitializer(b_name);
+    const bool quantize_bias =
+        b && b->dtype() == DType::kFloat32 && b->rank() == 1 && b->dim(0) == channels &&
+        (n.op_type != "Gemm" ||
+         (FloatAttrOr(n, "beta", 1.0f) == 1.0f && FloatAttrOr(n, "alpha", 1.0f) == 1.0f));
+    const std::vector<float> bias = quantize_bias ? FloatValues(*b) : std::vector<float>();
+    const float xs = quantize_bias ? params_.at(x_orig).scale : 1.0f;
+    auto wit = quantized_weights_.find({w_name, axis});
+    const std::vector<float> base =
+        wit != quantized_weights_.end()
+            ? wit->second.scales
+            : SymmetricScales(*g_.FindInitializer(w_name), per_channel_ ? axis : -1);
+    std::vector<float> wscales = base;
+    for (size_t c = 0; c < bias.size(); ++c) {
+      const float need =
+          static_cast<float>(std::fabs(static_cast<double>(bias[c])) / (xs * kMaxBiasCode));
+      float& sc = wscales[per_channel_ ? c : 0];
+      if (sc < need) sc = std::nextafter(need, INFINITY);
+    }
+    // A weight read by several nodes along the same axis is quantized once; its DQ output,
+    // emitted before the first reader, serves the later ones (a node that needed raised scales
+    // gets its own copy).
+    std::string w_dq;
+    if (wit != quantized_weights_.end() && wscales == base) {
+      w_dq = wit->second.dq_output;
+    } else {
+      w_dq = EmitWeight(w_name, axis, channels, wscales);
+      if (wscales == base && wit == quantized_weights_.end()) {
+        quantized_weights_.emplace(std::make_pair(w_name, axis), QuantizedWeight{w_dq, wscales});
+      }
+    }
+    replaced_.insert(w_name);
+    n.inputs[1] = w_dq;
+    if (quantize_bias) {
+      n.inputs[2] = EmitBias(b_name, bias, xs, wscales, channels);
+      replaced_.insert(b_name);
+    }
+  }
+
+  // The weight quantized with `wscales` (zero points 0) and its DequantizeLinear; returns the
+  // DequantizeLinear's output.
+  std::string EmitWeight(const std::string& w_name, int axis, int64_t channels,
+                         const std::vector<float>& wscales) {
+    const Tensor w = *g_.FindInitializer(w_name);  // a handle: initializers grow below
+    const std::string qn = UniqueName(w_name + "_quantized", &taken_);
+    const std::string sn = UniqueName(w_name + "_scale", &taken_);
+    const std::string zn = UniqueName(w_name + "_zero_point", &taken_);
+    const std::string w_dq = UniqueName(w_name + "_DequantizeLinear_Output", &taken_);
+    g_.initializers.emplace_back(qn, QuantizeWithScales(w, per_channel_ ? axis : -1, wscales));
+    g_.initializers.emplace_back(sn, FloatVector(wscales, !per_channel_));
+    g_.initializers.emplace_back(
+        zn, per_channel_ ? Tensor::FromVector<int8_t>(
+                               DType::kInt8, {channels},
+                               std::vector<int8_t>(static_cast<size_t>(channels), 0))
+                         : Tensor::FromVector<int8_t>(DType::kInt8, {}, {0}));
+    std::vector<graph::Attribute> attrs;
+    if (per_channel_) attrs.push_back(IntAttr("axis", axis));
+    nodes_.push_back(MakeNode("DequantizeLinear", UniqueName(w_name + "_DequantizeLinear", &taken_),
+                              {qn, sn, zn}, {w_dq}, attrs));
+    return w_dq;
+  }
+
+  // The bias as int32 at scale xs * wscales[c] (zero point 0) and its DequantizeLinear; returns
+  // the DequantizeLinear's output.
+  std::string EmitBias(const std::string& b_name, const std::vector<float>& bias, float xs,
+                       const std::vector<float>& wscales, int64_t channels) {
+    std::vector<float> bs(static_cast<size_t>(channels));
+    Tensor bq(DType::kInt32, {channels});
+    for (int64_t c = 0; c < channels; ++c) {
+      bs[static_cast<size_t>(c)] = xs * wscales[per_channel_ ? static_cast<size_t>(c) : 0];
+      const double v = std::nearbyint(static_cast<double>(bias[static_cast<size_t>(c)]) /
+                                      bs[static_cast<size_t>(c)]);
+      bq.data<int32_t>()[c] = static_cast<int32_t>(std::min(kMaxBiasCode, std::max(-kMaxBiasCode, v)));
+    }
+    const std::string bqn = UniqueName(b_name + "_quantized", &taken_);
+    const std::string bsn = UniqueName(b_name + "_quantized_scale", &taken_);
+    const std::string bzn = UniqueName(b_name + "_quantized_zero_point", &taken_);
+    const std::string bdn = UniqueName(b_name + "_DequantizeLinear_Output", &taken_);
+    g_.initializers.emplace_back(bqn, std::move(bq));
+    if (per_channel_) {
+      g_.initializers.emplace_back(bsn, Tensor::FromVector<float>(DType::kFloat32, {channels}, bs));
+      g_.initializers.emplace_back(
+          bzn, Tensor::FromVector<int32_t>(DType::kInt32, {channels},
+                                           std::vector<int32_t>(static_cast<size_t>(channels), 0)));
+    } else {
+      g_.initializers.emplace_back(bsn, Tensor::FromVector<float>(DType::kFloat32, {}, {bs[0]}));
+      g_.initializers.emplace_back(bzn, Tensor::FromVector<int32_t>(DType::kInt32, {}, {0}));
+    }
+    std::vector<graph::Attribute> battrs;
+    if (per_channel_) battrs.push_back(IntAttr("axis", 0));
+    nodes_.push_back(MakeNode("DequantizeLinear", UniqueName(b_name + "_DequantizeLinear", &taken_),
+                              {bqn, bsn, bzn}, {bdn}, battrs));
+    return bdn;
+  }
+
+  static constexpr double kMaxBiasCode = 2147483647.0;
+  struct QuantizedWeight {
+    std::string dq_output;
+    std::vector<float> scales;
+  };
+
+  graph::Graph& g_;
+  std::set<std::string>& taken_;
+  const std::map<std::string, Range> ranges_;
+  const bool per_channel_;
+  std::map<std::string, QParams> params_;
+  std::vector<bool> is_q_;
+  std::map<std::string, std::string> dq_name_;  // quantized value -> what consumers read
+  std::map<std::string, std::string> q_input_;  // quantized value -> what its Q node reads
+  std::vector<graph::Node> nodes_;              // the rewritten node list
+  std::set<std::string> replaced_;              // float weights and biases now quantized
+  std::map<std::pair<std::string, int>, QuantizedWeight> quantized_weights_;  // by (weight, axis)
+};
+
 }  // namespace
 
 graph::Model QuantizeQdq(const graph::Model& model, const QdqOptions& options,
@@ -232,242 +510,10 @@ graph::Model QuantizeQdq(const graph::Model& model, const QdqOptions& options,
                     std::to_string(opset));
   }
   const bool per_channel = options.per_channel && opset >= 13;  // DequantizeLinear axis: opset 13
-  graph::Graph& g = out.graph;
-  std::set<std::string> taken = AllNames(g);
-  FoldBatchNorm(&g, &taken);
-
-  // Which nodes get quantized: weights must be float32 initializers; data inputs must not be.
+  std::set<std::string> taken = AllNames(out.graph);
+  FoldBatchNorm(&out.graph, &taken);
   std::map<std::string, Range> ranges = Calibrate(out, options.calibration);
-  auto is_float_activation = [&](const std::string& v) {
-    return !v.empty() && !g.FindInitializer(v) && ranges.count(v) > 0;
-  };
-  auto quantizable = [&](const graph::Node& n) {
-    if (!IsDefaultDomain(n.domain) || !ProducesQuantizedOutput(n.op_type) || n.inputs.empty() ||
-        n.outputs.empty() || !is_float_activation(n.outputs[0])) {
-      return false;
-    }
-    if (n.op_type == "Conv" || n.op_type == "Gemm" || n.op_type == "MatMul") {
-      const Tensor* w = n.inputs.size() > 1 ? g.FindInitializer(n.inputs[1]) : nullptr;
-      if (!w || w->dtype() != DType::kFloat32 || !is_float_activation(n.inputs[0])) return false;
-      if (n.op_type == "Gemm" && (IntAttrOr(n, "transA", 0) != 0 || w->rank() != 2)) return false;
-      if (n.op_type == "MatMul" && w->rank() != 2) return false;
-      return true;
-    }
-    if (n.op_type == "Add" || n.op_type == "Mul" || n.op_type == "Concat") {
-      for (const std::string& in : n.inputs) {
-        if (!is_float_activation(in)) return false;
-      }
-      // A product or sum of a value with a function of itself (the Mul of a spelled-out
-      // HardSwish or Swish) belongs to the activation: quantizing it would round inside the
-      // activation, and would split the chain that runs as one table lookup once its input is
-      // quantized (graph/passes/quant_lookup_fusion.h).
-      if (n.op_type != "Concat" && n.inputs.size() == 2 &&
-          (DerivedElementwise(g, n.inputs[0], n.inputs[1]) ||
-           DerivedElementwise(g, n.inputs[1], n.inputs[0]))) {
-        return false;
-      }
-      return true;
-    }
-    return is_float_activation(n.inputs[0]);
-  };
-
-  // Relu removal: Conv/Gemm/MatMul -> Relu with the Relu the sole consumer.
-  {
-    const std::map<std::string, int> uses = CountUses(g);
-    std::set<std::string> graph_outputs;
-    for (const auto& v : g.outputs) graph_outputs.insert(v.name);
-    std::map<std::string, size_t> producer;
-    for (size_t i = 0; i < g.nodes.size(); ++i) {
-      for (const std::string& o : g.nodes[i].outputs) producer[o] = i;
-    }
-    std::vector<bool> drop(g.nodes.size(), false);
-    for (size_t i = 0; i < g.nodes.size(); ++i) {
-      const graph::Node& r = g.nodes[i];
-      if (r.op_type != "Relu" || !IsDefaultDomain(r.domain) || r.inputs.size() != 1) continue;
-      auto pit = producer.find(r.inputs[0]);
-      if (pit == producer.end() || graph_outputs.count(r.inputs[0]) || uses.at(r.inputs[0]) != 1) continue;
-      graph::Node& p = g.nodes[pit->second];
-      if ((p.op_type != "Conv" && p.op_type != "Gemm" && p.op_type != "MatMul") || !quantizable(p) ||
-          !is_float_activation(r.outputs[0])) {
-        continue;
-      }
-      p.outputs[0] = r.outputs[0];
-      drop[i] = true;
-    }
-    std::vector<graph::Node> kept;
-    for (size_t i = 0; i < g.nodes.size(); ++i) {
-      if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
-    }
-    g.nodes = std::move(kept);
-  }
-
-  // Quantization parameters of every activation to quantize, in topological order.
-  std::map<std::string, QParams> params;
-  std::vector<bool> is_q(g.nodes.size(), false);
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const graph::Node& n = g.nodes[i];
-    if (!quantizable(n)) continue;
-    // MaxPool / Flatten / Reshape / Transpose only carry an int8 value along: with nothing
-    // quantized coming in they stay float (ORT's default, ForceQuantizeNoInputCheck off). This
-    // keeps Q/DQ off the reshapes around a float Softmax.
-    if (SharesInputParams(n.op_type) && !params.count(n.inputs[0])) continue;
-    is_q[i] = true;
-    const size_t data_inputs = (n.op_type == "Conv" || n.op_type == "Gemm" || n.op_type == "MatMul" ||
-                                n.op_type == "Reshape")
-                                   ? 1
-                                   : n.inputs.size();
-    for (size_t k = 0; k < data_inputs; ++k) {
-      if (!params.count(n.inputs[k])) params[n.inputs[k]] = ParamsOf(ranges.at(n.inputs[k]));
-    }
-    params[n.outputs[0]] = SharesInputParams(n.op_type) ? params.at(n.inputs[0]) : ParamsOf(ranges.at(n.outputs[0]));
-  }
-
-  // Emit: a Q/DQ pair right after each quantized value's producer (graph inputs first); weight
-  // and bias DequantizeLinear nodes right before their node.
-  std::set<std::string> graph_outputs;
-  for (const auto& v : g.outputs) graph_outputs.insert(v.name);
-  std::map<std::string, std::string> dq_name;  // quantized value -> what consumers read
-  std::map<std::string, std::string> q_input;  // quantized value -> what its Q node reads
-  for (const auto& [v, p] : params) {
-    if (graph_outputs.count(v)) {
-      dq_name[v] = v;
-      q_input[v] = UniqueName(v + "_QuantizeLinear_Input", &taken);
-    } else {
-      dq_name[v] = UniqueName(v + "_DequantizeLinear_Output", &taken);
-      q_input[v] = v;
-    }
-  }
-  std::vector<graph::Node> nodes;
-  auto emit_pair = [&](const std::string& v) {
-    const QParams p = params.at(v);
-    const std::string s = UniqueName(v + "_scale", &taken), z = UniqueName(v + "_zero_point", &taken);
-    g.initializers.emplace_back(s, Tensor::FromVector<float>(DType::kFloat32, {}, {p.scale}));
-    g.initializers.emplace_back(z, Tensor::FromVector<uint8_t>(DType::kUInt8, {}, {p.zero_point}));
-    const std::string q = UniqueName(v + "_QuantizeLinear_Output", &taken);
-    nodes.push_back(MakeNode("QuantizeLinear", UniqueName(v + "_QuantizeLinear", &taken), {q_input[v], s, z}, {q}));
-    nodes.push_back(MakeNode("DequantizeLinear", UniqueName(v + "_DequantizeLinear", &taken), {q, s, z}, {dq_name[v]}));
-  };
-  for (const auto& in : g.inputs) {
-    if (params.count(in.name) && !g.FindInitializer(in.name)) emit_pair(in.name);
-  }
-  std::set<std::string> replaced;
-  struct QuantizedWeight {
-    std::string dq_output;
-    std::vector<float> scales;
-  };
-  std::map<std::pair<std::string, int>, QuantizedWeight> quantized_weights;  // by (weight, axis)
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    graph::Node n = std::move(g.nodes[i]);
-    const std::string x_orig = n.inputs.empty() ? std::string() : n.inputs[0];
-    for (std::string& in : n.inputs) {
-      auto it = dq_name.find(in);
-      if (it != dq_name.end()) in = it->second;
-    }
-    if (is_q[i] && (n.op_type == "Conv" || n.op_type == "Gemm" || n.op_type == "MatMul")) {
-      const std::string w_name = n.inputs[1];
-      // The output-channel axis of the weight: Conv [M, C/g, ...] axis 0; Gemm B [N,K] (transB)
-      // axis 0, [K,N] axis 1; MatMul [K,N] axis 1.
-      int axis = 0;
-      if (n.op_type == "MatMul" || (n.op_type == "Gemm" && IntAttrOr(n, "transB", 0) == 0)) axis = 1;
-      // The int32 bias (Conv bias [M]; Gemm C of [N]) has scale x_scale * w_scale. A weight scale
-      // so small that |bias| / scale passes int32 (a nearly dead channel with a large folded BN
-      // shift) is raised until the bias fits, as ORT's quantizer does.
-      const int64_t channels = g.FindInitializer(w_name)->dim(axis);
-      const std::string b_name = n.inputs.size() > 2 ? n.inputs[2] : std::string();
-      const Tensor* b = b_name.empty() ? nullptr : g.FindInitializer(b_name);
-      const bool quantize_bias =
-          b && b->dtype() == DType::kFloat32 && b->rank() == 1 && b->dim(0) == channels &&
-          (n.op_type != "Gemm" ||
-           (FloatAttrOr(n, "beta", 1.0f) == 1.0f && FloatAttrOr(n, "alpha", 1.0f) == 1.0f));
-      const std::vector<float> bias = quantize_bias ? FloatValues(*b) : std::vector<float>();
-      const float xs = quantize_bias ? params.at(x_orig).scale : 1.0f;
-      auto wit = quantized_weights.find({w_name, axis});
-      const std::vector<float> base =
-          wit != quantized_weights.end()
-              ? wit->second.scales
-              : SymmetricScales(*g.FindInitializer(w_name), per_channel ? axis : -1);
-      std::vector<float> wscales = base;
-      constexpr double kMaxBiasCode = 2147483647.0;
-      for (size_t c = 0; c < bias.size(); ++c) {
-        const float need =
-            static_cast<float>(std::fabs(static_cast<double>(bias[c])) / (xs * kMaxBiasCode));
-        float& sc = wscales[per_channel ? c : 0];
-        if (sc < need) sc = std::nextafter(need, INFINITY);
-      }
-      // A weight read by several nodes along the same axis is quantized once; its DQ output,
-      // emitted before the first reader, serves the later ones (a node that needed raised scales
-      // gets its own copy).
-      std::string w_dq;
-      if (wit != quantized_weights.end() && wscales == base) {
-        w_dq = wit->second.dq_output;
-      } else {
-        const Tensor w = *g.FindInitializer(w_name);  // a handle: initializers grow below
-        const std::string qn = UniqueName(w_name + "_quantized", &taken);
-        const std::string sn = UniqueName(w_name + "_scale", &taken);
-        const std::string zn = UniqueName(w_name + "_zero_point", &taken);
-        w_dq = UniqueName(w_name + "_DequantizeLinear_Output", &taken);
-        g.initializers.emplace_back(qn, QuantizeWithScales(w, per_channel ? axis : -1, wscales));
-        g.initializers.emplace_back(sn, FloatVector(wscales, !per_channel));
-        g.initializers.emplace_back(
-            zn, per_channel ? Tensor::FromVector<int8_t>(
-                                  DType::kInt8, {channels},
-                                  std::vector<int8_t>(static_cast<size_t>(channels), 0))
-                            : Tensor::FromVector<int8_t>(DType::kInt8, {}, {0}));
-        std::vector<graph::Attribute> attrs;
-        if (per_channel) attrs.push_back(IntAttr("axis", axis));
-        nodes.push_back(MakeNode("DequantizeLinear",
-                                 UniqueName(w_name + "_DequantizeLinear", &taken), {qn, sn, zn},
-                                 {w_dq}, attrs));
-        if (wscales == base && wit == quantized_weights.end()) {
-          quantized_weights.emplace(std::make_pair(w_name, axis), QuantizedWeight{w_dq, wscales});
-        }
-      }
-      replaced.insert(w_name);
-      n.inputs[1] = w_dq;
-      if (quantize_bias) {
-        std::vector<float> bs(static_cast<size_t>(channels));
-        Tensor bq(DType::kInt32, {channels});
-        for (int64_t c = 0; c < channels; ++c) {
-          bs[static_cast<size_t>(c)] = xs * wscales[per_channel ? static_cast<size_t>(c) : 0];
-          const double v = std::nearbyint(static_cast<double>(bias[static_cast<size_t>(c)]) /
-                                          bs[static_cast<size_t>(c)]);
-          bq.data<int32_t>()[c] =
-              static_cast<int32_t>(std::min(kMaxBiasCode, std::max(-kMaxBiasCode, v)));
-        }
-        const std::string bqn = UniqueName(b_name + "_quantized", &taken);
-        const std::string bsn = UniqueName(b_name + "_quantized_scale", &taken);
-        const std::string bzn = UniqueName(b_name + "_quantized_zero_point", &taken);
-        const std::string bdn = UniqueName(b_name + "_DequantizeLinear_Output", &taken);
-        g.initializers.emplace_back(bqn, std::move(bq));
-        if (per_channel) {
-          g.initializers.emplace_back(bsn, Tensor::FromVector<float>(DType::kFloat32, {channels}, bs));
-          g.initializers.emplace_back(
-              bzn, Tensor::FromVector<int32_t>(DType::kInt32, {channels},
-                                               std::vector<int32_t>(static_cast<size_t>(channels), 0)));
-        } else {
-          g.initializers.emplace_back(bsn, Tensor::FromVector<float>(DType::kFloat32, {}, {bs[0]}));
-          g.initializers.emplace_back(bzn, Tensor::FromVector<int32_t>(DType::kInt32, {}, {0}));
-        }
-        std::vector<graph::Attribute> battrs;
-        if (per_channel) battrs.push_back(IntAttr("axis", 0));
-        nodes.push_back(MakeNode("DequantizeLinear", UniqueName(b_name + "_DequantizeLinear", &taken),
-                                 {bqn, bsn, bzn}, {bdn}, battrs));
-        replaced.insert(b_name);
-        n.inputs[2] = bdn;
-      }
-    }
-    std::vector<std::string> quantized_outputs;
-    for (std::string& o : n.outputs) {
-      if (params.count(o)) {
-        quantized_outputs.push_back(o);
-        o = q_input[o];
-      }
-    }
-    nodes.push_back(std::move(n));
-    for (const std::string& o : quantized_outputs) emit_pair(o);
-  }
-  g.nodes = std::move(nodes);
-  DropUnusedInitializers(&g, replaced);
+  QdqQuantizer(&out.graph, &taken, std::move(ranges), per_channel).Run();
   return out;
 }
 
