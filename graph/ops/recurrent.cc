@@ -171,190 +171,236 @@ struct PackedWeights {
   std::vector<std::shared_ptr<const kernels::PackedBF32>> r;
 };
 
+// Sequence lengths (all seq_length without the input), validated here because their values are
+// known only now.
+std::vector<int64_t> SequenceLengths(const RunPlan& p, RunContext& rc) {
+  std::vector<int64_t> lens(static_cast<size_t>(p.batch), p.seq);
+  if (!p.has_lens) return lens;
+  const Tensor& t = rc.input(4);
+  for (int64_t b = 0; b < p.batch; ++b) {
+    const int64_t v = p.lens_dtype == DType::kInt64 ? t.data<int64_t>()[b]
+                                                    : int64_t{t.data<int32_t>()[b]};
+    if (v < 0 || v > p.seq) {
+      rc.Fail("sequence_lens[" + std::to_string(b) + "] = " + std::to_string(v) +
+              " is outside [0, seq_length = " + std::to_string(p.seq) + "]");
+    }
+    lens[b] = v;
+  }
+  return lens;
+}
+
+// The inputs, outputs and working buffers of one run.
 template <typename T>
-void RunRecurrent(const RecurrentAttrs& a, const RunPlan& p, const PackedWeights& packed,
-                  RunContext& rc) {
-  const int64_t S = p.seq, B = p.batch, I = p.input, H = p.hidden, G = a.gates, D = a.num_dirs;
+struct RecurrentBuffers {
+  const T* x;
+  const T* w;
+  const T* r;
+  const T* bias;  // [dir][2 * G * H] or null
+  const T* h0;
+  const T* c0;
+  const T* peep;
+  T* y;
+  T* yh;
+  T* yc;
+  T* xw;   // [S * B, G * H]: X*W^T + bx, one row per (time, batch) in X's row order
+  T* rh;   // [B, G * H]: H*R^T of the current step
+  T* hs;   // [B, H] hidden state
+  T* cs;   // [B, H] cell state (LSTM)
+  T* tmp;  // [B, H] GRU's r . H
+  T* bx;   // [G * H] added to X*W^T
+  T* bh;   // [G * H] added to H*R^T (GRU linear_before_reset)
+};
+
+// Where the [hidden] vectors addressed by (time, dir, batch) lie, for either layout.
+struct RecurrentLayout {
+  bool layout1;
+  int64_t S, B, D, H;
+  int64_t y_off(int64_t t, int64_t d, int64_t b) const {
+    return layout1 ? ((b * S + t) * D + d) * H : ((t * D + d) * B + b) * H;
+  }
+  int64_t state_off(int64_t d, int64_t b) const { return layout1 ? (b * D + d) * H : (d * B + b) * H; }
+  int64_t x_row(int64_t t, int64_t b) const { return layout1 ? b * S + t : t * B + b; }
+};
+
+// One cell update of batch row b: the gates from xr (X*W^T + bx, consumed) and g (H*R^T), the
+// new hidden state into hrow and, for LSTM, the cell state in crow.
+template <typename T>
+void UpdateRow(const RecurrentAttrs& a, const RnnActivation* act, const T* pd, T* xr, T* g,
+               T* hrow, T* crow, int64_t H) {
+  const bool gru_lbr = a.cell == Cell::kGru && a.linear_before_reset;
+  switch (a.cell) {
+    case Cell::kRnn:
+      Gate(act[0], a.clip, xr, g, hrow, H);
+      break;
+    case Cell::kGru: {
+      T* gz = g;
+      T* gh = g + 2 * H;
+      if (gru_lbr) {
+        Gate(act[0], a.clip, xr, g, g, 2 * H);  // z, r
+        Mul(g + H, gh, gh, H);                   // r . (H*Rh^T + Rbh)
+      }
+      Gate(act[1], a.clip, xr + 2 * H, gh, gh, H);  // candidate
+      GruUpdate(gz, gh, hrow, H);
+      break;
+    }
+    case Cell::kLstm: {
+      T* gi = g;
+      T* go = g + H;
+      T* gf = g + 2 * H;
+      T* gc = g + 3 * H;
+      if (pd != nullptr) {
+        MulAdd(pd, crow, gi, H);
+        if (!a.input_forget) MulAdd(pd + 2 * H, crow, gf, H);
+      }
+      Gate(act[0], a.clip, xr, gi, gi, H);
+      if (!a.input_forget) Gate(act[0], a.clip, xr + 2 * H, gf, gf, H);
+      Gate(act[1], a.clip, xr + 3 * H, gc, gc, H);
+      LstmCell(gi, a.input_forget ? nullptr : gf, gc, crow, H);
+      if (pd != nullptr) MulAdd(pd + H, crow, go, H);
+      Gate(act[0], a.clip, xr + H, go, go, H);
+      Gate(act[2], a.clip, crow, nullptr, xr, H);  // h(C) into the spent X*W^T row
+      Mul(go, xr, hrow, H);
+      break;
+    }
+  }
+}
+
+// One direction d over the whole sequence.
+template <typename T>
+void RunDirection(const RecurrentAttrs& a, const RunPlan& p, const PackedWeights& packed,
+                  const std::vector<int64_t>& lens, const RecurrentLayout& lay,
+                  const RecurrentBuffers<T>& buf, int64_t d, RunContext& rc) {
+  const int64_t S = p.seq, B = p.batch, I = p.input, H = p.hidden, G = a.gates;
   const int64_t GH = G * H;
   const bool gru_two_step = a.cell == Cell::kGru && !a.linear_before_reset;
   const bool gru_lbr = a.cell == Cell::kGru && a.linear_before_reset;
+  const bool reverse = a.bidirectional ? d == 1 : !a.forward;
+  const RnnActivation* act = &a.acts[static_cast<size_t>(d * a.acts_per_dir)];
+  const T* wd = buf.w + d * GH * I;
+  const T* rd = buf.r + d * GH * H;
+  const T* pd = buf.peep != nullptr ? buf.peep + d * 3 * H : nullptr;
 
-  // Sequence lengths, validated here because their values are known only now.
-  std::vector<int64_t> lens(static_cast<size_t>(B), S);
-  if (p.has_lens) {
-    const Tensor& t = rc.input(4);
-    for (int64_t b = 0; b < B; ++b) {
-      const int64_t v = p.lens_dtype == DType::kInt64 ? t.data<int64_t>()[b]
-                                                        : int64_t{t.data<int32_t>()[b]};
-      if (v < 0 || v > S) {
-        rc.Fail("sequence_lens[" + std::to_string(b) + "] = " + std::to_string(v) +
-                " is outside [0, seq_length = " + std::to_string(S) + "]");
-      }
-      lens[b] = v;
+  // Biases: Wb + Rb folded into the input product, except GRU's Rbh with linear_before_reset
+  // (it sits inside r . (H*Rh^T + Rbh)).
+  const T* bx_use = nullptr;
+  const T* bh_use = nullptr;
+  if (buf.bias != nullptr) {
+    const T* wb = buf.bias + d * 2 * GH;
+    const T* rb = wb + GH;
+    for (int64_t j = 0; j < GH; ++j) buf.bx[j] = wb[j] + rb[j];
+    bx_use = buf.bx;
+    if (gru_lbr) {
+      for (int64_t j = 0; j < GH; ++j) buf.bh[j] = j < 2 * H ? T(0) : rb[j];
+      for (int64_t j = 2 * H; j < GH; ++j) buf.bx[j] = wb[j];
+      bh_use = buf.bh;
     }
   }
+
+  // X*W^T + bx for every (time, batch) row, in X's row order.
+  MatMulNT(buf.x, S * B, I, I, wd, GH, packed.w.empty() ? nullptr : packed.w[d].get(), bx_use,
+           buf.xw, GH, rc.parallel());
+
+  // Initial states.
+  for (int64_t b = 0; b < B; ++b) {
+    T* hrow = buf.hs + b * H;
+    T* crow = buf.cs + b * H;
+    if (buf.h0 != nullptr) {
+      std::memcpy(hrow, buf.h0 + lay.state_off(d, b), static_cast<size_t>(H) * sizeof(T));
+    } else {
+      std::fill(hrow, hrow + H, T(0));
+    }
+    if (buf.c0 != nullptr) {
+      std::memcpy(crow, buf.c0 + lay.state_off(d, b), static_cast<size_t>(H) * sizeof(T));
+    } else {
+      std::fill(crow, crow + H, T(0));
+    }
+  }
+
+  const kernels::PackedBF32* r_part0 = packed.r.empty() ? nullptr : packed.r[d * 2].get();
+  const kernels::PackedBF32* r_part1 = packed.r.empty() ? nullptr : packed.r[d * 2 + 1].get();
+  const int64_t part0_cols = gru_two_step ? 2 * H : GH;
   int64_t max_len = 0;
   for (int64_t v : lens) max_len = std::max(max_len, v);
 
-  const DType dt = rc.input(0).dtype();
-  const T* x = rc.input(0).data<T>();
-  const T* w = rc.input(1).data<T>();
-  const T* r = rc.input(2).data<T>();
-  const T* bias = p.has_b ? rc.input(3).data<T>() : nullptr;
-  const T* h0 = p.has_h0 ? rc.input(5).data<T>() : nullptr;
-  const T* c0 = p.has_c0 ? rc.input(6).data<T>() : nullptr;
-  const T* peep = p.has_p ? rc.input(7).data<T>() : nullptr;
-  T* y = p.has_y ? rc.output(0).data<T>() : nullptr;
-  T* yh = p.has_yh ? rc.output(1).data<T>() : nullptr;
-  T* yc = p.has_yc ? rc.output(2).data<T>() : nullptr;
-  if (y != nullptr && p.has_lens) {  // steps beyond a sequence's length stay zero
-    std::memset(static_cast<void*>(y), 0, static_cast<size_t>(S * D * B * H) * sizeof(T));
+  for (int64_t s = 0; s < max_len; ++s) {
+    // H*R^T for every batch row (rows that already finished compute unused values).
+    MatMulNT(buf.hs, B, H, H, rd, part0_cols, r_part0, bh_use, buf.rh, GH, rc.parallel());
+    auto time_of = [&](int64_t b) { return reverse ? lens[b] - 1 - s : s; };
+
+    if (gru_two_step) {
+      // Phase 1: z, r and r . H for the active rows; inactive rows multiply zeros.
+      for (int64_t b = 0; b < B; ++b) {
+        T* g = buf.rh + b * GH;
+        T* rhrow = buf.tmp + b * H;
+        if (s >= lens[b]) {
+          std::fill(rhrow, rhrow + H, T(0));
+          continue;
+        }
+        const T* xr = buf.xw + lay.x_row(time_of(b), b) * GH;
+        Gate(act[0], a.clip, xr, g, g, 2 * H);  // z and r share f
+        Mul(g + H, buf.hs + b * H, rhrow, H);
+      }
+      MatMulNT(buf.tmp, B, H, H, rd + 2 * H * H, H, r_part1, nullptr, buf.rh + 2 * H, GH,
+               rc.parallel());
+    }
+
+    for (int64_t b = 0; b < B; ++b) {
+      if (s >= lens[b]) continue;
+      const int64_t t = time_of(b);
+      T* hrow = buf.hs + b * H;
+      // Each X*W^T row is used once: UpdateRow may reuse it as a temporary.
+      UpdateRow(a, act, pd, buf.xw + lay.x_row(t, b) * GH, buf.rh + b * GH, hrow, buf.cs + b * H, H);
+      if (buf.y != nullptr) {
+        std::memcpy(buf.y + lay.y_off(t, d, b), hrow, static_cast<size_t>(H) * sizeof(T));
+      }
+    }
   }
 
-  // Offsets (in elements) of the [hidden] vectors addressed by (time, dir, batch).
-  auto y_off = [&](int64_t t, int64_t d, int64_t b) {
-    return a.layout1 ? ((b * S + t) * D + d) * H : ((t * D + d) * B + b) * H;
-  };
-  auto state_off = [&](int64_t d, int64_t b) { return a.layout1 ? (b * D + d) * H : (d * B + b) * H; };
-  auto x_row = [&](int64_t t, int64_t b) { return a.layout1 ? b * S + t : t * B + b; };
+  for (int64_t b = 0; b < B; ++b) {
+    if (buf.yh != nullptr) {
+      std::memcpy(buf.yh + lay.state_off(d, b), buf.hs + b * H, static_cast<size_t>(H) * sizeof(T));
+    }
+    if (buf.yc != nullptr) {
+      std::memcpy(buf.yc + lay.state_off(d, b), buf.cs + b * H, static_cast<size_t>(H) * sizeof(T));
+    }
+  }
+}
 
+template <typename T>
+void RunRecurrent(const RecurrentAttrs& a, const RunPlan& p, const PackedWeights& packed,
+                  RunContext& rc) {
+  const int64_t S = p.seq, B = p.batch, H = p.hidden, D = a.num_dirs;
+  const int64_t GH = a.gates * H;
+  const std::vector<int64_t> lens = SequenceLengths(p, rc);
+  const DType dt = rc.input(0).dtype();
+  RecurrentBuffers<T> buf;
+  buf.x = rc.input(0).data<T>();
+  buf.w = rc.input(1).data<T>();
+  buf.r = rc.input(2).data<T>();
+  buf.bias = p.has_b ? rc.input(3).data<T>() : nullptr;
+  buf.h0 = p.has_h0 ? rc.input(5).data<T>() : nullptr;
+  buf.c0 = p.has_c0 ? rc.input(6).data<T>() : nullptr;
+  buf.peep = p.has_p ? rc.input(7).data<T>() : nullptr;
+  buf.y = p.has_y ? rc.output(0).data<T>() : nullptr;
+  buf.yh = p.has_yh ? rc.output(1).data<T>() : nullptr;
+  buf.yc = p.has_yc ? rc.output(2).data<T>() : nullptr;
+  if (buf.y != nullptr && p.has_lens) {  // steps beyond a sequence's length stay zero
+    std::memset(static_cast<void*>(buf.y), 0, static_cast<size_t>(S * D * B * H) * sizeof(T));
+  }
   Tensor xw_t = rc.Scratch(dt, {std::max<int64_t>(S * B, 1), std::max<int64_t>(GH, 1)});
   Tensor rh_t = rc.Scratch(dt, {std::max<int64_t>(B, 1), std::max<int64_t>(GH, 1)});
   Tensor state_t = rc.Scratch(dt, {2, std::max<int64_t>(B * H, 1)});
   Tensor tmp_t = rc.Scratch(dt, {std::max<int64_t>(B * H, 1)});
   Tensor bias_t = rc.Scratch(dt, {2, std::max<int64_t>(GH, 1)});
-  T* xw = xw_t.data<T>();
-  T* rh = rh_t.data<T>();
-  T* hs = state_t.data<T>();
-  T* cs = hs + std::max<int64_t>(B * H, 1);
-  T* tmp = tmp_t.data<T>();
-  T* bx = bias_t.data<T>();                         // added to X*W^T
-  T* bh = bx + std::max<int64_t>(GH, 1);            // added to H*R^T (GRU linear_before_reset)
-
-  for (int64_t d = 0; d < D; ++d) {
-    const bool reverse = a.bidirectional ? d == 1 : !a.forward;
-    const RnnActivation* act = &a.acts[static_cast<size_t>(d * a.acts_per_dir)];
-    const T* wd = w + d * GH * I;
-    const T* rd = r + d * GH * H;
-    const T* pd = peep != nullptr ? peep + d * 3 * H : nullptr;
-
-    // Biases: Wb + Rb folded into the input product, except GRU's Rbh with linear_before_reset
-    // (it sits inside r . (H*Rh^T + Rbh)).
-    const T* bx_use = nullptr;
-    const T* bh_use = nullptr;
-    if (bias != nullptr) {
-      const T* wb = bias + d * 2 * GH;
-      const T* rb = wb + GH;
-      for (int64_t j = 0; j < GH; ++j) bx[j] = wb[j] + rb[j];
-      bx_use = bx;
-      if (gru_lbr) {
-        for (int64_t j = 0; j < GH; ++j) bh[j] = j < 2 * H ? T(0) : rb[j];
-        for (int64_t j = 2 * H; j < GH; ++j) bx[j] = wb[j];
-        bh_use = bh;
-      }
-    }
-
-    // X*W^T + bx for every (time, batch) row, in X's row order.
-    MatMulNT(x, S * B, I, I, wd, GH, packed.w.empty() ? nullptr : packed.w[d].get(), bx_use, xw,
-             GH, rc.parallel());
-
-    // Initial states.
-    for (int64_t b = 0; b < B; ++b) {
-      T* hrow = hs + b * H;
-      T* crow = cs + b * H;
-      if (h0 != nullptr) {
-        std::memcpy(hrow, h0 + state_off(d, b), static_cast<size_t>(H) * sizeof(T));
-      } else {
-        std::fill(hrow, hrow + H, T(0));
-      }
-      if (c0 != nullptr) {
-        std::memcpy(crow, c0 + state_off(d, b), static_cast<size_t>(H) * sizeof(T));
-      } else {
-        std::fill(crow, crow + H, T(0));
-      }
-    }
-
-    const kernels::PackedBF32* r_part0 = packed.r.empty() ? nullptr : packed.r[d * 2].get();
-    const kernels::PackedBF32* r_part1 = packed.r.empty() ? nullptr : packed.r[d * 2 + 1].get();
-    const int64_t part0_cols = gru_two_step ? 2 * H : GH;
-
-    for (int64_t s = 0; s < max_len; ++s) {
-      // H*R^T for every batch row (rows that already finished compute unused values).
-      MatMulNT(hs, B, H, H, rd, part0_cols, r_part0, bh_use, rh, GH, rc.parallel());
-      auto time_of = [&](int64_t b) { return reverse ? lens[b] - 1 - s : s; };
-
-      if (gru_two_step) {
-        // Phase 1: z, r and r . H for the active rows; inactive rows multiply zeros.
-        for (int64_t b = 0; b < B; ++b) {
-          T* g = rh + b * GH;
-          T* rhrow = tmp + b * H;
-          if (s >= lens[b]) {
-            std::fill(rhrow, rhrow + H, T(0));
-            continue;
-          }
-          const T* xr = xw + x_row(time_of(b), b) * GH;
-          Gate(act[0], a.clip, xr, g, g, 2 * H);  // z and r share f
-          Mul(g + H, hs + b * H, rhrow, H);
-        }
-        MatMulNT(tmp, B, H, H, rd + 2 * H * H, H, r_part1, nullptr, rh + 2 * H, GH,
-                 rc.parallel());
-      }
-
-      for (int64_t b = 0; b < B; ++b) {
-        if (s >= lens[b]) continue;
-        const int64_t t = time_of(b);
-        T* xr = xw + x_row(t, b) * GH;  // each row is used once: reused as a temporary
-        T* g = rh + b * GH;
-        T* hrow = hs + b * H;
-        T* crow = cs + b * H;
-        switch (a.cell) {
-          case Cell::kRnn:
-            Gate(act[0], a.clip, xr, g, hrow, H);
-            break;
-          case Cell::kGru: {
-            T* gz = g;
-            T* gh = g + 2 * H;
-            if (gru_lbr) {
-              Gate(act[0], a.clip, xr, g, g, 2 * H);  // z, r
-              Mul(g + H, gh, gh, H);                   // r . (H*Rh^T + Rbh)
-            }
-            Gate(act[1], a.clip, xr + 2 * H, gh, gh, H);  // candidate
-            GruUpdate(gz, gh, hrow, H);
-            break;
-          }
-          case Cell::kLstm: {
-            T* gi = g;
-            T* go = g + H;
-            T* gf = g + 2 * H;
-            T* gc = g + 3 * H;
-            if (pd != nullptr) {
-              MulAdd(pd, crow, gi, H);
-              if (!a.input_forget) MulAdd(pd + 2 * H, crow, gf, H);
-            }
-            Gate(act[0], a.clip, xr, gi, gi, H);
-            if (!a.input_forget) Gate(act[0], a.clip, xr + 2 * H, gf, gf, H);
-            Gate(act[1], a.clip, xr + 3 * H, gc, gc, H);
-            LstmCell(gi, a.input_forget ? nullptr : gf, gc, crow, H);
-            if (pd != nullptr) MulAdd(pd + H, crow, go, H);
-            Gate(act[0], a.clip, xr + H, go, go, H);
-            Gate(act[2], a.clip, crow, nullptr, xr, H);  // h(C) into the spent X*W^T row
-            Mul(go, xr, hrow, H);
-            break;
-          }
-        }
-        if (y != nullptr) std::memcpy(y + y_off(t, d, b), hrow, static_cast<size_t>(H) * sizeof(T));
-      }
-    }
-
-    for (int64_t b = 0; b < B; ++b) {
-      if (yh != nullptr) {
-        std::memcpy(yh + state_off(d, b), hs + b * H, static_cast<size_t>(H) * sizeof(T));
-      }
-      if (yc != nullptr) {
-        std::memcpy(yc + state_off(d, b), cs + b * H, static_cast<size_t>(H) * sizeof(T));
-      }
-    }
-  }
+  buf.xw = xw_t.data<T>();
+  buf.rh = rh_t.data<T>();
+  buf.hs = state_t.data<T>();
+  buf.cs = buf.hs + std::max<int64_t>(B * H, 1);
+  buf.tmp = tmp_t.data<T>();
+  buf.bx = bias_t.data<T>();
+  buf.bh = buf.bx + std::max<int64_t>(GH, 1);
+  const RecurrentLayout lay{a.layout1, S, B, D, H};
+  for (int64_t d = 0; d < D; ++d) RunDirection(a, p, packed, lens, lay, buf, d, rc);
 }
 
 // ---------------------------------------------------------------------------------------------
