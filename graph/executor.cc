@@ -553,10 +553,9 @@ std::vector<Tensor> Executor::Run(const std::map<std::string, Tensor>& inputs) {
   return result;
 }
 
-std::vector<Value> Executor::RunValues(const std::map<std::string, Value>& inputs,
-                                       const std::map<std::string, Value>* outer) {
+void Executor::BindInputs(const std::map<std::string, Value>& inputs,
+                          const std::map<std::string, Value>* outer) {
   const Plan& plan = *plan_;
-  const ScopedTensorLimits limits(plan.options().tensor_limits);  // checked by set_output
   values_.assign(plan.values().size(), Value());
   for (size_t id = 0; id < plan.values().size(); ++id) {
     if (plan.values()[id].is_constant) values_[id] = plan.values()[id].constant;
@@ -591,125 +590,141 @@ std::vector<Value> Executor::RunValues(const std::map<std::string, Value>& input
       throw Error(ErrorCode::kInvalidArgument, "missing input '" + plan.inputs()[k].name + "'");
     }
   }
+}
 
+void Executor::GatherStepInputs(const PlanStep& step, bool takes_values) {
+  const Plan& plan = *plan_;
+  in_ptrs_.clear();
+  in_values_.clear();
+  for (int id : step.inputs) {
+    if (id < 0) {
+      in_ptrs_.push_back(nullptr);
+      in_values_.push_back(nullptr);
+      continue;
+    }
+    const Value& v = values_[id];
+    if (!v.defined()) {
+      throw Error(ErrorCode::kInternal,
+                  step.node.Describe() + ": input '" + plan.values()[id].name + "' has no value");
+    }
+    if (!v.is_tensor() && !takes_values) {
+      throw Error(ErrorCode::kInternal, step.node.Describe() + ": input '" +
+                                            plan.values()[id].name + "' is " + v.Describe() +
+                                            ", not a tensor");
+    }
+    in_ptrs_.push_back(v.is_tensor() ? &v.tensor() : nullptr);
+    in_values_.push_back(&v);
+  }
+}
+
+std::pair<const RunFn*, const std::vector<PrepareContext::OutputSpec>*> Executor::PreparedStep(
+    size_t s) {
+  const Plan& plan = *plan_;
+  const PlanStep& step = plan.steps()[s];
+  if (step.static_run) return {&step.static_run, &step.static_outputs};
+  key_scratch_.clear();
+  for (size_t i = 0; i < in_ptrs_.size(); ++i) {
+    if (!in_ptrs_[i]) {
+      key_scratch_.push_back(-1);
+      continue;
+    }
+    bool with_data = false;
+    for (int vi : step.value_inputs) with_data |= (vi == static_cast<int>(i));
+    AppendKey(&key_scratch_, *in_ptrs_[i], with_data);
+  }
+  NodeCache& cache = caches_[s];
+  if (!cache.valid || cache.key != key_scratch_) {
+    std::vector<InputInfo> infos(in_ptrs_.size());
+    for (size_t i = 0; i < in_ptrs_.size(); ++i) {
+      if (!in_ptrs_[i]) continue;
+      infos[i].present = true;
+      infos[i].dtype = in_ptrs_[i]->dtype();
+      infos[i].dims = in_ptrs_[i]->dims();
+      bool visible = plan.values()[step.inputs[i]].is_constant;
+      for (int vi : step.value_inputs) visible |= (vi == static_cast<int>(i));
+      if (visible) infos[i].value = in_ptrs_[i];
+    }
+    cache.valid = false;
+    PrepareContext prep(step.node, step.opset, std::move(infos),
+                        static_cast<int>(step.outputs.size()), parallel_);
+    cache.run = step.op->Prepare(prep);
+    cache.outputs = prep.outputs();
+    cache.key = key_scratch_;
+    cache.valid = true;
+  }
+  return {&cache.run, &cache.outputs};
+}
+
+void Executor::RunStep(const PlanStep& step, const RunFn& run,
+                       const std::vector<PrepareContext::OutputSpec>& specs, bool takes_values) {
+  outs_.assign(step.outputs.size(), Tensor());
+  for (size_t i = 0; i < outs_.size(); ++i) {
+    const auto& spec = specs[i];
+    // Left-out outputs ("") too, returned to the pool after the step: an op may write every
+    // output it declared (fuzz finding absent_output_written).
+    if (spec.declared && !spec.dynamic) outs_[i] = pool_->Allocate(spec.dtype, spec.dims);
+  }
+  RunContext ctx(step.node, in_ptrs_, &outs_, pool_.get(), parallel_);
+  if (takes_values) {
+    value_outs_.assign(step.outputs.size(), Value());
+    ctx.bind_values(&in_values_, &value_outs_);
+  }
+  try {
+    run(ctx);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error(ErrorCode::kRuntime, step.node.Describe() + ": " + e.what());
+  }
+}
+
+void Executor::StoreStepOutputs(const PlanStep& step, bool takes_values) {
+  const Plan& plan = *plan_;
+  for (size_t i = 0; i < outs_.size(); ++i) {
+    const int id = step.outputs[i];
+    if (id < 0) continue;
+    Value out = takes_values && value_outs_[i].defined() ? std::move(value_outs_[i])
+                                                         : Value(std::move(outs_[i]));
+    if (!out.defined()) {
+      throw Error(ErrorCode::kInternal, step.node.Describe() + ": produced no value for output '" +
+                                            step.node.outputs[i] + "'");
+    }
+    const ValueType& type = plan.values()[id].type;
+    if (out.is_none() ? !type.optional : out.is_sequence() != type.sequence) {
+      throw Error(ErrorCode::kInternal, step.node.Describe() + ": output '" +
+                                            step.node.outputs[i] + "' is " + out.Describe() +
+                                            ", its type is " + type.ToString());
+    }
+    values_[id] = std::move(out);
+  }
+  outs_.clear();  // the left-out outputs go back to the pool now
+  value_outs_.clear();
+  for (int id : step.release_after) values_[id] = Value();
+}
+
+std::vector<Value> Executor::RunValues(const std::map<std::string, Value>& inputs,
+                                       const std::map<std::string, Value>* outer) {
+  const Plan& plan = *plan_;
+  const ScopedTensorLimits limits(plan.options().tensor_limits);  // checked by set_output
+  BindInputs(inputs, outer);
   profile_.clear();
-  std::vector<const Tensor*> in_ptrs;
-  std::vector<const Value*> in_values;
-  std::vector<Tensor> outs;
-  std::vector<Value> value_outs;
   for (size_t s = 0; s < plan.steps().size(); ++s) {
     const PlanStep& step = plan.steps()[s];
     const bool takes_values = step.op->takes_values();
     const auto start = profiling_ ? std::chrono::steady_clock::now()
                                   : std::chrono::steady_clock::time_point();
-    in_ptrs.clear();
-    in_values.clear();
-    for (int id : step.inputs) {
-      if (id < 0) {
-        in_ptrs.push_back(nullptr);
-        in_values.push_back(nullptr);
-        continue;
-      }
-      const Value& v = values_[id];
-      if (!v.defined()) {
-        throw Error(ErrorCode::kInternal,
-                    step.node.Describe() + ": input '" + plan.values()[id].name + "' has no value");
-      }
-      if (!v.is_tensor() && !takes_values) {
-        throw Error(ErrorCode::kInternal, step.node.Describe() + ": input '" +
-                                              plan.values()[id].name + "' is " + v.Describe() +
-                                              ", not a tensor");
-      }
-      in_ptrs.push_back(v.is_tensor() ? &v.tensor() : nullptr);
-      in_values.push_back(&v);
-    }
-
-    const RunFn* run = nullptr;
-    const std::vector<PrepareContext::OutputSpec>* specs = nullptr;
-    if (step.static_run) {
-      run = &step.static_run;
-      specs = &step.static_outputs;
-    } else {
-      key_scratch_.clear();
-      for (size_t i = 0; i < in_ptrs.size(); ++i) {
-        if (!in_ptrs[i]) {
-          key_scratch_.push_back(-1);
-          continue;
-        }
-        bool with_data = false;
-        for (int vi : step.value_inputs) with_data |= (vi == static_cast<int>(i));
-        AppendKey(&key_scratch_, *in_ptrs[i], with_data);
-      }
-      NodeCache& cache = caches_[s];
-      if (!cache.valid || cache.key != key_scratch_) {
-        std::vector<InputInfo> infos(in_ptrs.size());
-        for (size_t i = 0; i < in_ptrs.size(); ++i) {
-          if (!in_ptrs[i]) continue;
-          infos[i].present = true;
-          infos[i].dtype = in_ptrs[i]->dtype();
-          infos[i].dims = in_ptrs[i]->dims();
-          bool visible = plan.values()[step.inputs[i]].is_constant;
-          for (int vi : step.value_inputs) visible |= (vi == static_cast<int>(i));
-          if (visible) infos[i].value = in_ptrs[i];
-        }
-        cache.valid = false;
-        PrepareContext prep(step.node, step.opset, std::move(infos),
-                            static_cast<int>(step.outputs.size()), parallel_);
-        cache.run = step.op->Prepare(prep);
-        cache.outputs = prep.outputs();
-        cache.key = key_scratch_;
-        cache.valid = true;
-      }
-      run = &cache.run;
-      specs = &cache.outputs;
-    }
-
-    outs.assign(step.outputs.size(), Tensor());
-    for (size_t i = 0; i < outs.size(); ++i) {
-      const auto& spec = (*specs)[i];
-      // Left-out outputs ("") too, returned to the pool after the step: an op may write every
-      // output it declared (fuzz finding absent_output_written).
-      if (spec.declared && !spec.dynamic) {
-        outs[i] = pool_->Allocate(spec.dtype, spec.dims);
-      }
-    }
-    RunContext ctx(step.node, in_ptrs, &outs, pool_.get(), parallel_);
-    if (takes_values) {
-      value_outs.assign(step.outputs.size(), Value());
-      ctx.bind_values(&in_values, &value_outs);
-    }
-    try {
-      (*run)(ctx);
-    } catch (const Error&) {
-      throw;
-    } catch (const std::exception& e) {
-      throw Error(ErrorCode::kRuntime, step.node.Describe() + ": " + e.what());
-    }
-    for (size_t i = 0; i < outs.size(); ++i) {
-      const int id = step.outputs[i];
-      if (id < 0) continue;
-      Value out = takes_values && value_outs[i].defined() ? std::move(value_outs[i])
-                                                          : Value(std::move(outs[i]));
-      if (!out.defined()) {
-        throw Error(ErrorCode::kInternal, step.node.Describe() + ": produced no value for output '" +
-                                              step.node.outputs[i] + "'");
-      }
-      const ValueType& type = plan.values()[id].type;
-      if (out.is_none() ? !type.optional : out.is_sequence() != type.sequence) {
-        throw Error(ErrorCode::kInternal, step.node.Describe() + ": output '" +
-                                              step.node.outputs[i] + "' is " + out.Describe() +
-                                              ", its type is " + type.ToString());
-      }
-      values_[id] = std::move(out);
-    }
-    for (int id : step.release_after) values_[id] = Value();
+    GatherStepInputs(step, takes_values);
+    const auto [run, specs] = PreparedStep(s);
+    RunStep(step, *run, *specs, takes_values);
+    StoreStepOutputs(step, takes_values);
     if (profiling_) {
       const double ms = std::chrono::duration<double, std::milli>(
                             std::chrono::steady_clock::now() - start).count();
       profile_.push_back(Timing{&step.node, ms});
     }
   }
-
+  in_ptrs_.clear();
+  in_values_.clear();
   std::vector<Value> result;
   result.reserve(plan.output_ids().size());
   for (int id : plan.output_ids()) result.push_back(values_[id]);

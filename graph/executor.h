@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graph/ir.h"
@@ -145,6 +146,22 @@ class Executor {
   std::vector<int64_t> key_scratch_;
   bool profiling_ = false;
   std::vector<Timing> profile_;
+  // Per-step scratch of RunValues, kept so that a steady-state run allocates nothing for them.
+  std::vector<const Tensor*> in_ptrs_;
+  std::vector<const Value*> in_values_;
+  std::vector<Tensor> outs_;
+  std::vector<Value> value_outs_;
+
+  // The phases of RunValues.
+  void BindInputs(const std::map<std::string, Value>& inputs,
+                  const std::map<std::string, Value>* outer);
+  void GatherStepInputs(const PlanStep& step, bool takes_values);
+  // The run function and output specs of step s for its current inputs: prepared at load, or
+  // prepared once per input-shape signature and cached.
+  std::pair<const RunFn*, const std::vector<PrepareContext::OutputSpec>*> PreparedStep(size_t s);
+  void RunStep(const PlanStep& step, const RunFn& run,
+               const std::vector<PrepareContext::OutputSpec>& specs, bool takes_values);
+  void StoreStepOutputs(const PlanStep& step, bool takes_values);
 };
 
 }  // namespace simplecpp::graph
