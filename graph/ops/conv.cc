@@ -39,6 +39,22 @@ constexpr int64_t kChunkColumns = 192;
 // 16-bit input: largest group image (floats) widened whole into scratch before im2col (1 MiB).
 constexpr int64_t kWidenImageLimit = int64_t{1} << 18;
 
+// A 1x1 convolution with stride 1 and no padding: X itself is the GEMM's B.
+bool IsPointwise(const kernels::ConvGeometry& g) {
+  for (int d = 0; d < g.rank; ++d) {
+    if (g.kernel[d] != 1 || g.stride[d] != 1 || g.pad[d] != 0 || g.out[d] != g.in[d]) return false;
+  }
+  return true;
+}
+
+// Output positions per im2col chunk: about kColBudget floats of columns, in whole multiples of
+// kChunkColumns (they keep the GEMM's column blocks full), at most P.
+int64_t Im2ColChunk(int64_t kdim, int64_t P) {
+  int64_t chunk = kColBudget / std::max<int64_t>(kdim, 1);
+  chunk = chunk >= kChunkColumns ? chunk / kChunkColumns * kChunkColumns : kChunkColumns;
+  return std::min(chunk, P);
+}
+
 // A fused 16-bit chain over a whole output block y[0, n), in parallel blocks of fixed size. The
 // 16-bit paths apply their chain per group or channel, not per GEMM tile row: each 16-bit step
 // widens and rounds its operands, a cost per call that short rows would multiply.
@@ -382,16 +398,8 @@ class ConvOp final : public Op {
                                                      wc->data<float>() + gi * p.og * p.kdim, p.kdim));
       }
     }
-    bool pointwise = true;
-    for (int d = 0; d < g.rank; ++d) {
-      pointwise =
-          pointwise && g.kernel[d] == 1 && g.stride[d] == 1 && g.pad[d] == 0 && g.out[d] == g.in[d];
-    }
-    if (pointwise) return [plan](RunContext& rc) { RunPointwiseF32(*plan, rc); };
-    // Whole multiples of kChunkColumns keep the GEMM's column blocks full.
-    int64_t chunk = kColBudget / std::max<int64_t>(p.kdim, 1);
-    chunk = chunk >= kChunkColumns ? chunk / kChunkColumns * kChunkColumns : kChunkColumns;
-    p.chunk = std::min(chunk, p.P);
+    if (IsPointwise(g)) return [plan](RunContext& rc) { RunPointwiseF32(*plan, rc); };
+    p.chunk = Im2ColChunk(p.kdim, p.P);
     if (!p.packed.empty()) {
       p.direct = kernels::ConvDirectApplies(g, cg);
       return [plan](RunContext& rc) { RunConstantWeightF32(*plan, rc); };
@@ -446,15 +454,8 @@ class ConvOp final : public Op {
             kind, false, p.og, p.kdim, wc->data<uint16_t>() + gi * p.og * p.kdim, p.kdim));
       }
     }
-    bool pointwise = true;
-    for (int d = 0; d < g.rank; ++d) {
-      pointwise =
-          pointwise && g.kernel[d] == 1 && g.stride[d] == 1 && g.pad[d] == 0 && g.out[d] == g.in[d];
-    }
-    if (pointwise) return [plan](RunContext& rc) { RunPointwise16(*plan, rc); };
-    int64_t chunk = kColBudget / std::max<int64_t>(p.kdim, 1);
-    chunk = chunk >= kChunkColumns ? chunk / kChunkColumns * kChunkColumns : kChunkColumns;
-    p.chunk = std::min(chunk, p.P);
+    if (IsPointwise(g)) return [plan](RunContext& rc) { RunPointwise16(*plan, rc); };
+    p.chunk = Im2ColChunk(p.kdim, p.P);
     // A group's input image, when small enough, is widened once in one SIMD pass: im2col then
     // copies float32 runs instead of widening each short run separately (the same values).
     p.widen_image = cg * p.in_size <= kWidenImageLimit;
