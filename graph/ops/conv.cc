@@ -68,15 +68,38 @@ void RunPost16(const kernels::PostOp16& post, uint16_t* y, int64_t n,
   });
 }
 
-// What a float32 Conv's Prepare decides; the Run*F32 functions below run it.
-struct ConvF32Plan {
+// The sizes every Conv path works with, from the resolved geometry.
+struct ConvShape {
   kernels::ConvGeometry g;
   int64_t batch = 0, group = 1, channels = 0, cg = 0, og = 0, out_channels = 0;
-  int64_t kdim = 0;     // GEMM K: cg * kernel size
+  int64_t ksize = 0;    // kernel elements
+  int64_t kdim = 0;     // GEMM K: cg * ksize
   int64_t in_size = 0;  // spatial elements of one input channel
   int64_t P = 0;        // output positions
-  int64_t chunk = 0;    // output positions per im2col chunk
   bool has_bias = false;
+};
+
+ConvShape ConvShapeOf(const kernels::ConvGeometry& g, const Dims& xd, const Dims& wd,
+                      int64_t group, bool has_bias) {
+  ConvShape s;
+  s.g = g;
+  s.batch = xd[0];
+  s.channels = xd[1];
+  s.out_channels = wd[0];
+  s.cg = wd[1];
+  s.group = group;
+  s.og = s.out_channels / group;
+  s.ksize = g.KernelSize();
+  s.kdim = s.cg * s.ksize;
+  s.in_size = g.InSize();
+  s.P = g.OutSize();
+  s.has_bias = has_bias;
+  return s;
+}
+
+// What a float32 Conv's Prepare decides; the Run*F32 functions below run it.
+struct ConvF32Plan : ConvShape {
+  int64_t chunk = 0;    // output positions per im2col chunk
   bool direct = false;  // kernels::ConvDirectApplies
   std::vector<std::shared_ptr<const kernels::PackedAF32>> packed;  // per group; empty: W not constant
   // The fused chain, kept alive by the plan that applies it.
@@ -183,13 +206,11 @@ void RunIm2ColF32(const ConvF32Plan& p, RunContext& rc) {
 }
 
 // What a float16 / bfloat16 Conv's Prepare decides; the Run*16 functions below run it.
-struct Conv16Plan {
+struct Conv16Plan : ConvShape {
   kernels::Float16Kind kind = kernels::Float16Kind::kHalf;
   kernels::GemmType type = kernels::GemmType::kF16;
-  kernels::ConvGeometry g;
-  int64_t batch = 0, group = 1, channels = 0, cg = 0, og = 0, out_channels = 0;
-  int64_t ksize = 0, kdim = 0, in_size = 0, P = 0, chunk = 0;
-  bool has_bias = false, widen_image = false, direct = false;
+  int64_t chunk = 0;
+  bool widen_image = false, direct = false;
   std::vector<float> const_bias;         // widened at Prepare when constant
   std::vector<float> const_depthwise_w;  // depthwise: W widened at Prepare when constant
   std::vector<std::shared_ptr<const kernels::PackedAF32>> packed;  // per group; empty: W not constant
@@ -346,11 +367,11 @@ class ConvOp final : public Op {
     kernels::ConvGeometry g;
     Dims out_dims;
     attrs_.Resolve(ctx, xd, wd, &g, &out_dims);
-    const int64_t batch = xd[0], channels = xd[1], out_channels = wd[0], cg = wd[1];
-    if (ctx.has_input(2)) {
+    const ConvShape shape = ConvShapeOf(g, xd, wd, attrs_.group, ctx.has_input(2));
+    if (shape.has_bias) {
       const Dims& bd = ctx.input_dims(2);
-      if (bd != Dims{out_channels}) {
-        ctx.Fail("B " + DimsToString(bd) + " must be [" + std::to_string(out_channels) + "]");
+      if (bd != Dims{shape.out_channels}) {
+        ctx.Fail("B " + DimsToString(bd) + " must be [" + std::to_string(shape.out_channels) + "]");
       }
     }
 
@@ -361,30 +382,21 @@ class ConvOp final : public Op {
       if (post_ && !post_->is_16bit()) {
         ctx.Fail("a fused float32 post-op on a " + DTypeName(dt) + " Conv");
       }
-      return Prepare16(ctx, Float16KindOf(dt), g, batch, channels, out_channels, cg);
+      return Prepare16(ctx, Float16KindOf(dt), shape);
     }
-    return PrepareF32(ctx, g, batch, channels, out_channels, cg);
+    return PrepareF32(ctx, shape);
   }
 
  private:
   // float32: depthwise (one input channel per group, 1-D or 2-D), pointwise (X is the GEMM's B
   // as it is), constant W (direct convolution or im2col into the packed-B layout) or any W
   // (im2col chunks and the GEMM packing W per call).
-  RunFn PrepareF32(PrepareContext& ctx, const kernels::ConvGeometry& g, int64_t batch,
-                   int64_t channels, int64_t out_channels, int64_t cg) const {
+  RunFn PrepareF32(PrepareContext& ctx, const ConvShape& shape) const {
     auto plan = std::make_shared<ConvF32Plan>();
     ConvF32Plan& p = *plan;
-    p.g = g;
-    p.batch = batch;
-    p.channels = channels;
-    p.out_channels = out_channels;
-    p.cg = cg;
-    p.group = attrs_.group;
-    p.og = out_channels / p.group;
-    p.kdim = cg * g.KernelSize();  // GEMM K
-    p.in_size = g.InSize();
-    p.P = g.OutSize();
-    p.has_bias = ctx.has_input(2);
+    static_cast<ConvShape&>(p) = shape;
+    const kernels::ConvGeometry& g = p.g;
+    const int64_t cg = p.cg;
     p.chain = post_;
     if (p.chain && p.chain->is_16bit()) ctx.Fail("a fused 16-bit post-op on a float32 Conv");
     p.post = p.chain ? p.chain->AsPostOpF32() : kernels::PostOpF32{};
@@ -414,24 +426,14 @@ class ConvOp final : public Op {
   //   - X is widened one im2col chunk at a time (or, pointwise, while the GEMM packs it);
   //   - depthwise: one input channel at a time is widened into a scratch row and its output
   //     channels computed in float32, then rounded.
-  RunFn Prepare16(PrepareContext& ctx, kernels::Float16Kind kind, const kernels::ConvGeometry& g,
-                  int64_t batch, int64_t channels, int64_t out_channels, int64_t cg) const {
+  RunFn Prepare16(PrepareContext& ctx, kernels::Float16Kind kind, const ConvShape& shape) const {
     auto plan = std::make_shared<Conv16Plan>();
     Conv16Plan& p = *plan;
+    static_cast<ConvShape&>(p) = shape;
+    const kernels::ConvGeometry& g = p.g;
+    const int64_t cg = p.cg, out_channels = p.out_channels;
     p.kind = kind;
     p.type = kernels::GemmTypeOf(kind);
-    p.g = g;
-    p.batch = batch;
-    p.channels = channels;
-    p.out_channels = out_channels;
-    p.cg = cg;
-    p.group = attrs_.group;
-    p.og = out_channels / p.group;
-    p.ksize = g.KernelSize();
-    p.kdim = cg * p.ksize;
-    p.in_size = g.InSize();
-    p.P = g.OutSize();
-    p.has_bias = ctx.has_input(2);
     if (p.has_bias) {
       if (const Tensor* bc = ctx.input_value(2); bc != nullptr) {
         p.const_bias.resize(static_cast<size_t>(out_channels));
