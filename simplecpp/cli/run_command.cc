@@ -125,18 +125,8 @@ void PrintProfile(const std::vector<Session::NodeTiming>& profile) {
   }
 }
 
-}  // namespace
-
-int RunCommand(const std::vector<std::string>& args) {
-  const ParsedArgs a = ParseArgs(
-      args, {"--input", "--dim", "--output-dir", "--threads", "--repeat", "--builtin", "--target"},
-      {"--profile"});
-  const std::string output_dir = a.Get("--output-dir", ".");
-  const int64_t threads = a.GetInt("--threads", 0, 0);
-  const int64_t repeat = a.GetInt("--repeat", 0, 0);
-  if (a.Has("--target")) SelectTarget(a.Get("--target"));
-
-  // Which model.
+// The model file to run: MODEL, or a built-in written out first (--builtin NAME, "default").
+std::string ResolveModelPath(const ParsedArgs& a, const std::string& output_dir) {
   std::string builtin_name;
   std::string model_path;
   if (a.Has("--builtin")) {
@@ -157,11 +147,11 @@ int RunCommand(const std::vector<std::string>& args) {
     model_path = WriteBuiltinModel(builtin_name, dir);
     std::printf("built-in model '%s' written to %s\n", builtin_name.c_str(), model_path.c_str());
   }
+  return model_path;
+}
 
-  const Model model = Model::Load(model_path);
-  std::printf("model: %s\n", model_path.c_str());
-
-  // Inputs: from files, else generated.
+// Every model input: read from its --input file, else generated (unknown dims from --dim).
+std::map<std::string, Tensor> RunInputs(const Model& model, const ParsedArgs& a) {
   std::map<std::string, std::string> input_files;
   for (const std::string& s : a.GetAll("--input")) {
     auto [name, file] = SplitAssignment(s, "--input");
@@ -206,27 +196,12 @@ int RunCommand(const std::vector<std::string>& args) {
   for (const auto& [name, used] : dim_used) {
     if (!used) std::fprintf(stderr, "warning: --dim %s matched no symbolic dimension\n", name.c_str());
   }
+  return inputs;
+}
 
-  SessionOptions session_options;
-  session_options.threads = static_cast<int>(threads);
-  Session session(model, session_options);
-
-  std::map<std::string, Tensor> outputs;
-  const auto t0 = std::chrono::steady_clock::now();
-  outputs = session.Run(inputs);  // also the warm-up run when --repeat is given
-  const double first_ms = Milliseconds(std::chrono::steady_clock::now() - t0);
-  const int64_t first_allocations = session.memory_stats().buffer_allocations;
-  std::vector<double> times;
-  for (int64_t r = 0; r < repeat; ++r) {
-    // Hand the previous outputs back to the session's pool first (outside the timing), as a
-    // caller that is done with them would: steady-state runs then need no new buffers.
-    outputs.clear();
-    const auto start = std::chrono::steady_clock::now();
-    outputs = session.Run(inputs);
-    times.push_back(Milliseconds(std::chrono::steady_clock::now() - start));
-  }
-
-  // Outputs, in the model's order.
+// Writes output_K.pb (and .npy where NumPy has the dtype) in the model's output order.
+void WriteOutputs(const Model& model, const std::map<std::string, Tensor>& outputs,
+                  const std::string& output_dir) {
   fs::create_directories(output_dir);
   int k = 0;
   for (const ValueDescription& v : model.outputs()) {
@@ -250,18 +225,55 @@ int RunCommand(const std::vector<std::string>& args) {
     std::printf("       -> %s\n", written.c_str());
     ++k;
   }
+}
 
-  if (repeat > 0) {
-    std::vector<double> sorted = times;
-    std::sort(sorted.begin(), sorted.end());
-    const size_t n = sorted.size();
-    const double median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
-    std::printf("first run %.4f ms; %zu timed runs: min %.4f ms, max %.4f ms\n", first_ms, n,
-                sorted.front(), sorted.back());
-    std::printf("median %.4f ms\n", median);
-  } else {
+void PrintTimes(double first_ms, std::vector<double> times) {
+  if (times.empty()) {
     std::printf("run time %.4f ms (first run; use --repeat N for a median)\n", first_ms);
+    return;
   }
+  std::sort(times.begin(), times.end());
+  const size_t n = times.size();
+  const double median = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+  std::printf("first run %.4f ms; %zu timed runs: min %.4f ms, max %.4f ms\n", first_ms, n,
+              times.front(), times.back());
+  std::printf("median %.4f ms\n", median);
+}
+
+}  // namespace
+
+int RunCommand(const std::vector<std::string>& args) {
+  const ParsedArgs a = ParseArgs(
+      args, {"--input", "--dim", "--output-dir", "--threads", "--repeat", "--builtin", "--target"},
+      {"--profile"});
+  const std::string output_dir = a.Get("--output-dir", ".");
+  const int64_t threads = a.GetInt("--threads", 0, 0);
+  const int64_t repeat = a.GetInt("--repeat", 0, 0);
+  if (a.Has("--target")) SelectTarget(a.Get("--target"));
+  const std::string model_path = ResolveModelPath(a, output_dir);
+  const Model model = Model::Load(model_path);
+  std::printf("model: %s\n", model_path.c_str());
+  const std::map<std::string, Tensor> inputs = RunInputs(model, a);
+
+  SessionOptions session_options;
+  session_options.threads = static_cast<int>(threads);
+  Session session(model, session_options);
+  std::map<std::string, Tensor> outputs;
+  const auto t0 = std::chrono::steady_clock::now();
+  outputs = session.Run(inputs);  // also the warm-up run when --repeat is given
+  const double first_ms = Milliseconds(std::chrono::steady_clock::now() - t0);
+  const int64_t first_allocations = session.memory_stats().buffer_allocations;
+  std::vector<double> times;
+  for (int64_t r = 0; r < repeat; ++r) {
+    // Hand the previous outputs back to the session's pool first (outside the timing), as a
+    // caller that is done with them would: steady-state runs then need no new buffers.
+    outputs.clear();
+    const auto start = std::chrono::steady_clock::now();
+    outputs = session.Run(inputs);
+    times.push_back(Milliseconds(std::chrono::steady_clock::now() - start));
+  }
+  WriteOutputs(model, outputs, output_dir);
+  PrintTimes(first_ms, times);
 
   if (a.Has("--profile")) {
     // A separate, profiled run, so the timings above carry no profiling overhead.
