@@ -122,116 +122,140 @@ void ConvertAttributes(graph::Node* n, std::set<std::string>* taken, bool keep_c
   }
 }
 
-void ConvertGraph(graph::Graph* g, std::set<std::string>* taken, int64_t opset) {
-  // Nodes whose float32 constants float16 cannot hold (|v| > 65504, e.g. BatchNormalization
-  // variances of 1e8 in PP-OCRv4's detector head: clamped, they wreck the output) run in float32.
-  std::vector<bool> island(g->nodes.size(), false);
-  for (size_t k = 0; k < g->nodes.size(); ++k) {
-    island[k] = KeepsFloat32(g->nodes[k]) || NeedsFloat32Range(g->nodes[k], *g);
-  }
-  // Initializers read through float-only inputs or by float32 nodes stay float32; all others
-  // become float16.
-  std::set<std::string> keep_f32;
-  std::set<std::string> used_as_f16;
-  for (size_t k = 0; k < g->nodes.size(); ++k) {
-    const graph::Node& n = g->nodes[k];
-    for (size_t i = 0; i < n.inputs.size(); ++i) {
-      if (FloatOnlyInput(n, i, opset) || island[k]) {
-        keep_f32.insert(n.inputs[i]);
+// One graph's conversion; Run calls the phases in order.
+class GraphToFloat16 {
+ public:
+  GraphToFloat16(graph::Graph* g, std::set<std::string>* taken, int64_t opset)
+      : g_(*g), taken_(*taken), opset_(opset) {}
+
+  void Run() {
+    MarkFloat32Islands();
+    ConvertInitializersAndTypes();
+    FindFloat32Values();
+    for (size_t k = 0; k < g_.nodes.size(); ++k) {
+      graph::Node& n = g_.nodes[k];
+      const bool wide_consumer = IsWideConsumer(n);
+      ConvertAttributes(&n, &taken_, IsWideCast(n) || IsFloatOnlyCast(n), opset_);
+      if (island_[k] || wide_consumer) {
+        EmitFloat32Island(std::move(n), wide_consumer);
       } else {
-        used_as_f16.insert(n.inputs[i]);
+        EmitFloat16Node(std::move(n));
       }
     }
+    g_.nodes = std::move(nodes_);
   }
-  for (const graph::ValueInfo& v : g->outputs) used_as_f16.insert(v.name);
-  std::vector<std::pair<std::string, Tensor>> extra;
-  std::map<std::string, std::string> f32_copy;  // initializer used both ways -> its float32 copy
-  for (auto& [name, t] : g->initializers) {
-    if (t.dtype() != DType::kFloat32) continue;
-    if (keep_f32.count(name) && used_as_f16.count(name)) {
-      const std::string copy = UniqueName(name + "_fp32", taken);
-      extra.emplace_back(copy, t);
-      f32_copy[name] = copy;
-      t = ToHalf(t);
-    } else if (!keep_f32.count(name)) {
-      t = ToHalf(t);
+
+ private:
+  // Nodes whose float32 constants float16 cannot hold (|v| > 65504, e.g. BatchNormalization
+  // variances of 1e8 in PP-OCRv4's detector head: clamped, they wreck the output) run in float32.
+  void MarkFloat32Islands() {
+    island_.assign(g_.nodes.size(), false);
+    for (size_t k = 0; k < g_.nodes.size(); ++k) {
+      island_[k] = KeepsFloat32(g_.nodes[k]) || NeedsFloat32Range(g_.nodes[k], g_);
     }
   }
-  for (auto& e : extra) g->initializers.push_back(std::move(e));
-  for (auto& v : g->inputs) {
-    if (!g->FindInitializer(v.name) || g->FindInitializer(v.name)->dtype() == DType::kFloat16) ConvertType(&v.type);
-  }
-  for (auto& v : g->outputs) ConvertType(&v.type);
-  for (auto& v : g->value_info) ConvertType(&v.type);
 
-  // Integer accumulators (MatMulInteger / ConvInteger int32 results) overflow float16 (|acc| reaches
-  // 127 * 127 * K): their Cast(to FLOAT) stays float32, and the element-wise node that rescales
-  // them (ORT's Mul by x_scale * w_scale) runs in float32 with its result cast down.
-  std::map<std::string, std::string> producer_op;
-  for (const graph::Node& n : g->nodes) {
-    for (const std::string& o : n.outputs) producer_op[o] = n.op_type;
+  // Initializers read through float-only inputs or by float32 nodes stay float32 (a copy when
+  // float16 readers want them too); all others become float16, with the value types.
+  void ConvertInitializersAndTypes() {
+    for (size_t k = 0; k < g_.nodes.size(); ++k) {
+      const graph::Node& n = g_.nodes[k];
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        if (FloatOnlyInput(n, i, opset_) || island_[k]) {
+          keep_f32_.insert(n.inputs[i]);
+        } else {
+          used_as_f16_.insert(n.inputs[i]);
+        }
+      }
+    }
+    for (const graph::ValueInfo& v : g_.outputs) used_as_f16_.insert(v.name);
+    std::vector<std::pair<std::string, Tensor>> extra;
+    for (auto& [name, t] : g_.initializers) {
+      if (t.dtype() != DType::kFloat32) continue;
+      if (keep_f32_.count(name) && used_as_f16_.count(name)) {
+        const std::string copy = UniqueName(name + "_fp32", &taken_);
+        extra.emplace_back(copy, t);
+        f32_copy_[name] = copy;
+        t = ToHalf(t);
+      } else if (!keep_f32_.count(name)) {
+        t = ToHalf(t);
+      }
+    }
+    for (auto& e : extra) g_.initializers.push_back(std::move(e));
+    for (auto& v : g_.inputs) {
+      if (!g_.FindInitializer(v.name) || g_.FindInitializer(v.name)->dtype() == DType::kFloat16) {
+        ConvertType(&v.type);
+      }
+    }
+    for (auto& v : g_.outputs) ConvertType(&v.type);
+    for (auto& v : g_.value_info) ConvertType(&v.type);
   }
-  std::set<std::string> wide_values;  // outputs of the Casts kept at float32
-  auto is_wide_cast = [&](const graph::Node& n) {
-    if (n.op_type != "Cast" || !IsDefaultDomain(n.domain) || n.inputs.empty()) return false;
-    if (IntAttrOr(n, "to", 0) != static_cast<int64_t>(DType::kFloat32)) return false;
-    auto it = producer_op.find(n.inputs[0]);
-    return it != producer_op.end() && (it->second == "MatMulInteger" || it->second == "ConvInteger");
-  };
-  for (const graph::Node& n : g->nodes) {
-    if (is_wide_cast(n)) wide_values.insert(n.outputs[0]);
-  }
+
+  // Integer accumulators (MatMulInteger / ConvInteger int32 results) overflow float16 (|acc|
+  // reaches 127 * 127 * K): their Cast(to FLOAT) stays float32, and the element-wise node that
+  // rescales them (ORT's Mul by x_scale * w_scale) runs in float32 with its result cast down.
   // A Cast(to FLOAT) read only through float-only inputs (scales computed from shapes) keeps its
   // target: a round trip through float16 could change the scale and so the output size.
-  auto is_float_only_cast = [&](const graph::Node& n) {
+  void FindFloat32Values() {
+    for (const graph::Node& n : g_.nodes) {
+      for (const std::string& o : n.outputs) producer_op_[o] = n.op_type;
+    }
+    for (const graph::Node& n : g_.nodes) {
+      if (IsWideCast(n)) wide_values_.insert(n.outputs[0]);
+      if (IsFloatOnlyCast(n)) float32_values_.insert(n.outputs[0]);
+    }
+  }
+
+  bool IsWideCast(const graph::Node& n) const {
+    if (n.op_type != "Cast" || !IsDefaultDomain(n.domain) || n.inputs.empty()) return false;
+    if (IntAttrOr(n, "to", 0) != static_cast<int64_t>(DType::kFloat32)) return false;
+    auto it = producer_op_.find(n.inputs[0]);
+    return it != producer_op_.end() && (it->second == "MatMulInteger" || it->second == "ConvInteger");
+  }
+  bool IsFloatOnlyCast(const graph::Node& n) const {
     return n.op_type == "Cast" && IsDefaultDomain(n.domain) && n.outputs.size() == 1 &&
            IntAttrOr(n, "to", 0) == static_cast<int64_t>(DType::kFloat32) &&
-           keep_f32.count(n.outputs[0]) && !used_as_f16.count(n.outputs[0]);
-  };
-  std::set<std::string> float32_values;  // computed values that stay float32
-  for (const graph::Node& n : g->nodes) {
-    if (is_float_only_cast(n)) float32_values.insert(n.outputs[0]);
+           keep_f32_.count(n.outputs[0]) && !used_as_f16_.count(n.outputs[0]);
   }
-  auto is_wide_consumer = [&](const graph::Node& n) {
+  bool IsWideConsumer(const graph::Node& n) const {
     static const std::set<std::string> kElementwise = {"Mul", "Add", "Sub", "Div"};
     if (!IsDefaultDomain(n.domain) || !kElementwise.count(n.op_type)) return false;
     for (const std::string& in : n.inputs) {
-      if (wide_values.count(in)) return true;
+      if (wide_values_.count(in)) return true;
     }
     return false;
-  };
+  }
 
-  std::vector<graph::Node> nodes;
-  for (size_t k = 0; k < g->nodes.size(); ++k) {
-    graph::Node& n = g->nodes[k];
-    const bool wide_cast = is_wide_cast(n);
-    const bool wide_consumer = is_wide_consumer(n);
-    ConvertAttributes(&n, taken, wide_cast || is_float_only_cast(n), opset);
-    if (!island[k] && !wide_consumer) {
-      for (size_t i = 0; i < n.inputs.size(); ++i) {
-        if (!FloatOnlyInput(n, i, opset) || n.inputs[i].empty()) continue;
-        if (f32_copy.count(n.inputs[i])) {
-          n.inputs[i] = f32_copy[n.inputs[i]];
-          continue;
-        }
-        const Tensor* init = g->FindInitializer(n.inputs[i]);
-        if ((init && init->dtype() != DType::kFloat16) || float32_values.count(n.inputs[i])) {
-          continue;
-        }
-        // A float16 value (graph input, computed) read where ONNX wants float32: cast it up.
-        const std::string up = UniqueName(n.inputs[i] + "_fp32", taken);
-        nodes.push_back(MakeNode("Cast", UniqueName(up + "_cast", taken), {n.inputs[i]}, {up},
-                                 {IntAttr("to", static_cast<int64_t>(DType::kFloat32))}));
-        n.inputs[i] = up;
+  // Emits Cast(name -> float32) and returns the float32 value's name.
+  std::string CastUp(const std::string& name) {
+    const std::string up = UniqueName(name + "_fp32", &taken_);
+    nodes_.push_back(MakeNode("Cast", UniqueName(up + "_cast", &taken_), {name}, {up},
+                              {IntAttr("to", static_cast<int64_t>(DType::kFloat32))}));
+    return up;
+  }
+
+  // A float16 node: its float-only inputs (ONNX wants float32 there) read float32 values.
+  void EmitFloat16Node(graph::Node n) {
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      if (!FloatOnlyInput(n, i, opset_) || n.inputs[i].empty()) continue;
+      if (f32_copy_.count(n.inputs[i])) {
+        n.inputs[i] = f32_copy_[n.inputs[i]];
+        continue;
       }
-      nodes.push_back(std::move(n));
-      continue;
+      const Tensor* init = g_.FindInitializer(n.inputs[i]);
+      if ((init && init->dtype() != DType::kFloat16) || float32_values_.count(n.inputs[i])) continue;
+      // A float16 value (graph input, computed) read where ONNX wants float32: cast it up.
+      n.inputs[i] = CastUp(n.inputs[i]);
     }
-    // Float32 island: cast float16 inputs up (initializers stayed float32), outputs back down.
-    // Which inputs/outputs are float: QuantizeLinear x (0) and scale (1); DequantizeLinear
-    // scale (1) and output; DynamicQuantizeLinear x (0) and output 1 (scale); a rescaling
-    // element-wise node of an integer accumulator: its other inputs and its output; a node with
-    // out-of-range constants: every input and output (its op types all of them as T).
+    nodes_.push_back(std::move(n));
+  }
+
+  // Float32 island: cast float16 inputs up (initializers stayed float32), outputs back down.
+  // Which inputs/outputs are float: QuantizeLinear x (0) and scale (1); DequantizeLinear
+  // scale (1) and output; DynamicQuantizeLinear x (0) and output 1 (scale); a rescaling
+  // element-wise node of an integer accumulator: its other inputs and its output; a node with
+  // out-of-range constants: every input and output (its op types all of them as T).
+  void EmitFloat32Island(graph::Node n, bool wide_consumer) {
     std::vector<size_t> float_inputs, float_outputs;
     if (n.op_type == "QuantizeLinear") float_inputs = {0, 1};
     if (n.op_type == "DequantizeLinear") float_inputs = {1}, float_outputs = {0};
@@ -242,35 +266,46 @@ void ConvertGraph(graph::Graph* g, std::set<std::string>* taken, int64_t opset) 
     }
     if (wide_consumer) {
       for (size_t i = 0; i < n.inputs.size(); ++i) {
-        if (!wide_values.count(n.inputs[i])) float_inputs.push_back(i);
+        if (!wide_values_.count(n.inputs[i])) float_inputs.push_back(i);
       }
       float_outputs = {0};
     }
     for (size_t i : float_inputs) {
       if (i >= n.inputs.size() || n.inputs[i].empty()) continue;
-      const Tensor* init = g->FindInitializer(n.inputs[i]);
-      if ((init && init->dtype() == DType::kFloat32) || float32_values.count(n.inputs[i])) continue;
-      if (f32_copy.count(n.inputs[i])) {
-        n.inputs[i] = f32_copy[n.inputs[i]];
+      const Tensor* init = g_.FindInitializer(n.inputs[i]);
+      if ((init && init->dtype() == DType::kFloat32) || float32_values_.count(n.inputs[i])) continue;
+      if (f32_copy_.count(n.inputs[i])) {
+        n.inputs[i] = f32_copy_[n.inputs[i]];
         continue;
       }
-      const std::string up = UniqueName(n.inputs[i] + "_fp32", taken);
-      nodes.push_back(MakeNode("Cast", UniqueName(up + "_cast", taken), {n.inputs[i]}, {up},
-                               {IntAttr("to", static_cast<int64_t>(DType::kFloat32))}));
-      n.inputs[i] = up;
+      n.inputs[i] = CastUp(n.inputs[i]);
     }
     std::vector<graph::Node> after;
     for (size_t o : float_outputs) {
       if (o >= n.outputs.size() || n.outputs[o].empty()) continue;
-      const std::string wide = UniqueName(n.outputs[o] + "_fp32", taken);
-      after.push_back(MakeNode("Cast", UniqueName(n.outputs[o] + "_cast", taken), {wide}, {n.outputs[o]},
-                               {IntAttr("to", static_cast<int64_t>(DType::kFloat16))}));
+      const std::string wide = UniqueName(n.outputs[o] + "_fp32", &taken_);
+      after.push_back(MakeNode("Cast", UniqueName(n.outputs[o] + "_cast", &taken_), {wide},
+                               {n.outputs[o]}, {IntAttr("to", static_cast<int64_t>(DType::kFloat16))}));
       n.outputs[o] = wide;
     }
-    nodes.push_back(std::move(n));
-    for (auto& a : after) nodes.push_back(std::move(a));
+    nodes_.push_back(std::move(n));
+    for (auto& a : after) nodes_.push_back(std::move(a));
   }
-  g->nodes = std::move(nodes);
+
+  graph::Graph& g_;
+  std::set<std::string>& taken_;
+  const int64_t opset_;
+  std::vector<bool> island_;
+  std::set<std::string> keep_f32_, used_as_f16_;
+  std::map<std::string, std::string> f32_copy_;  // initializer used both ways -> its float32 copy
+  std::map<std::string, std::string> producer_op_;
+  std::set<std::string> wide_values_;     // outputs of the Casts kept at float32
+  std::set<std::string> float32_values_;  // computed values that stay float32
+  std::vector<graph::Node> nodes_;        // the rewritten node list
+};
+
+void ConvertGraph(graph::Graph* g, std::set<std::string>* taken, int64_t opset) {
+  GraphToFloat16(g, taken, opset).Run();
 }
 
 }  // namespace
