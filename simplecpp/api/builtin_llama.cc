@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "quant/block_quant.h"
+#include "quant/int4.h"
 #include "simplecpp/api/builtin_builder.h"
 #include "simplecpp/api/builtin_models.h"
 #include "simplecpp/error.h"
@@ -32,35 +34,6 @@ graph::ValueInfo SymbolicValue(const std::string& name, DType dtype,
 
 graph::Dim Sym(const std::string& param) { return graph::Dim{-1, param}; }
 graph::Dim Fixed(int64_t v) { return graph::Dim{v, ""}; }
-
-// Symmetric int4 blocks of kBlock along K of W [K, N]: codes in [-8, 7] and scales [K/kBlock, N].
-struct Int4Weight {
-  std::vector<int8_t> codes;  // [K, N]
-  std::vector<float> scales;  // [K / kBlock, N]
-};
-
-Int4Weight QuantizeInt4(const Tensor& w) {
-  const int64_t k = w.dim(0), n = w.dim(1);
-  const float* p = w.data<float>();
-  Int4Weight q;
-  q.codes.resize(static_cast<size_t>(k * n));
-  q.scales.resize(static_cast<size_t>(k / kBlock * n));
-  for (int64_t b = 0; b < k / kBlock; ++b) {
-    for (int64_t c = 0; c < n; ++c) {
-      float amax = 0.0f;
-      for (int64_t j = 0; j < kBlock; ++j)
-        amax = std::max(amax, std::fabs(p[(b * kBlock + j) * n + c]));
-      const float s = amax > 0.0f ? amax / 7.0f : 1.0f;
-      q.scales[b * n + c] = s;
-      for (int64_t j = 0; j < kBlock; ++j) {
-        const int64_t i = (b * kBlock + j) * n + c;
-        const float r = std::nearbyint(p[i] / s);
-        q.codes[i] = static_cast<int8_t>(std::min(7.0f, std::max(-8.0f, r)));
-      }
-    }
-  }
-  return q;
-}
 
 class LlamaBuilder {
  public:
@@ -261,35 +234,24 @@ class LlamaBuilder {
       b_.Initializer(wname, std::move(w));
       return b_.OpN("MatMul", name, {x, wname}, {out})[0];
     }
-    const Int4Weight q = QuantizeInt4(w);
-    const int64_t kb = k / kBlock;
+    // Symmetric int4 blocks along K (quant/block_quant.h): scale max|w| / 7, codes -7..7.
+    const quant::BlockQuantized q =
+        quant::QuantizeBlocked(w.data<float>(), k, n, kBlock, 4, /*symmetric=*/true);
+    const int64_t kb = q.blocks();
     if (form_ == LlamaForm::kOnnxInt4) {
       Tensor codes(DType::kInt4, {k, n});
-      auto* bytes = static_cast<uint8_t*>(codes.raw_data());
-      for (int64_t i = 0; i < k * n; ++i) {
-        bytes[i / 2] = static_cast<uint8_t>(bytes[i / 2] | ((q.codes[i] & 15) << (4 * (i & 1))));
-      }
+      quant::PackSubByte(q.codes.data(), 0, k * n, 4, static_cast<uint8_t*>(codes.raw_data()));
       b_.Initializer(wname + ".int4", std::move(codes));
       b_.Floats(wname + ".scale", {kb, n}, q.scales);
       const std::string wf = b_.Op("DequantizeLinear", wname, {wname + ".int4", wname + ".scale"},
                                    {AttrInt("axis", 0), AttrInt("block_size", kBlock)});
       return b_.OpN("MatMul", name, {x, wf}, {out})[0];
     }
-    // MatMulNBits: B [n, k_blocks, 16] of unsigned codes q + 8 (low nibble first), scales
-    // [n * k_blocks], no zero points (the default 8).
-    Tensor packed(DType::kUInt8, {n, kb, kBlock / 2});
-    auto* pb = packed.data<uint8_t>();
-    std::vector<float> scales(static_cast<size_t>(n * kb));
-    for (int64_t c = 0; c < n; ++c) {
-      for (int64_t blk = 0; blk < kb; ++blk) {
-        uint8_t* dst = pb + (c * kb + blk) * (kBlock / 2);
-        for (int64_t j = 0; j < kBlock; ++j) {
-          const int code = q.codes[(blk * kBlock + j) * n + c] + 8;
-          dst[j / 2] = static_cast<uint8_t>(dst[j / 2] | (code << (4 * (j & 1))));
-        }
-        scales[c * kb + blk] = q.scales[blk * n + c];
-      }
-    }
+    // MatMulNBits: B [n, k_blocks, 16] of unsigned codes q + 8, scales [n * k_blocks], no zero
+    // points (the default 8).
+    const std::vector<uint8_t> nbits = quant::PackNBitsWeights(q);
+    Tensor packed = Tensor::FromVector<uint8_t>(DType::kUInt8, {n, kb, kBlock / 2}, nbits);
+    std::vector<float> scales = quant::NBitsScales(q);
     b_.Initializer(wname + ".nbits", std::move(packed));
     b_.Floats(wname + ".scales", {n * kb}, std::move(scales));
     const std::string y = b_.OpN(
