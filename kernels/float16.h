@@ -16,10 +16,13 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/float16_bits.h"
+
 namespace simplecpp::kernels {
 
-uint16_t FloatToHalfBits(float f);
-float HalfBitsToFloat(uint16_t h);
+// The scalar float16 <-> float32 pair is core's (quant needs it too); the same functions here.
+using ::simplecpp::FloatToHalfBits;
+using ::simplecpp::HalfBitsToFloat;
 uint16_t DoubleToHalfBits(double d);  // rounds once, directly from double (no double rounding)
 double HalfBitsToDouble(uint16_t h);
 
