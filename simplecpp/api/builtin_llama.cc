@@ -37,8 +37,8 @@ graph::Dim Fixed(int64_t v) { return graph::Dim{v, ""}; }
 
 class LlamaBuilder {
  public:
-  LlamaBuilder(const LlamaConfig& c, LlamaForm form, graph::Graph* g)
-      : c_(c), form_(form), b_(g, c.seed), head_dim_(c.hidden / c.q_heads) {}
+  LlamaBuilder(const LlamaConfig& c, LlamaForm form, LlamaWeights* weights, graph::Graph* g)
+      : c_(c), form_(form), w_(weights), b_(g, c.seed), head_dim_(c.hidden / c.q_heads) {}
 
   void Build() {
     graph::Graph& g = *b_.graph();
@@ -68,7 +68,7 @@ class LlamaBuilder {
     }
 
     const std::string embed =
-        b_.FanInWeight("model.embed_tokens.weight", {c_.vocab, c_.hidden}, c_.hidden);
+        b_.Initializer("model.embed_tokens.weight", Checked("model.embed_tokens", w_->Embedding(c_.vocab, c_.hidden), {c_.vocab, c_.hidden}));
     RotaryCaches();
     if (form_ == LlamaForm::kMsft) {
       MsftMaskInputs();
@@ -82,7 +82,7 @@ class LlamaBuilder {
     for (int64_t i = 0; i < c_.layers; ++i) {
       const std::string p = "model.layers." + std::to_string(i);
       // Attention block.
-      const std::string g1 = b_.WeightRange(p + ".input_layernorm.weight", {c_.hidden}, 0.8f, 1.2f);
+      const std::string g1 = Gain(p + ".input_layernorm");
       std::string n1;
       if (form_ == LlamaForm::kMsft) {
         if (i == 0) {
@@ -122,8 +122,7 @@ class LlamaBuilder {
       const std::string o = Linear(p + ".attn.o_proj", attn, qw, c_.hidden);
 
       // MLP block.
-      const std::string g2 =
-          b_.WeightRange(p + ".post_attention_layernorm.weight", {c_.hidden}, 0.8f, 1.2f);
+      const std::string g2 = Gain(p + ".post_attention_layernorm");
       std::string n2;
       if (form_ == LlamaForm::kMsft) {
         std::tie(n2, residual) = SkipNorm(p + ".post_attention_layernorm", o, residual, g2);
@@ -143,7 +142,7 @@ class LlamaBuilder {
         x = b_.Op("Add", p + ".mlp.residual", {x, down});
       }
     }
-    const std::string gf = b_.WeightRange("model.norm.weight", {c_.hidden}, 0.8f, 1.2f);
+    const std::string gf = Gain("model.norm");
     std::string nf;
     if (form_ == LlamaForm::kMsft) {
       nf = b_.OpN("SkipSimplifiedLayerNormalization", "model.norm", {pending, residual, gf},
@@ -224,12 +223,34 @@ class LlamaBuilder {
     return LinearTo(name, x, k, n, name);
   }
 
-  // x @ W with W [k, n] drawn as a fan-in weight, spelled per form; the output is named `out`.
+  std::string Gain(const std::string& name) {
+    return b_.Initializer(name + ".weight", Checked(name, w_->Gain(name, c_.hidden), {c_.hidden}));
+  }
+
+  // A float32 tensor from the weight source, checked against the dims the graph needs.
+  static Tensor Checked(const std::string& name, Tensor t, const std::vector<int64_t>& dims,
+                        DType dtype = DType::kFloat32) {
+    if (t.dtype() != dtype || t.dims() != dims) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "llama weights: '" + name + "' must be " + DTypeName(dtype) + " " +
+                      DimsString(dims) + ", got " + DTypeName(t.dtype()) + " " +
+                      DimsString(t.dims()));
+    }
+    return t;
+  }
+  static std::string DimsString(const std::vector<int64_t>& dims) {
+    std::string s = "[";
+    for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+    return s + "]";
+  }
+
+  // x @ W with W [k, n] from the weight source, spelled per form; the output is named `out`.
   std::string LinearTo(const std::string& name, const std::string& x, int64_t k, int64_t n,
                        const std::string& out) {
-    Tensor w = RandomFloatTensor({k, n}, b_.rng().Next(), -1.0f / std::sqrt(static_cast<float>(k)),
-                                 1.0f / std::sqrt(static_cast<float>(k)));
+    LlamaLinearWeight lw = w_->Linear(name, k, n);
     const std::string wname = name + ".weight";
+    if (lw.block > 0) return BlockedLinear(name, x, k, n, std::move(lw), out);
+    Tensor w = Checked(name, std::move(lw.weight), {k, n});
     if (form_ == LlamaForm::kFloat32) {
       b_.Initializer(wname, std::move(w));
       return b_.OpN("MatMul", name, {x, wname}, {out})[0];
@@ -261,8 +282,49 @@ class LlamaBuilder {
     return y;
   }
 
+  // A blocked weight as given: DequantizeLinear(codes, scales[, zero points], axis 0) [+ the block
+  // minimum, broadcast over each block's rows] -> MatMul.
+  std::string BlockedLinear(const std::string& name, const std::string& x, int64_t k, int64_t n,
+                            LlamaLinearWeight lw, const std::string& out) {
+    if (form_ == LlamaForm::kMsft) {
+      throw Error(ErrorCode::kUnsupported,
+                  "llama weights: '" + name + "' is blocked; the com.microsoft form takes float weights");
+    }
+    const DType code = lw.weight.dtype();
+    if (code != DType::kInt4 && code != DType::kUInt4 && code != DType::kInt8 && code != DType::kUInt8) {
+      throw Error(ErrorCode::kInvalidArgument, "llama weights: '" + name + "' codes must be int4, uint4, int8 or uint8");
+    }
+    if (lw.block < 1 || k % lw.block != 0) {
+      throw Error(ErrorCode::kInvalidArgument, "llama weights: '" + name + "' block size must divide " + std::to_string(k));
+    }
+    const int64_t kb = k / lw.block;
+    const std::string wname = name + ".weight";
+    b_.Initializer(wname + ".codes", Checked(name, std::move(lw.weight), {k, n}, code));
+    b_.Initializer(wname + ".scale", Checked(name + " scales", std::move(lw.scales), {kb, n}));
+    std::vector<std::string> dq_inputs = {wname + ".codes", wname + ".scale"};
+    if (lw.zero_points.dtype() != DType::kUndefined) {
+      b_.Initializer(wname + ".zero_point", Checked(name + " zero points", std::move(lw.zero_points), {kb, n}, code));
+      dq_inputs.push_back(wname + ".zero_point");
+    }
+    std::string wf = b_.Op("DequantizeLinear", wname, dq_inputs,
+                           {AttrInt("axis", 0), AttrInt("block_size", lw.block)});
+    if (lw.block_min.dtype() != DType::kUndefined) {
+      // [k, n] -> [kb, block, n] + min [kb, 1, n] -> [k, n]: the same float32 sum per element as
+      // dequantizing to w and adding the block's minimum.
+      b_.Initializer(wname + ".block_min", Checked(name + " block minimums", std::move(lw.block_min), {kb, n}));
+      const std::string min3 = b_.Op("Reshape", wname + ".block_min_3d",
+                                     {wname + ".block_min", b_.Shape(wname + ".min_shape", {kb, 1, n})});
+      const std::string w3 = b_.Op("Reshape", wname + ".blocks",
+                                   {wf, b_.Shape(wname + ".block_shape", {kb, lw.block, n})});
+      const std::string sum = b_.Op("Add", wname + ".plus_min", {w3, min3});
+      wf = b_.Op("Reshape", wname + ".float", {sum, b_.Shape(wname + ".shape", {k, n})});
+    }
+    return b_.OpN("MatMul", name, {x, wf}, {out})[0];
+  }
+
   const LlamaConfig c_;
   const LlamaForm form_;
+  LlamaWeights* w_;
   Builder b_;
   const int64_t head_dim_;
   std::string cos_, sin_, pos_, seqlens_k_, total_seq_;
@@ -299,7 +361,7 @@ LlamaConfig SmallLlamaConfig() {
   return c;
 }
 
-graph::Model MakeLlamaModel(const LlamaConfig& config, LlamaForm form) {
+graph::Model MakeLlamaModel(const LlamaConfig& config, LlamaForm form, LlamaWeights* weights) {
   CheckConfig(config, form);
   const bool msft = form == LlamaForm::kMsft;
   const char* doc = form == LlamaForm::kFloat32 ? "simplecpp built-in LLaMA-style decoder, float32"
@@ -312,8 +374,29 @@ graph::Model MakeLlamaModel(const LlamaConfig& config, LlamaForm form) {
   // IR 10 brings int4 (opset 21); IR 11 goes with opset 23.
   m.ir_version = msft ? 10 : 11;
   if (msft) m.opsets.push_back(graph::OpsetImport{kMs, 1});
-  LlamaBuilder(config, form, &m.graph).Build();
+  LlamaBuilder(config, form, weights, &m.graph).Build();
   return m;
+}
+
+graph::Model MakeLlamaModel(const LlamaConfig& config, LlamaForm form) {
+  RandomLlamaWeights weights(config.seed);
+  return MakeLlamaModel(config, form, &weights);
+}
+
+Tensor RandomLlamaWeights::Embedding(int64_t vocab, int64_t hidden) {
+  const float s = 1.0f / std::sqrt(static_cast<float>(hidden));
+  return RandomFloatTensor({vocab, hidden}, rng_.Next(), -s, s);
+}
+
+Tensor RandomLlamaWeights::Gain(const std::string&, int64_t hidden) {
+  return RandomFloatTensor({hidden}, rng_.Next(), 0.8f, 1.2f);
+}
+
+LlamaLinearWeight RandomLlamaWeights::Linear(const std::string&, int64_t k, int64_t n) {
+  const float s = 1.0f / std::sqrt(static_cast<float>(k));
+  LlamaLinearWeight w;
+  w.weight = RandomFloatTensor({k, n}, rng_.Next(), -s, s);
+  return w;
 }
 
 }  // namespace simplecpp::builtin

@@ -34,8 +34,11 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "graph/ir.h"
+#include "simplecpp/api/builtin_models.h"
+#include "simplecpp/tensor.h"
 
 namespace simplecpp::builtin {
 
@@ -54,6 +57,42 @@ struct LlamaConfig {
 
 enum class LlamaForm { kFloat32, kOnnxInt4, kMsft };
 
+// One projection weight W [k, n] (the graph computes x @ W) as a weight source hands it over.
+struct LlamaLinearWeight {
+  int64_t block = 0;   // 0: `weight` is float32 [k, n]; else the block size along k
+  Tensor weight;       // float32 [k, n], or the codes [k, n] (int4, uint4, int8 or uint8)
+  Tensor scales;       // blocked: float32 [k / block, n]
+  Tensor zero_points;  // blocked, optional: the codes' dtype, [k / block, n]
+  Tensor block_min;    // blocked, optional: float32 [k / block, n], added after dequantizing
+};
+
+// Where the decoder's weights come from. MakeLlamaModel asks for each one once, in graph order:
+// Embedding, then per layer i: Gain("model.layers.{i}.input_layernorm"), Linear of
+// "model.layers.{i}.attn.{q,k,v,o}_proj", Gain("model.layers.{i}.post_attention_layernorm"),
+// Linear of "model.layers.{i}.mlp.{gate,up,down}_proj"; then Gain("model.norm") and
+// Linear("lm_head"). Q and K are in the rotate-half layout (Hugging Face's): rotary pairs
+// element i of a head with element i + head_dim / 2.
+class LlamaWeights {
+ public:
+  virtual ~LlamaWeights() = default;
+  virtual Tensor Embedding(int64_t vocab, int64_t hidden) = 0;  // float32 [vocab, hidden]
+  virtual Tensor Gain(const std::string& name, int64_t hidden) = 0;  // float32 [hidden]
+  virtual LlamaLinearWeight Linear(const std::string& name, int64_t k, int64_t n) = 0;
+};
+
+// The built-in models' weights: uniform random from config.seed (embedding and projections
+// +-1/sqrt(fan in), gains in [0.8, 1.2)), float32.
+class RandomLlamaWeights final : public LlamaWeights {
+ public:
+  explicit RandomLlamaWeights(uint64_t seed) : rng_(seed) {}
+  Tensor Embedding(int64_t vocab, int64_t hidden) override;
+  Tensor Gain(const std::string& name, int64_t hidden) override;
+  LlamaLinearWeight Linear(const std::string& name, int64_t k, int64_t n) override;
+
+ private:
+  Random rng_;  // one seed per weight, drawn in the order asked
+};
+
 // The small configuration the tests use: 2 layers, hidden 128, 4 / 2 heads (head_dim 32),
 // ffn 352, vocab 256, 256 positions.
 LlamaConfig SmallLlamaConfig();
@@ -61,5 +100,10 @@ LlamaConfig SmallLlamaConfig();
 // Throws Error(kInvalidArgument) for an inconsistent config (heads not dividing, odd head_dim,
 // and for the int4 forms hidden or ffn not a multiple of the block size 32).
 graph::Model MakeLlamaModel(const LlamaConfig& config, LlamaForm form);
+// The same graph on weights from `weights`. A float weight is spelled per form (kOnnxInt4 and
+// kMsft quantize it to symmetric int4 blocks of 32); a blocked one is spelled
+// DequantizeLinear(codes, scales[, zero_points], axis 0, block_size) [+ block_min per block]
+// -> MatMul in kFloat32 and kOnnxInt4, and refused by kMsft.
+graph::Model MakeLlamaModel(const LlamaConfig& config, LlamaForm form, LlamaWeights* weights);
 
 }  // namespace simplecpp::builtin
