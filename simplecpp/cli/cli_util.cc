@@ -300,6 +300,12 @@ commands:
       float32 -> float16: initializers, graph inputs/outputs, value types, Constant values and
       Cast targets; quantization ops keep float32 behind Casts, and inputs ONNX types as float32
       only (Resize/Upsample scales and roi) stay float32.
+  convert --from gguf IN.gguf OUT.onnx
+      A LLaMA model in ggml's GGUF format (tensors F32, F16, Q8_0, Q4_0, Q4_1) -> the decoder
+      graph `generate` runs (opset 23; blocked DequantizeLinear -> MatMul, exact). Other
+      architectures, K-quants and rope scaling are refused by name.
+  convert --builtin llama|llama-tiny --to gguf [--type f32|f16|q8_0|q4_0|q4_1] OUT.gguf
+      Writes a built-in decoder as a LLaMA GGUF (default q4_0).
   help
       This text.
 

@@ -1,6 +1,7 @@
 // `simplecpp quantize` and `simplecpp convert`: read an ONNX model, rewrite it with the model
 // converters (simplecpp/convert/quantize.h) and write the result as an ONNX file.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -8,10 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "simplecpp/api/builtin_llama.h"
 #include "simplecpp/cli/cli_util.h"
+#include "simplecpp/convert/gguf_llama.h"
 #include "simplecpp/convert/quantize.h"
 #include "simplecpp/convert/seeded_inputs.h"
 #include "simplecpp/error.h"
+#include "simplecpp/io/gguf.h"
+#include "simplecpp/io/mapped_file.h"
 #include "simplecpp/io/npy.h"
 #include "simplecpp/onnx/model_reader.h"
 #include "simplecpp/onnx/model_writer.h"
@@ -22,8 +27,10 @@ namespace {
 void PrintSummary(const graph::Model& in, const graph::Model& out, const std::string& path) {
   std::map<std::string, int> ops;
   for (const graph::Node& n : out.graph.nodes) ops[n.op_type]++;
-  std::printf("wrote %s: %zu nodes (was %zu), %zu initializers;", path.c_str(), out.graph.nodes.size(),
-              in.graph.nodes.size(), out.graph.initializers.size());
+  // `in` without nodes: the model was made from another format.
+  std::printf("wrote %s: %zu nodes", path.c_str(), out.graph.nodes.size());
+  if (!in.graph.nodes.empty()) std::printf(" (was %zu)", in.graph.nodes.size());
+  std::printf(", %zu initializers;", out.graph.initializers.size());
   for (const auto& [op, count] : ops) std::printf(" %s x%d", op.c_str(), count);
   std::printf("\n");
 }
@@ -158,11 +165,79 @@ int QuantizeCommand(const std::vector<std::string>& args) {
   return 0;
 }
 
+namespace {
+
+// --type of a GGUF export: f32, f16, q8_0, q4_0 or q4_1 (either case).
+quant::GgmlType GgufExportType(const std::string& text) {
+  std::string t = text;
+  std::transform(t.begin(), t.end(), t.begin(), [](unsigned char ch) { return std::toupper(ch); });
+  for (quant::GgmlType type : {quant::GgmlType::kF32, quant::GgmlType::kF16, quant::GgmlType::kQ8_0,
+                               quant::GgmlType::kQ4_0, quant::GgmlType::kQ4_1}) {
+    if (t == quant::GgmlTypeName(static_cast<uint32_t>(type))) return type;
+  }
+  throw UsageError("--type must be f32, f16, q8_0, q4_0 or q4_1, not '" + text + "'");
+}
+
+// convert --builtin llama|llama-tiny --to gguf [--type T] OUT.gguf
+int ExportGguf(const ParsedArgs& a) {
+  if (a.positional.size() != 1) throw UsageError("convert --builtin NAME --to gguf needs OUT.gguf");
+  const std::string name = a.Get("--builtin");
+  builtin::LlamaConfig config;
+  if (name == "llama-tiny") {
+    config = builtin::SmallLlamaConfig();
+  } else if (name != "llama") {
+    throw UsageError("--to gguf exports the built-in decoders llama and llama-tiny, not '" + name + "'");
+  }
+  const quant::GgmlType type = GgufExportType(a.Get("--type", "q4_0"));
+  const std::string bytes = convert::ExportLlamaGguf(config, type, "simplecpp " + name);
+  io::WriteStringToFile(a.positional[0], bytes);
+  std::printf("wrote %s: built-in %s as a LLaMA GGUF, weights %s, %zu bytes\n",
+              a.positional[0].c_str(), name.c_str(), quant::GgmlTypeName(static_cast<uint32_t>(type)),
+              bytes.size());
+  return 0;
+}
+
+// convert --from gguf IN.gguf OUT.onnx
+int ImportGguf(const ParsedArgs& a) {
+  if (a.positional.size() != 2) throw UsageError("convert --from gguf needs IN.gguf and OUT.onnx");
+  const io::GgufFile file = io::OpenGguf(a.positional[0]);
+  convert::GgufImportReport report;
+  const graph::Model out = convert::ImportLlamaGguf(file, &report);
+  onnx::WriteModelFile(a.positional[1], out);
+  const builtin::LlamaConfig& c = report.config;
+  std::printf("read %s: GGUF v%u, LLaMA%s%s: %lld layers, hidden %lld, heads %lld / %lld kv, ffn "
+              "%lld, vocab %lld, rope theta %g, rms eps %g\n",
+              a.positional[0].c_str(), file.version, report.name.empty() ? "" : " ",
+              report.name.c_str(), static_cast<long long>(c.layers), static_cast<long long>(c.hidden),
+              static_cast<long long>(c.q_heads), static_cast<long long>(c.kv_heads),
+              static_cast<long long>(c.ffn), static_cast<long long>(c.vocab), c.rope_theta, c.rms_eps);
+  std::printf("tensors:");
+  for (const auto& [type, count] : report.tensor_types) std::printf(" %s x%d", type.c_str(), count);
+  std::printf("%s\n", report.tied_output ? " (output tied to token_embd)" : "");
+  PrintSummary(graph::Model{}, out, a.positional[1]);
+  return 0;
+}
+
+}  // namespace
+
 int ConvertCommand(const std::vector<std::string>& args) {
-  const ParsedArgs a = ParseArgs(args, {"--to"}, {});
-  if (a.positional.size() != 2) throw UsageError("convert needs IN.onnx and OUT.onnx");
+  const ParsedArgs a = ParseArgs(args, {"--to", "--from", "--builtin", "--type"}, {});
   const std::string to = a.Get("--to", "");
-  if (to != "float16") throw UsageError("convert: --to float16 is the only conversion (got '" + to + "')");
+  const std::string from = a.Get("--from", "");
+  if (a.Has("--builtin")) {
+    if (to != "gguf" || a.Has("--from")) throw UsageError("--builtin goes with --to gguf");
+    return ExportGguf(a);
+  }
+  if (a.Has("--type")) throw UsageError("--type is for --to gguf");
+  if (a.Has("--from")) {
+    if (from != "gguf") throw UsageError("convert: --from gguf is the only import (got '" + from + "')");
+    if (a.Has("--to")) throw UsageError("--from gguf writes ONNX; leave --to out");
+    return ImportGguf(a);
+  }
+  if (a.positional.size() != 2) throw UsageError("convert needs IN.onnx and OUT.onnx");
+  if (to != "float16") {
+    throw UsageError("convert: --to float16, --from gguf or --builtin NAME --to gguf (got --to '" + to + "')");
+  }
   const graph::Model model = onnx::ReadModelFile(a.positional[0]);
   const graph::Model out = convert::ConvertToFloat16(model);
   onnx::WriteModelFile(a.positional[1], out);
