@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 SECONDS_PER_TARGET=${1:-60}
 shift || true
 TARGETS=("$@")
-if [ ${#TARGETS[@]} -eq 0 ]; then TARGETS=(fuzz_model_load fuzz_model_run fuzz_tensor_readers fuzz_graph_builder); fi
+if [ ${#TARGETS[@]} -eq 0 ]; then TARGETS=(fuzz_model_load fuzz_model_run fuzz_tensor_readers fuzz_graph_builder fuzz_gguf); fi
 BUILD=${FUZZ_BUILD_DIR:-build-fuzz}
 JOBS=${JOBS:-2}
 
