@@ -29,22 +29,22 @@ struct TypeInfo {
 // itself sizes tensors with the C struct, and Q8_1 is an intermediate format that files do not
 // hold in practice, so 36.
 constexpr TypeInfo kTypes[] = {
-    {GgmlType::F32, "F32", 1, 4},           {GgmlType::F16, "F16", 1, 2},
-    {GgmlType::Q4_0, "Q4_0", 32, 18},       {GgmlType::Q4_1, "Q4_1", 32, 20},
-    {GgmlType::Q5_0, "Q5_0", 32, 22},       {GgmlType::Q5_1, "Q5_1", 32, 24},
-    {GgmlType::Q8_0, "Q8_0", 32, 34},       {GgmlType::Q8_1, "Q8_1", 32, 36},
-    {GgmlType::Q2_K, "Q2_K", 256, 84},      {GgmlType::Q3_K, "Q3_K", 256, 110},
-    {GgmlType::Q4_K, "Q4_K", 256, 144},     {GgmlType::Q5_K, "Q5_K", 256, 176},
-    {GgmlType::Q6_K, "Q6_K", 256, 210},     {GgmlType::Q8_K, "Q8_K", 256, 292},
-    {GgmlType::IQ2_XXS, "IQ2_XXS", 256, 66}, {GgmlType::IQ2_XS, "IQ2_XS", 256, 74},
-    {GgmlType::IQ3_XXS, "IQ3_XXS", 256, 98}, {GgmlType::IQ1_S, "IQ1_S", 256, 50},
-    {GgmlType::IQ4_NL, "IQ4_NL", 32, 18},   {GgmlType::IQ3_S, "IQ3_S", 256, 110},
-    {GgmlType::IQ2_S, "IQ2_S", 256, 82},    {GgmlType::IQ4_XS, "IQ4_XS", 256, 136},
-    {GgmlType::I8, "I8", 1, 1},             {GgmlType::I16, "I16", 1, 2},
-    {GgmlType::I32, "I32", 1, 4},           {GgmlType::I64, "I64", 1, 8},
-    {GgmlType::F64, "F64", 1, 8},           {GgmlType::IQ1_M, "IQ1_M", 256, 56},
-    {GgmlType::BF16, "BF16", 1, 2},         {GgmlType::TQ1_0, "TQ1_0", 256, 54},
-    {GgmlType::TQ2_0, "TQ2_0", 256, 66},
+    {GgmlType::kF32, "F32", 1, 4},           {GgmlType::kF16, "F16", 1, 2},
+    {GgmlType::kQ4_0, "Q4_0", 32, 18},       {GgmlType::kQ4_1, "Q4_1", 32, 20},
+    {GgmlType::kQ5_0, "Q5_0", 32, 22},       {GgmlType::kQ5_1, "Q5_1", 32, 24},
+    {GgmlType::kQ8_0, "Q8_0", 32, 34},       {GgmlType::kQ8_1, "Q8_1", 32, 36},
+    {GgmlType::kQ2_K, "Q2_K", 256, 84},      {GgmlType::kQ3_K, "Q3_K", 256, 110},
+    {GgmlType::kQ4_K, "Q4_K", 256, 144},     {GgmlType::kQ5_K, "Q5_K", 256, 176},
+    {GgmlType::kQ6_K, "Q6_K", 256, 210},     {GgmlType::kQ8_K, "Q8_K", 256, 292},
+    {GgmlType::kIQ2_XXS, "IQ2_XXS", 256, 66}, {GgmlType::kIQ2_XS, "IQ2_XS", 256, 74},
+    {GgmlType::kIQ3_XXS, "IQ3_XXS", 256, 98}, {GgmlType::kIQ1_S, "IQ1_S", 256, 50},
+    {GgmlType::kIQ4_NL, "IQ4_NL", 32, 18},   {GgmlType::kIQ3_S, "IQ3_S", 256, 110},
+    {GgmlType::kIQ2_S, "IQ2_S", 256, 82},    {GgmlType::kIQ4_XS, "IQ4_XS", 256, 136},
+    {GgmlType::kI8, "I8", 1, 1},             {GgmlType::kI16, "I16", 1, 2},
+    {GgmlType::kI32, "I32", 1, 4},           {GgmlType::kI64, "I64", 1, 8},
+    {GgmlType::kF64, "F64", 1, 8},           {GgmlType::kIQ1_M, "IQ1_M", 256, 56},
+    {GgmlType::kBF16, "BF16", 1, 2},         {GgmlType::kTQ1_0, "TQ1_0", 256, 54},
+    {GgmlType::kTQ2_0, "TQ2_0", 256, 66},
 };
 
 const TypeInfo* FindType(uint32_t id) {
@@ -78,10 +78,10 @@ void StoreF32(float f, uint8_t* p) {
 
 // Q8_0 / Q4_0 / Q4_1: the three formats with per-block codes.
 bool IsBlock32(GgmlType type) {
-  return type == GgmlType::Q8_0 || type == GgmlType::Q4_0 || type == GgmlType::Q4_1;
+  return type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0 || type == GgmlType::kQ4_1;
 }
 int64_t Block32Bytes(GgmlType type) {
-  return type == GgmlType::Q8_0 ? 34 : type == GgmlType::Q4_0 ? 18 : 20;
+  return type == GgmlType::kQ8_0 ? 34 : type == GgmlType::kQ4_0 ? 18 : 20;
 }
 
 // Code j (0..31) of a Q4_0 / Q4_1 block whose nibbles start at qs.
@@ -92,13 +92,13 @@ int32_t Nibble(const uint8_t* qs, int j) {
 // Decodes one block into 32 codes, its scale and (Q4_1) its minimum.
 void DecodeBlock(GgmlType type, const uint8_t* b, int32_t* codes, float* d, float* m) {
   *d = LoadHalf(b);
-  if (type == GgmlType::Q8_0) {
+  if (type == GgmlType::kQ8_0) {
     // int8 two's complement, written out so it does not depend on the char conversion rules.
     for (int j = 0; j < 32; ++j) codes[j] = b[2 + j] < 128 ? b[2 + j] : b[2 + j] - 256;
     return;
   }
   const uint8_t* qs = b + 2;
-  if (type == GgmlType::Q4_1) {
+  if (type == GgmlType::kQ4_1) {
     *m = LoadHalf(b + 2);
     qs = b + 4;
   }
@@ -193,7 +193,7 @@ bool GgmlTypeLayoutOf(uint32_t id, GgmlTypeLayout* out) {
 }
 
 bool GgmlTypeIsSupported(GgmlType type) {
-  return type == GgmlType::F32 || type == GgmlType::F16 || IsBlock32(type);
+  return type == GgmlType::kF32 || type == GgmlType::kF16 || IsBlock32(type);
 }
 
 int64_t GgmlRowBytes(uint32_t id, int64_t n) {
@@ -219,18 +219,18 @@ bool DecodeGgmlRow(GgmlType type, const uint8_t* row, int64_t n, int32_t* codes,
 
 bool DequantizeGgmlRow(GgmlType type, const uint8_t* row, int64_t n, float* out) {
   if (n < 0) return false;
-  if (type == GgmlType::F32) {
+  if (type == GgmlType::kF32) {
     for (int64_t i = 0; i < n; ++i) out[i] = LoadF32(row + 4 * i);
     return true;
   }
-  if (type == GgmlType::F16) {
+  if (type == GgmlType::kF16) {
     for (int64_t i = 0; i < n; ++i) out[i] = LoadHalf(row + 2 * i);
     return true;
   }
   if (!IsBlock32(type) || n % kGgmlBlock32 != 0) return false;
   const int64_t bytes = Block32Bytes(type);
   // Q4_0's zero point: its codes are unsigned nibbles standing for code - 8.
-  const int32_t zero_point = type == GgmlType::Q4_0 ? 8 : 0;
+  const int32_t zero_point = type == GgmlType::kQ4_0 ? 8 : 0;
   for (int64_t blk = 0; blk < n / kGgmlBlock32; ++blk) {
     int32_t codes[32];
     float d = 0.0f, m = 0.0f;
@@ -239,7 +239,7 @@ bool DequantizeGgmlRow(GgmlType type, const uint8_t* row, int64_t n, float* out)
     for (int j = 0; j < 32; ++j) {
       // |code - zero_point| <= 128 times a half is exact in float32 (header).
       const float product = static_cast<float>(codes[j] - zero_point) * d;
-      if (type == GgmlType::Q4_1) {
+      if (type == GgmlType::kQ4_1) {
         y[j] = product + m;  // the second rounding, never fused (file comment)
       } else {
         y[j] = product;
@@ -253,11 +253,11 @@ std::vector<uint8_t> QuantizeGgmlRow(GgmlType type, const float* x, int64_t n) {
   const int64_t bytes = GgmlRowBytes(static_cast<uint32_t>(type), n);
   if (!GgmlTypeIsSupported(type) || bytes < 0) return {};
   std::vector<uint8_t> out(static_cast<size_t>(bytes));
-  if (type == GgmlType::F32) {
+  if (type == GgmlType::kF32) {
     for (int64_t i = 0; i < n; ++i) StoreF32(x[i], out.data() + 4 * i);
     return out;
   }
-  if (type == GgmlType::F16) {
+  if (type == GgmlType::kF16) {
     for (int64_t i = 0; i < n; ++i) StoreU16(FloatToHalfBits(x[i]), out.data() + 2 * i);
     return out;
   }
@@ -269,9 +269,9 @@ std::vector<uint8_t> QuantizeGgmlRow(GgmlType type, const float* x, int64_t n) {
       v[j] = std::isnan(xj) ? 0.0f : xj;  // NaN is encoded as 0 (header)
     }
     uint8_t* b = out.data() + blk * block_bytes;
-    if (type == GgmlType::Q8_0) {
+    if (type == GgmlType::kQ8_0) {
       EncodeQ8_0(v, b);
-    } else if (type == GgmlType::Q4_0) {
+    } else if (type == GgmlType::kQ4_0) {
       EncodeQ4_0(v, b);
     } else {
       EncodeQ4_1(v, b);

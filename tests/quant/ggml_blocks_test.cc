@@ -39,16 +39,16 @@ std::vector<float> Values(int64_t n, float amp, float offset, uint32_t seed) {
   return v;
 }
 
-int BlockBytes(GgmlType t) { return t == GgmlType::Q8_0 ? 34 : t == GgmlType::Q4_0 ? 18 : 20; }
+int BlockBytes(GgmlType t) { return t == GgmlType::kQ8_0 ? 34 : t == GgmlType::kQ4_0 ? 18 : 20; }
 
 // The code of element e of a block, read from the layout text.
 int32_t CodeAt(GgmlType t, const uint8_t* block, int e) {
-  if (t == GgmlType::Q8_0) {
+  if (t == GgmlType::kQ8_0) {
     int8_t q;
     std::memcpy(&q, block + 2 + e, 1);
     return q;
   }
-  const uint8_t* qs = block + (t == GgmlType::Q4_1 ? 4 : 2);
+  const uint8_t* qs = block + (t == GgmlType::kQ4_1 ? 4 : 2);
   return e < 16 ? (qs[e] & 0x0F) : (qs[e - 16] >> 4);
 }
 
@@ -72,8 +72,8 @@ std::vector<float> OnnxRow(GgmlType t, const std::vector<uint8_t>& row, int64_t 
     const float d = Half(U16(block));
     for (int e = 0; e < 32; ++e) {
       const int32_t q = CodeAt(t, block, e);
-      float y = OnnxDequantize(q, t == GgmlType::Q4_0 ? 8 : 0, d);
-      if (t == GgmlType::Q4_1) y = OnnxAdd(y, Half(U16(block + 2)));
+      float y = OnnxDequantize(q, t == GgmlType::kQ4_0 ? 8 : 0, d);
+      if (t == GgmlType::kQ4_1) y = OnnxAdd(y, Half(U16(block + 2)));
       out[static_cast<size_t>(b * 32 + e)] = y;
     }
   }
@@ -84,7 +84,7 @@ std::vector<float> OnnxRow(GgmlType t, const std::vector<uint8_t>& row, int64_t 
 // (volatile: each step is its own float32 rounding, whatever the test's compile flags).
 void EncodeRef(GgmlType t, const float* x, uint8_t* out) {
   int32_t code[32];
-  if (t == GgmlType::Q8_0) {
+  if (t == GgmlType::kQ8_0) {
     float amax = 0.0f;
     for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[j]));
     const float d = amax / 127.0f;
@@ -100,7 +100,7 @@ void EncodeRef(GgmlType t, const float* x, uint8_t* out) {
   }
   float d = 0.0f, id = 0.0f, sub = 0.0f, add = 8.5f;
   int qs_at = 2;
-  if (t == GgmlType::Q4_0) {
+  if (t == GgmlType::kQ4_0) {
     int arg = 0;
     for (int j = 1; j < 32; ++j) {
       if (std::fabs(x[j]) > std::fabs(x[arg])) arg = j;
@@ -127,7 +127,7 @@ void EncodeRef(GgmlType t, const float* x, uint8_t* out) {
   for (int j = 0; j < 16; ++j) out[qs_at + j] = static_cast<uint8_t>(code[j] | (code[j + 16] << 4));
 }
 
-constexpr GgmlType kBlockTypes[] = {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_1};
+constexpr GgmlType kBlockTypes[] = {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_1};
 
 TEST_CASE("ggml types: names, layouts, row bytes") {
   struct Row {
@@ -188,8 +188,8 @@ TEST_CASE("ggml types: names, layouts, row bytes") {
     CHECK(GgmlTypeIsSupported(t) == (id == 0 || id == 1 || id == 2 || id == 3 || id == 8));
   }
   CHECK(kGgmlBlock32 == 32);
-  CHECK(static_cast<uint32_t>(GgmlType::BF16) == 30);
-  CHECK(static_cast<uint32_t>(GgmlType::TQ2_0) == 35);
+  CHECK(static_cast<uint32_t>(GgmlType::kBF16) == 30);
+  CHECK(static_cast<uint32_t>(GgmlType::kTQ2_0) == 35);
 }
 
 TEST_CASE("ggml blocks: a hand-made Q4_0 block, nibble order and scales") {
@@ -212,14 +212,14 @@ TEST_CASE("ggml blocks: a hand-made Q4_0 block, nibble order and scales") {
     block[1] = static_cast<uint8_t>(c.d_bits >> 8);
     std::vector<int32_t> codes(32);
     float scale = -1.0f;
-    REQUIRE(DecodeGgmlRow(GgmlType::Q4_0, block.data(), 32, codes.data(), &scale, nullptr));
+    REQUIRE(DecodeGgmlRow(GgmlType::kQ4_0, block.data(), 32, codes.data(), &scale, nullptr));
     CHECK(std::memcmp(&scale, &c.d, 4) == 0);
     for (int j = 0; j < 16; ++j) {
       CHECK(codes[j] == j);
       CHECK(codes[j + 16] == 15 - j);
     }
     std::vector<float> y(32);
-    REQUIRE(DequantizeGgmlRow(GgmlType::Q4_0, block.data(), 32, y.data()));
+    REQUIRE(DequantizeGgmlRow(GgmlType::kQ4_0, block.data(), 32, y.data()));
     std::vector<float> want(32);
     for (int j = 0; j < 32; ++j) want[j] = OnnxDequantize(j < 16 ? j : 31 - j, 8, c.d);
     CHECK(SameBits(y, want));
@@ -244,20 +244,20 @@ TEST_CASE("ggml blocks: hand-made Q4_1 and Q8_0 blocks") {
   for (int j = 0; j < 16; ++j) q41[4 + j] = static_cast<uint8_t>(j | (3 << 4));
   std::vector<int32_t> codes(32);
   float d = 0, m = 0;
-  REQUIRE(DecodeGgmlRow(GgmlType::Q4_1, q41.data(), 32, codes.data(), &d, &m));
+  REQUIRE(DecodeGgmlRow(GgmlType::kQ4_1, q41.data(), 32, codes.data(), &d, &m));
   CHECK(d == 0.25f);
   CHECK(m == -1.5f);
   CHECK(codes[1] == 1);
   CHECK(codes[16] == 3);
   std::vector<float> y(32);
-  REQUIRE(DequantizeGgmlRow(GgmlType::Q4_1, q41.data(), 32, y.data()));
+  REQUIRE(DequantizeGgmlRow(GgmlType::kQ4_1, q41.data(), 32, y.data()));
   for (int j = 0; j < 16; ++j) CHECK(y[j] == 0.25f * static_cast<float>(j) - 1.5f);
   for (int j = 16; j < 32; ++j) CHECK(y[j] == -0.75f);
   // The sum rounds: m = -60000 (0xFB53), d = 0x3555 (~1/3): code * d is exact, + m is not.
   q41[0] = 0x55, q41[1] = 0x35;
   q41[2] = 0x53, q41[3] = 0xFB;
-  REQUIRE(DequantizeGgmlRow(GgmlType::Q4_1, q41.data(), 32, y.data()));
-  CHECK(SameBits(y, OnnxRow(GgmlType::Q4_1, q41, 32)));
+  REQUIRE(DequantizeGgmlRow(GgmlType::kQ4_1, q41.data(), 32, y.data()));
+  CHECK(SameBits(y, OnnxRow(GgmlType::kQ4_1, q41, 32)));
   CHECK(y[15] == OnnxAdd(15.0f * Half(0x3555), -60000.0f));
   CHECK(static_cast<double>(y[15]) != 15.0 * Half(0x3555) - 60000.0);
 
@@ -266,7 +266,7 @@ TEST_CASE("ggml blocks: hand-made Q4_1 and Q8_0 blocks") {
   q8[0] = 0x00, q8[1] = 0xC0;
   const uint8_t first[4] = {0x80, 0x7F, 0xFF, 0x00};
   for (int j = 0; j < 32; ++j) q8[2 + j] = j < 4 ? first[j] : static_cast<uint8_t>(j - 16);
-  REQUIRE(DecodeGgmlRow(GgmlType::Q8_0, q8.data(), 32, codes.data(), &d, nullptr));
+  REQUIRE(DecodeGgmlRow(GgmlType::kQ8_0, q8.data(), 32, codes.data(), &d, nullptr));
   CHECK(d == -2.0f);
   CHECK(codes[0] == -128);
   CHECK(codes[1] == 127);
@@ -274,7 +274,7 @@ TEST_CASE("ggml blocks: hand-made Q4_1 and Q8_0 blocks") {
   CHECK(codes[3] == 0);
   CHECK(codes[4] == -12);
   CHECK(codes[31] == 15);
-  REQUIRE(DequantizeGgmlRow(GgmlType::Q8_0, q8.data(), 32, y.data()));
+  REQUIRE(DequantizeGgmlRow(GgmlType::kQ8_0, q8.data(), 32, y.data()));
   CHECK(y[0] == 256.0f);
   CHECK(y[1] == -254.0f);
   CHECK(y[31] == -30.0f);
@@ -294,7 +294,7 @@ TEST_CASE("ggml blocks: dequantize == decoded codes combined == ONNX DequantizeL
       for (int64_t b = 0; b < n / 32; ++b) {
         uint8_t* block = row.data() + b * BlockBytes(t);
         if ((U16(block) & 0x7C00) == 0x7C00) block[1] &= 0xBF;
-        if (t == GgmlType::Q4_1 && (U16(block + 2) & 0x7C00) == 0x7C00) block[3] &= 0xBF;
+        if (t == GgmlType::kQ4_1 && (U16(block + 2) & 0x7C00) == 0x7C00) block[3] &= 0xBF;
       }
       CAPTURE(static_cast<int>(t));
       CAPTURE(seed);
@@ -308,14 +308,14 @@ TEST_CASE("ggml blocks: dequantize == decoded codes combined == ONNX DequantizeL
         const int32_t c = codes[static_cast<size_t>(i)];
         CHECK(c == CodeAt(t, row.data() + (i / 32) * BlockBytes(t), static_cast<int>(i % 32)));
         const float sc = scales[static_cast<size_t>(i / 32)];
-        float v = OnnxDequantize(c, t == GgmlType::Q4_0 ? 8 : 0, sc);
-        if (t == GgmlType::Q4_1) v = OnnxAdd(v, mins[static_cast<size_t>(i / 32)]);
+        float v = OnnxDequantize(c, t == GgmlType::kQ4_0 ? 8 : 0, sc);
+        if (t == GgmlType::kQ4_1) v = OnnxAdd(v, mins[static_cast<size_t>(i / 32)]);
         combined[static_cast<size_t>(i)] = v;
       }
       CHECK(SameBits(y, combined));
       CHECK(SameBits(y, OnnxRow(t, row, n)));
       // As int4 codes without a zero point, Q4_0 gives the same bits.
-      if (t == GgmlType::Q4_0) {
+      if (t == GgmlType::kQ4_0) {
         for (int64_t i = 0; i < n; ++i) {
           const float v = OnnxDequantize(codes[static_cast<size_t>(i)] - 8, 0,
                                          scales[static_cast<size_t>(i / 32)]);
@@ -350,10 +350,10 @@ TEST_CASE("ggml blocks: the encoders follow ggml's rules and stay within the err
         const float lo = *std::min_element(xb, xb + 32), hi = *std::max_element(xb, xb + 32);
         const double amax = std::max(std::fabs(lo), std::fabs(hi));
         double d = 0, bound = 0;
-        if (t == GgmlType::Q8_0) {
+        if (t == GgmlType::kQ8_0) {
           d = amax / 127.0;
           bound = d / 2 + 127 * std::fabs(d - Half(ToHalf(static_cast<float>(d))));
-        } else if (t == GgmlType::Q4_0) {
+        } else if (t == GgmlType::kQ4_0) {
           d = amax / 8.0;
           bound = d + 8 * std::fabs(d - std::fabs(Half(ToHalf(static_cast<float>(d)))));
         } else {
@@ -366,7 +366,7 @@ TEST_CASE("ggml blocks: the encoders follow ggml's rules and stay within the err
           const double err = std::fabs(static_cast<double>(xb[j]) - y[static_cast<size_t>(b * 32 + j)]);
           CHECK(err <= bound + slack);
           // About one step while the scale is a normal half (>= 2^-14); Q4_1 adds |min - m_h|.
-          if (t != GgmlType::Q4_1 && d >= std::ldexp(1.0, -14)) CHECK(err <= 1.01 * d + slack);
+          if (t != GgmlType::kQ4_1 && d >= std::ldexp(1.0, -14)) CHECK(err <= 1.01 * d + slack);
         }
       }
 
@@ -376,7 +376,7 @@ TEST_CASE("ggml blocks: the encoders follow ggml's rules and stay within the err
       const std::vector<uint8_t> again = QuantizeGgmlRow(t, y.data(), n);
       std::vector<float> y2(static_cast<size_t>(n));
       REQUIRE(DequantizeGgmlRow(t, again.data(), n, y2.data()));
-      if (t != GgmlType::Q4_1) {
+      if (t != GgmlType::kQ4_1) {
         CHECK(again == row);
       } else {
         for (int64_t b = 0; b < n / 32; ++b) {
@@ -396,28 +396,28 @@ TEST_CASE("ggml blocks: Q4_1 values on the half grid re-encode to the same bytes
   // x = m + q * d with d = 0.25, m = -1.5: every step of the encoder is exact.
   std::vector<float> x(64);
   for (int i = 0; i < 64; ++i) x[i] = -1.5f + 0.25f * static_cast<float>((i * 7) % 16);
-  const std::vector<uint8_t> row = QuantizeGgmlRow(GgmlType::Q4_1, x.data(), 64);
+  const std::vector<uint8_t> row = QuantizeGgmlRow(GgmlType::kQ4_1, x.data(), 64);
   REQUIRE(row.size() == 40u);
   CHECK(U16(row.data()) == 0x3400);
   CHECK(U16(row.data() + 2) == 0xBE00);
   std::vector<float> y(64);
-  REQUIRE(DequantizeGgmlRow(GgmlType::Q4_1, row.data(), 64, y.data()));
+  REQUIRE(DequantizeGgmlRow(GgmlType::kQ4_1, row.data(), 64, y.data()));
   CHECK(SameBits(x, y));
-  CHECK(QuantizeGgmlRow(GgmlType::Q4_1, y.data(), 64) == row);
+  CHECK(QuantizeGgmlRow(GgmlType::kQ4_1, y.data(), 64) == row);
 }
 
 TEST_CASE("ggml blocks: encoder edge cases") {
   std::vector<float> x(32, 0.0f);
   std::vector<float> y(32);
   SUBCASE("all zero") {
-    const auto q8 = QuantizeGgmlRow(GgmlType::Q8_0, x.data(), 32);
+    const auto q8 = QuantizeGgmlRow(GgmlType::kQ8_0, x.data(), 32);
     CHECK(U16(q8.data()) == 0x0000);
     for (int j = 0; j < 32; ++j) CHECK(q8[2 + j] == 0);
     // Q4_0: max stays +0, d = 0 / -8 = -0 (stored 0x8000, as ggml), codes 8.
-    const auto q40 = QuantizeGgmlRow(GgmlType::Q4_0, x.data(), 32);
+    const auto q40 = QuantizeGgmlRow(GgmlType::kQ4_0, x.data(), 32);
     CHECK(U16(q40.data()) == 0x8000);
     for (int j = 0; j < 16; ++j) CHECK(q40[2 + j] == 0x88);
-    const auto q41 = QuantizeGgmlRow(GgmlType::Q4_1, x.data(), 32);
+    const auto q41 = QuantizeGgmlRow(GgmlType::kQ4_1, x.data(), 32);
     CHECK(U16(q41.data()) == 0x0000);
     CHECK(U16(q41.data() + 2) == 0x0000);
     for (int j = 0; j < 16; ++j) CHECK(q41[4 + j] == 0x00);
@@ -428,43 +428,43 @@ TEST_CASE("ggml blocks: encoder edge cases") {
   }
   SUBCASE("constant block") {
     std::fill(x.begin(), x.end(), 3.0f);
-    const auto q8 = QuantizeGgmlRow(GgmlType::Q8_0, x.data(), 32);
+    const auto q8 = QuantizeGgmlRow(GgmlType::kQ8_0, x.data(), 32);
     for (int j = 0; j < 32; ++j) CHECK(q8[2 + j] == 127);
-    const auto q40 = QuantizeGgmlRow(GgmlType::Q4_0, x.data(), 32);
+    const auto q40 = QuantizeGgmlRow(GgmlType::kQ4_0, x.data(), 32);
     CHECK(U16(q40.data()) == 0xB600);  // -0.375
-    REQUIRE(DequantizeGgmlRow(GgmlType::Q4_0, q40.data(), 32, y.data()));
+    REQUIRE(DequantizeGgmlRow(GgmlType::kQ4_0, q40.data(), 32, y.data()));
     for (float v : y) CHECK(v == 3.0f);
-    const auto q41 = QuantizeGgmlRow(GgmlType::Q4_1, x.data(), 32);
+    const auto q41 = QuantizeGgmlRow(GgmlType::kQ4_1, x.data(), 32);
     CHECK(U16(q41.data()) == 0x0000);  // d = 0
-    REQUIRE(DequantizeGgmlRow(GgmlType::Q4_1, q41.data(), 32, y.data()));
+    REQUIRE(DequantizeGgmlRow(GgmlType::kQ4_1, q41.data(), 32, y.data()));
     for (float v : y) CHECK(v == 3.0f);
   }
   SUBCASE("one huge value") {
     for (int j = 0; j < 32; ++j) x[j] = 0.01f * static_cast<float>(j);
     x[7] = 1e4f;
-    const auto q8 = QuantizeGgmlRow(GgmlType::Q8_0, x.data(), 32);
+    const auto q8 = QuantizeGgmlRow(GgmlType::kQ8_0, x.data(), 32);
     CHECK(q8[2 + 7] == 127);
     for (int j = 0; j < 32; ++j) {
       if (j != 7) CHECK(q8[2 + j] == 0);
     }
     // Beyond the half range the scale is stored as Inf (the format cannot hold it).
     x[7] = 1e7f;
-    CHECK(U16(QuantizeGgmlRow(GgmlType::Q8_0, x.data(), 32).data()) == 0x7C00);
-    CHECK(U16(QuantizeGgmlRow(GgmlType::Q4_0, x.data(), 32).data()) == 0xFC00);
+    CHECK(U16(QuantizeGgmlRow(GgmlType::kQ8_0, x.data(), 32).data()) == 0x7C00);
+    CHECK(U16(QuantizeGgmlRow(GgmlType::kQ4_0, x.data(), 32).data()) == 0xFC00);
   }
   SUBCASE("ties of |x| with opposite signs: the first one sets Q4_0's sign") {
     x[3] = -2.0f;
     x[10] = 2.0f;
-    auto q40 = QuantizeGgmlRow(GgmlType::Q4_0, x.data(), 32);
+    auto q40 = QuantizeGgmlRow(GgmlType::kQ4_0, x.data(), 32);
     CHECK(U16(q40.data()) == 0x3400);  // d = -2 / -8 = 0.25
-    REQUIRE(DequantizeGgmlRow(GgmlType::Q4_0, q40.data(), 32, y.data()));
+    REQUIRE(DequantizeGgmlRow(GgmlType::kQ4_0, q40.data(), 32, y.data()));
     CHECK(y[3] == -2.0f);
     CHECK(y[10] == 1.75f);  // code 16 clips to 15: a full step short
     x[3] = 2.0f;
     x[10] = -2.0f;
-    q40 = QuantizeGgmlRow(GgmlType::Q4_0, x.data(), 32);
+    q40 = QuantizeGgmlRow(GgmlType::kQ4_0, x.data(), 32);
     CHECK(U16(q40.data()) == 0xB400);  // -0.25
-    REQUIRE(DequantizeGgmlRow(GgmlType::Q4_0, q40.data(), 32, y.data()));
+    REQUIRE(DequantizeGgmlRow(GgmlType::kQ4_0, q40.data(), 32, y.data()));
     CHECK(y[3] == 2.0f);
     CHECK(y[10] == -1.75f);
   }
@@ -497,7 +497,7 @@ TEST_CASE("ggml blocks: encoder edge cases") {
         REQUIRE(row.size() == static_cast<size_t>(BlockBytes(t)));
         const uint16_t d = U16(row.data());
         const uint16_t m = U16(row.data() + 2);
-        CHECK(((d & 0x7C00) == 0x7C00 || (t == GgmlType::Q4_1 && (m & 0x7C00) == 0x7C00)));
+        CHECK(((d & 0x7C00) == 0x7C00 || (t == GgmlType::kQ4_1 && (m & 0x7C00) == 0x7C00)));
         REQUIRE(DequantizeGgmlRow(t, row.data(), 32, y.data()));
         for (float f : y) CHECK_FALSE(std::isfinite(f));
       }
@@ -527,34 +527,34 @@ TEST_CASE("ggml blocks: encoder edge cases") {
 
 TEST_CASE("ggml blocks: F32 / F16 rows and refused arguments") {
   const float x[3] = {1.0f, 1.0f + std::ldexp(1.0f, -11), -0.0f};
-  const auto f32 = QuantizeGgmlRow(GgmlType::F32, x, 3);
+  const auto f32 = QuantizeGgmlRow(GgmlType::kF32, x, 3);
   REQUIRE(f32.size() == 12u);
   CHECK(f32[0] == 0x00);
   CHECK(f32[2] == 0x80);
   CHECK(f32[3] == 0x3F);
-  const auto f16 = QuantizeGgmlRow(GgmlType::F16, x, 3);
+  const auto f16 = QuantizeGgmlRow(GgmlType::kF16, x, 3);
   REQUIRE(f16.size() == 6u);
   CHECK(U16(f16.data()) == 0x3C00);
   CHECK(U16(f16.data() + 2) == 0x3C00);  // the tie goes to the even neighbour
   CHECK(U16(f16.data() + 4) == 0x8000);
   float y[3];
-  REQUIRE(DequantizeGgmlRow(GgmlType::F32, f32.data(), 3, y));
+  REQUIRE(DequantizeGgmlRow(GgmlType::kF32, f32.data(), 3, y));
   CHECK(std::memcmp(y, x, sizeof(y)) == 0);
-  REQUIRE(DequantizeGgmlRow(GgmlType::F16, f16.data(), 3, y));
+  REQUIRE(DequantizeGgmlRow(GgmlType::kF16, f16.data(), 3, y));
   CHECK(y[1] == 1.0f);
   CHECK(std::signbit(y[2]));
 
   std::vector<float> v(64, 1.0f);
-  CHECK(QuantizeGgmlRow(GgmlType::Q8_0, v.data(), 33).empty());
-  CHECK(QuantizeGgmlRow(GgmlType::Q5_0, v.data(), 32).empty());
-  CHECK(QuantizeGgmlRow(GgmlType::BF16, v.data(), 32).empty());
+  CHECK(QuantizeGgmlRow(GgmlType::kQ8_0, v.data(), 33).empty());
+  CHECK(QuantizeGgmlRow(GgmlType::kQ5_0, v.data(), 32).empty());
+  CHECK(QuantizeGgmlRow(GgmlType::kBF16, v.data(), 32).empty());
   std::vector<uint8_t> bytes(64, 0);
   std::vector<int32_t> codes(64, -99);
   float scale = -99;
-  CHECK_FALSE(DequantizeGgmlRow(GgmlType::Q5_0, bytes.data(), 32, v.data()));
-  CHECK_FALSE(DequantizeGgmlRow(GgmlType::Q4_0, bytes.data(), 31, v.data()));
-  CHECK_FALSE(DecodeGgmlRow(GgmlType::F32, bytes.data(), 32, codes.data(), &scale, nullptr));
-  CHECK_FALSE(DecodeGgmlRow(GgmlType::Q8_0, bytes.data(), 40, codes.data(), &scale, nullptr));
+  CHECK_FALSE(DequantizeGgmlRow(GgmlType::kQ5_0, bytes.data(), 32, v.data()));
+  CHECK_FALSE(DequantizeGgmlRow(GgmlType::kQ4_0, bytes.data(), 31, v.data()));
+  CHECK_FALSE(DecodeGgmlRow(GgmlType::kF32, bytes.data(), 32, codes.data(), &scale, nullptr));
+  CHECK_FALSE(DecodeGgmlRow(GgmlType::kQ8_0, bytes.data(), 40, codes.data(), &scale, nullptr));
   CHECK(codes[0] == -99);
   CHECK(scale == -99);
 }
