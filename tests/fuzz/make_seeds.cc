@@ -6,6 +6,7 @@
 // few input bytes. Deterministic: rerunning rewrites identical files.
 #include <sys/stat.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -15,6 +16,9 @@
 #include <vector>
 
 #include "graph/ir.h"
+#include "quant/ggml_blocks.h"
+#include "simplecpp/api/builtin_llama.h"
+#include "simplecpp/convert/gguf_llama.h"
 #include "simplecpp/io/npy.h"
 #include "simplecpp/onnx/model_writer.h"
 #include "simplecpp/onnx/tensor_proto.h"
@@ -231,7 +235,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string root = argv[1];
-  for (const char* sub : {"", "/fuzz_model_load", "/fuzz_model_run", "/fuzz_tensor_readers"}) {
+  for (const char* sub : {"", "/fuzz_model_load", "/fuzz_model_run", "/fuzz_tensor_readers", "/fuzz_gguf"}) {
     ::mkdir((root + sub).c_str(), 0755);
   }
   int written = 0;
@@ -283,6 +287,23 @@ int main(int argc, char** argv) {
     } catch (const Error&) {
       // no .npy spelling for this dtype
     }
+  }
+  // GGUF: a one-layer LLaMA small enough for the fuzzers' input limit, in each supported type
+  // but F32 (too large for it; F16 covers the float path).
+  builtin::LlamaConfig micro;
+  micro.layers = 1;
+  micro.hidden = 32;
+  micro.q_heads = 2;
+  micro.kv_heads = 1;
+  micro.ffn = 32;
+  micro.vocab = 4;
+  micro.max_positions = 8;
+  for (quant::GgmlType type : {quant::GgmlType::kF16, quant::GgmlType::kQ8_0,
+                               quant::GgmlType::kQ4_0, quant::GgmlType::kQ4_1}) {
+    std::string name = quant::GgmlTypeName(static_cast<uint32_t>(type));
+    for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    WriteFile(root + "/fuzz_gguf/llama_" + name + ".gguf", convert::ExportLlamaGguf(micro, type, "micro"));
+    ++written;
   }
   std::printf("wrote %d seed files under %s\n", written, root.c_str());
   return 0;
