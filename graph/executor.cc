@@ -80,6 +80,7 @@ class PlanBuilder {
       if (declared.kind == TypeInfo::Kind::kUnknown) declared.kind = TypeInfo::Kind::kTensor;
       if (declared.dtype == DType::kUndefined) declared.dtype = actual.dtype;
     }
+    DropUnreadConstants();
     ComputeLastUses();
     return plan;
   }
@@ -389,6 +390,25 @@ class PlanBuilder {
     }
     for (size_t index : FuseQuantizedLookups(&plan_->steps_, plan_->values_, keep)) {
       TryStaticPrepare(plan_->steps_[index]);
+    }
+  }
+
+  // A constant that no step reads and that is not a graph output was only the input of folded
+  // nodes (or of steps a fusion replaced): its value is freed, so a chain of folded constants
+  // (DequantizeLinear -> Reshape -> Add -> Reshape ...) does not keep every intermediate alive
+  // beside the result. The same rule as ReleaseUnreadWeightPages (simplecpp/api): steps read
+  // their constants (a subgraph's captured ones included) through their inputs.
+  void DropUnreadConstants() {
+    std::vector<bool> read(plan_->values_.size(), false);
+    for (const PlanStep& step : plan_->steps_) {
+      for (int id : step.inputs) {
+        if (id >= 0) read[static_cast<size_t>(id)] = true;
+      }
+    }
+    for (int id : plan_->output_ids_) read[static_cast<size_t>(id)] = true;
+    for (size_t id = 0; id < read.size(); ++id) {
+      ValueState& v = plan_->values_[id];
+      if (v.is_constant && !read[id]) v.constant = Tensor();
     }
   }
 
