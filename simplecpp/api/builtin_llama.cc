@@ -67,16 +67,14 @@ class LlamaBuilder {
       }
     }
 
-    const std::string embed =
-        b_.Initializer("model.embed_tokens.weight", Checked("model.embed_tokens", w_->Embedding(c_.vocab, c_.hidden), {c_.vocab, c_.hidden}));
+    EmbeddingInitializers();
     RotaryCaches();
     if (form_ == LlamaForm::kMsft) {
       MsftMaskInputs();
     } else {
       PositionIds();
     }
-    std::string x =
-        b_.Op("Gather", "model.embed_tokens", {embed, "input_ids"}, {AttrInt("axis", 0)});
+    std::string x = EmbedTokens();
     std::string residual;  // kMsft: the running sum (SkipSimplifiedLayerNormalization output 3)
     std::string pending;   // kMsft: the last sublayer output not yet added to the residual
     for (int64_t i = 0; i < c_.layers; ++i) {
@@ -223,6 +221,60 @@ class LlamaBuilder {
     return LinearTo(name, x, k, n, name);
   }
 
+  // The token embedding's initializers: float32 [vocab, hidden], or blocked codes along hidden.
+  void EmbeddingInitializers() {
+    const std::string name = "model.embed_tokens";
+    LlamaLinearWeight e = w_->Embedding(c_.vocab, c_.hidden);
+    embed_block_ = e.block;
+    if (e.block == 0) {
+      b_.Initializer(name + ".weight", Checked(name, std::move(e.weight), {c_.vocab, c_.hidden}));
+      return;
+    }
+    const DType code = e.weight.dtype();
+    if (code != DType::kInt8 && code != DType::kUInt8) {
+      throw Error(ErrorCode::kInvalidArgument, "llama weights: blocked embedding codes must be int8 or uint8");
+    }
+    if (c_.hidden % e.block != 0) {
+      throw Error(ErrorCode::kInvalidArgument, "llama weights: the embedding block size must divide hidden");
+    }
+    const int64_t hb = c_.hidden / e.block;
+    b_.Initializer(name + ".codes", Checked(name, std::move(e.weight), {c_.vocab, c_.hidden}, code));
+    b_.Initializer(name + ".scale", Checked(name + " scales", std::move(e.scales), {c_.vocab, hb}));
+    embed_zero_point_ = e.zero_points.dtype() != DType::kUndefined;
+    if (embed_zero_point_) {
+      b_.Initializer(name + ".zero_point", Checked(name + " zero points", std::move(e.zero_points), {c_.vocab, hb}, code));
+    }
+    embed_min_ = e.block_min.dtype() != DType::kUndefined;
+    if (embed_min_) {
+      b_.Initializer(name + ".block_min", Checked(name + " block minimums", std::move(e.block_min), {c_.vocab, hb}));
+    }
+  }
+
+  // Rows of the embedding for input_ids: [batch, sequence, hidden] float32.
+  std::string EmbedTokens() {
+    const std::string name = "model.embed_tokens";
+    auto gather = [&](const std::string& table, const std::string& out) {
+      return b_.Op("Gather", out, {table, "input_ids"}, {AttrInt("axis", 0)});
+    };
+    if (embed_block_ == 0) return gather(name + ".weight", name);
+    std::vector<std::string> dq = {gather(name + ".codes", name + ".row_codes"),
+                                   gather(name + ".scale", name + ".row_scales")};
+    if (embed_zero_point_) dq.push_back(gather(name + ".zero_point", name + ".row_zero_points"));
+    if (!embed_min_) {
+      return b_.Op("DequantizeLinear", name, dq, {AttrInt("axis", -1), AttrInt("block_size", embed_block_)});
+    }
+    const std::string rows = b_.Op("DequantizeLinear", name + ".rows", dq,
+                                   {AttrInt("axis", -1), AttrInt("block_size", embed_block_)});
+    // [b, s, hidden] -> [b, s, hidden / block, block] + min [b, s, hidden / block, 1] -> back.
+    const int64_t hb = c_.hidden / embed_block_;
+    const std::string blocks = b_.Op("Reshape", name + ".blocks",
+                                     {rows, b_.Shape(name + ".block_shape", {0, 0, hb, embed_block_})});
+    const std::string mins = b_.Op("Unsqueeze", name + ".row_mins",
+                                   {gather(name + ".block_min", name + ".row_block_mins"), b_.Shape(name + ".min_axes", {3})});
+    const std::string sum = b_.Op("Add", name + ".plus_min", {blocks, mins});
+    return b_.Op("Reshape", name, {sum, b_.Shape(name + ".shape", {0, 0, c_.hidden})});
+  }
+
   std::string Gain(const std::string& name) {
     return b_.Initializer(name + ".weight", Checked(name, w_->Gain(name, c_.hidden), {c_.hidden}));
   }
@@ -325,6 +377,8 @@ class LlamaBuilder {
   const LlamaConfig c_;
   const LlamaForm form_;
   LlamaWeights* w_;
+  int64_t embed_block_ = 0;  // 0: float32 embedding
+  bool embed_zero_point_ = false, embed_min_ = false;
   Builder b_;
   const int64_t head_dim_;
   std::string cos_, sin_, pos_, seqlens_k_, total_seq_;
@@ -383,9 +437,11 @@ graph::Model MakeLlamaModel(const LlamaConfig& config, LlamaForm form) {
   return MakeLlamaModel(config, form, &weights);
 }
 
-Tensor RandomLlamaWeights::Embedding(int64_t vocab, int64_t hidden) {
+LlamaLinearWeight RandomLlamaWeights::Embedding(int64_t vocab, int64_t hidden) {
   const float s = 1.0f / std::sqrt(static_cast<float>(hidden));
-  return RandomFloatTensor({vocab, hidden}, rng_.Next(), -s, s);
+  LlamaLinearWeight e;
+  e.weight = RandomFloatTensor({vocab, hidden}, rng_.Next(), -s, s);
+  return e;
 }
 
 Tensor RandomLlamaWeights::Gain(const std::string&, int64_t hidden) {

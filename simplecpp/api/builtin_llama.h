@@ -57,7 +57,10 @@ struct LlamaConfig {
 
 enum class LlamaForm { kFloat32, kOnnxInt4, kMsft };
 
-// One projection weight W [k, n] (the graph computes x @ W) as a weight source hands it over.
+// One projection weight W [k, n] (the graph computes x @ W) as a weight source hands it over; for
+// the token embedding [vocab, hidden] the blocks run along hidden instead (k = vocab, n = hidden:
+// scales, zero points and minimums [vocab, hidden / block]), and blocked codes must be int8 or
+// uint8 (Gather reads whole rows of them).
 struct LlamaLinearWeight {
   int64_t block = 0;   // 0: `weight` is float32 [k, n]; else the block size along k
   Tensor weight;       // float32 [k, n], or the codes [k, n] (int4, uint4, int8 or uint8)
@@ -75,7 +78,7 @@ struct LlamaLinearWeight {
 class LlamaWeights {
  public:
   virtual ~LlamaWeights() = default;
-  virtual Tensor Embedding(int64_t vocab, int64_t hidden) = 0;  // float32 [vocab, hidden]
+  virtual LlamaLinearWeight Embedding(int64_t vocab, int64_t hidden) = 0;
   virtual Tensor Gain(const std::string& name, int64_t hidden) = 0;  // float32 [hidden]
   virtual LlamaLinearWeight Linear(const std::string& name, int64_t k, int64_t n) = 0;
 };
@@ -85,7 +88,7 @@ class LlamaWeights {
 class RandomLlamaWeights final : public LlamaWeights {
  public:
   explicit RandomLlamaWeights(uint64_t seed) : rng_(seed) {}
-  Tensor Embedding(int64_t vocab, int64_t hidden) override;
+  LlamaLinearWeight Embedding(int64_t vocab, int64_t hidden) override;
   Tensor Gain(const std::string& name, int64_t hidden) override;
   LlamaLinearWeight Linear(const std::string& name, int64_t k, int64_t n) override;
 
@@ -103,7 +106,9 @@ graph::Model MakeLlamaModel(const LlamaConfig& config, LlamaForm form);
 // The same graph on weights from `weights`. A float weight is spelled per form (kOnnxInt4 and
 // kMsft quantize it to symmetric int4 blocks of 32); a blocked one is spelled
 // DequantizeLinear(codes, scales[, zero_points], axis 0, block_size) [+ block_min per block]
-// -> MatMul in kFloat32 and kOnnxInt4, and refused by kMsft.
+// -> MatMul in kFloat32 and kOnnxInt4, and refused by kMsft. A blocked embedding is read as
+// Gather of its code rows and of their scales (and minimums) -> DequantizeLinear(axis -1,
+// block_size) [+ minimum], so only the looked-up rows are ever float.
 graph::Model MakeLlamaModel(const LlamaConfig& config, LlamaForm form, LlamaWeights* weights);
 
 }  // namespace simplecpp::builtin

@@ -15,7 +15,9 @@
 // [K, N] (a rearrangement of codes: nothing is rounded), and simplecpp's load pass runs the
 // Q8_0 and Q4_0 MatMuls as packed MatMulNBits (4 or 8 bits per weight in memory). Q4_1's added
 // minimum stops that pass: those weights are folded to float32 when the model loads.
-// The token embedding is stored dequantized (float32 [vocab, hidden]): Gather reads rows of it.
+// The token embedding keeps its blocks along hidden: Gather of the code rows (one byte per code:
+// int8 for Q8_0 and Q4_0, uint8 for Q4_1) and of their scales (and minimums), then the same
+// DequantizeLinear [+ minimum] on the looked-up rows only.
 //
 // ggml's converter permutes the rows of the Q and K projections so that rotary embedding pairs
 // adjacent elements (ggml's "normal" rope); the import puts them back in the rotate-half order of

@@ -24,8 +24,10 @@ struct RecordedWeight {
 class RecordingWeights final : public builtin::LlamaWeights {
  public:
   explicit RecordingWeights(uint64_t seed) : random_(seed) {}
-  Tensor Embedding(int64_t vocab, int64_t hidden) override {
-    return Record("model.embed_tokens", random_.Embedding(vocab, hidden), false);
+  builtin::LlamaLinearWeight Embedding(int64_t vocab, int64_t hidden) override {
+    builtin::LlamaLinearWeight e = random_.Embedding(vocab, hidden);
+    Record("model.embed_tokens", e.weight, false);
+    return e;
   }
   Tensor Gain(const std::string& name, int64_t hidden) override {
     return Record(name, random_.Gain(name, hidden), false);

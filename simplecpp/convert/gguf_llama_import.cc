@@ -63,9 +63,34 @@ class GgufLlamaWeights final : public builtin::LlamaWeights {
   GgufLlamaWeights(const io::GgufFile& f, const builtin::LlamaConfig& c)
       : f_(f), head_dim_(c.hidden / c.q_heads) {}
 
-  Tensor Embedding(int64_t vocab, int64_t hidden) override {
-    return FloatMatrix(Tensor2D("token_embd.weight", hidden, vocab), hidden, vocab, false,
-                       /*transpose=*/false);
+  // token_embd: float32 rows, or blocked rows of 8-bit codes (Gather reads whole bytes; a 4-bit
+  // code takes one byte here, the same integer).
+  builtin::LlamaLinearWeight Embedding(int64_t vocab, int64_t hidden) override {
+    const io::GgufTensorInfo& t = Tensor2D("token_embd.weight", hidden, vocab);
+    builtin::LlamaLinearWeight e;
+    const GgmlType type = static_cast<GgmlType>(t.type);
+    if (type == GgmlType::kF32 || type == GgmlType::kF16) {
+      e.weight = FloatMatrix(t, hidden, vocab, false, /*transpose=*/false);
+      return e;
+    }
+    const int64_t hb = hidden / kGgmlBlock;
+    const int64_t row_bytes = quant::GgmlRowBytes(t.type, hidden);
+    std::vector<int32_t> codes(static_cast<size_t>(hidden));
+    e.block = kGgmlBlock;
+    e.weight = Tensor(type == GgmlType::kQ4_1 ? DType::kUInt8 : DType::kInt8, {vocab, hidden});
+    e.scales = Tensor(DType::kFloat32, {vocab, hb});
+    if (type == GgmlType::kQ4_1) e.block_min = Tensor(DType::kFloat32, {vocab, hb});
+    uint8_t* out = static_cast<uint8_t*>(e.weight.raw_data());
+    const int32_t shift = type == GgmlType::kQ4_0 ? 8 : 0;
+    for (int64_t v = 0; v < vocab; ++v) {
+      quant::DecodeGgmlRow(type, t.data + v * row_bytes, hidden, codes.data(),
+                           e.scales.data<float>() + v * hb,
+                           type == GgmlType::kQ4_1 ? e.block_min.data<float>() + v * hb : nullptr);
+      for (int64_t i = 0; i < hidden; ++i) {
+        out[v * hidden + i] = static_cast<uint8_t>(codes[static_cast<size_t>(i)] - shift);
+      }
+    }
+    return e;
   }
 
   Tensor Gain(const std::string& name, int64_t hidden) override {

@@ -146,6 +146,29 @@ std::vector<float> GraphWeight(const graph::Model& m, const std::string& name, i
   return w;
 }
 
+// The float32 [vocab, hidden] token embedding of the imported graph: its float initializer, or
+// code * scale [+ block minimum] of its blocked rows, by scalar code.
+std::vector<float> GraphEmbedding(const graph::Model& m, int64_t vocab, int64_t hidden) {
+  std::vector<float> e(static_cast<size_t>(vocab * hidden));
+  if (const Tensor* f = Initializer(m, "model.embed_tokens.weight")) {
+    std::memcpy(e.data(), f->data<float>(), e.size() * sizeof(float));
+    return e;
+  }
+  const Tensor* codes = Initializer(m, "model.embed_tokens.codes");
+  const Tensor* scales = Initializer(m, "model.embed_tokens.scale");
+  const Tensor* mins = Initializer(m, "model.embed_tokens.block_min");
+  REQUIRE(codes != nullptr);
+  REQUIRE(scales != nullptr);
+  for (int64_t i = 0; i < vocab * hidden; ++i) {
+    const uint8_t byte = static_cast<const uint8_t*>(codes->raw_data())[i];
+    const int q = codes->dtype() == DType::kInt8 ? static_cast<int8_t>(byte) : byte;
+    const int64_t p = (i / hidden) * (hidden / 32) + (i % hidden) / 32;
+    const float prod = static_cast<float>(q) * scales->data<float>()[p];
+    e[static_cast<size_t>(i)] = mins ? prod + mins->data<float>()[p] : prod;
+  }
+  return e;
+}
+
 struct Prefill {
   Tensor logits;
   std::vector<Tensor> presents;
@@ -218,7 +241,11 @@ TEST_CASE("gguf llama: an F32 export imports as the built-in float32 graph, bit 
 class GraphFloatWeights final : public builtin::LlamaWeights {
  public:
   explicit GraphFloatWeights(const graph::Model& m) : m_(m) {}
-  Tensor Embedding(int64_t, int64_t) override { return *Initializer(m_, "model.embed_tokens.weight"); }
+  builtin::LlamaLinearWeight Embedding(int64_t vocab, int64_t hidden) override {
+    builtin::LlamaLinearWeight e;
+    e.weight = Tensor::FromVector<float>(DType::kFloat32, {vocab, hidden}, GraphEmbedding(m_, vocab, hidden));
+    return e;
+  }
   Tensor Gain(const std::string& name, int64_t) override { return *Initializer(m_, name + ".weight"); }
   builtin::LlamaLinearWeight Linear(const std::string& name, int64_t k, int64_t n) override {
     builtin::LlamaLinearWeight w;
@@ -260,15 +287,15 @@ TEST_CASE("gguf llama: Q8_0, Q4_0 and Q4_1 weights dequantize to ggml's values e
       }
       CHECK(mismatches == 0);
     }
-    // The embedding: float32 rows of ggml's dequantized values.
+    // The embedding: blocked 8-bit rows that dequantize to ggml's values.
     const io::GgufTensorInfo* e = f.FindTensor("token_embd.weight");
-    const Tensor* embed = Initializer(m, "model.embed_tokens.weight");
-    REQUIRE(embed != nullptr);
+    CHECK(Initializer(m, "model.embed_tokens.weight") == nullptr);
+    const std::vector<float> embed = GraphEmbedding(m, c.vocab, c.hidden);
     int mismatches = 0;
     for (int64_t v = 0; v < c.vocab; ++v) {
       for (int64_t i = 0; i < c.hidden; ++i) {
         const float want = GgmlElement(e->type, e->data + v * RowBytes(e->type, c.hidden), i);
-        if (std::memcmp(&want, embed->data<float>() + v * c.hidden + i, 4) != 0) ++mismatches;
+        if (std::memcmp(&want, &embed[static_cast<size_t>(v * c.hidden + i)], 4) != 0) ++mismatches;
       }
     }
     CHECK(mismatches == 0);
@@ -411,11 +438,11 @@ TEST_CASE("gguf llama: without output.weight the output matrix is the token embe
   CHECK(report.tied_output);
   // lm_head [hidden, vocab] is the transposed embedding [vocab, hidden].
   const std::vector<float> head = GraphWeight(m, "lm_head", c.hidden, c.vocab);
-  const Tensor* embed = Initializer(m, "model.embed_tokens.weight");
+  const std::vector<float> embed = GraphEmbedding(m, c.vocab, c.hidden);
   int mismatches = 0;
   for (int64_t v = 0; v < c.vocab; ++v) {
     for (int64_t i = 0; i < c.hidden; ++i) {
-      if (head[static_cast<size_t>(i * c.vocab + v)] != embed->data<float>()[v * c.hidden + i]) ++mismatches;
+      if (head[static_cast<size_t>(i * c.vocab + v)] != embed[static_cast<size_t>(v * c.hidden + i)]) ++mismatches;
     }
   }
   CHECK(mismatches == 0);
