@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/float16_bits.h"
 #include "graph/ir.h"
 #include "simplecpp/error.h"
 #include "simplecpp/tensor.h"
@@ -148,8 +149,15 @@ inline Tensor FloatVector(const std::vector<float>& v, bool scalar) {
   return Tensor::FromVector<float>(DType::kFloat32, {static_cast<int64_t>(v.size())}, v);
 }
 
-// A float32 tensor as a contiguous copy of its values (initializers may be borrowed read-only).
+// A float32 or float16 tensor's values as float32 (a copy: initializers may be borrowed
+// read-only; float16 widens exactly).
 inline std::vector<float> FloatValues(const Tensor& t) {
+  if (t.dtype() == DType::kFloat16) {
+    const uint16_t* h = t.data<uint16_t>();
+    std::vector<float> v(static_cast<size_t>(t.num_elements()));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = HalfBitsToFloat(h[i]);
+    return v;
+  }
   const float* p = t.data<float>();
   return std::vector<float>(p, p + t.num_elements());
 }

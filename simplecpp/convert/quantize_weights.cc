@@ -35,17 +35,6 @@ float RoundUpToHalf(float s) {
   return kernels::HalfBitsToFloat(h);
 }
 
-// A float32 / float16 tensor's values as float32.
-std::vector<float> ValuesAsFloat(const Tensor& t) {
-  std::vector<float> v(static_cast<size_t>(t.num_elements()));
-  if (t.dtype() == DType::kFloat32) {
-    std::memcpy(v.data(), t.data<float>(), v.size() * sizeof(float));
-  } else {
-    kernels::HalfToFloat(t.data<uint16_t>(), v.data(), v.size());
-  }
-  return v;
-}
-
 // float32 values as a tensor of `dtype` (float32 or float16).
 Tensor FloatTensorOf(DType dtype, const Dims& dims, const std::vector<float>& v) {
   if (dtype == DType::kFloat32) return Tensor::FromVector<float>(DType::kFloat32, dims, v);
@@ -58,12 +47,10 @@ Tensor FloatTensorOf(DType dtype, const Dims& dims, const std::vector<float>& v)
 Tensor CodeTensor(DType dtype, int bits, const Dims& dims, const std::vector<int32_t>& codes) {
   Tensor t(dtype, dims);
   uint8_t* p = static_cast<uint8_t*>(t.raw_data());
-  for (size_t i = 0; i < codes.size(); ++i) {
-    if (bits == 4) {
-      quant::SetSubByte(p, static_cast<int64_t>(i), 4, codes[i]);
-    } else {
-      p[i] = static_cast<uint8_t>(codes[i]);  // two's complement for int8
-    }
+  if (bits == 4) {
+    quant::PackSubByte(codes.data(), 0, static_cast<int64_t>(codes.size()), 4, p);
+  } else {
+    for (size_t i = 0; i < codes.size(); ++i) p[i] = static_cast<uint8_t>(codes[i]);  // two's complement for int8
   }
   return t;
 }
@@ -156,7 +143,7 @@ class WeightQuantizer {
     if (!w) return "non-finite weight values";
     if (!c.empty() && beta != 1.0f) {
       c_init = g_.FindInitializer(c);  // again: Weight() added initializers
-      std::vector<float> v = ValuesAsFloat(*c_init);
+      std::vector<float> v = FloatValues(*c_init);
       for (float& e : v) e *= beta;
       const Dims dims = c_init->dims();
       const std::string scaled = UniqueName(c + "_beta", &taken_);
@@ -219,7 +206,7 @@ class WeightQuantizer {
     const Tensor& w = *g_.FindInitializer(w_name);
     const DType wtype = w.dtype();
     const int64_t k = trans_b ? w.dim(1) : w.dim(0), n = trans_b ? w.dim(0) : w.dim(1);
-    std::vector<float> kn = ValuesAsFloat(w);
+    std::vector<float> kn = FloatValues(w);
     if (trans_b) kn = FloatValues(Transpose2D(Tensor::FromVector<float>(DType::kFloat32, w.dims(), kn)));
     for (float& v : kn) {
       v *= alpha;
