@@ -36,6 +36,7 @@
 #include "graph/op.h"
 #include "graph/ops/float16_kind.h"
 #include "graph/ops/float16_wrap.h"
+#include "graph/ops/tensor_ops_internal.h"
 #include "graph/registry.h"
 #include "kernels/cast.h"
 #include "kernels/copy.h"
@@ -466,15 +467,7 @@ std::vector<int64_t> ResizeOp::ResolveAxes(const PrepareContext& ctx, int64_t r)
     for (int64_t k = 0; k < r; ++k) axes.push_back(k);
     return axes;
   }
-  std::vector<bool> seen(static_cast<size_t>(r), false);
-  for (int64_t a : axes_) {
-    if (a < -r || a >= r) ctx.Fail("axis " + std::to_string(a) + " is out of range");
-    const int64_t n = a < 0 ? a + r : a;
-    if (seen[n]) ctx.Fail("axis " + std::to_string(a) + " is repeated");
-    seen[n] = true;
-    axes.push_back(n);
-  }
-  return axes;
+  return tensor_ops::NormalizeAxes(ctx, axes_, r);
 }
 
 ResizeGeometry ResizeOp::ResolveGeometry(const PrepareContext& ctx, const Dims& xd) const {

@@ -14,6 +14,7 @@
 
 #include "graph/ops/families.h"
 #include "graph/ops/float16_kind.h"
+#include "graph/ops/tensor_ops_internal.h"
 #include "graph/ops/window_attributes.h"
 #include "graph/registry.h"
 #include "kernels/col2im.h"
@@ -372,14 +373,7 @@ class CenterCropPadOp final : public Op {
     const std::vector<int64_t> shape = ReadInt64s(ctx, 1, "shape");
     std::vector<int64_t> axes;
     if (has_axes_) {
-      std::vector<bool> seen(static_cast<size_t>(r), false);
-      for (int64_t a : axes_) {
-        if (a < -r || a >= r) ctx.Fail("axis " + std::to_string(a) + " is out of range");
-        const int64_t n = a < 0 ? a + r : a;
-        if (seen[n]) ctx.Fail("axis " + std::to_string(a) + " is repeated");
-        seen[n] = true;
-        axes.push_back(n);
-      }
+      axes = tensor_ops::NormalizeAxes(ctx, axes_, r);
     } else {
       for (int64_t k = 0; k < r; ++k) axes.push_back(k);
     }
