@@ -346,6 +346,26 @@ TileFn PickTile(int rows) {
   }
 }
 
+// asum[i * kb + b] = sum of a[i][k] over block b's k < K, in k order.
+inline void BlockSumsOfA(const nbits::Problem& p, int64_t kb, float* HWY_RESTRICT asum) {
+  const int64_t k = p.w->k, bs = p.w->block_size;
+  for (int64_t i = 0; i < p.m; ++i) {
+    const float* a = p.a + i * p.lda;
+    for (int64_t b = 0; b < kb; ++b) {
+      float s = 0.0f;
+      for (int64_t kk = b * bs; kk < std::min(k, (b + 1) * bs); ++kk) s += a[kk];
+      asum[i * kb + b] = s;
+    }
+  }
+}
+
+// sum over b of min[b] * asum[b], in b order.
+inline float BlockMinTerm(const float* HWY_RESTRICT min, const float* HWY_RESTRICT asum, int64_t kb) {
+  float s = 0.0f;
+  for (int64_t b = 0; b < kb; ++b) s += min[b] * asum[b];
+  return s;
+}
+
 template <int kBits, class DF>
 void Run(DF df, const nbits::Problem& p, const Parallel& parallel) {
   const NBitsWeights& w = *p.w;
@@ -356,7 +376,12 @@ void Run(DF df, const nbits::Problem& p, const Parallel& parallel) {
   float* const ap = tls_ap.Get(p.m * k_pad);
   PermuteA<kBits>(df, p, k_pad, ap);
   const int64_t tasks = (w.n + kNBitsRowsPerTask - 1) / kNBitsRowsPerTask;
-  auto finish = [&p](int64_t i, int64_t n, float v) {
+  // Block minimums: the sums of each A row's blocks, once per call (see the header).
+  static thread_local ThreadScratch tls_asum;
+  float* const asum = w.block_min != nullptr ? tls_asum.Get(p.m * kb) : nullptr;
+  if (asum != nullptr) BlockSumsOfA(p, kb, asum);
+  auto finish = [&p, &w, asum, kb](int64_t i, int64_t n, float v) {
+    if (asum != nullptr) v += BlockMinTerm(w.block_min + n * kb, asum + i * kb, kb);
     p.y[i * p.ldy + n] = p.bias != nullptr ? v + p.bias[n] : v;
   };
   if (p.via_f32_gemm) {
@@ -380,8 +405,16 @@ void Run(DF df, const nbits::Problem& p, const Parallel& parallel) {
           for (int64_t b = 0; b < kb; ++b) {
             const auto scale = hn::Set(df, w.scales[(n + r) * kb + b]);
             float* block = panel + r * k_pad + b * w.block_size;
+            if (w.block_min == nullptr) {
+              for (int64_t j = 0; j < w.block_size; j += L) {
+                hn::StoreU(hn::Mul(hn::LoadU(df, block + j), scale), df, block + j);
+              }
+              continue;
+            }
+            // (q - zp) * scale, then + min: two roundings, as the graph's dequantized weight.
+            const auto min = hn::Set(df, w.block_min[(n + r) * kb + b]);
             for (int64_t j = 0; j < w.block_size; j += L) {
-              hn::StoreU(hn::Mul(hn::LoadU(df, block + j), scale), df, block + j);
+              hn::StoreU(hn::Add(hn::Mul(hn::LoadU(df, block + j), scale), min), df, block + j);
             }
           }
         }

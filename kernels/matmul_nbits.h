@@ -23,6 +23,14 @@
 // summation order: |y - exact| <= (block_size/L + k_blocks + log2 L + 2) * 2^-24 * sum|a*w|
 // roughly, tested against a float64 reference in tests/kernels/matmul_nbits_test.cc.
 //
+// Block minimums (optional, simplecpp's own: ggml's Q4_1 weights, w = q * scale + min): every
+// weight of block b of row n gets min[n,b] added after its (q - zp) * scale. The kernels add
+// min[n,b] * (sum of the block's a[k]) per block instead, the block sums of each A row taken
+// once per call in k order and the products summed over b in order after the lanes' sum, the
+// same way in GemvNBitsF32 and GemmNBitsF32 (so they still agree bit for bit); GemmNBitsViaF32
+// adds min to each dequantized weight. Error bound: the k_blocks term above grows by the same
+// count, against sum |a * w| of the weights with their minimums.
+//
 // Threading: tasks of kNBitsRowsPerTask output columns (boundaries depend on N only); K is
 // never split.
 #pragma once
@@ -46,6 +54,7 @@ struct NBitsWeights {
   NBitsZeroPoints zp_kind = NBitsZeroPoints::kDefault;
   const uint8_t* zp_packed = nullptr;  // kPackedU8: [n][zp_row_bytes]
   const float* zp_f32 = nullptr;       // kFloat32: [n][k_blocks]
+  const float* block_min = nullptr;    // optional [n][k_blocks], added to each weight of a block
 
   int64_t k_blocks() const { return (k + block_size - 1) / block_size; }
   int64_t blob_bytes() const { return block_size * bits / 8; }

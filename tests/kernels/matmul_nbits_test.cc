@@ -53,7 +53,7 @@ class ThreadsParallel final : public Parallel {
 // Quantized weights with everything they point at.
 struct Weights {
   std::vector<uint8_t> packed, zp_packed;
-  std::vector<float> scales, zp_f32;
+  std::vector<float> scales, zp_f32, block_min;
   NBitsWeights view;
 };
 
@@ -119,21 +119,27 @@ struct Case {
   int64_t block, k, n, m;
   NBitsZeroPoints zp;
   bool bias;
+  bool min = false;  // block minimums (ggml's Q4_1 form)
 };
 
 std::string Describe(const Case& c) {
   static const char* kZp[] = {"default", "packed u8", "float"};
   return "bits " + std::to_string(c.bits) + " block " + std::to_string(c.block) + " K " +
          std::to_string(c.k) + " N " + std::to_string(c.n) + " M " + std::to_string(c.m) +
-         " zp " + kZp[static_cast<int>(c.zp)] + (c.bias ? " bias" : "");
+         " zp " + kZp[static_cast<int>(c.zp)] + (c.bias ? " bias" : "") + (c.min ? " block_min" : "");
 }
 
 void CheckCase(const Case& c, uint32_t seed) {
   INFO(Describe(c));
-  const Weights w = MakeWeights(c.bits, c.n, c.k, c.block, c.zp, seed);
+  Weights w = MakeWeights(c.bits, c.n, c.k, c.block, c.zp, seed);
   const int64_t lda = c.k + 3, ldy = c.n + 2;
   std::mt19937 rng(seed + 7);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  if (c.min) {
+    w.block_min.resize(static_cast<size_t>(c.n * w.view.k_blocks()));
+    for (auto& v : w.block_min) v = 0.5f * dist(rng);
+    w.view.block_min = w.block_min.data();
+  }
   std::vector<float> a(static_cast<size_t>(std::max<int64_t>(1, c.m * lda)));
   for (auto& v : a) v = dist(rng);
   std::vector<float> bias(static_cast<size_t>(c.n));
@@ -148,7 +154,8 @@ void CheckCase(const Case& c, uint32_t seed) {
       double s = c.bias ? bias[r] : 0.0, sa = c.bias ? std::fabs(bias[r]) : 0.0;
       for (int64_t k = 0; k < c.k; ++k) {
         const int64_t b = k / c.block;
-        const double wv = (Code(w.view, r, k) - ZeroPointRef(w, r, b)) * w.scales[r * kb + b];
+        double wv = (Code(w.view, r, k) - ZeroPointRef(w, r, b)) * w.scales[r * kb + b];
+        if (c.min) wv += w.block_min[r * kb + b];
         s += a[i * lda + k] * wv;
         sa += std::fabs(a[i * lda + k] * wv);
       }
@@ -156,7 +163,8 @@ void CheckCase(const Case& c, uint32_t seed) {
       mag[i * c.n + r] = sa;
     }
   }
-  const double per_term = (static_cast<double>(c.block) + kb + 8) * std::ldexp(1.0, -24);
+  // Block minimums add one more sum over the blocks (their min * sum of a terms).
+  const double per_term = (static_cast<double>(c.block) + (c.min ? 2 : 1) * kb + 8) * std::ldexp(1.0, -24);
 
   const std::vector<float> init(static_cast<size_t>(std::max<int64_t>(1, c.m * ldy)), -7.0f);
   for (const Target& t : CompiledTargets()) {
@@ -221,6 +229,22 @@ TEST_CASE("NBits: GEMV and GEMM match a float64 reference, bits 4/8, all block s
           for (int64_t m : {1, 3, 17}) {
             const int64_t n = m == 3 ? 33 : 7;
             CheckCase({bits, block, k, n, m, zp, (m + block) % 2 == 1}, seed++);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("NBits: block minimums (w = (q - zp) * scale + min) match a float64 reference") {
+  uint32_t seed = 500;
+  for (int bits : {4, 8}) {
+    for (int64_t block : {16, 32, 64}) {
+      for (NBitsZeroPoints zp :
+           {NBitsZeroPoints::kDefault, NBitsZeroPoints::kPackedU8, NBitsZeroPoints::kFloat32}) {
+        for (int64_t k : {2 * block, 3 * block - 5}) {
+          for (int64_t m : {1, 3, 17}) {
+            CheckCase({bits, block, k, m == 3 ? 33 : 7, m, zp, m == 3, /*min=*/true}, seed++);
           }
         }
       }
