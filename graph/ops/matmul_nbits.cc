@@ -2,7 +2,10 @@
 // along K to 4 or 8 bits, W[n,k] = (q[n,k] - zero_point[n,b]) * scales[n,b], b = k / block_size.
 // Inputs: A (T1 [..., K]), B (uint8 [N, k_blocks, block_size*bits/8]), scales (T1, N*k_blocks
 // elements), [zero_points] (uint8 packed N*ceil(k_blocks*bits/8) bytes, or T1 N*k_blocks),
-// [g_idx] (int32; only the trivial k / block_size is accepted), [bias] (T1 [N]).
+// [g_idx] (int32; only the trivial k / block_size is accepted), [bias] (T1 [N]), and simplecpp's
+// own [block_min] (float32 [N * k_blocks], with float32 A only: a value added to every
+// dequantized weight of its block; ONNX Runtime's MatMulNBits has no such input: only
+// simplecpp's load pass writes it, for ggml's Q4_1 weights, graph/passes/blocked_dequant_fusion.h).
 // T1 is float32, float16 or bfloat16; 16-bit A, scales, zero points and bias are widened to
 // float32 (A per run, the others at Prepare when constant) and Y is rounded once at the end.
 // accuracy_level is read and ignored: A is never quantized or narrowed here.
@@ -24,7 +27,7 @@
 namespace simplecpp::graph {
 namespace {
 
-constexpr int kA = 0, kB = 1, kScales = 2, kZeroPoints = 3, kGIdx = 4, kBias = 5;
+constexpr int kA = 0, kB = 1, kScales = 2, kZeroPoints = 3, kGIdx = 4, kBias = 5, kBlockMin = 6;
 
 
 // A T1 tensor as float32: the tensor's own data for float32, else a widened copy.
@@ -37,8 +40,8 @@ std::shared_ptr<const std::vector<float>> WidenToF32(const Tensor& t) {
 class MatMulNBitsOp final : public Op {
  public:
   explicit MatMulNBitsOp(const OpInit& init) {
-    if (init.num_inputs() < 3 || init.num_inputs() > 6)
-      init.Fail("MatMulNBits takes 3 to 6 inputs, got " + std::to_string(init.num_inputs()));
+    if (init.num_inputs() < 3 || init.num_inputs() > 7)
+      init.Fail("MatMulNBits takes 3 to 7 inputs, got " + std::to_string(init.num_inputs()));
     k_ = init.RequireInt("K");
     n_ = init.RequireInt("N");
     bits_ = init.GetInt("bits", 4);
@@ -68,6 +71,10 @@ class MatMulNBitsOp final : public Op {
       ctx.RequireSameDType(kA, kZeroPoints);
     if (ctx.has_input(kGIdx)) ctx.RequireDType(kGIdx, {DType::kInt32});
     if (ctx.has_input(kBias)) ctx.RequireSameDType(kA, kBias);
+    if (ctx.has_input(kBlockMin)) {
+      ctx.RequireDType(kA, {DType::kFloat32});
+      ctx.RequireDType(kBlockMin, {DType::kFloat32});
+    }
     ctx.set_output_dtype(0, ctx.input_dtype(kA));
   }
 
@@ -108,6 +115,11 @@ class MatMulNBitsOp final : public Op {
       ctx.Fail("bias has shape " + DimsToString(ctx.input_dims(kBias)) + " but must be [N] = [" +
                std::to_string(n_) + "]");
 
+    const bool has_min = ctx.has_input(kBlockMin);
+    if (has_min && CheckedNumElements(ctx.input_dims(kBlockMin)) != n_ * k_blocks)
+      ctx.Fail("block_min has shape " + DimsToString(ctx.input_dims(kBlockMin)) +
+               " but needs N * k_blocks = " + std::to_string(n_ * k_blocks) + " elements");
+
     const DType t1 = ctx.input_dtype(kA);
     Dims dy = da;
     dy.back() = n_;
@@ -147,6 +159,7 @@ class MatMulNBitsOp final : public Op {
         if (wide && !z) z = WidenToF32(rc.input(kZeroPoints));
         w.zp_f32 = wide ? z->data() : rc.input(kZeroPoints).data<float>();
       }
+      if (has_min) w.block_min = rc.input(kBlockMin).data<float>();
       const float* bias = nullptr;
       if (has_bias) {
         if (wide && !bb) bb = WidenToF32(rc.input(kBias));

@@ -39,6 +39,8 @@ struct Match {
   const Tensor* scale = nullptr;
   const Tensor* zero_point = nullptr;
   int64_t block_size = 0;
+  const Tensor* block_min = nullptr;  // [k_blocks, 1, N] float32 (the block-minimum chain)
+  std::vector<size_t> chain;          // the chain's Reshape, Add, Reshape
 };
 
 class Fuser {
@@ -72,7 +74,7 @@ class Fuser {
       Match m;
       m.dq = p->second;
       m.matmul = i;
-      if (Matches(&m)) matches.push_back(m);
+      if (Matches(&m) || MatchesMinChain(&m)) matches.push_back(m);
     }
     return matches;
   }
@@ -113,6 +115,61 @@ class Fuser {
     if (m->scale->dims() != blocks) return false;
     if (m->zero_point != nullptr && (m->zero_point->dtype() != wt || m->zero_point->dims() != blocks)) return false;
     return true;
+  }
+
+  // A node of `op_type` (default domain) producing `value`, whose output has one reader.
+  const Node* SoleProducer(const std::string& value, const char* op_type, size_t* index) const {
+    auto p = producer_.find(value);
+    if (p == producer_.end()) return nullptr;
+    const Node& n = g_.nodes[p->second];
+    if (!n.domain.empty() || n.op_type != op_type || n.outputs.size() != 1) return nullptr;
+    auto r = readers_.find(n.outputs[0]);
+    if (r == readers_.end() || r->second != 1) return nullptr;
+    *index = p->second;
+    return &n;
+  }
+
+  // A Reshape's constant target shape equals `dims`.
+  bool ReshapesTo(const Node& reshape, const Dims& dims) const {
+    if (reshape.inputs.size() != 2) return false;
+    const Tensor* shape = Constant(reshape.inputs[1]);
+    if (shape == nullptr || shape->dtype() != DType::kInt64 || shape->num_elements() != static_cast<int64_t>(dims.size())) return false;
+    for (size_t i = 0; i < dims.size(); ++i) {
+      if (shape->data<int64_t>()[i] != dims[i]) return false;
+    }
+    return true;
+  }
+
+  // The block-minimum spelling (ggml's Q4_1 as simplecpp's GGUF import writes it):
+  //   wf = Reshape(Add(Reshape(DequantizeLinear(W, scale[, zp]), [kb, B, N]), min [kb, 1, N]),
+  //                [K, N])  ->  MatMul(a, wf)
+  // with B dividing K and every intermediate read once. m->dq holds the last Reshape on entry.
+  bool MatchesMinChain(Match* m) const {
+    size_t r2 = 0, add = 0, r1 = 0, dq = 0;
+    const Node* back = SoleProducer(g_.nodes[m->matmul].inputs[1], "Reshape", &r2);
+    if (back == nullptr || back->inputs.empty()) return false;
+    const Node* sum = SoleProducer(back->inputs[0], "Add", &add);
+    if (sum == nullptr || sum->inputs.size() != 2) return false;
+    for (int side = 0; side < 2; ++side) {
+      const Node* blocks = SoleProducer(sum->inputs[side], "Reshape", &r1);
+      const Tensor* min = Constant(sum->inputs[1 - side]);
+      if (blocks == nullptr || min == nullptr || blocks->inputs.empty()) continue;
+      auto p = producer_.find(blocks->inputs[0]);
+      if (p == producer_.end()) return false;
+      dq = p->second;
+      Match c = *m;
+      c.dq = dq;
+      if (!Matches(&c) || c.scale->dtype() != DType::kFloat32) return false;
+      const int64_t k = c.w->dim(0), n = c.w->dim(1), bs = c.block_size;
+      if (k % bs != 0) return false;
+      if (!ReshapesTo(*blocks, {k / bs, bs, n}) || !ReshapesTo(*back, {k, n})) return false;
+      if (min->dtype() != DType::kFloat32 || min->dims() != Dims{k / bs, 1, n}) return false;
+      c.block_min = min;
+      c.chain = {r1, add, r2};
+      *m = c;
+      return true;
+    }
+    return false;
   }
 
   const Graph& g_;
@@ -199,6 +256,16 @@ Node Rewrite(const Match& m, const Node& matmul, std::set<std::string>* taken,
     node.inputs.push_back(fresh("/nbits_zero_points"));
     initializers->emplace_back(node.inputs.back(), std::move(zp));
   }
+  if (m.block_min != nullptr) {
+    // simplecpp's block_min input (index 6), [N][k_blocks] like the scales.
+    while (node.inputs.size() < 6) node.inputs.push_back("");
+    Tensor min(DType::kFloat32, {n * k_blocks});
+    for (int64_t c = 0; c < n; ++c) {
+      for (int64_t b = 0; b < k_blocks; ++b) min.data<float>()[c * k_blocks + b] = m.block_min->data<float>()[b * n + c];
+    }
+    node.inputs.push_back(fresh("/nbits_block_min"));
+    initializers->emplace_back(node.inputs.back(), std::move(min));
+  }
   auto attr = [](const char* name, int64_t v) {
     Attribute a;
     a.name = name;
@@ -227,6 +294,7 @@ bool FuseBlockedDequantMatMul(const Graph& graph, const std::map<std::string, in
   for (const Node& n : graph.nodes) taken.insert(n.outputs.begin(), n.outputs.end());
   for (const Match& m : matches) {
     drop.insert(m.dq);
+    drop.insert(m.chain.begin(), m.chain.end());
     replace[m.matmul] = Rewrite(m, graph.nodes[m.matmul], &taken, &added);
     if (repacked) repacked(*m.w);
   }

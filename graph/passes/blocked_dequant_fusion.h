@@ -7,7 +7,14 @@
 //                                                     zero_point like scale in W's dtype
 //     y  = MatMul(a, wf)
 //
-// (what ONNX Runtime's weight-only 4-bit quantizer and blocked int4 LLM exports write, opset 21+)
+// (what ONNX Runtime's weight-only 4-bit quantizer and blocked int4 LLM exports write, opset 21+),
+// and the same with a float32 block minimum added to the dequantized weights, as simplecpp's
+// GGUF import writes ggml's Q4_1 (B dividing K, scale float32, each value read once):
+//
+//     wf = Reshape(Add(Reshape(DequantizeLinear(W, scale[, zero_point]), [K/B, B, N]),
+//                      min [K/B, 1, N]), [K, N])
+//
+// (min goes to MatMulNBits' simplecpp-only block_min input, graph/ops/matmul_nbits.cc)
 // by one com.microsoft MatMulNBits node (graph/ops/matmul_nbits.cc) with the same weights
 // repacked once, at load, into its layout: W, scale and zero point must be initializers of this
 // graph, and wf must have no other reader (in this graph or a subgraph) and not be a graph output.

@@ -363,9 +363,10 @@ class LlamaBuilder {
     if (lw.block_min.dtype() != DType::kUndefined) {
       // [k, n] -> [kb, block, n] + min [kb, 1, n] -> [k, n]: the same float32 sum per element as
       // dequantizing to w and adding the block's minimum.
-      b_.Initializer(wname + ".block_min", Checked(name + " block minimums", std::move(lw.block_min), {kb, n}));
-      const std::string min3 = b_.Op("Reshape", wname + ".block_min_3d",
-                                     {wname + ".block_min", b_.Shape(wname + ".min_shape", {kb, 1, n})});
+      // The minimums stored as [kb, 1, n], an initializer the load pass can read.
+      const std::string min3 = b_.Initializer(
+          wname + ".block_min",
+          Checked(name + " block minimums", std::move(lw.block_min), {kb, n}).Reshaped({kb, 1, n}));
       const std::string w3 = b_.Op("Reshape", wname + ".blocks",
                                    {wf, b_.Shape(wname + ".block_shape", {kb, lw.block, n})});
       const std::string sum = b_.Op("Add", wname + ".plus_min", {w3, min3});

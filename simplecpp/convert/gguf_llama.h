@@ -12,9 +12,9 @@
 //                  minimum added per block (an Add) -> MatMul.
 // Every dequantized weight therefore has the float32 value ggml's reference dequantization
 // gives it. The blocked weights are transposed from ggml's rows of K inputs ([N, K]) to ONNX's
-// [K, N] (a rearrangement of codes: nothing is rounded), and simplecpp's load pass runs the
-// Q8_0 and Q4_0 MatMuls as packed MatMulNBits (4 or 8 bits per weight in memory). Q4_1's added
-// minimum stops that pass: those weights are folded to float32 when the model loads.
+// [K, N] (a rearrangement of codes: nothing is rounded), and simplecpp's load pass runs every
+// one of these MatMuls as packed MatMulNBits (4 or 8 bits per weight in memory; Q4_1's minimum
+// through the pass's block-minimum form, graph/passes/blocked_dequant_fusion.h).
 // The token embedding keeps its blocks along hidden: Gather of the code rows (one byte per code:
 // int8 for Q8_0 and Q4_0, uint8 for Q4_1) and of their scales (and minimums), then the same
 // DequantizeLinear [+ minimum] on the looked-up rows only.

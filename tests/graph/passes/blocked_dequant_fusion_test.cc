@@ -2,7 +2,8 @@
 // every weight dtype (int4, uint4, int8, uint8), with and without zero points, K a multiple of the
 // block size or not, A of rank 1 and 3; the fused and the unfused model both against a double
 // reference written here (|y - ref| <= 1e-5 * sum_k |a_k * w_k|), the fused plan running
-// MatMulNBits and no float32 weights; a dequantized weight with a second reader stays unfused.
+// MatMulNBits and no float32 weights; the same with a block minimum added between them (ggml's
+// Q4_1 spelling); a dequantized weight with a second reader stays unfused.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -22,6 +23,7 @@ struct Case {
   bool zero_point;
   int64_t k, n, block;
   Dims a_dims;  // last dim K
+  bool block_min = false;  // Reshape -> Add(min per block) -> Reshape between DQ and MatMul
 };
 
 int Bits(DType t) { return t == DType::kInt4 || t == DType::kUInt4 ? 4 : 8; }
@@ -74,7 +76,18 @@ void CheckCase(const Case& c, uint32_t seed) {
   const std::string ai = b.AddInput("a", DType::kFloat32, c.a_dims);
   std::vector<std::string> dq_inputs = {b.AddInitializer("w", w), b.AddInitializer("scale", scale)};
   if (c.zero_point) dq_inputs.push_back(b.AddInitializer("zp", zp));
-  const std::string wf = b.AddNode("DequantizeLinear", dq_inputs, {{"axis", 0}, {"block_size", c.block}});
+  std::string wf = b.AddNode("DequantizeLinear", dq_inputs, {{"axis", 0}, {"block_size", c.block}});
+  Tensor min(DType::kFloat32, {kb, 1, c.n});
+  for (int64_t i = 0; i < min.num_elements(); ++i) min.data<float>()[i] = 0.25f * a_dist(rng);
+  if (c.block_min) {
+    auto shape = [&](const std::string& name, std::vector<int64_t> dims) {
+      const int64_t rank = static_cast<int64_t>(dims.size());
+      return b.AddInitializer(name, Tensor::FromVector<int64_t>(DType::kInt64, {rank}, dims));
+    };
+    const std::string blocks = b.AddNode("Reshape", {wf, shape("block_shape", {kb, c.block, c.n})});
+    const std::string sum = b.AddNode("Add", {blocks, b.AddInitializer("min", min)});
+    wf = b.AddNode("Reshape", {sum, shape("shape", {c.k, c.n})});
+  }
   const std::string y = b.AddNode("MatMul", {ai, wf}, {}, NodeOptions{"", "mm", {"y"}});
   b.AddOutput(y);
 
@@ -87,8 +100,9 @@ void CheckCase(const Case& c, uint32_t seed) {
       for (int64_t k = 0; k < c.k; ++k) {
         const int64_t blk = k / c.block;
         const int z = c.zero_point ? CodeAt(zp, blk * c.n + j) : 0;
-        const double wv = static_cast<double>(static_cast<float>(CodeAt(w, k * c.n + j) - z) *
-                                              scale.data<float>()[blk * c.n + j]);
+        float wf32 = static_cast<float>(CodeAt(w, k * c.n + j) - z) * scale.data<float>()[blk * c.n + j];
+        if (c.block_min) wf32 += min.data<float>()[blk * c.n + j];
+        const double wv = static_cast<double>(wf32);
         acc += static_cast<double>(a.data<float>()[r * c.k + k]) * wv;
         mag += std::fabs(static_cast<double>(a.data<float>()[r * c.k + k]) * wv);
       }
@@ -114,6 +128,7 @@ void CheckCase(const Case& c, uint32_t seed) {
     const std::vector<std::string> ops = OpTypes(session, {{"a", a}});
     CHECK(Has(ops, "MatMulNBits") == fuse);
     CHECK_FALSE(Has(ops, "DequantizeLinear"));  // folded at load when not fused
+    CHECK_FALSE(Has(ops, "Add"));
   }
 }
 
@@ -124,6 +139,17 @@ TEST_CASE("blocked DequantizeLinear -> MatMul runs as MatMulNBits, within float3
       CheckCase({dtype, zero_point, 40, 7, 16, {2, 3, 40}}, seed++);   // a partial last block
       CheckCase({dtype, zero_point, 64, 5, 32, {64}}, seed++);         // A of rank 1
       CheckCase({dtype, zero_point, 96, 9, 32, {1, 96}}, seed++);      // one row: the GEMV path
+    }
+  }
+}
+
+TEST_CASE("blocked DequantizeLinear plus a block minimum (ggml's Q4_1 spelling) runs as MatMulNBits") {
+  uint32_t seed = 41;
+  for (DType dtype : {DType::kUInt4, DType::kInt4, DType::kUInt8}) {
+    for (bool zero_point : {false, true}) {
+      CheckCase({dtype, zero_point, 64, 7, 16, {2, 3, 64}, true}, seed++);
+      CheckCase({dtype, zero_point, 96, 9, 32, {1, 96}, true}, seed++);   // the GEMV path
+      CheckCase({dtype, zero_point, 64, 70, 32, {20, 64}, true}, seed++); // via the float GEMM
     }
   }
 }
