@@ -19,21 +19,19 @@
 #include <limits>
 
 #include "kernels/quantize.h"
+#include "quant/quant_params.h"
 
 #ifndef SIMPLECPP_KERNELS_QUANTIZE_SHARED_
 #define SIMPLECPP_KERNELS_QUANTIZE_SHARED_
 namespace simplecpp::kernels::quantize_detail {
 
-// The scalar reference of requantization (also the tail of the vector kernel).
+// Requantization by the scalar reference, quant::RequantizeValue (the tail of the vector
+// kernels, and their fallback).
 template <typename T>
 inline void RequantizeScalar(const int32_t* acc, int64_t n, const float* multiplier,
                              int64_t mult_step, int32_t zp, int32_t lo, int32_t hi, T* out) {
-  const double dlo = lo, dhi = hi;
   for (int64_t i = 0; i < n; ++i) {
-    double v = std::nearbyint(static_cast<double>(acc[i]) * static_cast<double>(multiplier[i * mult_step]));
-    if (std::isnan(v)) v = 0;  // 0 * inf, NaN multiplier: the zero point
-    v = std::min(std::max(v + zp, dlo), dhi);
-    out[i] = static_cast<T>(static_cast<int32_t>(v));
+    out[i] = static_cast<T>(quant::RequantizeValue(acc[i], multiplier[i * mult_step], zp, lo, hi));
   }
 }
 
