@@ -98,6 +98,20 @@ TEST_CASE("gguf: a file assembled byte by byte parses to its header, metadata an
   CHECK(v[5] == 2.5f);
 }
 
+TEST_CASE("gguf: version 2 (the same layout with 64-bit counts) and a file of metadata only") {
+  std::string v2 = SmallFile();
+  v2[4] = 2;
+  const GgufFile f = ParseGguf(v2.data(), v2.size());
+  CHECK(f.version == 2);
+  CHECK(f.tensors.size() == 1);
+  Bytes meta;
+  meta.s = "GGUF";
+  meta.Put<uint32_t>(3).Put<uint64_t>(0).Put<uint64_t>(1).Str("general.name").Put<uint32_t>(8).Str("x");
+  const GgufFile g = ParseGguf(meta.s.data(), meta.s.size());  // no padding after the header
+  CHECK(g.tensors.empty());
+  CHECK(g.Find("general.name")->text == "x");
+}
+
 TEST_CASE("gguf: the writer's output reads back with every value type, alignment and tensor type") {
   for (uint64_t alignment : {32u, 64u, 8u}) {
     GgufWriter w(alignment);
