@@ -272,6 +272,7 @@ commands:
       (default 16), each feeding the previous token and the moved present tensors. Prints the
       N + 1 generated token ids (one per run), the prefill time and decode tokens/s.
       --warmup: one untimed prefill first (the first run of a session prepares the weights).
+      MODEL may be a LLaMA GGUF file: it is converted in memory as `convert --from gguf` does.
   quantize [--mode dynamic|qdq] [--input NAME=FILE]... [--per-channel|--per-tensor] [--no-gemm]
       [--no-conv] IN.onnx OUT.onnx
       int8 quantization in ONNX Runtime's patterns; int8 symmetric weights per output channel

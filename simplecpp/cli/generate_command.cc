@@ -5,6 +5,8 @@
 // past inputs (the Tensor handles move, the cache data is not copied by this loop).
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <map>
 #include <string>
 #include <utility>
@@ -12,6 +14,8 @@
 
 #include "simplecpp/api/builtin_models.h"
 #include "simplecpp/cli/cli_util.h"
+#include "simplecpp/convert/gguf_llama.h"
+#include "simplecpp/io/gguf.h"
 #include "simplecpp/onnx/model_writer.h"
 #include "simplecpp/simplecpp.h"
 
@@ -157,6 +161,13 @@ int64_t LastRowArgmax(const Tensor& logits) {
   return best;
 }
 
+// Whether the file starts with GGUF's magic.
+bool IsGgufFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  char magic[4] = {};
+  return f.read(magic, 4) && std::memcmp(magic, "GGUF", 4) == 0;
+}
+
 Model LoadModel(const ParsedArgs& a) {
   if (a.Has("--builtin")) {
     if (!a.positional.empty()) throw UsageError("give either MODEL or --builtin, not both");
@@ -164,7 +175,15 @@ Model LoadModel(const ParsedArgs& a) {
     return Model::LoadFromBytes(bytes.data(), bytes.size());
   }
   if (a.positional.size() != 1) throw UsageError("generate needs one MODEL (or --builtin NAME)");
-  return Model::Load(a.positional[0]);
+  const std::string& path = a.positional[0];
+  if (!IsGgufFile(path)) return Model::Load(path);
+  // A LLaMA GGUF: converted in memory as `convert --from gguf` would write it.
+  const auto start = std::chrono::steady_clock::now();
+  const std::string bytes = onnx::WriteModel(convert::ImportLlamaGguf(io::OpenGguf(path)));
+  Model model = Model::LoadFromBytes(bytes.data(), bytes.size());
+  std::printf("converted GGUF %s to ONNX in %.0f ms\n", path.c_str(),
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  return model;
 }
 
 double MillisecondsSince(std::chrono::steady_clock::time_point start) {
