@@ -114,6 +114,7 @@ struct Chain {
   std::map<int, int> program_index;    // chain value -> index of the step that defines it
   std::map<int, int> slot_of;          // chain value -> scratch slot, once a later step reads it
   std::map<int, int> pending;          // chain value -> consumers that have not joined yet
+  std::set<int> saved;                 // chain values later steps may read (pending ones)
   int num_slots = 0;
 
   struct Checkpoint {
@@ -213,131 +214,155 @@ std::shared_ptr<const elementwise::FusedChain> ChainOnValue(
   return nullptr;
 }
 
-std::vector<size_t> FuseElementwiseChains(std::vector<PlanStep>* steps,
-                                          const std::vector<ValueState>& values,
-                                          const std::vector<int>& keep) {
-  // Consumers of each value (a step reading a value twice counts twice).
+namespace {
+
+// Consumers of each value (a step reading a value twice counts twice).
+std::map<int, std::vector<size_t>> ConsumersOfValues(const std::vector<PlanStep>& steps) {
   std::map<int, std::vector<size_t>> consumers;
-  for (size_t s = 0; s < steps->size(); ++s) {
-    for (int id : (*steps)[s].inputs) {
+  for (size_t s = 0; s < steps.size(); ++s) {
+    for (int id : steps[s].inputs) {
       if (id >= 0) consumers[id].push_back(s);
     }
   }
-  const std::set<int> kept(keep.begin(), keep.end());
+  return consumers;
+}
 
-  std::vector<bool> in_chain(steps->size(), false);
-  // Last step of each chain -> (member steps, fused step).
-  std::map<size_t, std::pair<std::vector<size_t>, PlanStep>> chains;
-  for (size_t first = 0; first < steps->size(); ++first) {
-    if (in_chain[first]) continue;
-    const PlanStep& start = (*steps)[first];
-    if (start.inputs.empty() || start.inputs[0] < 0) continue;
-    // The chain input: the non-constant operand of the first step.
-    int x = -1;
-    for (int id : start.inputs) {
-      if (id >= 0 && !values[id].is_constant) {
-        x = id;
-        break;
-      }
-    }
-    if (x < 0) continue;
-    Chain chain;
-    chain.operand_values = {x};
-    std::set<int> saved;  // chain values later steps may read (pending ones)
-    int running = x;
-    size_t at = first;
-    for (;;) {
-      FusedStep fs;
-      int operand = -1;
-      if (in_chain[at] || !AsChainStep((*steps)[at], values, x, running, saved, &fs, &operand)) {
-        break;
-      }
-      if (operand >= 0) {
-        if (operand == x) {
-          fs.operand = 0;
-        } else if (saved.count(operand)) {
-          auto slot = chain.slot_of.find(operand);
-          if (slot == chain.slot_of.end()) {
-            slot = chain.slot_of.emplace(operand, chain.num_slots++).first;
-            chain.program[chain.program_index[operand]].save_slot = slot->second;
-          }
-          fs.operand_slot = slot->second;
-          if (--chain.pending[operand] == 0) saved.erase(operand);
-        } else {
-          fs.operand = static_cast<int>(chain.operand_values.size());
-          chain.operand_values.push_back(operand);
-        }
-      }
-      running = (*steps)[at].outputs[0];
-      chain.program_index[running] = static_cast<int>(chain.program.size());
-      chain.program.push_back(fs);
-      chain.members.push_back(at);
-      if (chain.NothingPending()) chain.Close();
-      // Grow only through a value no step outside the chain needs: a value with several
-      // consumers continues into the first one that can take it as the running value; the others
-      // must join later, reading it from a slot.
-      auto it = consumers.find(running);
-      if (kept.count(running) || it == consumers.end()) break;
-      const std::vector<size_t>& users = it->second;
-      size_t next = users[0];
-      if (users.size() > 1) {
-        bool found = false;
-        for (size_t u : users) {
-          FusedStep probe;
-          int probe_operand = -1;
-          if (u > at && !in_chain[u] &&
-              AsChainStep((*steps)[u], values, x, running, saved, &probe, &probe_operand)) {
-            next = u;
-            found = true;
-            break;
-          }
-        }
-        if (!found) break;
-        chain.pending[running] = static_cast<int>(users.size()) - 1;
-        saved.insert(running);
-      }
-      at = next;
-    }
-    chain.CutToClosed();
-    std::vector<FusedStep>& program = chain.program;
-    std::vector<size_t>& members = chain.members;
-    std::vector<int>& operand_values = chain.operand_values;
-    if (members.size() < 2) continue;
-    for (size_t m : members) in_chain[m] = true;
-
-    const PlanStep& last = (*steps)[members.back()];
-    PlanStep fused;
-    fused.node.name = start.node.name.empty() ? last.node.name : start.node.name;
-    fused.node.op_type = "FusedElementwise";
-    fused.node.domain = "simplecpp";
-    std::string doc = "fused:";
-    for (const FusedStep& fs : program) doc += " " + fs.op_type;
-    fused.node.doc = doc;
-    for (int id : operand_values) {
-      fused.node.inputs.push_back(values[id].name);
-      fused.inputs.push_back(id);
-    }
-    fused.node.outputs = last.node.outputs;
-    fused.outputs = last.outputs;
-    fused.opset = 1;
-    fused.since_version = 1;
-    elementwise::FusedProgram fused_program;
-    fused_program.steps = std::move(program);
-    fused_program.num_slots = chain.num_slots;
-    fused.op = elementwise::MakeFusedElementwiseOp(std::move(fused_program),
-                                                   static_cast<int>(operand_values.size()));
-    chains.emplace(members.back(), std::make_pair(members, std::move(fused)));
+// The chain input: the non-constant operand of the first step; -1 when a chain cannot start here.
+int ChainInput(const PlanStep& start, const std::vector<ValueState>& values) {
+  if (start.inputs.empty() || start.inputs[0] < 0) return -1;
+  for (int id : start.inputs) {
+    if (id >= 0 && !values[id].is_constant) return id;
   }
-  if (chains.empty()) return {};
+  return -1;
+}
 
-  // The fused step takes the place of the chain's last step (every input of the chain exists
-  // before its first step; every consumer of its result comes after its last).
+// What growing a chain reads: the planned steps, their values, each value's consumers, the
+// values that must stay visible, and the steps earlier chains have taken.
+struct ChainSearch {
+  const std::vector<PlanStep>& steps;
+  const std::vector<ValueState>& values;
+  const std::map<int, std::vector<size_t>>& consumers;
+  const std::set<int>& kept;
+  const std::vector<bool>& in_chain;
+};
+
+// Wires a binary step's other operand `operand` into the chain: x is fused input 0, an earlier
+// chain value is read from a scratch slot (its defining step saves it there, given a slot the
+// first time it is read), and a one-element constant becomes a new fused input.
+void AttachOperand(int operand, int x, Chain* chain, FusedStep* fs) {
+  if (operand == x) {
+    fs->operand = 0;
+  } else if (chain->saved.count(operand)) {
+    auto slot = chain->slot_of.find(operand);
+    if (slot == chain->slot_of.end()) {
+      slot = chain->slot_of.emplace(operand, chain->num_slots++).first;
+      chain->program[chain->program_index[operand]].save_slot = slot->second;
+    }
+    fs->operand_slot = slot->second;
+    if (--chain->pending[operand] == 0) chain->saved.erase(operand);
+  } else {
+    fs->operand = static_cast<int>(chain->operand_values.size());
+    chain->operand_values.push_back(operand);
+  }
+}
+
+// The step the chain continues into after step `at` defined `running`; false when it must stop.
+// Grow only through a value no step outside the chain needs: a value with several consumers
+// continues into the first one that can take it as the running value; the others must join
+// later, reading it from a slot, so the value becomes pending and saved.
+bool NextChainStep(const ChainSearch& search, int x, int running, size_t at, Chain* chain,
+                   size_t* next) {
+  auto it = search.consumers.find(running);
+  if (search.kept.count(running) || it == search.consumers.end()) return false;
+  const std::vector<size_t>& users = it->second;
+  *next = users[0];
+  if (users.size() > 1) {
+    bool found = false;
+    for (size_t u : users) {
+      FusedStep probe;
+      int probe_operand = -1;
+      if (u > at && !search.in_chain[u] &&
+          AsChainStep(search.steps[u], search.values, x, running, chain->saved, &probe,
+                      &probe_operand)) {
+        *next = u;
+        found = true;
+        break;
+      }
+    }
+    if (!found) return false;
+    chain->pending[running] = static_cast<int>(users.size()) - 1;
+    chain->saved.insert(running);
+  }
+  return true;
+}
+
+// The longest chain from step `first` with input x, cut back to its last point with nothing
+// pending.
+Chain GrowChain(const ChainSearch& search, size_t first, int x) {
+  Chain chain;
+  chain.operand_values = {x};
+  int running = x;
+  size_t at = first;
+  for (;;) {
+    FusedStep fs;
+    int operand = -1;
+    if (search.in_chain[at] || !AsChainStep(search.steps[at], search.values, x, running,
+                                            chain.saved, &fs, &operand)) {
+      break;
+    }
+    if (operand >= 0) AttachOperand(operand, x, &chain, &fs);
+    running = search.steps[at].outputs[0];
+    chain.program_index[running] = static_cast<int>(chain.program.size());
+    chain.program.push_back(fs);
+    chain.members.push_back(at);
+    if (chain.NothingPending()) chain.Close();
+    if (!NextChainStep(search, x, running, at, &chain, &at)) break;
+  }
+  chain.CutToClosed();
+  return chain;
+}
+
+// The FusedElementwise step that runs a closed chain from `start` to `last`: the fused inputs
+// (x, then the constants), the last step's outputs.
+PlanStep MakeFusedStep(const PlanStep& start, const PlanStep& last, Chain* chain,
+                       const std::vector<ValueState>& values) {
+  std::vector<FusedStep>& program = chain->program;
+  std::vector<int>& operand_values = chain->operand_values;
+  PlanStep fused;
+  fused.node.name = start.node.name.empty() ? last.node.name : start.node.name;
+  fused.node.op_type = "FusedElementwise";
+  fused.node.domain = "simplecpp";
+  std::string doc = "fused:";
+  for (const FusedStep& fs : program) doc += " " + fs.op_type;
+  fused.node.doc = doc;
+  for (int id : operand_values) {
+    fused.node.inputs.push_back(values[id].name);
+    fused.inputs.push_back(id);
+  }
+  fused.node.outputs = last.node.outputs;
+  fused.outputs = last.outputs;
+  fused.opset = 1;
+  fused.since_version = 1;
+  elementwise::FusedProgram fused_program;
+  fused_program.steps = std::move(program);
+  fused_program.num_slots = chain->num_slots;
+  fused.op = elementwise::MakeFusedElementwiseOp(std::move(fused_program),
+                                                 static_cast<int>(operand_values.size()));
+  return fused;
+}
+
+// The fused step takes the place of the chain's last step (every input of the chain exists
+// before its first step; every consumer of its result comes after its last). Returns the new
+// indices of the fused steps.
+std::vector<size_t> ReplaceChains(
+    std::vector<PlanStep>* steps, const std::vector<bool>& in_chain,
+    std::map<size_t, std::pair<std::vector<size_t>, PlanStep>>* chains) {
   std::vector<PlanStep> rewritten;
   std::vector<size_t> fused_indices;
   rewritten.reserve(steps->size());
   for (size_t s = 0; s < steps->size(); ++s) {
-    auto it = chains.find(s);
-    if (it != chains.end()) {
+    auto it = chains->find(s);
+    if (it != chains->end()) {
       fused_indices.push_back(rewritten.size());
       rewritten.push_back(std::move(it->second.second));
     } else if (!in_chain[s]) {
@@ -346,6 +371,32 @@ std::vector<size_t> FuseElementwiseChains(std::vector<PlanStep>* steps,
   }
   *steps = std::move(rewritten);
   return fused_indices;
+}
+
+}  // namespace
+
+std::vector<size_t> FuseElementwiseChains(std::vector<PlanStep>* steps,
+                                          const std::vector<ValueState>& values,
+                                          const std::vector<int>& keep) {
+  const std::map<int, std::vector<size_t>> consumers = ConsumersOfValues(*steps);
+  const std::set<int> kept(keep.begin(), keep.end());
+  std::vector<bool> in_chain(steps->size(), false);
+  const ChainSearch search{*steps, values, consumers, kept, in_chain};
+  // Last step of each chain -> (member steps, fused step).
+  std::map<size_t, std::pair<std::vector<size_t>, PlanStep>> chains;
+  for (size_t first = 0; first < steps->size(); ++first) {
+    if (in_chain[first]) continue;
+    const int x = ChainInput((*steps)[first], values);
+    if (x < 0) continue;
+    Chain chain = GrowChain(search, first, x);
+    const std::vector<size_t>& members = chain.members;
+    if (members.size() < 2) continue;
+    for (size_t m : members) in_chain[m] = true;
+    PlanStep fused = MakeFusedStep((*steps)[first], (*steps)[members.back()], &chain, values);
+    chains.emplace(members.back(), std::make_pair(members, std::move(fused)));
+  }
+  if (chains.empty()) return {};
+  return ReplaceChains(steps, in_chain, &chains);
 }
 
 }  // namespace simplecpp::graph
