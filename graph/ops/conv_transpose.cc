@@ -37,6 +37,74 @@ namespace {
 
 constexpr int64_t kColBudget = int64_t{1} << 18;  // floats of col per chunk (about L2)
 
+// X and W's shapes once checked against each other and against the attributes.
+struct ConvTransposeShape {
+  int rank = 0;  // spatial dims
+  int64_t batch = 0, channels = 0, group = 0;
+  int64_t cg = 0;  // input channels per group
+  int64_t og = 0;  // output channels per group (W's dim 1)
+  int64_t out_channels = 0;
+  std::vector<int64_t> oshape;  // output_shape's spatial dims; empty when it is absent
+};
+
+// What the float32 run needs, fixed at Prepare.
+struct ConvTransposeF32Plan {
+  kernels::ConvGeometry g;  // image = Y's spatial dims, grid = X's spatial dims
+  int64_t batch = 0, group = 0, channels = 0, cg = 0, og = 0, out_channels = 0;
+  int64_t m = 0;                // GEMM M: og * kernel size (rows of col)
+  int64_t p_in = 0, p_out = 0;  // spatial sizes of X and Y
+  int64_t chunk = 0;            // input positions per col chunk
+  bool has_bias = false;
+  // W_g^T packed per group; empty when W is not constant (or there are no input channels).
+  std::vector<std::shared_ptr<const kernels::PackedAF32>> packed;
+};
+
+// The pads of one dim whose output size is given (output_shape or auto_pad SAME_*): total =
+// full - out is split in halves rounded down (floor, also for a negative total), as the ONNX
+// reference does; SAME_UPPER puts the floor half at the beginning, NOTSET and SAME_LOWER at the
+// end.
+void PadsForOutputSize(int64_t full, int64_t out, AutoPad auto_pad, int64_t* pb, int64_t* pe) {
+  const int64_t total = full - out;
+  const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+  if (auto_pad == AutoPad::kSameUpper) {
+    *pb = half;
+    *pe = total - *pb;
+  } else {
+    *pe = half;
+    *pb = total - *pe;
+  }
+}
+
+// Per image and group: Y_g = bias + col2im(W_g^T x X_g), col a chunk of input positions at a time.
+void RunConvTransposeF32(const ConvTransposeF32Plan& p, RunContext& rc) {
+  const float* x = rc.input(0).data<float>();
+  const float* w = rc.input(1).data<float>();
+  const float* b = p.has_bias ? rc.input(2).data<float>() : nullptr;
+  float* y = rc.output(0).data<float>();
+  Tensor scratch = rc.Scratch(DType::kFloat32, {p.m * p.chunk});
+  float* col = scratch.data<float>();
+  for (int64_t n = 0; n < p.batch; ++n) {
+    float* yn = y + n * p.out_channels * p.p_out;
+    kernels::Col2ImInitF32(p.out_channels, p.p_out, b, yn, rc.parallel());
+    if (p.cg == 0) continue;
+    for (int64_t gi = 0; gi < p.group; ++gi) {
+      const float* xg = x + (n * p.channels + gi * p.cg) * p.p_in;
+      float* yg = yn + gi * p.og * p.p_out;
+      for (int64_t p0 = 0; p0 < p.p_in; p0 += p.chunk) {
+        const int64_t pc = std::min(p.chunk, p.p_in - p0);
+        if (!p.packed.empty()) {
+          kernels::GemmPackedAF32(*p.packed[gi], false, pc, 1.0f, xg + p0, p.p_in, 0.0f, col, pc,
+                                  rc.parallel());
+        } else {
+          kernels::GemmF32(true, false, p.m, pc, p.cg, 1.0f, w + gi * p.cg * p.m, p.m, xg + p0,
+                           p.p_in, 0.0f, col, pc, rc.parallel());
+        }
+        kernels::Col2ImF32(p.g, col, p.og, p0, pc, yg, rc.parallel());
+      }
+    }
+  }
+}
+
 class ConvTransposeOp final : public Op {
  public:
   explicit ConvTransposeOp(const OpInit& init) {
@@ -73,7 +141,8 @@ class ConvTransposeOp final : public Op {
   }
 
  private:
-  RunFn PrepareF32(PrepareContext& ctx) const {
+  // Checks X, W and B's shapes and the attributes' sizes against them.
+  ConvTransposeShape CheckShapes(PrepareContext& ctx) const {
     const Dims& xd = ctx.input_dims(0);
     const Dims& wd = ctx.input_dims(1);
     if (xd.size() < 3 || xd.size() > 5) {
@@ -82,21 +151,24 @@ class ConvTransposeOp final : public Op {
     if (wd.size() != xd.size()) {
       ctx.Fail("W " + DimsToString(wd) + " must have the rank of X " + DimsToString(xd));
     }
-    const int rank = static_cast<int>(xd.size()) - 2;
-    const int64_t batch = xd[0], channels = xd[1], og = wd[1];
-    if (wd[0] != channels) {
+    ConvTransposeShape s;
+    s.rank = static_cast<int>(xd.size()) - 2;
+    s.batch = xd[0];
+    s.channels = xd[1];
+    s.og = wd[1];
+    if (wd[0] != s.channels) {
       ctx.Fail("W has " + std::to_string(wd[0]) + " input channels, X has " +
-               std::to_string(channels));
+               std::to_string(s.channels));
     }
-    const WindowAttributes& window = attrs_.window;
-    const int64_t group = attrs_.group;
-    if (channels % group != 0) {
-      ctx.Fail("X channels " + std::to_string(channels) + " not divisible by group " +
-               std::to_string(group));
+    s.group = attrs_.group;
+    if (s.channels % s.group != 0) {
+      ctx.Fail("X channels " + std::to_string(s.channels) + " not divisible by group " +
+               std::to_string(s.group));
     }
-    const int64_t cg = channels / group;
-    const int64_t out_channels = og * group;
-    const std::vector<int64_t>& ks = window.kernel_shape;
+    s.cg = s.channels / s.group;
+    s.out_channels = s.og * s.group;
+    const int rank = s.rank;
+    const std::vector<int64_t>& ks = attrs_.window.kernel_shape;
     if (!ks.empty() && (static_cast<int>(ks.size()) != rank || !std::equal(ks.begin(), ks.end(), wd.begin() + 2))) {
       ctx.Fail("kernel_shape " + DimsToString(ks) + " does not match W " + DimsToString(wd));
     }
@@ -106,43 +178,43 @@ class ConvTransposeOp final : public Op {
                  " values");
       }
     };
-    window.CheckRank(ctx, rank);
+    attrs_.window.CheckRank(ctx, rank);
     check_size(output_padding_, rank, "output_padding");
-    std::vector<int64_t> oshape = output_shape_;
-    if (oshape.size() == static_cast<size_t>(rank) + 2)
-      oshape.erase(oshape.begin(), oshape.begin() + 2);
-    check_size(oshape, rank, "output_shape");
-    if (ctx.has_input(2) && ctx.input_dims(2) != Dims{out_channels}) {
+    s.oshape = output_shape_;
+    if (s.oshape.size() == static_cast<size_t>(rank) + 2)
+      s.oshape.erase(s.oshape.begin(), s.oshape.begin() + 2);
+    check_size(s.oshape, rank, "output_shape");
+    if (ctx.has_input(2) && ctx.input_dims(2) != Dims{s.out_channels}) {
       ctx.Fail("B " + DimsToString(ctx.input_dims(2)) + " must be [" +
-               std::to_string(out_channels) + "]");
+               std::to_string(s.out_channels) + "]");
     }
+    return s;
+  }
 
-    kernels::ConvGeometry g;  // image = Y's spatial dims, grid = X's spatial dims
-    g.rank = rank;
-    Dims out_dims = {batch, out_channels};
+  // Y's dims, and *g with Y's spatial dims as the image and X's as the grid: per dim the pads
+  // come from the given output size (output_shape, auto_pad SAME_*) or from the pads attribute.
+  Dims ResolveGeometry(PrepareContext& ctx, const ConvTransposeShape& s,
+                       kernels::ConvGeometry* g) const {
+    const Dims& xd = ctx.input_dims(0);
+    const Dims& wd = ctx.input_dims(1);
+    const WindowAttributes& window = attrs_.window;
+    const int rank = s.rank;
+    g->rank = rank;
+    Dims out_dims = {s.batch, s.out_channels};
     for (int d = 0; d < rank; ++d) {
       const int64_t in = xd[2 + d], k = wd[2 + d];
-      const int64_t s = window.stride(d), dil = window.dilation(d);
+      const int64_t stride = window.stride(d), dil = window.dilation(d);
       const int64_t op = output_padding_.empty() ? 0 : output_padding_[d];
-      if (op >= s && op >= dil) {
+      if (op >= stride && op >= dil) {
         ctx.Fail("output_padding " + DimsToString(output_padding_) +
                  " must be smaller than the stride or the dilation");
       }
       if (k < 1) ctx.Fail("W " + DimsToString(wd) + " has an empty kernel dim");
-      const int64_t full = s * (in - 1) + op + (k - 1) * dil + 1;
+      const int64_t full = stride * (in - 1) + op + (k - 1) * dil + 1;
       int64_t pb = 0, pe = 0, out = 0;
-      if (!oshape.empty() || window.same()) {
-        out = !oshape.empty() ? oshape[d] : in * s;
-        const int64_t total = full - out;
-        // Halves rounded down (floor, also for a negative total), as the ONNX reference does.
-        const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
-        if (window.auto_pad == AutoPad::kSameUpper) {
-          pb = half;
-          pe = total - pb;
-        } else {
-          pe = half;
-          pb = total - pe;
-        }
+      if (!s.oshape.empty() || window.same()) {
+        out = !s.oshape.empty() ? s.oshape[d] : in * stride;
+        PadsForOutputSize(full, out, window.auto_pad, &pb, &pe);
       } else {
         const WindowAttributes::Axis a = window.ResolveAxis(d, rank, in, (k - 1) * dil + 1);
         pb = a.pad_begin;
@@ -150,60 +222,45 @@ class ConvTransposeOp final : public Op {
         out = full - pb - pe;
       }
       if (out < 0) ctx.Fail("pads " + DimsToString(window.pads) + " make the output size negative");
-      g.in[d] = out;
-      g.out[d] = in;
-      g.kernel[d] = k;
-      g.stride[d] = s;
-      g.dilation[d] = dil;
-      g.pad[d] = pb;
+      g->in[d] = out;
+      g->out[d] = in;
+      g->kernel[d] = k;
+      g->stride[d] = stride;
+      g->dilation[d] = dil;
+      g->pad[d] = pb;
       out_dims.push_back(out);
     }
+    return out_dims;
+  }
+
+  // A constant W is packed per group now (transposed view: W_g is [cg, og * kernel] row-major).
+  RunFn PrepareF32(PrepareContext& ctx) const {
+    const ConvTransposeShape s = CheckShapes(ctx);
+    auto plan = std::make_shared<ConvTransposeF32Plan>();
+    ConvTransposeF32Plan& p = *plan;
+    const Dims out_dims = ResolveGeometry(ctx, s, &p.g);
     ctx.set_output(0, DType::kFloat32, out_dims);
     if (CheckedNumElements(out_dims) == 0) return [](RunContext&) {};
 
-    const int64_t ksize = g.KernelSize();
-    const int64_t m = og * ksize;  // GEMM M (rows of col)
-    const int64_t p_in = g.OutSize(), p_out = g.InSize();
-    const bool has_bias = ctx.has_input(2);
-    std::shared_ptr<std::vector<std::shared_ptr<const kernels::PackedAF32>>> packed;
-    if (const Tensor* wc = ctx.input_value(1); wc != nullptr && cg > 0) {
-      packed = std::make_shared<std::vector<std::shared_ptr<const kernels::PackedAF32>>>();
-      for (int64_t gi = 0; gi < group; ++gi) {
-        packed->push_back(
-            kernels::PackedAF32::Pack(true, m, cg, wc->data<float>() + gi * cg * m, m));
+    p.batch = s.batch;
+    p.group = s.group;
+    p.channels = s.channels;
+    p.cg = s.cg;
+    p.og = s.og;
+    p.out_channels = s.out_channels;
+    p.m = s.og * p.g.KernelSize();
+    p.p_in = p.g.OutSize();
+    p.p_out = p.g.InSize();
+    p.has_bias = ctx.has_input(2);
+    if (const Tensor* wc = ctx.input_value(1); wc != nullptr && p.cg > 0) {
+      for (int64_t gi = 0; gi < p.group; ++gi) {
+        p.packed.push_back(
+            kernels::PackedAF32::Pack(true, p.m, p.cg, wc->data<float>() + gi * p.cg * p.m, p.m));
       }
     }
-    int64_t chunk = std::max<int64_t>(kColBudget / std::max<int64_t>(m, 1), 16);
-    chunk = std::max<int64_t>(std::min(chunk, p_in), 1);
-    return [g, packed, batch, group, channels, cg, og, m, p_in, p_out, out_channels, has_bias,
-            chunk](RunContext& rc) {
-      const float* x = rc.input(0).data<float>();
-      const float* w = rc.input(1).data<float>();
-      const float* b = has_bias ? rc.input(2).data<float>() : nullptr;
-      float* y = rc.output(0).data<float>();
-      Tensor scratch = rc.Scratch(DType::kFloat32, {m * chunk});
-      float* col = scratch.data<float>();
-      for (int64_t n = 0; n < batch; ++n) {
-        float* yn = y + n * out_channels * p_out;
-        kernels::Col2ImInitF32(out_channels, p_out, b, yn, rc.parallel());
-        if (cg == 0) continue;
-        for (int64_t gi = 0; gi < group; ++gi) {
-          const float* xg = x + (n * channels + gi * cg) * p_in;
-          float* yg = yn + gi * og * p_out;
-          for (int64_t p0 = 0; p0 < p_in; p0 += chunk) {
-            const int64_t pc = std::min(chunk, p_in - p0);
-            if (packed) {
-              kernels::GemmPackedAF32(*(*packed)[gi], false, pc, 1.0f, xg + p0, p_in, 0.0f, col, pc,
-                                      rc.parallel());
-            } else {
-              kernels::GemmF32(true, false, m, pc, cg, 1.0f, w + gi * cg * m, m, xg + p0, p_in,
-                               0.0f, col, pc, rc.parallel());
-            }
-            kernels::Col2ImF32(g, col, og, p0, pc, yg, rc.parallel());
-          }
-        }
-      }
-    };
+    p.chunk = std::max<int64_t>(kColBudget / std::max<int64_t>(p.m, 1), 16);
+    p.chunk = std::max<int64_t>(std::min(p.chunk, p.p_in), 1);
+    return [plan](RunContext& rc) { RunConvTransposeF32(*plan, rc); };
   }
 
   ConvAttributes attrs_;
