@@ -198,6 +198,108 @@ OpFactory SoftmaxFactory() {
 // ---------------------------------------------------------------------------------------------
 // BatchNormalization
 
+// What BatchNormalization's Prepare decides; RunBatchNorm16 / RunBatchNormTraining /
+// RunBatchNormInference run it. Without `spatial`, channels counts every (C, D1, ...) position
+// and inner is 1 (per-activation statistics).
+struct BatchNormPlan {
+  kernels::Float16Kind kind = kernels::Float16Kind::kHalf;  // 16-bit storage only
+  int64_t batch = 0, channels = 0, inner = 0;
+  double eps = 0.0, momentum = 0.0;
+  bool out_mean = false, out_var = false;  // training: running_mean / running_var wanted
+};
+
+// mul[c] = scale[c] / sqrt(var[c] + eps), computed in double and rounded once to T.
+template <typename T>
+void InferenceMultiplier(const T* scale, const T* var, int64_t channels, double eps, T* mul) {
+  for (int64_t c = 0; c < channels; ++c) {
+    mul[c] = static_cast<T>(static_cast<double>(scale[c]) /
+                            std::sqrt(static_cast<double>(var[c]) + eps));
+  }
+}
+
+// Inference on 16-bit storage: the per-channel center / multiplier / offset in float32
+// (multiplier computed in double, as for float32), X streamed in blocks.
+void RunBatchNorm16(const BatchNormPlan& p, RunContext& rc) {
+  const int64_t channels = p.channels;
+  const kernels::Float16Kind kind = p.kind;
+  std::vector<float> coef(static_cast<size_t>(3 * channels));
+  const uint16_t* sc = rc.input(1).data<uint16_t>();
+  const uint16_t* b = rc.input(2).data<uint16_t>();
+  const uint16_t* mean = rc.input(3).data<uint16_t>();
+  const uint16_t* var = rc.input(4).data<uint16_t>();
+  for (int64_t c = 0; c < channels; ++c) {
+    coef[c] = kernels::Widen16One(kind, mean[c]);
+    coef[channels + c] = static_cast<float>(
+        kernels::Widen16One(kind, sc[c]) /
+        std::sqrt(static_cast<double>(kernels::Widen16One(kind, var[c])) + p.eps));
+    coef[2 * channels + c] = kernels::Widen16One(kind, b[c]);
+  }
+  kernels::ChannelAffine16(kind, rc.input(0).data<uint16_t>(), rc.output(0).data<uint16_t>(),
+                           p.batch, channels, p.inner, coef.data(), coef.data() + channels,
+                           coef.data() + 2 * channels, rc.parallel());
+}
+
+// Training: normalizes with this batch's per-channel mean / variance (kept in double) and, when
+// asked, writes the running statistics blended with the input ones by `momentum`.
+template <typename T>
+void RunBatchNormTraining(const BatchNormPlan& p, RunContext& rc) {
+  const int64_t channels = p.channels;
+  const double eps = p.eps, momentum = p.momentum;
+  const T* x = rc.input(0).data<T>();
+  const T* scale = rc.input(1).data<T>();
+  const T* bias = rc.input(2).data<T>();
+  const T* in_mean = rc.input(3).data<T>();
+  const T* in_var = rc.input(4).data<T>();
+  Tensor stats = rc.Scratch(DType::kFloat64, {2, channels});
+  double* mean = stats.data<double>();
+  double* var = mean + channels;
+  Kernels<T>::ChannelMeanVar(x, p.batch, channels, p.inner, mean, var, rc.parallel());
+  Tensor coef = rc.Scratch(Kernels<T>::kDType, {3, channels});
+  T* center = coef.data<T>();
+  T* mul = center + channels;
+  T* add = mul + channels;
+  for (int64_t c = 0; c < channels; ++c) {
+    center[c] = static_cast<T>(mean[c]);
+    mul[c] = static_cast<T>(static_cast<double>(scale[c]) / std::sqrt(var[c] + eps));
+    add[c] = bias[c];
+  }
+  Kernels<T>::ChannelAffine(x, rc.output(0).data<T>(), p.batch, channels, p.inner, center, mul,
+                            add, rc.parallel());
+  if (p.out_mean) {
+    T* m = rc.output(1).data<T>();
+    for (int64_t c = 0; c < channels; ++c) {
+      m[c] = static_cast<T>(in_mean[c] * momentum + mean[c] * (1.0 - momentum));
+    }
+  }
+  if (p.out_var) {
+    T* v = rc.output(2).data<T>();
+    for (int64_t c = 0; c < channels; ++c) {
+      v[c] = static_cast<T>(in_var[c] * momentum + var[c] * (1.0 - momentum));
+    }
+  }
+}
+
+// Inference: y = (x - mean) * (scale / sqrt(var + eps)) + B, with the multiplier folded at
+// Prepare (`folded`, when scale and var are constants) or computed here into scratch.
+template <typename T>
+void RunBatchNormInference(const BatchNormPlan& p, const std::vector<T>* folded,
+                           RunContext& rc) {
+  const T* mul = nullptr;
+  Tensor scratch;
+  if (folded) {
+    mul = folded->data();
+  } else {
+    scratch = rc.Scratch(Kernels<T>::kDType, {p.channels});
+    T* m = scratch.data<T>();
+    InferenceMultiplier(rc.input(1).data<T>(), rc.input(4).data<T>(), p.channels, p.eps, m);
+    mul = m;
+  }
+  Kernels<T>::ChannelAffine(rc.input(0).data<T>(), rc.output(0).data<T>(), p.batch, p.channels,
+                            p.inner, rc.input(3).data<T>(), mul, rc.input(2).data<T>(),
+                            rc.parallel());
+}
+
+
 class BatchNormOp final : public Op {
  public:
   explicit BatchNormOp(const OpInit& init) : opset_(init.opset()) {
@@ -245,16 +347,54 @@ class BatchNormOp final : public Op {
   RunFn Prepare(PrepareContext& ctx) const override {
     const Dims& xd = ctx.input_dims(0);
     if (xd.size() < 2) ctx.Fail("X must be [N, C, ...] (rank >= 2), got " + DimsToString(xd));
-    const int64_t batch = xd[0];
-    int64_t channels = xd[1];
-    int64_t inner = Product(xd, 2, xd.size());
-    Dims param_dims = {channels};
+    auto plan = std::make_shared<BatchNormPlan>();
+    BatchNormPlan& p = *plan;
+    p.batch = xd[0];
+    p.channels = xd[1];
+    p.inner = Product(xd, 2, xd.size());
+    Dims param_dims = {p.channels};
     if (!spatial_) {
       // Per-activation statistics: parameters are [C, D1, ...].
       param_dims.assign(xd.begin() + 1, xd.end());
-      channels *= inner;
-      inner = 1;
+      p.channels *= p.inner;
+      p.inner = 1;
     }
+    CheckParamDims(ctx, p.channels, param_dims);
+    const DType dt = ctx.input_dtype(0);
+    ctx.set_output(0, dt, xd);
+    if (training_) {
+      if (ctx.has_output(1)) ctx.set_output(1, dt, param_dims);
+      if (ctx.has_output(2)) ctx.set_output(2, dt, param_dims);
+    }
+    p.eps = epsilon_;
+    p.momentum = momentum_;
+    p.out_mean = training_ && ctx.has_output(1);
+    p.out_var = training_ && ctx.has_output(2);
+    if (Is16BitFloat(dt)) {
+      p.kind = Float16KindOf(dt);
+      return [plan](RunContext& rc) { RunBatchNorm16(*plan, rc); };
+    }
+    return DispatchFloat(ctx, dt, [&](auto tag) -> RunFn {
+      using T = decltype(tag);
+      if (training_) return [plan](RunContext& rc) { RunBatchNormTraining<T>(*plan, rc); };
+      // The multiplier is folded here when scale and var are constants.
+      std::shared_ptr<std::vector<T>> folded;
+      if (ctx.input_value(1) && ctx.input_value(4)) {
+        folded = std::make_shared<std::vector<T>>(static_cast<size_t>(p.channels));
+        InferenceMultiplier(ctx.input_value(1)->template data<T>(),
+                            ctx.input_value(4)->template data<T>(), p.channels, p.eps,
+                            folded->data());
+      }
+      return [plan, folded](RunContext& rc) {
+        RunBatchNormInference<T>(*plan, folded.get(), rc);
+      };
+    });
+  }
+
+ private:
+  // scale, B, input_mean and input_var: [channels] when spatial, else param_dims (or any shape
+  // with as many elements).
+  void CheckParamDims(PrepareContext& ctx, int64_t channels, const Dims& param_dims) const {
     static const char* kNames[] = {"X", "scale", "B", "input_mean", "input_var"};
     for (int i = 1; i < 5; ++i) {
       const Dims& pd = ctx.input_dims(i);
@@ -265,113 +405,8 @@ class BatchNormOp final : public Op {
                  DimsToString(param_dims));
       }
     }
-    const DType dt = ctx.input_dtype(0);
-    ctx.set_output(0, dt, xd);
-    if (training_) {
-      if (ctx.has_output(1)) ctx.set_output(1, dt, param_dims);
-      if (ctx.has_output(2)) ctx.set_output(2, dt, param_dims);
-    }
-    const double eps = epsilon_;
-    const double momentum = momentum_;
-    const bool training = training_;
-    const bool out_mean = training && ctx.has_output(1);
-    const bool out_var = training && ctx.has_output(2);
-    if (Is16BitFloat(dt)) {
-      // Inference on 16-bit storage: the per-channel center / multiplier / offset in float32
-      // (multiplier computed in double, as for float32), X streamed in blocks.
-      const kernels::Float16Kind kind = Float16KindOf(dt);
-      return [=](RunContext& rc) {
-        std::vector<float> coef(static_cast<size_t>(3 * channels));
-        const uint16_t* sc = rc.input(1).data<uint16_t>();
-        const uint16_t* b = rc.input(2).data<uint16_t>();
-        const uint16_t* mean = rc.input(3).data<uint16_t>();
-        const uint16_t* var = rc.input(4).data<uint16_t>();
-        for (int64_t c = 0; c < channels; ++c) {
-          coef[c] = kernels::Widen16One(kind, mean[c]);
-          coef[channels + c] = static_cast<float>(
-              kernels::Widen16One(kind, sc[c]) /
-              std::sqrt(static_cast<double>(kernels::Widen16One(kind, var[c])) + eps));
-          coef[2 * channels + c] = kernels::Widen16One(kind, b[c]);
-        }
-        kernels::ChannelAffine16(kind, rc.input(0).data<uint16_t>(), rc.output(0).data<uint16_t>(),
-                                 batch, channels, inner, coef.data(), coef.data() + channels,
-                                 coef.data() + 2 * channels, rc.parallel());
-      };
-    }
-    return DispatchFloat(ctx, dt, [&](auto tag) -> RunFn {
-      using T = decltype(tag);
-      if (training) {
-        return [=](RunContext& rc) {
-          const T* x = rc.input(0).data<T>();
-          const T* scale = rc.input(1).data<T>();
-          const T* bias = rc.input(2).data<T>();
-          const T* in_mean = rc.input(3).data<T>();
-          const T* in_var = rc.input(4).data<T>();
-          Tensor stats = rc.Scratch(DType::kFloat64, {2, channels});
-          double* mean = stats.data<double>();
-          double* var = mean + channels;
-          Kernels<T>::ChannelMeanVar(x, batch, channels, inner, mean, var, rc.parallel());
-          Tensor coef = rc.Scratch(Kernels<T>::kDType, {3, channels});
-          T* center = coef.data<T>();
-          T* mul = center + channels;
-          T* add = mul + channels;
-          for (int64_t c = 0; c < channels; ++c) {
-            center[c] = static_cast<T>(mean[c]);
-            mul[c] = static_cast<T>(static_cast<double>(scale[c]) / std::sqrt(var[c] + eps));
-            add[c] = bias[c];
-          }
-          Kernels<T>::ChannelAffine(x, rc.output(0).data<T>(), batch, channels, inner, center, mul,
-                                    add, rc.parallel());
-          if (out_mean) {
-            T* m = rc.output(1).data<T>();
-            for (int64_t c = 0; c < channels; ++c) {
-              m[c] = static_cast<T>(in_mean[c] * momentum + mean[c] * (1.0 - momentum));
-            }
-          }
-          if (out_var) {
-            T* v = rc.output(2).data<T>();
-            for (int64_t c = 0; c < channels; ++c) {
-              v[c] = static_cast<T>(in_var[c] * momentum + var[c] * (1.0 - momentum));
-            }
-          }
-        };
-      }
-      // Inference: y = (x - mean) * (scale / sqrt(var + eps)) + B. The multiplier is folded at
-      // Prepare when scale and var are constants.
-      std::shared_ptr<std::vector<T>> folded;
-      if (ctx.input_value(1) && ctx.input_value(4)) {
-        folded = std::make_shared<std::vector<T>>(static_cast<size_t>(channels));
-        const T* s = ctx.input_value(1)->template data<T>();
-        const T* v = ctx.input_value(4)->template data<T>();
-        for (int64_t c = 0; c < channels; ++c) {
-          (*folded)[c] = static_cast<T>(static_cast<double>(s[c]) /
-                                        std::sqrt(static_cast<double>(v[c]) + eps));
-        }
-      }
-      return [=](RunContext& rc) {
-        const T* mul = nullptr;
-        Tensor scratch;
-        if (folded) {
-          mul = folded->data();
-        } else {
-          scratch = rc.Scratch(Kernels<T>::kDType, {channels});
-          T* m = scratch.data<T>();
-          const T* s = rc.input(1).data<T>();
-          const T* v = rc.input(4).data<T>();
-          for (int64_t c = 0; c < channels; ++c) {
-            m[c] = static_cast<T>(static_cast<double>(s[c]) /
-                                  std::sqrt(static_cast<double>(v[c]) + eps));
-          }
-          mul = m;
-        }
-        Kernels<T>::ChannelAffine(rc.input(0).data<T>(), rc.output(0).data<T>(), batch, channels,
-                                  inner, rc.input(3).data<T>(), mul, rc.input(2).data<T>(),
-                                  rc.parallel());
-      };
-    });
   }
 
- private:
   int64_t opset_;
   float epsilon_ = 1e-5f;
   float momentum_ = 0.9f;
