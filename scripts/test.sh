@@ -5,7 +5,7 @@
 #      (scripts/consumer-test.sh, counted as one test);
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/ with clang and the
 #      libFuzzer targets (-DSIMPLECPP_FUZZ=ON instruments every layer): the same ctests, then each
-#      fuzz target for SIMPLECPP_FUZZ_SECONDS (default 45) from its seed corpus (scripts/fuzz.sh,
+#      fuzz target for SIMPLECPP_FUZZ_SECONDS (default 30) from its seed corpus (scripts/fuzz.sh,
 #      counted as one test). Without clang's runtimes it falls back to a g++ -DSIMPLECPP_SANITIZE=ON
 #      build without fuzzing. Set SIMPLECPP_ASAN_CONFORMANCE=0 to leave the conformance run out;
 #   3. ThreadSanitizer build of the concurrency test (scripts/tsan-test.sh, counted as one test);
@@ -128,7 +128,7 @@ if [ "$have_clang_fuzzer" = 1 ]; then
     # the library as std::bad_alloc, not stop the fuzzer), not the ctest ones exported above.
     if ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 FUZZ_CONFIGURE=0 FUZZ_BUILD_DIR=build-asan \
          FUZZ_ARGS="-seed=1 ${FUZZ_ARGS:-}" \
-         bash scripts/fuzz.sh "${SIMPLECPP_FUZZ_SECONDS:-45}"; then
+         bash scripts/fuzz.sh "${SIMPLECPP_FUZZ_SECONDS:-30}"; then
       total_passed=$((total_passed + 1))
     else
       total_failed=$((total_failed + 1))
