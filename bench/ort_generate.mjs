@@ -12,15 +12,11 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { halfToNumber } from './npy.mjs';
+import { option } from './args.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(path.join(here, 'package.json'));
 const ort = require('onnxruntime-node');
-
-function option(args, name, fallback) {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : fallback;
-}
 
 function row(values) {
   return new ort.Tensor('int64', BigInt64Array.from(values, (v) => BigInt(v)), [1, values.length]);

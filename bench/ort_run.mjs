@@ -23,6 +23,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { NPY, halfToNumber, numberToHalf, readNpy, writeNpy } from './npy.mjs';
+import { option, options } from './args.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(path.join(here, 'package.json'));
@@ -42,17 +43,6 @@ function generate(type, dims, seed) {
     else data[i] = Math.floor(unit * 10);
   }
   return data;
-}
-
-function option(args, name, fallback) {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : fallback;
-}
-
-function options(args, name) {
-  const values = [];
-  args.forEach((a, i) => { if (a === name && i + 1 < args.length) values.push(args[i + 1]); });
-  return values;
 }
 
 async function main() {

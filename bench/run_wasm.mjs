@@ -14,17 +14,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { median, takeOption } from './args.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(path.join(here, 'package.json'));
-
-function option(args, name, fallback) {
-  const i = args.indexOf(name);
-  if (i < 0) return fallback;
-  const value = args[i + 1];
-  args.splice(i, 2);
-  return value;
-}
 
 const ARRAYS = {
   float32: Float32Array, float64: Float64Array, int64: BigInt64Array, int32: Int32Array,
@@ -48,11 +41,6 @@ function generate(dtype, dims, seed) {
   return data;
 }
 
-const median = (values) => {
-  const v = [...values].sort((a, b) => a - b);
-  return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
-};
-
 async function timeRuns(repeat, run) {
   const times = [];
   for (let r = 0; r < repeat; ++r) {
@@ -65,9 +53,9 @@ async function timeRuns(repeat, run) {
 
 async function main() {
   const args = process.argv.slice(2);
-  const pkg = option(args, '--package', null);
-  const repeat = Number(option(args, '--repeat', '100'));
-  const rounds = Number(option(args, '--rounds', '5'));
+  const pkg = takeOption(args, '--package', null);
+  const repeat = Number(takeOption(args, '--repeat', '100'));
+  const rounds = Number(takeOption(args, '--rounds', '5'));
   if (!pkg || args.length === 0) {
     console.error('usage: node run_wasm.mjs --package DIR [--repeat N] [--rounds R] LABEL=MODEL.onnx ...');
     process.exit(2);

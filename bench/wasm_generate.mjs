@@ -13,22 +13,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { median, takeOption } from './args.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(path.join(here, 'package.json'));
-
-function option(args, name, fallback) {
-  const i = args.indexOf(name);
-  if (i < 0) return fallback;
-  const value = args[i + 1];
-  args.splice(i, 2);
-  return value;
-}
-
-const median = (values) => {
-  const v = [...values].sort((a, b) => a - b);
-  return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
-};
 
 function argmaxLast(data, dims) {
   const vocab = dims[2];
@@ -67,10 +55,10 @@ async function generate(run, pastNames, pastDims, hasMask, prompt, steps) {
 
 async function main() {
   const args = process.argv.slice(2);
-  const pkg = option(args, '--package');
-  const prompt = option(args, '--prompt', Array.from({ length: 32 }, (_, i) => i + 1).join(',')).split(',').map(Number);
-  const steps = Number(option(args, '--tokens', '32'));
-  const rounds = Number(option(args, '--rounds', '3'));
+  const pkg = takeOption(args, '--package');
+  const prompt = takeOption(args, '--prompt', Array.from({ length: 32 }, (_, i) => i + 1).join(',')).split(',').map(Number);
+  const steps = Number(takeOption(args, '--tokens', '32'));
+  const rounds = Number(takeOption(args, '--rounds', '3'));
   const file = args[0];
   if (!pkg || !file) {
     console.error('usage: node wasm_generate.mjs --package DIR [--prompt 1,2,3] [--tokens N] [--rounds R] MODEL.onnx');
