@@ -176,36 +176,41 @@ class GgufLlamaWeights final : public builtin::LlamaWeights {
   }
 
   // Q8_0 / Q4_0 / Q4_1 rows of k -> codes [k, n], scales (and Q4_1 minimums) [k / 32, n].
+  // Each decoded row goes straight into its column of the packed codes: no K x N temporary.
   void BlockedMatrix(const io::GgufTensorInfo& t, int64_t k, int64_t n, bool rotary,
                      builtin::LlamaLinearWeight* w) {
     const GgmlType type = static_cast<GgmlType>(t.type);
     const int64_t kb = k / kGgmlBlock;
     const int64_t row_bytes = quant::GgmlRowBytes(t.type, k);
-    std::vector<int32_t> row_codes(static_cast<size_t>(k)), codes(static_cast<size_t>(k * n));
+    std::vector<int32_t> row_codes(static_cast<size_t>(k));
     std::vector<float> row_scales(static_cast<size_t>(kb)), row_mins(static_cast<size_t>(kb));
     w->block = kGgmlBlock;
     w->scales = Tensor(DType::kFloat32, {kb, n});
     if (type == GgmlType::kQ4_1) w->block_min = Tensor(DType::kFloat32, {kb, n});
+    const DType code_type = type == GgmlType::kQ8_0   ? DType::kInt8
+                            : type == GgmlType::kQ4_0 ? DType::kInt4
+                                                      : DType::kUInt4;
+    w->weight = Tensor(code_type, {k, n});
+    uint8_t* codes = static_cast<uint8_t*>(w->weight.raw_data());
     float* scales = w->scales.data<float>();
+    // Q4_0's stored nibble q means q - 8: written as the signed int4 code, no zero point.
+    const int32_t shift = type == GgmlType::kQ4_0 ? 8 : 0;
     for (int64_t j = 0; j < n; ++j) {
       quant::DecodeGgmlRow(type, t.data + SourceRow(j, rotary) * row_bytes, k, row_codes.data(),
                            row_scales.data(), row_mins.data());
-      // Q4_0's stored nibble q means q - 8: written as the signed int4 code, no zero point.
-      const int32_t shift = type == GgmlType::kQ4_0 ? 8 : 0;
-      for (int64_t i = 0; i < k; ++i) codes[static_cast<size_t>(i * n + j)] = row_codes[static_cast<size_t>(i)] - shift;
+      for (int64_t i = 0; i < k; ++i) {
+        const int32_t code = row_codes[static_cast<size_t>(i)] - shift;
+        if (code_type == DType::kInt8) {
+          codes[i * n + j] = static_cast<uint8_t>(static_cast<int8_t>(code));
+        } else {
+          quant::SetSubByte(codes, i * n + j, 4, code);
+        }
+      }
       for (int64_t b = 0; b < kb; ++b) {
         scales[b * n + j] = row_scales[static_cast<size_t>(b)];
         if (type == GgmlType::kQ4_1) w->block_min.data<float>()[b * n + j] = row_mins[static_cast<size_t>(b)];
       }
     }
-    if (type == GgmlType::kQ8_0) {
-      w->weight = Tensor(DType::kInt8, {k, n});
-      int8_t* o = w->weight.data<int8_t>();
-      for (size_t i = 0; i < codes.size(); ++i) o[i] = static_cast<int8_t>(codes[i]);
-      return;
-    }
-    w->weight = Tensor(type == GgmlType::kQ4_0 ? DType::kInt4 : DType::kUInt4, {k, n});
-    quant::PackSubByte(codes.data(), 0, k * n, 4, static_cast<uint8_t*>(w->weight.raw_data()));
   }
 
   const io::GgufFile& f_;
