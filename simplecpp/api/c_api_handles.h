@@ -24,6 +24,9 @@ struct sc_session {
 struct sc_tensor {
   simplecpp::Tensor tensor;
 };
+struct sc_decoder {
+  simplecpp::Decoder decoder;
+};
 struct sc_load_options {
   simplecpp::LoadOptions options;
 };

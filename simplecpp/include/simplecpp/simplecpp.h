@@ -10,9 +10,11 @@
 //
 // A Model is immutable after loading and may be shared by many threads; a Session belongs to one
 // caller at a time (it owns the scratch memory and prepared kernels). Errors are simplecpp::Error.
+// A Decoder runs greedy text generation with a KV cache on a decoder model (GenerateOptions).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -136,6 +138,50 @@ class Session {
 
  private:
   std::unique_ptr<detail::SessionImpl> impl_;
+};
+
+// Greedy decoding with a KV cache, for a decoder that uses onnxruntime-genai's names: inputs
+// input_ids [batch, sequence] (int64), optional attention_mask / position_ids (int64), and
+// past_key_values.{i}.key|value [batch, kv_heads, past_sequence, head_dim]; outputs logits
+// [batch, sequence, vocab] and present.{i}.key|value. One prefill run on the prompt, then one run
+// per new token; each run's present tensors become the next run's past inputs (the tensors move,
+// the cache is not copied by the loop). Batch 1; the next token is the argmax of the last row of
+// logits (the lowest index wins ties), so results do not depend on threads or target.
+struct GenerateOptions {
+  int64_t max_tokens = 16;    // tokens to generate (the prefill's token counts); 0 runs nothing
+  int64_t stop_token = -1;    // generation ends after this token is generated; -1: none
+  bool warmup = false;        // one untimed prefill first: a session prepares (packs) weights on
+                              // its first run, which the prefill time would otherwise include
+};
+
+struct GenerateResult {
+  std::vector<int64_t> tokens;  // the generated tokens, without the prompt
+  double prefill_ms = 0;        // the run on the prompt
+  double decode_ms = 0;         // the runs after it (tokens.size() - 1 of them)
+};
+
+class Decoder {
+ public:
+  // Checks the model's inputs and outputs (Error kInvalidArgument naming what is missing or of
+  // the wrong kind) and creates the session it decodes with.
+  explicit Decoder(const Model& model, const SessionOptions& options = {});
+  ~Decoder();
+  Decoder(Decoder&&) noexcept;
+  Decoder& operator=(Decoder&&) noexcept;
+
+  // logits' last dim when the model states it, else -1; prompt tokens must be below it.
+  int64_t vocab_size() const;
+  int64_t num_layers() const;
+
+  // Decodes from `prompt` (at least one token, each in [0, vocab_size)). on_token, when given,
+  // sees each token as it is generated and may return false to stop after it. The cache starts
+  // empty on every call.
+  GenerateResult Generate(const std::vector<int64_t>& prompt, const GenerateOptions& options = {},
+                          const std::function<bool(int64_t)>& on_token = {});
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace simplecpp

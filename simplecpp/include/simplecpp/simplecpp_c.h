@@ -55,6 +55,23 @@ void sc_session_free(sc_session* session);
 sc_status* sc_session_memory_stats(const sc_session* session, int64_t* out_peak_bytes_in_use,
                                    int64_t* out_buffer_allocations);
 
+/* Greedy decoding with a KV cache (simplecpp::Decoder in simplecpp.h): for a decoder with
+ * onnxruntime-genai's input and output names. The decoder keeps its own session (threads as in
+ * sc_session_create); the cache stays inside it between the runs of one generate call. */
+typedef struct sc_decoder sc_decoder;
+sc_status* sc_decoder_create(const sc_model* model, int32_t threads, sc_decoder** out_decoder);
+void sc_decoder_free(sc_decoder* decoder);
+/* logits' last dim when the model states it, else -1. */
+sc_status* sc_decoder_vocab_size(const sc_decoder* decoder, int64_t* out_vocab_size);
+/* Generates up to max_tokens tokens after `prompt` (prompt_length >= 1 ids), ending early after
+ * stop_token (-1: none). warmup != 0 runs one untimed prefill first. out_tokens has room for
+ * max_tokens ids; *out_count receives how many were generated. out_prefill_ms / out_decode_ms
+ * (the time of the prompt's run and of the runs after it) may be NULL. */
+sc_status* sc_decoder_generate(sc_decoder* decoder, const int64_t* prompt, int64_t prompt_length,
+                               int64_t max_tokens, int64_t stop_token, int32_t warmup,
+                               int64_t* out_tokens, int64_t* out_count, double* out_prefill_ms,
+                               double* out_decode_ms);
+
 /* Creates a tensor by copying `data` (byte_size bytes; must match dtype and dims exactly). */
 sc_status* sc_tensor_create(int32_t dtype, const int64_t* dims, int64_t rank, const void* data,
                             size_t byte_size, sc_tensor** out_tensor);

@@ -38,9 +38,9 @@ Model LoadSmall(LlamaForm form) {
 }
 
 // Runs the decoder step by step, the KV cache moved from present to past between runs.
-class Decoder {
+class StepDecoder {
  public:
-  Decoder(const Model& model, LlamaForm form, int threads = 1)
+  StepDecoder(const Model& model, LlamaForm form, int threads = 1)
       : session_(model, Options(threads)), msft_(form == LlamaForm::kMsft) {
     const LlamaConfig c = builtin::SmallLlamaConfig();
     layers_ = c.layers;
@@ -167,14 +167,14 @@ TEST_CASE("llama builtin: KV-cache decode gives the logits of the full sequence,
   for (LlamaForm form : kForms) {
     CAPTURE(FormName(form));
     const Model model = LoadSmall(form);
-    Decoder full(model, form);
+    StepDecoder full(model, form);
     const Tensor all = full.Step(kPrompt);
     const int64_t n = static_cast<int64_t>(kPrompt.size());
     REQUIRE(all.dims() == Dims{1, n, 256});
     for (int64_t i = 0; i < all.num_elements(); ++i) REQUIRE(std::isfinite(all.data<float>()[i]));
     const double scale = std::max(1.0, MaxAbs(all));
     // Prefill of the first 4 tokens, then one token per run.
-    Decoder step(model, form);
+    StepDecoder step(model, form);
     const Tensor pre = step.Step({kPrompt.begin(), kPrompt.begin() + 4});
     double worst = 0;
     for (int64_t r = 0; r < 4; ++r) worst = std::max(worst, RowDiff(pre, r, all, r));
@@ -191,7 +191,7 @@ TEST_CASE("llama builtin: KV-cache decode gives the logits of the full sequence,
 
 TEST_CASE("llama builtin: int4 DequantizeLinear -> MatMul runs as MatMulNBits") {
   const Model model = LoadSmall(LlamaForm::kOnnxInt4);
-  Decoder d(model, LlamaForm::kOnnxInt4);
+  StepDecoder d(model, LlamaForm::kOnnxInt4);
   d.session().set_profiling(true);
   d.Step(kPrompt);
   int nbits = 0, dq = 0, matmul = 0;
@@ -208,7 +208,7 @@ TEST_CASE("llama builtin: int4 DequantizeLinear -> MatMul runs as MatMulNBits") 
 TEST_CASE("llama builtin: the int4 and com.microsoft forms agree, greedy tokens included") {
   const Model int4 = LoadSmall(LlamaForm::kOnnxInt4);
   const Model msft = LoadSmall(LlamaForm::kMsft);
-  Decoder a(int4, LlamaForm::kOnnxInt4), b(msft, LlamaForm::kMsft);
+  StepDecoder a(int4, LlamaForm::kOnnxInt4), b(msft, LlamaForm::kMsft);
   Tensor la = a.Step(kPrompt), lb = b.Step(kPrompt);
   const double scale = std::max(1.0, MaxAbs(la));
   double worst = 0;
@@ -225,9 +225,9 @@ TEST_CASE("llama builtin: the int4 and com.microsoft forms agree, greedy tokens 
   CHECK(worst <= 1e-4 * scale);
   CHECK(ta == tb);
   // Quantization moves the float32 model's logits, but not far.
-  Decoder f(LoadSmall(LlamaForm::kFloat32), LlamaForm::kFloat32);
+  StepDecoder f(LoadSmall(LlamaForm::kFloat32), LlamaForm::kFloat32);
   const Tensor lf = f.Step(kPrompt);
-  Decoder a2(int4, LlamaForm::kOnnxInt4);
+  StepDecoder a2(int4, LlamaForm::kOnnxInt4);
   const Tensor la2 = a2.Step(kPrompt);
   MESSAGE("max |float32 - int4| (first row) = " << RowDiff(lf, 0, la2, 0));
   CHECK(RowDiff(lf, 0, la2, 0) > 0.0);
@@ -238,7 +238,7 @@ TEST_CASE("llama builtin: thread count does not change the logits") {
   for (LlamaForm form : kForms) {
     CAPTURE(FormName(form));
     const Model model = LoadSmall(form);
-    Decoder one(model, form, 1), two(model, form, 2);
+    StepDecoder one(model, form, 1), two(model, form, 2);
     const Tensor a = one.Step(kPrompt), b = two.Step(kPrompt);
     CHECK(RowDiff(a, a.dim(1) - 1, b, b.dim(1) - 1) <= 1e-5 * std::max(1.0, MaxAbs(a)));
   }
