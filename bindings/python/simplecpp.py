@@ -104,6 +104,12 @@ _tensor_copy_data = _fn("sc_tensor_copy_data", _p, _p, _p, ctypes.c_size_t)
 _session_run = _fn("sc_session_run", _p, _p, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(_p),
                    _i64, ctypes.POINTER(ctypes.c_char_p), _i64, ctypes.POINTER(_p))
 
+_decoder_create = _fn("sc_decoder_create", _p, _p, _i32, ctypes.POINTER(_p))
+_decoder_free = _fn("sc_decoder_free", None, _p)
+_decoder_vocab_size = _fn("sc_decoder_vocab_size", _p, _p, ctypes.POINTER(_i64))
+_decoder_generate = _fn("sc_decoder_generate", _p, _p, ctypes.POINTER(_i64), _i64, _i64, _i64, _i32,
+                        ctypes.POINTER(_i64), ctypes.POINTER(_i64),
+                        ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_double))
 
 _builder_create = _fn("sc_builder_create", _p, _i64, ctypes.POINTER(_p))
 _builder_free = _fn("sc_builder_free", None, _p)
@@ -209,6 +215,9 @@ class Model:
     def session(self, threads=1):
         return Session(self, threads)
 
+    def decoder(self, threads=1):
+        return Decoder(self, threads)
+
     def run(self, feeds, output_names=None):
         """Runs on a session of one thread kept by the model; feeds: {name: array-like}."""
         if self._default_session is None:
@@ -259,6 +268,40 @@ class Session:
     def close(self):
         if self._h:
             _session_free(self._h)
+            self._h = None
+
+    def __del__(self):
+        self.close()
+
+
+class Decoder:
+    """Greedy decoding with a KV cache, for a decoder with onnxruntime-genai's names
+    (input_ids, past_key_values.N.key|value, logits, present.N.key|value). .vocab_size;
+    .generate(prompt, max_tokens=16, stop_token=-1, warmup=False) -> (tokens, prefill_ms, decode_ms).
+    """
+
+    def __init__(self, model, threads=1):
+        self._model = model  # the model must outlive the decoder
+        self._h = _p()
+        _check(_decoder_create(model._h, threads, ctypes.byref(self._h)))
+        vocab = _i64()
+        _check(_decoder_vocab_size(self._h, ctypes.byref(vocab)))
+        self.vocab_size = vocab.value
+
+    def generate(self, prompt, max_tokens=16, stop_token=-1, warmup=False):
+        """Tokens generated after `prompt` (the prefill's token included), ending after stop_token."""
+        ids = [int(t) for t in prompt]
+        c_prompt = (_i64 * max(len(ids), 1))(*ids)
+        out = (_i64 * max(int(max_tokens), 1))()
+        count, prefill, decode = _i64(), ctypes.c_double(), ctypes.c_double()
+        _check(_decoder_generate(self._h, c_prompt, len(ids), int(max_tokens), int(stop_token),
+                                 1 if warmup else 0, out, ctypes.byref(count), ctypes.byref(prefill),
+                                 ctypes.byref(decode)))
+        return [out[i] for i in range(count.value)], prefill.value, decode.value
+
+    def close(self):
+        if self._h:
+            _decoder_free(self._h)
             self._h = None
 
     def __del__(self):

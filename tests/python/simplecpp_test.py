@@ -185,8 +185,27 @@ if cli:
         want = np.load(os.path.join(tmp, "output_0.npy"))
         got = m.run({inp.name: x})[m.outputs[0].name]
         check(np.array_equal(got, want), "builtin cnn: Python == CLI")
+    # Greedy decoding: the same tokens as the CLI's generate (--tokens: steps after the prefill).
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "llama.onnx")
+        subprocess.run([cli, "export-builtin", "llama-tiny-msft", path], check=True,
+                       stdout=subprocess.DEVNULL)
+        out = subprocess.run([cli, "generate", path, "--prompt", "5,17,3", "--tokens", "4"],
+                             check=True, stdout=subprocess.PIPE, text=True).stdout
+        want = [int(t) for t in out.split("generated:")[1].split()[0].split(",")]
+        decoder = simplecpp.load(path).decoder()
+        tokens, prefill_ms, decode_ms = decoder.generate([5, 17, 3], max_tokens=5)
+        check(tokens == want, "decoder: Python tokens %s == CLI %s" % (tokens, want))
+        check(prefill_ms > 0 and decode_ms > 0, "decoder: timings")
+        stopped, _, _ = decoder.generate([5, 17, 3], max_tokens=5, stop_token=want[0])
+        check(stopped == want[:1], "decoder: stop_token ends generation")
+        try:
+            decoder.generate([decoder.vocab_size])
+            check(False, "decoder: a token outside the vocabulary raises")
+        except simplecpp.Error as e:
+            check(e.code == 1 and "outside the vocabulary" in str(e), "decoder: error %s" % e)
 else:
-    print("SIMPLECPP_CLI not set: the built-in model check is skipped")
+    print("SIMPLECPP_CLI not set: the built-in model checks are skipped")
 
 print("python binding: %d failure(s)" % failures)
 sys.exit(1 if failures else 0)
