@@ -355,6 +355,24 @@ export class Model {
     return new Session(w, handle, this);
   }
 
+  /**
+   * A decoder for greedy text generation with a KV cache (the model must use onnxruntime-genai's
+   * names: input_ids, past_key_values.N.key|value, logits, present.N.key|value). The cache stays
+   * in WebAssembly memory between the runs of one generate() call. One thread, as createSession.
+   */
+  createDecoder(options = {}) {
+    const threads = options.threads === undefined ? 1 : options.threads;
+    if (threads !== 1) {
+      throw new SimpleCppError('the WebAssembly build runs on one thread (threads must be 1)', 1);
+    }
+    const w = this._w;
+    const handle = w.withOut(4, (out) => {
+      w.check(w.m._sc_decoder_create(this._handle(), threads, out));
+      return w.getPtr(out);
+    });
+    return new Decoder(w, handle);
+  }
+
   /** Frees the model's WebAssembly memory (sessions created from it stay usable). */
   dispose() {
     if (this._h) this._w.m._sc_model_free(this._h);
@@ -493,6 +511,65 @@ export class Session {
   /** Frees the session's WebAssembly memory. */
   dispose() {
     if (this._h) this._w.m._sc_session_free(this._h);
+    this._h = 0;
+  }
+}
+
+/**
+ * Greedy decoding with a KV cache (simplecpp::Decoder): generate(prompt[, options]) ->
+ * {tokens, prefillMs, decodeMs}; dispose().
+ */
+export class Decoder {
+  constructor(wasm, handle) {
+    this._w = wasm;
+    this._h = handle;
+    this.vocabSize = wasm.withOut(8, (out) => {
+      wasm.check(wasm.m._sc_decoder_vocab_size(handle, out));
+      return Number(wasm.getI64(out));
+    });
+  }
+
+  /**
+   * Generates from `prompt` (an array of token ids, at least one). options.maxTokens (default
+   * 16): how many tokens to generate, the prefill's included; options.stopToken: generation ends
+   * after this token; options.warmup: one untimed prefill first (weights are prepared on the first
+   * run). The next token is the argmax of the last logits row.
+   */
+  generate(prompt, options = {}) {
+    if (!this._h) throw new SimpleCppError('the decoder has been disposed', 1);
+    const ids = Array.from(prompt, (t) => {
+      const n = Number(t);
+      if (!Number.isSafeInteger(n)) throw new SimpleCppError(`prompt token ${String(t)} is not an integer`, 1);
+      return n;
+    });
+    const maxTokens = options.maxTokens === undefined ? 16 : Number(options.maxTokens);
+    if (!Number.isSafeInteger(maxTokens) || maxTokens < 0) {
+      throw new SimpleCppError('maxTokens must be a whole number >= 0', 1);
+    }
+    const stopToken = options.stopToken === undefined ? -1 : Number(options.stopToken);
+    const w = this._w;
+    const promptPtr = w.malloc(8 * Math.max(ids.length, 1));
+    const tokensPtr = w.malloc(8 * Math.max(maxTokens, 1));
+    try {
+      ids.forEach((t, k) => w.view().setBigInt64(promptPtr + 8 * k, BigInt(t), true));
+      return w.withOut(24, (out) => {
+        w.check(w.m._sc_decoder_generate(this._h, promptPtr, BigInt(ids.length), BigInt(maxTokens),
+                                         BigInt(stopToken), options.warmup ? 1 : 0, tokensPtr,
+                                         out, out + 8, out + 16));
+        const count = Number(w.getI64(out));
+        const v = w.view();
+        const tokens = Array.from({length: count}, (_, k) => Number(v.getBigInt64(tokensPtr + 8 * k, true)));
+        return {tokens, prefillMs: v.getFloat64(out + 8, true), decodeMs: v.getFloat64(out + 16, true)};
+      });
+    } finally {
+      w.free(promptPtr);
+      w.free(tokensPtr);
+    }
+  }
+
+  /** Frees the decoder's WebAssembly memory. */
+  dispose() {
+    if (this._h) this._w.m._sc_decoder_free(this._h);
     this._h = 0;
   }
 }

@@ -297,5 +297,65 @@ if (!moduleHasBuiltins) {
   check(heapAfter[0] === heapAfter[1], `heap stable over load/run/dispose cycles (${heapAfter})`);
 }
 
+// ---- 5. greedy decoding with a KV cache (model.createDecoder) ----
+{
+  const model = sc.loadModel(builtinBytes('llama-tiny-int4'));
+  const prompt = [5, 17, 3, 42, 9];
+  const steps = 6;
+  // Reference without a cache: every step runs the whole sequence from an empty past.
+  const session = model.createSession();
+  const pasts = model.inputs.filter((v) => v.name.startsWith('past_key_values.'));
+  const hasMask = model.inputs.some((v) => v.name === 'attention_mask');
+  const sequence = [...prompt];
+  const expected = [];
+  let vocab = 0;
+  for (let step = 0; step < steps; ++step) {
+    const feeds = {input_ids: {data: BigInt64Array.from(sequence, (t) => BigInt(t)), dims: [1, sequence.length]}};
+    for (const v of pasts) feeds[v.name] = {data: new Float32Array(0), dims: [1, v.dims[1], 0, v.dims[3]]};
+    if (hasMask) feeds.attention_mask = {data: new BigInt64Array(sequence.length).fill(1n), dims: [1, sequence.length]};
+    const logits = session.run(feeds, ['logits']).logits;
+    vocab = logits.dims[2];
+    const base = (logits.dims[1] - 1) * vocab;
+    let best = 0;
+    for (let j = 1; j < vocab; ++j) if (logits.data[base + j] > logits.data[base + best]) best = j;
+    expected.push(best);
+    sequence.push(best);
+  }
+  session.dispose();
+
+  const decoder = model.createDecoder();
+  check(decoder.vocabSize === vocab, `decoder vocabSize ${decoder.vocabSize} is logits' last dim ${vocab}`);
+  const r = decoder.generate(prompt, {maxTokens: steps});
+  check(r.tokens.join() === expected.join(),
+        `decoder tokens ${r.tokens} equal the cache-free reference ${expected}`);
+  check(r.prefillMs > 0 && r.decodeMs > 0, `decoder timings ${r.prefillMs} / ${r.decodeMs} ms`);
+  check(decoder.generate(prompt, {maxTokens: steps, warmup: true}).tokens.join() === expected.join(),
+        'decoder: a second call (with a warm-up) starts from an empty cache');
+  const stop = expected[1];
+  check(decoder.generate(prompt, {maxTokens: steps, stopToken: stop}).tokens.join() ===
+            expected.slice(0, expected.indexOf(stop) + 1).join(),
+        'decoder: generation ends after the stop token');
+  check(decoder.generate(prompt, {maxTokens: 0}).tokens.length === 0, 'decoder: maxTokens 0');
+  if (args.cli) {
+    // The CLI's generate (--tokens counts the steps after the prefill's token).
+    const out = runCli(['generate', '--builtin', 'llama-tiny-int4', '--prompt', prompt.join(','),
+                        '--tokens', String(steps - 1)]);
+    const line = out.split('\n').find((l) => l.startsWith('generated:')) || '';
+    check(line.trim() === `generated: ${expected.join(',')}`, `the CLI's generate printed '${line.trim()}'`);
+  }
+  expectThrows(() => decoder.generate([]), /at least one token/, 'decoder: empty prompt', 1);
+  expectThrows(() => decoder.generate([vocab]), /outside the vocabulary/, 'decoder: token outside the vocabulary', 1);
+  expectThrows(() => decoder.generate(prompt, {maxTokens: -1}), /maxTokens/, 'decoder: negative maxTokens', 1);
+  expectThrows(() => model.createDecoder({threads: 2}), /thread/, 'decoder: threads other than 1', 1);
+  decoder.dispose();
+  decoder.dispose();  // idempotent
+  expectThrows(() => decoder.generate(prompt), /disposed/, 'generate after dispose', 1);
+  model.dispose();
+  const relu = sc.loadModel(makeSingleNodeModel({opType: 'Relu',
+    inputs: [{name: 'x', dtype: 1, dims: [2]}], outputs: [{name: 'y', dtype: 1, dims: [2]}]}));
+  expectThrows(() => relu.createDecoder(), /input_ids/, 'decoder of a model that is no decoder', 1);
+  relu.dispose();
+}
+
 console.log(`${checks - failures}/${checks} checks passed`);
 process.exit(failures ? 1 : 0);
