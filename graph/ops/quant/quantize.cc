@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "graph/ops/families.h"
-#include "graph/ops/quant_ops_internal.h"
+#include "graph/ops/quant/quant_ops_internal.h"
 #include "graph/registry.h"
 #include "kernels/float16.h"
 #include "kernels/float8.h"

@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/ops/quant_ops_internal.h"
+#include "graph/ops/quant/quant_ops_internal.h"
 #include "graph/registry.h"
 #include "kernels/float16.h"
 #include "kernels/quantize.h"
