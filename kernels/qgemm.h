@@ -37,13 +37,12 @@
 
 #include "kernels/conv.h"
 #include "kernels/parallel.h"
+#include "quant/packed_formats.h"
 
 namespace simplecpp::kernels {
 
-// Packed layout format of PackedQB (append-only numbering: a new layout gets a new number).
-//   1: int16 rows per column [N][Kp] (retired).
-//   2: int8 panels of 32 columns, [N/32][Kq][32][4] (k-quads interleaved).
-enum class QGemmPackFormat : int32_t { kI16RowsPerColumnV1 = 1, kI8PanelsK4V2 = 2 };
+// Packed layout format of PackedQB: the ids live in quant/packed_formats.h (append-only).
+using quant::QGemmPackFormat;
 
 class PackedQB {
  public:

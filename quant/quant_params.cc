@@ -46,6 +46,21 @@ bool QuantizedRange(DType t, int32_t* lo, int32_t* hi) {
   }
 }
 
+bool IsQuantIntDType(DType t) {
+  int32_t lo = 0, hi = 0;
+  return QuantizedRange(t, &lo, &hi);
+}
+
+bool IsFloat8DType(DType t) {
+  switch (t) {
+    case DType::kFloat8E4M3FN: case DType::kFloat8E4M3FNUZ: case DType::kFloat8E5M2:
+    case DType::kFloat8E5M2FNUZ: case DType::kFloat4E2M1: case DType::kFloat8E8M0:
+      return true;
+    default:
+      return false;
+  }
+}
+
 DynamicQuantParams ComputeDynamicQuantParams(float x_min, float x_max) {
   const float lo = std::min(0.0f, x_min);
   const float hi = std::max(0.0f, x_max);

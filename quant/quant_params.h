@@ -12,6 +12,8 @@ namespace simplecpp::quant {
 
 enum class Granularity { kPerTensor, kPerAxis, kBlocked };
 
+// The parameters of one quantized tensor. quant/param_shapes.h decides granularity, axis and
+// block_size from the parameter shapes; quant/param_readers.h reads the values out of tensors.
 struct QuantParams {
   Granularity granularity = Granularity::kPerTensor;
   int64_t axis = 0;        // per-axis / blocked: the quantized axis (normalized, >= 0)
@@ -25,6 +27,10 @@ struct QuantParams {
 // int16, uint4 [0,15], int4 [-8,7], uint2 [0,3], int2 [-2,1], int32 (DequantizeLinear input).
 // Returns false for any other dtype (floats, float8, ...).
 bool QuantizedRange(DType t, int32_t* lo, int32_t* hi);
+// The integer quantized types: exactly those QuantizedRange gives a range for.
+bool IsQuantIntDType(DType t);
+// The float-quantized storage types: float8 (all five kinds, e8m0 included) and float4e2m1.
+bool IsFloat8DType(DType t);
 
 // Parameters DynamicQuantizeLinear computes for x with min x_min and max x_max (uint8 output):
 // the range is widened to contain 0 (min(0, x_min), max(0, x_max)), scale = (max - min) / 255

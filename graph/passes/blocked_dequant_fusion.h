@@ -14,8 +14,8 @@
 //     wf = Reshape(Add(Reshape(DequantizeLinear(W, scale[, zero_point]), [K/B, B, N]),
 //                      min [K/B, 1, N]), [K, N])
 //
-// (min goes to MatMulNBits' simplecpp-only block_min input, graph/ops/matmul_nbits.cc)
-// by one com.microsoft MatMulNBits node (graph/ops/matmul_nbits.cc) with the same weights
+// (min goes to MatMulNBits' simplecpp-only block_min input, graph/ops/quant/matmul_nbits.cc)
+// by one com.microsoft MatMulNBits node (graph/ops/quant/matmul_nbits.cc) with the same weights
 // repacked once, at load, into its layout: W, scale and zero point must be initializers of this
 // graph, and wf must have no other reader (in this graph or a subgraph) and not be a graph output.
 // The weights then stay packed in memory (4 or 8 bits each) instead of being folded into a

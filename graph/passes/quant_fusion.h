@@ -45,7 +45,7 @@
 //     -> the op on xq.
 //  6. QDQ GlobalAveragePool: xf = DequantizeLinear(xq, xs, xzp), y = GlobalAveragePool(xf),
 //     q = QuantizeLinear(y, ys, yzp), all per tensor, xq and q of one dtype
-//     -> com.microsoft QLinearGlobalAveragePool (graph/ops/quant_contrib_pool.cc).
+//     -> com.microsoft QLinearGlobalAveragePool (graph/ops/quant/quant_contrib_pool.cc).
 //
 // Exactness (the bounds the tests check):
 //  - The int32 part (sum of (xq - xzp)(W - wzp)) is computed exactly in all patterns, as the
@@ -87,7 +87,7 @@
 
 namespace simplecpp::graph::passes {
 
-// The internal domain of the fused ops (graph/ops/quant_fused.cc).
+// The internal domain of the fused ops (graph/ops/quant/quant_fused.cc).
 inline constexpr const char* kFusedDomain = "simplecpp.fused";
 
 struct QuantFusionStats {

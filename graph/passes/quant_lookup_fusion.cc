@@ -9,7 +9,7 @@
 #include <string>
 #include <utility>
 
-#include "graph/ops/byte_lookup.h"
+#include "graph/ops/quant/byte_lookup.h"
 #include "graph/ops/elementwise_fused.h"
 #include "graph/passes/elementwise_fusion.h"
 

@@ -41,6 +41,22 @@ TEST_CASE("QuantizedRange") {
   CHECK_FALSE(QuantizedRange(DType::kFloat8E4M3FN, &lo, &hi));
 }
 
+TEST_CASE("IsQuantIntDType and IsFloat8DType") {
+  for (DType t : {DType::kUInt8, DType::kInt8, DType::kUInt16, DType::kInt16, DType::kInt32,
+                  DType::kUInt4, DType::kInt4, DType::kUInt2, DType::kInt2}) {
+    CHECK(IsQuantIntDType(t));
+    CHECK_FALSE(IsFloat8DType(t));
+  }
+  for (DType t : {DType::kFloat8E4M3FN, DType::kFloat8E4M3FNUZ, DType::kFloat8E5M2,
+                  DType::kFloat8E5M2FNUZ, DType::kFloat8E8M0, DType::kFloat4E2M1}) {
+    CHECK(IsFloat8DType(t));
+    CHECK_FALSE(IsQuantIntDType(t));
+  }
+  CHECK_FALSE(IsQuantIntDType(DType::kInt64));
+  CHECK_FALSE(IsQuantIntDType(DType::kFloat32));
+  CHECK_FALSE(IsFloat8DType(DType::kFloat16));
+}
+
 TEST_CASE("ComputeDynamicQuantParams") {
   // Range widened to include 0: [0, 2] -> scale 2/255, zero point 0.
   DynamicQuantParams p = ComputeDynamicQuantParams(1.0f, 2.0f);

@@ -1,4 +1,4 @@
-// Tests for the float8 / float4e2m1 paths of graph/ops/quantize.cc: QuantizeLinear (per tensor,
+// Tests for the float8 / float4e2m1 paths of graph/ops/quant/quantize.cc: QuantizeLinear (per tensor,
 // per axis, saturate on/off, zero point added, float16 precision) and DequantizeLinear (with and
 // without zero point, float16 output), packed float4 with an odd element count, opset gating and
 // attribute errors. Expected codes are hand-computed bit patterns plus a scalar reference loop

@@ -1,4 +1,4 @@
-// Tests for graph/ops/matmul_integer.cc (MatMulInteger) and QLinearMatMul (graph/ops/qlinear.cc):
+// Tests for graph/ops/quant/matmul_integer.cc (MatMulInteger) and QLinearMatMul (qlinear.cc):
 // all four signedness combinations, every zero-point layout (absent, scalar, per row [M] and
 // batched [D,M,1], per column [N] and batched [D,1,N]), batch broadcasting, 1-D operands,
 // constant (prepacked) and run-time B, extreme values, zero-point shape errors. QLinearMatMul:

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/ops/quant_ops_internal.h"
+#include "graph/ops/quant/quant_ops_internal.h"
 #include "graph/registry.h"
 #include "kernels/depthwise_conv.h"
 #include "kernels/qgemm.h"

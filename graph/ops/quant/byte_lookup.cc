@@ -1,5 +1,5 @@
-// The byte lookup op (graph/ops/byte_lookup.h).
-#include "graph/ops/byte_lookup.h"
+// The byte lookup op (graph/ops/quant/byte_lookup.h).
+#include "graph/ops/quant/byte_lookup.h"
 
 #include <string>
 #include <utility>

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "graph/ops/families.h"
-#include "graph/ops/quant_ops_internal.h"
+#include "graph/ops/quant/quant_ops_internal.h"
 #include "graph/registry.h"
 #include "kernels/quantize.h"
 #include "quant/quant_params.h"

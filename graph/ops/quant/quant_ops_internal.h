@@ -16,20 +16,19 @@
 #include "kernels/conv.h"
 #include "kernels/qgemm.h"
 #include "kernels/transpose.h"
+#include "quant/param_readers.h"
+#include "quant/param_shapes.h"
 #include "quant/quant_params.h"
 
 namespace simplecpp::graph::quant_ops {
 
-// Scale values as float32 (float32, float16, bfloat16 tensors; float16/bfloat16 widen exactly).
-std::vector<float> ScalesAsF32(const Tensor& t);
-// Zero-point values widened to int32 (8/16/32-bit integers and packed 4-/2-bit ones).
-std::vector<int32_t> ZeroPointsAsI32(const Tensor& t);
-// Reads all elements of an integer tensor (any of the dtypes above) as int32 (x for the slow
-// paths and tests).
-bool IsQuantIntDType(DType t);  // uint8/int8/uint16/int16/int32/uint4/int4/uint2/int2
-bool IsFloat8DType(DType t);    // float8 (all 5 kinds) and float4e2m1 (Q/DQ: quantize.cc only)
-// The one value of a per-tensor (one-element) tensor, for error-checked scalar inputs.
-bool IsOneElement(const Dims& dims);
+// The parameter vocabulary of quant/: dtype classes, one-element shapes, and the readers of scale
+// and zero-point tensors.
+using quant::IsFloat8DType;
+using quant::IsOneElement;
+using quant::IsQuantIntDType;
+using quant::ScalesAsF32;
+using quant::ZeroPointsAsI32;
 
 // DynamicQuantizeLinear of x[0, n) into y (uint8): min / max over x (NaN skipped), the scale and
 // zero point of quant::ComputeDynamicQuantParams, then the quantization, both in parallel chunks

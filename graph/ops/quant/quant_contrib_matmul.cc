@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "graph/ops/families.h"
-#include "graph/ops/quant_ops_internal.h"
+#include "graph/ops/quant/quant_ops_internal.h"
 #include "graph/registry.h"
 #include "kernels/qgemm.h"
 #include "kernels/quantize.h"

@@ -1,4 +1,4 @@
-// Tests for com.microsoft MatMulNBits (graph/ops/matmul_nbits.cc) through the executor: float32
+// Tests for com.microsoft MatMulNBits (graph/ops/quant/matmul_nbits.cc) through the executor: float32
 // against a float64 reference written from the operator's definition (4 and 8 bits, zero points
 // absent / packed / float, bias, 3-D A, constant and run-time weights, several threads),
 // float16 / bfloat16 against the float32 op, and the Prepare errors naming node and op.

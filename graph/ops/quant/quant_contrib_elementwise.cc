@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "graph/ops/broadcast.h"
-#include "graph/ops/quant_ops_internal.h"
+#include "graph/ops/quant/quant_ops_internal.h"
 #include "graph/registry.h"
 
 namespace simplecpp::graph {

@@ -1,4 +1,4 @@
-// Tests for graph/ops/conv_integer.cc (ConvInteger) and QLinearConv (graph/ops/qlinear.cc)
+// Tests for graph/ops/quant/conv_integer.cc (ConvInteger) and QLinearConv (qlinear.cc)
 // against a direct int64 convolution written here: 1-D/2-D/3-D, groups incl. depthwise, strides,
 // dilations, explicit pads and auto_pad, scalar and per-channel w zero points, padded taps acting
 // as x_zero_point, all signedness combinations, constant and run-time weights, errors.

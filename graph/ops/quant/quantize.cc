@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "graph/ops/families.h"
-#include "graph/ops/quant_ops_internal.h"
+#include "graph/ops/quant/quant_ops_internal.h"
 #include "graph/registry.h"
 #include "kernels/float16.h"
 #include "kernels/float8.h"
@@ -40,34 +40,6 @@
 
 namespace simplecpp::graph {
 namespace quant_ops {
-
-bool IsQuantIntDType(DType t) {
-  switch (t) {
-    case DType::kUInt8: case DType::kInt8: case DType::kUInt16: case DType::kInt16:
-    case DType::kInt32: case DType::kUInt4: case DType::kInt4: case DType::kUInt2:
-    case DType::kInt2:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool IsFloat8DType(DType t) {
-  switch (t) {
-    case DType::kFloat8E4M3FN: case DType::kFloat8E4M3FNUZ: case DType::kFloat8E5M2:
-    case DType::kFloat8E5M2FNUZ: case DType::kFloat4E2M1: case DType::kFloat8E8M0:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool IsOneElement(const Dims& dims) {
-  for (int64_t d : dims) {
-    if (d != 1) return false;
-  }
-  return true;
-}
 
 quant::DynamicQuantParams DynamicQuantizeU8(const kernels::Parallel& par, const float* x, int64_t n,
                                             uint8_t* y) {
@@ -98,45 +70,6 @@ quant::DynamicQuantParams DynamicQuantizeU8(const kernels::Parallel& par, const 
     kernels::QuantizeF32ToU8(x + b, e - b, &p.scale, 0, &p.zero_point, 0, 0, 255, y + b);
   });
   return p;
-}
-
-std::vector<float> ScalesAsF32(const Tensor& t) {
-  const int64_t n = t.num_elements();
-  std::vector<float> out(static_cast<size_t>(n));
-  switch (t.dtype()) {
-    case DType::kFloat32:
-      if (n > 0) std::memcpy(out.data(), t.data<float>(), static_cast<size_t>(n) * sizeof(float));
-      break;
-    case DType::kFloat16:
-      for (int64_t i = 0; i < n; ++i) out[i] = kernels::HalfBitsToFloat(t.data<uint16_t>()[i]);
-      break;
-    case DType::kBFloat16:
-      for (int64_t i = 0; i < n; ++i) out[i] = kernels::BFloat16BitsToFloat(t.data<uint16_t>()[i]);
-      break;
-    default:
-      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(TensorElementAsDouble(t, i));
-      break;
-  }
-  return out;
-}
-
-std::vector<int32_t> ZeroPointsAsI32(const Tensor& t) {
-  const int64_t n = t.num_elements();
-  std::vector<int32_t> out(static_cast<size_t>(n));
-  switch (t.dtype()) {
-    case DType::kUInt8: for (int64_t i = 0; i < n; ++i) out[i] = t.data<uint8_t>()[i]; break;
-    case DType::kInt8: for (int64_t i = 0; i < n; ++i) out[i] = t.data<int8_t>()[i]; break;
-    case DType::kUInt16: for (int64_t i = 0; i < n; ++i) out[i] = t.data<uint16_t>()[i]; break;
-    case DType::kInt16: for (int64_t i = 0; i < n; ++i) out[i] = t.data<int16_t>()[i]; break;
-    case DType::kInt32: for (int64_t i = 0; i < n; ++i) out[i] = t.data<int32_t>()[i]; break;
-    case DType::kUInt4: case DType::kInt4: case DType::kUInt2: case DType::kInt2:
-      quant::UnpackSubByte(static_cast<const uint8_t*>(t.raw_data()), 0, n, DTypeBits(t.dtype()),
-                           IsSignedDType(t.dtype()), out.data());
-      break;
-    default:
-      break;  // rejected at InferTypes
-  }
-  return out;
 }
 
 }  // namespace quant_ops
@@ -180,86 +113,61 @@ using quant_ops::ScalesAsF32;
 using quant_ops::ZeroPointsAsI32;
 
 // A stretch of x whose scale / zero point is one value (step 0) or one per element (step 1).
-struct QRun {
-  int64_t x_offset;
-  int64_t length;
-  int64_t param_offset;  // index into the scale / zero-point arrays
-  int64_t param_step;
-};
+using QRun = quant::ParamRun;
 using QRuns = std::shared_ptr<const std::vector<QRun>>;
 
-// Validates the scale / zero-point shapes against x and cuts x into runs (see the file comment).
-QRuns PlanRuns(const PrepareContext& ctx, const Dims& xd, int64_t axis_attr, int64_t block_size) {
+// Validates the scale / zero-point shapes against x (quant/param_shapes.h; per_axis_allowed:
+// opset 13+) and cuts x into runs (see the file comment), failing with the node's name.
+QRuns PlanRuns(const PrepareContext& ctx, const Dims& xd, int64_t axis_attr, int64_t block_size,
+               bool per_axis_allowed) {
   const Dims& sd = ctx.input_dims(1);
-  // A one-element zero point goes with a one-element scale whatever their ranks ([] vs [1]:
-  // ONNX's own int4/int2 test models pair a scalar scale with a [1] zero point).
-  const bool both_one = ctx.has_input(2) && quant_ops::IsOneElement(sd) &&
-                        quant_ops::IsOneElement(ctx.input_dims(2)) && sd.size() <= 1 &&
-                        ctx.input_dims(2).size() <= 1;
-  if (ctx.has_input(2) && !both_one && ctx.input_dims(2) != sd) {
-    ctx.Fail("zero point shape " + DimsToString(ctx.input_dims(2)) +
-             " must equal the scale shape " + DimsToString(sd));
+  if (ctx.has_input(2)) {
+    const std::string error = quant::CheckZeroPointShape(sd, ctx.input_dims(2));
+    if (!error.empty()) ctx.Fail(error);
   }
-  const int64_t total = CheckedNumElements(xd);
-  auto runs = std::make_shared<std::vector<QRun>>();
-  const bool one = sd.empty() || (sd.size() == 1 && sd[0] == 1 && block_size == 0);
-  if (one) {
-    if (total > 0) runs->push_back({0, total, 0, 0});
-    return runs;
-  }
-  if (ctx.opset() < 13) {
-    ctx.Fail("the scale must be a scalar before opset 13, got " + DimsToString(sd));
-  }
-  const int64_t rank = static_cast<int64_t>(xd.size());
-  if (rank == 0) ctx.Fail("per-axis or blocked scale " + DimsToString(sd) + " for a scalar input");
-  const int64_t axis = NormalizeAxis(axis_attr, rank, [&](const std::string& m) { ctx.Fail(m); });
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= xd[d];
-  for (int64_t d = axis + 1; d < rank; ++d) inner *= xd[d];
-  const int64_t len = xd[axis];
-  if (block_size == 0) {
-    if (sd.size() != 1 || sd[0] != len) {
-      ctx.Fail("per-axis scale " + DimsToString(sd) + " must be 1-D of length " +
-               std::to_string(len) + " (x " + DimsToString(xd) + ", axis " +
-               std::to_string(axis) + ")");
+  CheckedNumElements(xd);  // throws when x's element count overflows int64
+  quant::QuantParams params;
+  if (!quant::IsPerTensorScale(sd, block_size)) {
+    if (!per_axis_allowed) {
+      ctx.Fail("the scale must be a scalar before opset 13, got " + DimsToString(sd));
     }
-    if (total == 0) return runs;
-    if (inner == 1) {
-      for (int64_t o = 0; o < outer; ++o) runs->push_back({o * len, len, 0, 1});
-    } else {
-      for (int64_t o = 0; o < outer; ++o) {
-        for (int64_t a = 0; a < len; ++a) runs->push_back({(o * len + a) * inner, inner, a, 0});
-      }
-    }
-    return runs;
+    const std::string error =
+        quant::ResolveAxisGranularity(xd, sd, axis_attr, block_size, &params);
+    if (!error.empty()) ctx.Fail(error);
   }
-  // Blocked.
-  const int64_t nb = (len + block_size - 1) / block_size;
-  bool ok = static_cast<int64_t>(sd.size()) == rank;
-  for (int64_t d = 0; ok && d < rank; ++d) ok = sd[d] == (d == axis ? nb : xd[d]);
-  if (!ok) {
-    ctx.Fail("blocked scale " + DimsToString(sd) + " must have the shape of x " +
-             DimsToString(xd) + " except ceil(" + std::to_string(len) + " / block_size " +
-             std::to_string(block_size) + ") = " + std::to_string(nb) + " along axis " +
-             std::to_string(axis));
-  }
-  if (total == 0) return runs;
-  if (inner == 1) {
-    for (int64_t o = 0; o < outer; ++o) {
-      for (int64_t b = 0; b < nb; ++b) {
-        runs->push_back({o * len + b * block_size, std::min(block_size, len - b * block_size),
-                         o * nb + b, 0});
-      }
-    }
-  } else {
-    for (int64_t o = 0; o < outer; ++o) {
-      for (int64_t a = 0; a < len; ++a) {
-        runs->push_back({(o * len + a) * inner, inner, (o * nb + a / block_size) * inner, 1});
-      }
-    }
-  }
-  return runs;
+  return std::make_shared<const std::vector<QRun>>(quant::SplitIntoParamRuns(xd, params));
 }
+
+// What QuantizeLinear / DequantizeLinear accept at one opset, decided when the node's attributes
+// are read (the op's constructor), so that InferTypes and Prepare only consult it.
+struct QdqOpsetRules {
+  int64_t opset = 0;             // named in the Unsupported messages
+  bool per_axis_scales = false;  // 13+: per-axis (and, from 21, blocked) scales
+  bool float16_scales = false;   // 19+: float16 / bfloat16 scales (QuantizeLinear: also int32)
+  bool float8 = false;           // 19+: the float8 types
+  bool float4 = false;           // 23+: float4e2m1
+  bool wide_ints = false;        // 21+: uint16, int16, uint4, int4
+  bool two_bit_ints = false;     // 25+: uint2, int2
+
+  explicit QdqOpsetRules(int64_t v)
+      : opset(v), per_axis_scales(v >= 13), float16_scales(v >= 19), float8(v >= 19),
+        float4(v >= 23), wide_ints(v >= 21), two_bit_ints(v >= 25) {}
+
+  // Whether float-quantized type t (IsFloat8DType) is a Q/DQ type at this opset.
+  bool FloatQuantAllowed(DType t) const {
+    return IsFloatQuantDType(t) && float8 && (t != DType::kFloat4E2M1 || float4);
+  }
+  // Whether integer type t is a quantized type at this opset (uint8 / int8 at every opset).
+  bool IntQuantAllowed(DType t) const {
+    bool ok = t == DType::kUInt8 || t == DType::kInt8;
+    if (wide_ints) {
+      ok = ok || t == DType::kUInt16 || t == DType::kInt16 || t == DType::kUInt4 ||
+           t == DType::kInt4;
+    }
+    if (two_bit_ints) ok = ok || t == DType::kUInt2 || t == DType::kInt2;
+    return ok;
+  }
+};
 
 // Runs fn(run) for every run, in parallel tasks whose boundaries depend only on the runs.
 template <typename Fn>
@@ -319,7 +227,7 @@ void QuantRun16(const float* x, int64_t n, const float* s, int64_t ss, const int
 
 class QuantizeLinearOp final : public Op {
  public:
-  explicit QuantizeLinearOp(const OpInit& init) {
+  explicit QuantizeLinearOp(const OpInit& init) : rules_(init.opset()) {
     if (init.num_inputs() < 2 || init.num_inputs() > 3)
       init.Fail("QuantizeLinear takes 2 or 3 inputs, got " + std::to_string(init.num_inputs()));
     axis_ = init.GetInt("axis", 1);
@@ -338,8 +246,7 @@ class QuantizeLinearOp final : public Op {
   }
 
   void InferTypes(TypeContext& ctx) const override {
-    const int64_t opset = ctx.opset();
-    if (opset >= 19) {
+    if (rules_.float16_scales) {
       ctx.RequireDType(0, {DType::kFloat32, DType::kFloat16, DType::kBFloat16, DType::kInt32});
       ctx.RequireDType(1, {DType::kFloat32, DType::kFloat16, DType::kBFloat16, DType::kInt32});
     } else {
@@ -365,7 +272,7 @@ class QuantizeLinearOp final : public Op {
                                        : (output_dtype_ ? static_cast<DType>(output_dtype_)
                                                         : DType::kUInt8);
     ctx.set_output(0, out, xd);
-    QRuns runs = PlanRuns(ctx, xd, axis_, block_size_);
+    QRuns runs = PlanRuns(ctx, xd, axis_, block_size_, rules_.per_axis_scales);
     const int64_t total = CheckedNumElements(xd);
     if (total == 0) return [](RunContext&) {};
     int32_t lo = 0, hi = 0;
@@ -494,24 +401,21 @@ class QuantizeLinearOp final : public Op {
   }
 
   // Throws Unsupported for a quantized type this op (at this opset) does not produce.
-  static void CheckQuantizedType(const TypeContext& ctx, DType t) {
-    const int64_t opset = ctx.opset();
+  void CheckQuantizedType(const TypeContext& ctx, DType t) const {
     if (IsFloat8DType(t)) {
-      if (!IsFloatQuantDType(t) || opset < 19 || (t == DType::kFloat4E2M1 && opset < 23)) {
-        ctx.Unsupported("quantization to " + DTypeName(t) + " at opset " + std::to_string(opset));
+      if (!rules_.FloatQuantAllowed(t)) {
+        ctx.Unsupported("quantization to " + DTypeName(t) + " at opset " +
+                        std::to_string(rules_.opset));
       }
       return;
     }
-    bool ok = t == DType::kUInt8 || t == DType::kInt8;
-    if (opset >= 21) {
-      ok = ok || t == DType::kUInt16 || t == DType::kInt16 || t == DType::kUInt4 ||
-           t == DType::kInt4;
+    if (!rules_.IntQuantAllowed(t)) {
+      ctx.Unsupported("quantized type " + DTypeName(t) + " at this opset");
     }
-    if (opset >= 25) ok = ok || t == DType::kUInt2 || t == DType::kInt2;
-    if (!ok) ctx.Unsupported("quantized type " + DTypeName(t) + " at this opset");
   }
 
  private:
+  QdqOpsetRules rules_;
   int64_t axis_ = 1;
   int64_t block_size_ = 0;
   int64_t output_dtype_ = 0;
@@ -531,7 +435,7 @@ void DequantRun(const void* q, int64_t off, int64_t n, const float* s, int64_t s
 
 class DequantizeLinearOp final : public Op {
  public:
-  explicit DequantizeLinearOp(const OpInit& init) {
+  explicit DequantizeLinearOp(const OpInit& init) : rules_(init.opset()) {
     if (init.num_inputs() < 2 || init.num_inputs() > 3)
       init.Fail("DequantizeLinear takes 2 or 3 inputs, got " + std::to_string(init.num_inputs()));
     axis_ = init.GetInt("axis", 1);
@@ -545,20 +449,13 @@ class DequantizeLinearOp final : public Op {
   void InferTypes(TypeContext& ctx) const override {
     ctx.RequireInput(0);
     const DType xt = ctx.input_dtype(0);
-    const int64_t opset = ctx.opset();
-    if (IsFloat8DType(xt) &&
-        (!IsFloatQuantDType(xt) || opset < 19 || (xt == DType::kFloat4E2M1 && opset < 23))) {
-      ctx.Unsupported("dequantization of " + DTypeName(xt) + " at opset " + std::to_string(opset));
+    if (IsFloat8DType(xt) && !rules_.FloatQuantAllowed(xt)) {
+      ctx.Unsupported("dequantization of " + DTypeName(xt) + " at opset " +
+                      std::to_string(rules_.opset));
     }
-    bool ok = xt == DType::kUInt8 || xt == DType::kInt8 || xt == DType::kInt32 ||
-              IsFloatQuantDType(xt);
-    if (opset >= 21) {
-      ok = ok || xt == DType::kUInt16 || xt == DType::kInt16 || xt == DType::kUInt4 ||
-           xt == DType::kInt4;
-    }
-    if (opset >= 25) ok = ok || xt == DType::kUInt2 || xt == DType::kInt2;
+    const bool ok = xt == DType::kInt32 || IsFloatQuantDType(xt) || rules_.IntQuantAllowed(xt);
     if (!ok) ctx.Unsupported("DequantizeLinear of " + DTypeName(xt) + " at this opset");
-    if (opset >= 19) {
+    if (rules_.float16_scales) {
       ctx.RequireDType(1, {DType::kFloat32, DType::kFloat16, DType::kBFloat16});
     } else {
       ctx.RequireDType(1, {DType::kFloat32});
@@ -576,7 +473,7 @@ class DequantizeLinearOp final : public Op {
     const Dims& xd = ctx.input_dims(0);
     const DType out = output_dtype_ != 0 ? static_cast<DType>(output_dtype_) : ctx.input_dtype(1);
     ctx.set_output(0, out, xd);
-    QRuns runs = PlanRuns(ctx, xd, axis_, block_size_);
+    QRuns runs = PlanRuns(ctx, xd, axis_, block_size_, rules_.per_axis_scales);
     const int64_t total = CheckedNumElements(xd);
     if (total == 0) return [](RunContext&) {};
     const DType xt = ctx.input_dtype(0);
@@ -651,6 +548,7 @@ class DequantizeLinearOp final : public Op {
     };
   }
 
+  QdqOpsetRules rules_;
   int64_t axis_ = 1;
   int64_t block_size_ = 0;
   int64_t output_dtype_ = 0;

@@ -1,4 +1,4 @@
-// Tests for graph/ops/quantize.cc: QuantizeLinear / DequantizeLinear per tensor, per axis
+// Tests for graph/ops/quant/quantize.cc: QuantizeLinear / DequantizeLinear per tensor, per axis
 // (negative axis), blocked (incl. a partial last block), all integer types incl. packed 4-/2-bit,
 // float16 scales / outputs, output_dtype, opset gating, shape errors; DynamicQuantizeLinear incl.
 // the all-zero input. References are scalar loops written here (std::nearbyint).

@@ -17,7 +17,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "graph/ops/quant_ops_internal.h"
+#include "graph/ops/quant/quant_ops_internal.h"
 #include "graph/ops/window_attributes.h"
 #include "graph/registry.h"
 #include "kernels/parallel.h"

@@ -1,4 +1,4 @@
-// Tests for the com.microsoft quantized contrib ops (graph/ops/quant_contrib_*.cc):
+// Tests for the com.microsoft quantized contrib ops (graph/ops/quant/quant_contrib_*.cc):
 // MatMulIntegerToFloat, DynamicQuantizeMatMul, QGemm, QLinearAdd/Mul/Sigmoid/LeakyRelu/Concat,
 // QLinearGlobalAveragePool and QLinearAveragePool. References are scalar loops in this file:
 // integer accumulation in int64, real-valued math in double, then round-half-even and

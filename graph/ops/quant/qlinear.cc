@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/ops/quant_ops_internal.h"
+#include "graph/ops/quant/quant_ops_internal.h"
 #include "graph/registry.h"
 #include "kernels/float16.h"
 #include "kernels/quantize.h"
@@ -153,16 +153,15 @@ void RequantizeRows(const QMatMulPlan& p, const QLinearMatMulLayouts& l, const i
 
 class QLinearMatMulOp final : public Op {
  public:
-  explicit QLinearMatMulOp(const OpInit& init) {
+  explicit QLinearMatMulOp(const OpInit& init) : float16_scales_(init.opset() >= 21) {
     if (init.num_inputs() != 8)
       init.Fail("QLinearMatMul takes 8 inputs, got " + std::to_string(init.num_inputs()));
   }
   void InferTypes(TypeContext& ctx) const override {
     RequireQuantOperand(ctx, 0);
     RequireQuantOperand(ctx, 3);
-    const bool v21 = ctx.opset() >= 21;
     for (int i : {1, 4, 6}) {
-      if (v21) {
+      if (float16_scales_) {
         ctx.RequireDType(i, {DType::kFloat32, DType::kFloat16});
       } else {
         ctx.RequireDType(i, {DType::kFloat32});
@@ -218,6 +217,7 @@ class QLinearMatMulOp final : public Op {
         QMatMulParamLayout(ctx, 7, "y_zero_point", QParamAxis::kRowsOfY, y_rows, plan.m);
     return l;
   }
+  bool float16_scales_;  // opset 21+: float16 scales besides float32
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -1,0 +1,87 @@
+// Parameter tensor readers (quant/param_readers.h).
+#include "quant/param_readers.h"
+
+#include <cstring>
+
+#include "core/float16_bits.h"
+#include "quant/int4.h"
+#include "simplecpp/error.h"
+
+namespace simplecpp::quant {
+namespace {
+
+float BFloat16BitsToF32(uint16_t b) {
+  uint32_t x = static_cast<uint32_t>(b) << 16;
+  if ((x & 0x7FFFFFFFu) > 0x7F800000u) x |= 0x00400000u;  // quiet NaN
+  float f;
+  std::memcpy(&f, &x, sizeof(f));
+  return f;
+}
+
+// Element i of an integer (or bool) tensor as int64.
+int64_t IntegerElement(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DType::kInt64: return t.data<int64_t>()[i];
+    case DType::kInt32: return t.data<int32_t>()[i];
+    case DType::kUInt8: return t.data<uint8_t>()[i];
+    case DType::kInt8: return t.data<int8_t>()[i];
+    case DType::kInt16: return t.data<int16_t>()[i];
+    case DType::kUInt16: return t.data<uint16_t>()[i];
+    case DType::kUInt32: return t.data<uint32_t>()[i];
+    case DType::kUInt64: return static_cast<int64_t>(t.data<uint64_t>()[i]);
+    default:
+      throw Error(ErrorCode::kInvalidArgument,
+                  "expected an integer tensor, got " + DTypeName(t.dtype()));
+  }
+}
+
+}  // namespace
+
+std::vector<float> ScalesAsF32(const Tensor& t) {
+  const int64_t n = t.num_elements();
+  std::vector<float> out(static_cast<size_t>(n));
+  switch (t.dtype()) {
+    case DType::kFloat32:
+      if (n > 0) std::memcpy(out.data(), t.data<float>(), static_cast<size_t>(n) * sizeof(float));
+      break;
+    case DType::kFloat16:
+      for (int64_t i = 0; i < n; ++i) out[i] = HalfBitsToFloat(t.data<uint16_t>()[i]);
+      break;
+    case DType::kBFloat16:
+      for (int64_t i = 0; i < n; ++i) out[i] = BFloat16BitsToF32(t.data<uint16_t>()[i]);
+      break;
+    case DType::kFloat64:
+      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(t.data<double>()[i]);
+      break;
+    case DType::kBool:
+      for (int64_t i = 0; i < n; ++i) out[i] = t.data<uint8_t>()[i] ? 1.0f : 0.0f;
+      break;
+    default:
+      for (int64_t i = 0; i < n; ++i) {
+        out[i] = static_cast<float>(static_cast<double>(IntegerElement(t, i)));
+      }
+      break;
+  }
+  return out;
+}
+
+std::vector<int32_t> ZeroPointsAsI32(const Tensor& t) {
+  const int64_t n = t.num_elements();
+  std::vector<int32_t> out(static_cast<size_t>(n));
+  switch (t.dtype()) {
+    case DType::kUInt8: for (int64_t i = 0; i < n; ++i) out[i] = t.data<uint8_t>()[i]; break;
+    case DType::kInt8: for (int64_t i = 0; i < n; ++i) out[i] = t.data<int8_t>()[i]; break;
+    case DType::kUInt16: for (int64_t i = 0; i < n; ++i) out[i] = t.data<uint16_t>()[i]; break;
+    case DType::kInt16: for (int64_t i = 0; i < n; ++i) out[i] = t.data<int16_t>()[i]; break;
+    case DType::kInt32: for (int64_t i = 0; i < n; ++i) out[i] = t.data<int32_t>()[i]; break;
+    case DType::kUInt4: case DType::kInt4: case DType::kUInt2: case DType::kInt2:
+      UnpackSubByte(static_cast<const uint8_t*>(t.raw_data()), 0, n, DTypeBits(t.dtype()),
+                    IsSignedDType(t.dtype()), out.data());
+      break;
+    default:
+      break;
+  }
+  return out;
+}
+
+}  // namespace simplecpp::quant

@@ -1,0 +1,24 @@
+// Reading a quantization parameter's values out of a core Tensor of any storage type the
+// quantized ops accept, widened to the one type the reference math and the kernels take.
+// Plain functions: no graph, no Highway.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "simplecpp/tensor.h"
+
+namespace simplecpp::quant {
+
+// Scale values as float32: float32 as stored; float16 and bfloat16 widened exactly (a bfloat16
+// NaN comes back quiet, as kernels' BFloat16BitsToFloat gives it); float64 rounded to nearest;
+// bool as 0 / 1; any integer type through int64 and double. Other dtypes throw
+// Error(kInvalidArgument) (the ops reject them before any value is read).
+std::vector<float> ScalesAsF32(const Tensor& t);
+
+// Zero-point values widened to int32: 8-, 16- and 32-bit integers, and the packed 4- and 2-bit
+// ones (two / four per byte, low bits first). Other dtypes give zeros (the ops reject them
+// before any value is read).
+std::vector<int32_t> ZeroPointsAsI32(const Tensor& t);
+
+}  // namespace simplecpp::quant

@@ -1,0 +1,69 @@
+// Tests for quant/param_readers.h: scale and zero-point tensors of every storage type read as
+// float32 / int32, against values written out here.
+#include "quant/param_readers.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "simplecpp/error.h"
+
+namespace simplecpp::quant {
+namespace {
+
+TEST_CASE("ScalesAsF32 widens float16, bfloat16, float64 and integer scales") {
+  CHECK(ScalesAsF32(Tensor::FromVector<float>(DType::kFloat32, {2}, {0.5f, -3.25f})) ==
+        std::vector<float>{0.5f, -3.25f});
+  // float16 0x3C00 = 1, 0xC000 = -2, 0x0001 = 2^-24 (the smallest subnormal).
+  CHECK(ScalesAsF32(Tensor::FromVector<uint16_t>(DType::kFloat16, {3}, {0x3C00, 0xC000, 0x0001})) ==
+        std::vector<float>{1.0f, -2.0f, std::ldexp(1.0f, -24)});
+  // bfloat16 0x3F80 = 1, 0x4040 = 3.
+  CHECK(ScalesAsF32(Tensor::FromVector<uint16_t>(DType::kBFloat16, {2}, {0x3F80, 0x4040})) ==
+        std::vector<float>{1.0f, 3.0f});
+  CHECK(ScalesAsF32(Tensor::FromVector<double>(DType::kFloat64, {1}, {0.1})) ==
+        std::vector<float>{0.1f});
+  CHECK(ScalesAsF32(Tensor::FromVector<int32_t>(DType::kInt32, {2}, {7, -16777217})) ==
+        std::vector<float>{7.0f, -16777216.0f});
+}
+
+TEST_CASE("ScalesAsF32 quiets a bfloat16 NaN") {
+  const std::vector<float> s =
+      ScalesAsF32(Tensor::FromVector<uint16_t>(DType::kBFloat16, {1}, {0x7F81}));
+  uint32_t bits = 0;
+  std::memcpy(&bits, s.data(), 4);
+  CHECK(bits == 0x7FC10000u);
+}
+
+TEST_CASE("ScalesAsF32 rejects a non-numeric scale") {
+  Tensor t(DType::kFloat8E4M3FN, {1});
+  CHECK_THROWS_AS(ScalesAsF32(t), Error);
+}
+
+TEST_CASE("ZeroPointsAsI32 widens 8-, 16- and 32-bit zero points") {
+  CHECK(ZeroPointsAsI32(Tensor::FromVector<uint8_t>(DType::kUInt8, {2}, {0, 255})) ==
+        std::vector<int32_t>{0, 255});
+  CHECK(ZeroPointsAsI32(Tensor::FromVector<int8_t>(DType::kInt8, {2}, {-128, 127})) ==
+        std::vector<int32_t>{-128, 127});
+  CHECK(ZeroPointsAsI32(Tensor::FromVector<uint16_t>(DType::kUInt16, {1}, {65535})) ==
+        std::vector<int32_t>{65535});
+  CHECK(ZeroPointsAsI32(Tensor::FromVector<int16_t>(DType::kInt16, {1}, {-32768})) ==
+        std::vector<int32_t>{-32768});
+  CHECK(ZeroPointsAsI32(Tensor::FromVector<int32_t>(DType::kInt32, {1}, {-70000})) ==
+        std::vector<int32_t>{-70000});
+}
+
+TEST_CASE("ZeroPointsAsI32 unpacks 4- and 2-bit zero points, low bits first") {
+  Tensor i4(DType::kInt4, {3});
+  i4.data<uint8_t>()[0] = 0x87;  // element 0 = 7, element 1 = -8
+  i4.data<uint8_t>()[1] = 0x0F;  // element 2 = -1
+  CHECK(ZeroPointsAsI32(i4) == std::vector<int32_t>{7, -8, -1});
+  Tensor u2(DType::kUInt2, {4});
+  u2.data<uint8_t>()[0] = 0xE4;  // 0b11'10'01'00
+  CHECK(ZeroPointsAsI32(u2) == std::vector<int32_t>{0, 1, 2, 3});
+}
+
+}  // namespace
+}  // namespace simplecpp::quant
