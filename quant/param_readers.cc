@@ -84,4 +84,12 @@ std::vector<int32_t> ZeroPointsAsI32(const Tensor& t) {
   return out;
 }
 
+QuantParams ReadQuantParams(const Tensor& scale, const Tensor* zero_point, bool constant) {
+  QuantParams p;
+  p.scales = ScalesAsF32(scale);
+  if (zero_point != nullptr) p.zero_points = ZeroPointsAsI32(*zero_point);
+  p.constant = constant;
+  return p;
+}
+
 }  // namespace simplecpp::quant

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "quant/quant_params.h"
 #include "simplecpp/tensor.h"
 
 namespace simplecpp::quant {
@@ -20,5 +21,11 @@ std::vector<float> ScalesAsF32(const Tensor& t);
 // ones (two / four per byte, low bits first). Other dtypes give zeros (the ops reject them
 // before any value is read).
 std::vector<int32_t> ZeroPointsAsI32(const Tensor& t);
+
+// The values of one quantized tensor's parameters: scales (ScalesAsF32) and, when zero_point is
+// given, zero points (ZeroPointsAsI32; empty otherwise, meaning all zero), with `constant` set as
+// the caller says. Granularity, axis and block size are left as they are (quant/param_shapes.h
+// decides them from the shapes).
+QuantParams ReadQuantParams(const Tensor& scale, const Tensor* zero_point, bool constant);
 
 }  // namespace simplecpp::quant

@@ -65,5 +65,19 @@ TEST_CASE("ZeroPointsAsI32 unpacks 4- and 2-bit zero points, low bits first") {
   CHECK(ZeroPointsAsI32(u2) == std::vector<int32_t>{0, 1, 2, 3});
 }
 
+TEST_CASE("ReadQuantParams fills the values and the constant flag, nothing else") {
+  const Tensor scale = Tensor::FromVector<uint16_t>(DType::kFloat16, {2}, {0x3C00, 0x3800});
+  const Tensor zp = Tensor::FromVector<int8_t>(DType::kInt8, {2}, {-3, 5});
+  const QuantParams with_zp = ReadQuantParams(scale, &zp, true);
+  CHECK(with_zp.scales == std::vector<float>{1.0f, 0.5f});
+  CHECK(with_zp.zero_points == std::vector<int32_t>{-3, 5});
+  CHECK(with_zp.constant);
+  CHECK(with_zp.granularity == Granularity::kPerTensor);  // left to param_shapes.h
+  const QuantParams without = ReadQuantParams(scale, nullptr, false);
+  CHECK(without.scales == std::vector<float>{1.0f, 0.5f});
+  CHECK(without.zero_points.empty());
+  CHECK_FALSE(without.constant);
+}
+
 }  // namespace
 }  // namespace simplecpp::quant

@@ -36,6 +36,7 @@
 #include "kernels/float8.h"
 #include "kernels/quantize.h"
 #include "quant/int4.h"
+#include "quant/param_readers.h"
 #include "quant/quant_params.h"
 
 namespace simplecpp::graph {
@@ -111,6 +112,33 @@ std::vector<float> FloatQuantAsF32(const Tensor& t) {
 using quant_ops::IsFloat8DType;
 using quant_ops::ScalesAsF32;
 using quant_ops::ZeroPointsAsI32;
+
+// The scale and zero-point values of a QuantizeLinear / DequantizeLinear to an integer type:
+// read once at Prepare when both are load-time constants (quantized models store them as
+// initializers), else from each run's inputs.
+class IntParamSource {
+ public:
+  IntParamSource(const PrepareContext& ctx, bool has_zp) : has_zp_(has_zp) {
+    const Tensor* scale = ctx.input_value(1);
+    const Tensor* zp = has_zp ? ctx.input_value(2) : nullptr;
+    if (scale != nullptr && (!has_zp || zp != nullptr)) {
+      constant_ = std::make_shared<const quant::QuantParams>(
+          quant::ReadQuantParams(*scale, zp, /*constant=*/true));
+    }
+  }
+
+  // This run's values: the constant ones, or read into *storage.
+  const quant::QuantParams& Get(RunContext& rc, quant::QuantParams* storage) const {
+    if (constant_) return *constant_;
+    *storage = quant::ReadQuantParams(rc.input(1), has_zp_ ? &rc.input(2) : nullptr,
+                                      /*constant=*/false);
+    return *storage;
+  }
+
+ private:
+  bool has_zp_;
+  std::shared_ptr<const quant::QuantParams> constant_;
+};
 
 // A stretch of x whose scale / zero point is one value (step 0) or one per element (step 1).
 using QRun = quant::ParamRun;
@@ -311,7 +339,8 @@ class QuantizeLinearOp final : public Op {
     const bool via_i32 = sub_byte || precision == DType::kFloat16 || precision == DType::kBFloat16;
     const bool has_zp = ctx.has_input(2);
     const int bits = DTypeBits(out);
-    return [runs, total, to_f32, fn, via_i32, has_zp, lo, hi, out, bits](RunContext& rc) {
+    const IntParamSource params(ctx, has_zp);
+    return [runs, total, to_f32, fn, via_i32, has_zp, lo, hi, out, bits, params](RunContext& rc) {
       const float* x = rc.input(0).data<float>();
       Tensor xf;
       if (to_f32 != nullptr) {
@@ -319,8 +348,10 @@ class QuantizeLinearOp final : public Op {
         to_f32(rc.input(0).raw_data(), xf.data<float>(), total);
         x = xf.data<float>();
       }
-      const std::vector<float> scales = ScalesAsF32(rc.input(1));
-      const std::vector<int32_t> zps = has_zp ? ZeroPointsAsI32(rc.input(2)) : std::vector<int32_t>();
+      quant::QuantParams read;
+      const quant::QuantParams& values = params.Get(rc, &read);
+      const std::vector<float>& scales = values.scales;
+      const std::vector<int32_t>& zps = values.zero_points;
       Tensor tmp;
       void* dst = rc.output(0).raw_data();
       if (via_i32) {
@@ -490,7 +521,8 @@ class DequantizeLinearOp final : public Op {
     const bool has_zp = ctx.has_input(2);
     const int bits = DTypeBits(xt);
     const bool is_signed = IsSignedDType(xt);
-    return [runs, total, fn, sub_byte, has_zp, out, bits, is_signed](RunContext& rc) {
+    const IntParamSource params(ctx, has_zp);
+    return [runs, total, fn, sub_byte, has_zp, out, bits, is_signed, params](RunContext& rc) {
       const void* q = rc.input(0).raw_data();
       Tensor unpacked, yf;
       if (sub_byte) {
@@ -504,8 +536,10 @@ class DequantizeLinearOp final : public Op {
         yf = rc.Scratch(DType::kFloat32, {total});
         y = yf.data<float>();
       }
-      const std::vector<float> scales = ScalesAsF32(rc.input(1));
-      const std::vector<int32_t> zps = has_zp ? ZeroPointsAsI32(rc.input(2)) : std::vector<int32_t>();
+      quant::QuantParams read;
+      const quant::QuantParams& values = params.Get(rc, &read);
+      const std::vector<float>& scales = values.scales;
+      const std::vector<int32_t>& zps = values.zero_points;
       ForEachRun(*runs, total, rc.parallel(), [&](const QRun& r) {
         fn(q, r.x_offset, r.length, scales.data() + r.param_offset, r.param_step,
            has_zp ? zps.data() + r.param_offset : nullptr, r.param_step, y);
