@@ -667,11 +667,12 @@ class LayerNormOp final : public Op {
 
 class MvnOp final : public Op {
  public:
-  explicit MvnOp(const OpInit& init) : axes_(init.GetInts("axes", {0, 2, 3})) {}
+  // T: float16, float, double; bfloat16 from opset 13.
+  explicit MvnOp(const OpInit& init)
+      : axes_(init.GetInts("axes", {0, 2, 3})), bfloat16_allowed_(init.opset() >= 13) {}
 
   void InferTypes(TypeContext& ctx) const override {
-    // T: float16, float, double; bfloat16 from opset 13.
-    if (ctx.opset() >= 13) {
+    if (bfloat16_allowed_) {
       ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16});
     } else {
       ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64, DType::kFloat16});
@@ -715,6 +716,7 @@ class MvnOp final : public Op {
 
  private:
   std::vector<int64_t> axes_;
+  bool bfloat16_allowed_;
 };
 
 // ---------------------------------------------------------------------------------------------
