@@ -189,13 +189,11 @@ HWY_INLINE MF OutsideRange(DF d, VF x, float lo, float hi) {
   return hn::Not(hn::And(hn::Ge(x, hn::Set(d, lo)), hn::Le(x, hn::Set(d, hi))));
 }
 
-// Computes one vector of `op`; *fallback gets the lanes that need the scalar formula.
+// Sign, rounding, roots, Exp / Log / Erf.
 template <UnaryOp kOp>
-HWY_INLINE VF Compute(DF d, VF x, const UnaryParams& p, MF* fallback) {
+HWY_INLINE VF ComputeArithmetic(DF d, VF x, MF* fallback) {
   const VF zero = hn::Zero(d);
   const VF one = hn::Set(d, 1.0f);
-  const MF none = hn::Lt(zero, zero);
-  *fallback = none;
   switch (kOp) {
     case UnaryOp::kNeg: return hn::Neg(x);
     case UnaryOp::kAbs: return hn::Abs(x);
@@ -215,12 +213,20 @@ HWY_INLINE VF Compute(DF d, VF x, const UnaryParams& p, MF* fallback) {
     case UnaryOp::kErf:
       *fallback = hn::IsNaN(x);
       return Erf(d, x);
-    case UnaryOp::kTanh:
-      *fallback = OutsideAbs(d, x, 1e30f);
-      return hn::Tanh(d, x);
-    case UnaryOp::kSigmoid:
-      *fallback = OutsideAbs(d, x, 80.0f);
-      return Sigmoid(d, x);
+    case UnaryOp::kFloor: return hn::Floor(x);
+    case UnaryOp::kCeil: return hn::Ceil(x);
+    case UnaryOp::kRound: return hn::Round(x);
+    default: break;
+  }
+  return x;
+}
+
+// The piecewise activations: Relu and its variants, the hard curves, Shrink.
+template <UnaryOp kOp>
+HWY_INLINE VF ComputeRectifier(DF d, VF x, const UnaryParams& p, MF* fallback) {
+  const VF zero = hn::Zero(d);
+  const VF one = hn::Set(d, 1.0f);
+  switch (kOp) {
     case UnaryOp::kRelu: return hn::IfThenZeroElse(hn::Lt(x, zero), x);
     case UnaryOp::kLeakyRelu:
       return hn::IfThenElse(hn::Lt(x, zero), hn::Mul(x, hn::Set(d, p.alpha)), x);
@@ -250,6 +256,32 @@ HWY_INLINE VF Compute(DF d, VF x, const UnaryParams& p, MF* fallback) {
       const VF v = hn::MulAdd(x, hn::Set(d, 1.0f / 6.0f), hn::Set(d, 0.5f));
       return hn::Mul(x, hn::Min(hn::Max(v, zero), one));
     }
+    case UnaryOp::kThresholdedRelu:
+      *fallback = hn::IsNaN(x);
+      return hn::IfThenElseZero(hn::Gt(x, hn::Set(d, p.alpha)), x);
+    case UnaryOp::kShrink: {
+      *fallback = hn::IsNaN(x);
+      const VF lambd = hn::Set(d, p.alpha);
+      const VF bias = hn::Set(d, p.beta);
+      return hn::IfThenElse(hn::Lt(x, hn::Neg(lambd)), hn::Add(x, bias),
+                            hn::IfThenElseZero(hn::Gt(x, lambd), hn::Sub(x, bias)));
+    }
+    default: break;
+  }
+  return x;
+}
+
+// The smooth activations built on Tanh / Sigmoid / Softplus / Erf.
+template <UnaryOp kOp>
+HWY_INLINE VF ComputeSmoothActivation(DF d, VF x, const UnaryParams& p, MF* fallback) {
+  const VF one = hn::Set(d, 1.0f);
+  switch (kOp) {
+    case UnaryOp::kTanh:
+      *fallback = OutsideAbs(d, x, 1e30f);
+      return hn::Tanh(d, x);
+    case UnaryOp::kSigmoid:
+      *fallback = OutsideAbs(d, x, 80.0f);
+      return Sigmoid(d, x);
     case UnaryOp::kSoftplus:
       *fallback = OutsideAbs(d, x, 80.0f);
       return Softplus(d, x);
@@ -273,9 +305,21 @@ HWY_INLINE VF Compute(DF d, VF x, const UnaryParams& p, MF* fallback) {
     case UnaryOp::kMish:
       *fallback = OutsideAbs(d, x, 80.0f);
       return hn::Mul(x, hn::Tanh(d, Softplus(d, x)));
-    case UnaryOp::kFloor: return hn::Floor(x);
-    case UnaryOp::kCeil: return hn::Ceil(x);
-    case UnaryOp::kRound: return hn::Round(x);
+    case UnaryOp::kSwish: {
+      const VF ax = hn::Mul(x, hn::Set(d, p.alpha));
+      *fallback = OutsideAbs(d, ax, 80.0f);
+      return hn::Mul(x, Sigmoid(d, ax));
+    }
+    default: break;
+  }
+  return x;
+}
+
+// The circular and hyperbolic functions and their inverses.
+template <UnaryOp kOp>
+HWY_INLINE VF ComputeTrigonometric(DF d, VF x, MF* fallback) {
+  const VF one = hn::Set(d, 1.0f);
+  switch (kOp) {
     case UnaryOp::kSin:
       *fallback = OutsideAbs(d, x, 39000.0f);
       return hn::Sin(d, x);
@@ -311,23 +355,78 @@ HWY_INLINE VF Compute(DF d, VF x, const UnaryParams& p, MF* fallback) {
     case UnaryOp::kAtanh:
       *fallback = hn::Not(hn::Lt(hn::Abs(x), one));
       return hn::Atanh(d, x);
-    case UnaryOp::kThresholdedRelu:
-      *fallback = hn::IsNaN(x);
-      return hn::IfThenElseZero(hn::Gt(x, hn::Set(d, p.alpha)), x);
-    case UnaryOp::kShrink: {
-      *fallback = hn::IsNaN(x);
-      const VF lambd = hn::Set(d, p.alpha);
-      const VF bias = hn::Set(d, p.beta);
-      return hn::IfThenElse(hn::Lt(x, hn::Neg(lambd)), hn::Add(x, bias),
-                            hn::IfThenElseZero(hn::Gt(x, lambd), hn::Sub(x, bias)));
-    }
-    case UnaryOp::kSwish: {
-      const VF ax = hn::Mul(x, hn::Set(d, p.alpha));
-      *fallback = OutsideAbs(d, ax, 80.0f);
-      return hn::Mul(x, Sigmoid(d, ax));
-    }
+    default: break;
   }
   return x;
+}
+
+// The op families Compute dispatches to, so that each helper's switch stays readable.
+enum class UnaryFamily { kArithmetic, kRectifier, kSmoothActivation, kTrigonometric };
+
+constexpr UnaryFamily FamilyOf(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::kNeg:
+    case UnaryOp::kAbs:
+    case UnaryOp::kSign:
+    case UnaryOp::kSqrt:
+    case UnaryOp::kReciprocal:
+    case UnaryOp::kExp:
+    case UnaryOp::kLog:
+    case UnaryOp::kErf:
+    case UnaryOp::kFloor:
+    case UnaryOp::kCeil:
+    case UnaryOp::kRound:
+      return UnaryFamily::kArithmetic;
+    case UnaryOp::kRelu:
+    case UnaryOp::kLeakyRelu:
+    case UnaryOp::kElu:
+    case UnaryOp::kSelu:
+    case UnaryOp::kCelu:
+    case UnaryOp::kHardSigmoid:
+    case UnaryOp::kHardSwish:
+    case UnaryOp::kThresholdedRelu:
+    case UnaryOp::kShrink:
+      return UnaryFamily::kRectifier;
+    case UnaryOp::kTanh:
+    case UnaryOp::kSigmoid:
+    case UnaryOp::kSoftplus:
+    case UnaryOp::kSoftsign:
+    case UnaryOp::kGelu:
+    case UnaryOp::kGeluTanh:
+    case UnaryOp::kMish:
+    case UnaryOp::kSwish:
+      return UnaryFamily::kSmoothActivation;
+    case UnaryOp::kSin:
+    case UnaryOp::kCos:
+    case UnaryOp::kTan:
+    case UnaryOp::kAsin:
+    case UnaryOp::kAcos:
+    case UnaryOp::kAtan:
+    case UnaryOp::kSinh:
+    case UnaryOp::kCosh:
+    case UnaryOp::kAsinh:
+    case UnaryOp::kAcosh:
+    case UnaryOp::kAtanh:
+      return UnaryFamily::kTrigonometric;
+  }
+  return UnaryFamily::kArithmetic;
+}
+
+// Computes one vector of `op`; *fallback gets the lanes that need the scalar formula.
+template <UnaryOp kOp>
+HWY_INLINE VF Compute(DF d, VF x, const UnaryParams& p, MF* fallback) {
+  const VF zero = hn::Zero(d);
+  *fallback = hn::Lt(zero, zero);  // no lane falls back unless the op's helper says so
+  if constexpr (FamilyOf(kOp) == UnaryFamily::kArithmetic) {
+    return ComputeArithmetic<kOp>(d, x, fallback);
+  } else if constexpr (FamilyOf(kOp) == UnaryFamily::kRectifier) {
+    return ComputeRectifier<kOp>(d, x, p, fallback);
+  } else if constexpr (FamilyOf(kOp) == UnaryFamily::kSmoothActivation) {
+    return ComputeSmoothActivation<kOp>(d, x, p, fallback);
+  } else {
+    static_assert(FamilyOf(kOp) == UnaryFamily::kTrigonometric);
+    return ComputeTrigonometric<kOp>(d, x, fallback);
+  }
 }
 
 template <UnaryOp kOp>

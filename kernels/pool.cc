@@ -43,6 +43,31 @@ inline int64_t RowBufferLength(const PoolGeometry& g) {
                   (g.out[2] - 1) * g.stride[2] + (g.kernel[2] - 1) * g.dilation[2] + 1);
 }
 
+// Average divisors: cnt[a][o] counts the window positions of output o along dim a that the
+// average divides by; an output's divisor is the product of its per-dim counts.
+inline void AverageDivisors(const PoolGeometry& g, bool count_include_pad,
+                            std::vector<double> cnt[3]) {
+  for (int a = 0; a < 3; ++a) {
+    cnt[a].resize(static_cast<size_t>(g.out[a]));
+    const int64_t lo = count_include_pad ? -g.pad_begin[a] : 0;
+    const int64_t hi = count_include_pad ? g.in[a] + g.pad_end[a] : g.in[a];
+    for (int64_t o = 0; o < g.out[a]; ++o) {
+      cnt[a][o] = static_cast<double>(
+          WindowCount(o, g.kernel[a], g.stride[a], g.dilation[a], g.pad_begin[a], lo, hi));
+    }
+  }
+}
+
+// What PoolRows decides once for all its output rows, about the last (width) dim.
+struct PoolRowPlan {
+  int64_t out_w, s2, d2, k2n;  // outputs, stride, dilation and taps along the width
+  bool vector_row;             // width stride 1 or 2 on a target with vectors of T
+  int64_t acc_len;             // out_w, rounded up to whole vectors on the vector path
+  int64_t buffer_len;          // the padded row buffer, with the vector loop's slack
+  bool in_place;               // rows may be read in x itself (see PoolRows)
+  int64_t in_place_reach;      // how far past a row's start the vector loop reads
+};
+
 }  // namespace simplecpp::kernels::pool_detail
 #endif  // SIMPLECPP_KERNELS_POOL_SHARED_
 
@@ -58,6 +83,111 @@ namespace {  // file-local helpers
 template <typename T>
 constexpr bool kHasVec = HWY_HAVE_FLOAT64 || !std::is_same<T, double>::value;
 
+using pool_detail::PoolRowPlan;
+
+template <typename T>
+PoolRowPlan MakePoolRowPlan(const PoolGeometry& g) {
+  const hn::ScalableTag<T> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  PoolRowPlan rp;
+  rp.out_w = g.out[2];
+  rp.s2 = g.stride[2];
+  rp.d2 = g.dilation[2];
+  rp.k2n = g.kernel[2];
+  rp.vector_row = kHasVec<T> && (rp.s2 == 1 || rp.s2 == 2);
+  rp.acc_len = rp.vector_row ? (rp.out_w + N - 1) / N * N : rp.out_w;
+  // Slack: the last vector reads up to s2 * N - 1 elements past the row's last tap.
+  rp.buffer_len = pool_detail::RowBufferLength(g) + (rp.vector_row ? rp.s2 * N : 0);
+  // Rows whose stored outputs read no padding along the width (no begin padding, the last
+  // window inside the row) are read in place, without the copy into the padded buffer, as long
+  // as the vector loop's reads past the row (lanes that are never stored) stay inside x.
+  rp.in_place = rp.vector_row && g.pad_begin[2] == 0 &&
+                (rp.out_w - 1) * rp.s2 + (rp.k2n - 1) * rp.d2 < g.in[2];
+  rp.in_place_reach = rp.s2 == 1 ? rp.acc_len + (rp.k2n - 1) * rp.d2
+                                 : 2 * rp.acc_len + (rp.k2n - 1) * rp.d2;
+  return rp;
+}
+
+// acc[0, acc_len) = fill. Short rows (a few dozen outputs): vector stores, not libc calls.
+template <typename T>
+HWY_INLINE void FillAccumulators(T* acc, const PoolRowPlan& rp, T fill) {
+  if constexpr (kHasVec<T>) {
+    if (rp.vector_row) {
+      const hn::ScalableTag<T> d;
+      const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+      for (int64_t ow = 0; ow < rp.acc_len; ow += N) hn::StoreU(hn::Set(d, fill), d, acc + ow);
+      return;
+    }
+  }
+  std::fill(acc, acc + rp.acc_len, fill);
+}
+
+// Adds (average) or maxes (max) one kernel row's taps into every output of acc, reading the
+// padded input row `row_buf`. The whole kernel row accumulates in registers before acc is
+// touched again.
+template <typename T, bool kAvg>
+HWY_INLINE void AccumulateKernelRow(const T* row_buf, T* acc, const PoolRowPlan& rp) {
+  const int64_t k2n = rp.k2n, d2 = rp.d2;
+  if constexpr (kHasVec<T>) {
+    const hn::ScalableTag<T> d;
+    const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+    if (rp.s2 == 1) {
+      for (int64_t ow = 0; ow < rp.acc_len; ow += N) {
+        auto a = hn::LoadU(d, acc + ow);
+        for (int64_t k2 = 0; k2 < k2n; ++k2) {
+          const auto v = hn::LoadU(d, row_buf + ow + k2 * d2);
+          a = kAvg ? hn::Add(a, v) : hn::Max(a, v);
+        }
+        hn::StoreU(a, d, acc + ow);
+      }
+      return;
+    }
+    if (rp.s2 == 2) {
+      for (int64_t ow = 0; ow < rp.acc_len; ow += N) {
+        auto a = hn::LoadU(d, acc + ow);
+        for (int64_t k2 = 0; k2 < k2n; ++k2) {
+          const T* p = row_buf + 2 * ow + k2 * d2;
+          const auto v = hn::ConcatEven(d, hn::LoadU(d, p + N), hn::LoadU(d, p));
+          a = kAvg ? hn::Add(a, v) : hn::Max(a, v);
+        }
+        hn::StoreU(a, d, acc + ow);
+      }
+      return;
+    }
+  }
+  for (int64_t ow = 0; ow < rp.out_w; ++ow) {
+    const T* src = row_buf + ow * rp.s2;
+    T a = acc[ow];
+    for (int64_t k2 = 0; k2 < k2n; ++k2) {
+      const T v = src[k2 * d2];
+      if (kAvg) {
+        a += v;
+      } else if (v > a) {
+        a = v;
+      }
+    }
+    acc[ow] = a;
+  }
+}
+
+// Writes output row (o0, o1): the sums divided by their counts (average) or the maxima.
+template <typename T, bool kAvg>
+HWY_INLINE void StoreOutputRow(const T* acc, int64_t out_w, const std::vector<double> cnt[3],
+                               int64_t o0, int64_t o1, T* yr) {
+  if (kAvg) {
+    const double c01 = cnt[0][o0] * cnt[1][o1];
+    for (int64_t ow = 0; ow < out_w; ++ow) {
+      yr[ow] = static_cast<T>(static_cast<double>(acc[ow]) / (c01 * cnt[2][ow]));
+    }
+  } else if constexpr (sizeof(T) == 1) {
+    // 8-bit rows are the shortest (e.g. 24 bytes), where a libc memmove per row costs more than
+    // the pooling itself.
+    CopyShort(reinterpret_cast<uint8_t*>(yr), reinterpret_cast<const uint8_t*>(acc), out_w);
+  } else {
+    std::copy_n(acc, out_w, yr);
+  }
+}
+
 // Output rows [t0, t1) of the flattened (plane, o0) range; each covers all o1, o2.
 // Each output row accumulates in `acc` (kernel rows k0, k1 outer, taps k2 inner, the same order
 // for every output on every path, so vector and scalar paths give the same bits). Width strides 1
@@ -67,60 +197,25 @@ constexpr bool kHasVec = HWY_HAVE_FLOAT64 || !std::is_same<T, double>::value;
 template <typename T, bool kAvg>
 void PoolRows(const T* x, T* y, const PoolGeometry& g, bool count_include_pad, int64_t t0,
               int64_t t1) {
-  const hn::ScalableTag<T> d;
-  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const PoolRowPlan rp = MakePoolRowPlan<T>(g);
   const T fill = kAvg ? T(0) : std::numeric_limits<T>::lowest();
-  const int64_t out_w = g.out[2];
-  const int64_t s2 = g.stride[2], d2 = g.dilation[2];
-  const bool vector_row = kHasVec<T> && (s2 == 1 || s2 == 2);
-  const int64_t acc_len = vector_row ? (out_w + N - 1) / N * N : out_w;
-  // Slack: the last vector reads up to s2 * N - 1 elements past the row's last tap.
-  const int64_t len = pool_detail::RowBufferLength(g) + (vector_row ? s2 * N : 0);
-  std::vector<T> row(static_cast<size_t>(len), fill);
-  std::vector<T> acc_row(static_cast<size_t>(std::max<int64_t>(acc_len, 1)));
+  std::vector<T> row(static_cast<size_t>(rp.buffer_len), fill);
+  std::vector<T> acc_row(static_cast<size_t>(std::max<int64_t>(rp.acc_len, 1)));
   T* buf = row.data();
   T* in_row = buf + g.pad_begin[2];
   T* acc = acc_row.data();
-
-  // Average divisors: product of per-dim counts.
   std::vector<double> cnt[3];
-  if (kAvg) {
-    for (int a = 0; a < 3; ++a) {
-      cnt[a].resize(static_cast<size_t>(g.out[a]));
-      const int64_t lo = count_include_pad ? -g.pad_begin[a] : 0;
-      const int64_t hi = count_include_pad ? g.in[a] + g.pad_end[a] : g.in[a];
-      for (int64_t o = 0; o < g.out[a]; ++o) {
-        cnt[a][o] = static_cast<double>(pool_detail::WindowCount(
-            o, g.kernel[a], g.stride[a], g.dilation[a], g.pad_begin[a], lo, hi));
-      }
-    }
-  }
+  if (kAvg) pool_detail::AverageDivisors(g, count_include_pad, cnt);
 
   const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
-  const int64_t k2n = g.kernel[2];
-  // Rows whose stored outputs read no padding along the width (no begin padding, the last
-  // window inside the row) are read in place, without the copy into the padded buffer, as long
-  // as the vector loop's reads past the row (lanes that are never stored) stay inside x.
-  const bool in_place =
-      vector_row && g.pad_begin[2] == 0 && (out_w - 1) * s2 + (k2n - 1) * d2 < g.in[2];
-  const int64_t in_place_reach = s2 == 1 ? acc_len + (k2n - 1) * d2 : 2 * acc_len + (k2n - 1) * d2;
   const int64_t x_total = g.planes * in_plane;
   for (int64_t t = t0; t < t1; ++t) {
     const int64_t plane = t / g.out[0];
     const int64_t o0 = t % g.out[0];
     const T* xp = x + plane * in_plane;
     for (int64_t o1 = 0; o1 < g.out[1]; ++o1) {
-      T* yr = y + ((plane * g.out[0] + o0) * g.out[1] + o1) * out_w;
-      // Short rows (a few dozen outputs): vector stores and CopyShort below, not libc calls.
-      if constexpr (kHasVec<T>) {
-        if (vector_row) {
-          for (int64_t ow = 0; ow < acc_len; ow += N) hn::StoreU(hn::Set(d, fill), d, acc + ow);
-        } else {
-          std::fill(acc, acc + acc_len, fill);
-        }
-      } else {
-        std::fill(acc, acc + acc_len, fill);
-      }
+      T* yr = y + ((plane * g.out[0] + o0) * g.out[1] + o1) * rp.out_w;
+      FillAccumulators<T>(acc, rp, fill);
       for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
         const int64_t i0 = o0 * g.stride[0] + k0 * g.dilation[0] - g.pad_begin[0];
         if (i0 < 0 || i0 >= g.in[0]) continue;
@@ -128,66 +223,17 @@ void PoolRows(const T* x, T* y, const PoolGeometry& g, bool count_include_pad, i
           const int64_t i1 = o1 * g.stride[1] + k1 * g.dilation[1] - g.pad_begin[1];
           if (i1 < 0 || i1 >= g.in[1]) continue;
           const T* src_row = xp + (i0 * g.in[1] + i1) * g.in[2];
-          // The padded row for the loops below: x's row itself, or its copy in buf.
+          // The padded row: x's row itself, or its copy in buf.
           const T* row_buf = buf;
-          if (in_place && (src_row - x) + in_place_reach <= x_total) {
+          if (rp.in_place && (src_row - x) + rp.in_place_reach <= x_total) {
             row_buf = src_row;
           } else {
             std::copy_n(src_row, g.in[2], in_row);
           }
-          // Accumulate the whole kernel row in registers before touching acc again.
-          if constexpr (kHasVec<T>) {
-            if (s2 == 1) {
-              for (int64_t ow = 0; ow < acc_len; ow += N) {
-                auto a = hn::LoadU(d, acc + ow);
-                for (int64_t k2 = 0; k2 < k2n; ++k2) {
-                  const auto v = hn::LoadU(d, row_buf + ow + k2 * d2);
-                  a = kAvg ? hn::Add(a, v) : hn::Max(a, v);
-                }
-                hn::StoreU(a, d, acc + ow);
-              }
-              continue;
-            }
-            if (s2 == 2) {
-              for (int64_t ow = 0; ow < acc_len; ow += N) {
-                auto a = hn::LoadU(d, acc + ow);
-                for (int64_t k2 = 0; k2 < k2n; ++k2) {
-                  const T* p = row_buf + 2 * ow + k2 * d2;
-                  const auto v = hn::ConcatEven(d, hn::LoadU(d, p + N), hn::LoadU(d, p));
-                  a = kAvg ? hn::Add(a, v) : hn::Max(a, v);
-                }
-                hn::StoreU(a, d, acc + ow);
-              }
-              continue;
-            }
-          }
-          for (int64_t ow = 0; ow < out_w; ++ow) {
-            const T* src = row_buf + ow * s2;
-            T a = acc[ow];
-            for (int64_t k2 = 0; k2 < k2n; ++k2) {
-              const T v = src[k2 * d2];
-              if (kAvg) {
-                a += v;
-              } else if (v > a) {
-                a = v;
-              }
-            }
-            acc[ow] = a;
-          }
+          AccumulateKernelRow<T, kAvg>(row_buf, acc, rp);
         }
       }
-      if (kAvg) {
-        const double c01 = cnt[0][o0] * cnt[1][o1];
-        for (int64_t ow = 0; ow < out_w; ++ow) {
-          yr[ow] = static_cast<T>(static_cast<double>(acc[ow]) / (c01 * cnt[2][ow]));
-        }
-      } else if constexpr (sizeof(T) == 1) {
-        // 8-bit rows are the shortest (e.g. 24 bytes): a libc memmove per row cost more than the
-        // pooling in the int8 benchmark CNN.
-        CopyShort(reinterpret_cast<uint8_t*>(yr), reinterpret_cast<const uint8_t*>(acc), out_w);
-      } else {
-        std::copy_n(acc, out_w, yr);
-      }
+      StoreOutputRow<T, kAvg>(acc, rp.out_w, cnt, o0, o1, yr);
     }
   }
 }

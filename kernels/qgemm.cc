@@ -432,29 +432,171 @@ inline void RowSumsU8(const uint8_t* a, int64_t lda, int64_t rows, int64_t k,
   }
 }
 
-template <typename TA>
-void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t* a_zp,
-                  int64_t a_zp_step, const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
-                  int32_t* c, int64_t ldc, const QGemmSink* sink, const Parallel& parallel) {
-  const int64_t n = b.n(), k = b.k(), kp = b.kp(), quads = kp / 4;
-  const int64_t row_blocks = (m + kMB - 1) / kMB;
-  const int64_t col_blocks = (n + kNB - 1) / kNB;
-  const uint32_t a_shift = a_signed ? 128 : 0;
-  const int32_t b_shift = b.shift();
-  const int8_t* bdata = b.data();
-  const int32_t* col_sums = b.col_sums();
-  const uint32_t uk = static_cast<uint32_t>(k);
-  constexpr int kMR = Tiler<TA>::kMR;
-  // uint8 A whose K needs no padding already is a' (the VNNI core's operand): the tiles read it
-  // in place, and only its row sums are computed.
-  const bool a_in_place = sizeof(TA) == 1 && !a_signed && lda >= kp;
-  // The row sums only enter through zb' * rowsum: with every zb' zero (int8 B with zero points
-  // 0, the symmetric weights quantizers write) the in-place path skips computing them.
+// The A operand of QGemmBlocked as the caller passed it: int8 or uint8 rows lda apart, with zero
+// points a_zp[a_zp_step * row].
+struct QGemmA {
+  const void* a;
+  bool a_signed;
+  int64_t lda;
+  const int32_t* a_zp;
+  int64_t a_zp_step;
+};
+
+// The row sums only enter through zb' * rowsum: true when every zb' is zero (int8 B with zero
+// points 0, the symmetric weights quantizers write), so that they need not be computed.
+inline bool AllShiftedZeroPointsZero(const int32_t* b_zp, int64_t b_zp_step, int64_t n,
+                                     int32_t b_shift) {
   bool all_zb_zero = true;
   for (int64_t j = 0; j < n && all_zb_zero; ++j) {
     all_zb_zero = (b_zp ? b_zp[b_zp_step * j] : 0) + b_shift == 0;
     if (b_zp_step == 0) break;
   }
+  return all_zb_zero;
+}
+
+// The A side of rows m0..m0+rows: rowsum[i] (row sums of a', zero when all_zb_zero makes them
+// unused) and zav[i] (za'); unless A is read in place, wa gets the rows as a', padded to kp.
+template <typename TA>
+HWY_INLINE void PrepareRowBlock(const QGemmA& qa, int64_t m0, int64_t rows, int64_t k, int64_t kp,
+                                bool a_in_place, bool all_zb_zero, TA* wa, uint32_t* rowsum,
+                                uint32_t* zav) {
+  if (a_in_place && all_zb_zero) {
+    std::fill(rowsum, rowsum + rows, 0u);
+  } else if (a_in_place) {
+    RowSumsU8(static_cast<const uint8_t*>(qa.a) + m0 * qa.lda, qa.lda, rows, k, rowsum);
+  } else {
+    NormalizeRows<TA>(qa.a, qa.a_signed, qa.lda, m0, rows, k, kp, wa, rowsum);
+  }
+  const uint32_t a_shift = qa.a_signed ? 128 : 0;
+  for (int64_t i = 0; i < rows; ++i) {
+    zav[i] = U(qa.a_zp ? qa.a_zp[qa.a_zp_step * (m0 + i)] : 0) + a_shift;
+  }
+}
+
+// Correction terms of columns n0..n0+cols: sum a'b' - zb'*rowsum - za'*(colsum - K*zb'), modulo
+// 2^32, takes zbv[j] = zb' and ct[j] = colsum - K*zb'.
+HWY_INLINE void ColumnCorrections(const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
+                                  int64_t n0, int64_t cols, uint32_t* zbv, uint32_t* ct) {
+  const int32_t b_shift = b.shift();
+  const int32_t* col_sums = b.col_sums();
+  const uint32_t uk = static_cast<uint32_t>(b.k());
+  for (int64_t j = 0; j < cols; ++j) {
+    const uint32_t zb = U((b_zp ? b_zp[b_zp_step * (n0 + j)] : 0) + b_shift);
+    zbv[j] = zb;
+    ct[j] = U(col_sums[n0 + j]) - uk * zb;
+  }
+}
+
+// One kMB x kNB block of C as the tiles see it.
+template <typename TA>
+struct QGemmBlock {
+  const TA* a;  // the block's a' rows, a_stride apart
+  int64_t a_stride;
+  int64_t rows, cols;
+  const uint32_t* zbv;     // [cols] zb'
+  const uint32_t* ct;      // [cols] colsum - K*zb'
+  const uint32_t* rowsum;  // [rows] rowsum(a')
+  const uint32_t* zav;     // [rows] za'
+  int32_t* acc;            // the accumulators, kNB apart
+  int32_t* c;              // element (m0, n0) of the destination, ldc apart
+  int64_t ldc;
+};
+
+// Two panels at once (64 columns) on the targets with the wider tile; `finish` has the tile
+// write C on this last K block.
+template <typename TA>
+HWY_INLINE void RunPanelPair(const QGemmBlock<TA>& blk, int64_t p, const int8_t* bp,
+                             int64_t quads, int64_t q0, int64_t qn, bool finish) {
+  constexpr int kMRP = Tiler<TA>::kMRPair > 0 ? Tiler<TA>::kMRPair : 1;
+  for (int64_t i = 0; i < blk.rows; i += kMRP) {
+    const int r = static_cast<int>(std::min<int64_t>(kMRP, blk.rows - i));
+    int32_t* const c_tile = blk.c + i * blk.ldc + p * kNR;
+    TileEpilogue epi{blk.zbv + p * kNR, blk.ct + p * kNR, blk.rowsum + i, blk.zav + i, c_tile,
+                     blk.ldc};
+    const TileEpilogue* e = finish ? &epi : nullptr;
+    int32_t* ac = blk.acc + i * kNB + p * kNR;
+    const TA* ai = blk.a + i * blk.a_stride + q0 * 4;
+    if (r >= 3) {
+      Tiler<TA>::RunPair(r, ai, blk.a_stride, bp, bp + quads * kNR * 4, qn, ac, kNB, q0 == 0, e);
+    } else {
+      TileEpilogue epi1 = epi;
+      epi1.zb += kNR;
+      epi1.ct += kNR;
+      epi1.c += kNR;
+      Tiler<TA>::Run(r, ai, blk.a_stride, bp, qn, ac, kNB, q0 == 0, e);
+      Tiler<TA>::Run(r, ai, blk.a_stride, bp + quads * kNR * 4, qn, ac + kNR, kNB, q0 == 0,
+                     e != nullptr ? &epi1 : nullptr);
+    }
+  }
+}
+
+// One panel (32 columns); `finish` as in RunPanelPair.
+template <typename TA>
+HWY_INLINE void RunPanel(const QGemmBlock<TA>& blk, int64_t p, const int8_t* bp, int64_t q0,
+                         int64_t qn, bool finish) {
+  constexpr int kMR = Tiler<TA>::kMR;
+  for (int64_t i = 0; i < blk.rows; i += kMR) {
+    int32_t* const c_tile = blk.c + i * blk.ldc + p * kNR;
+    TileEpilogue epi{blk.zbv + p * kNR, blk.ct + p * kNR, blk.rowsum + i, blk.zav + i, c_tile,
+                     blk.ldc};
+    Tiler<TA>::Run(static_cast<int>(std::min<int64_t>(kMR, blk.rows - i)),
+                   blk.a + i * blk.a_stride + q0 * 4, blk.a_stride, bp, qn,
+                   blk.acc + i * kNB + p * kNR, kNB, q0 == 0, finish ? &epi : nullptr);
+  }
+}
+
+// The block's products over all of K. Panels whose 32 columns all exist (the first
+// direct_panels) are finished by the tile itself on the last K block; the rest stay in acc.
+template <typename TA>
+HWY_INLINE void MultiplyBlock(const QGemmBlock<TA>& blk, const int8_t* bdata, int64_t panel0,
+                              int64_t quads, int64_t direct_panels) {
+  const int64_t npanels = (blk.cols + kNR - 1) / kNR;
+  // K blocks (at least one, so K == 0 still zeroes the accumulators).
+  for (int64_t q0 = 0; q0 == 0 || q0 < quads; q0 += kKcQuads) {
+    const int64_t qn = std::min(kKcQuads, quads - q0);
+    const bool last = q0 + kKcQuads >= quads;
+    for (int64_t p = 0; p < npanels;) {
+      const int8_t* bp = bdata + ((panel0 + p) * quads + q0) * kNR * 4;
+      // A pair only where both panels are finished the same way (direct, or both through acc).
+      const bool pair = Tiler<TA>::kMRPair > 0 && p + 1 < npanels &&
+                        (p + 1 < direct_panels || p >= direct_panels);
+      if (pair) {
+        RunPanelPair<TA>(blk, p, bp, quads, q0, qn, last && p < direct_panels);
+        p += 2;
+      } else {
+        RunPanel<TA>(blk, p, bp, q0, qn, last && p < direct_panels);
+        ++p;
+      }
+    }
+  }
+}
+
+// The scalar epilogue of the columns the tiles left in acc: c = acc - zb' rowsum - za' ct.
+template <typename TA>
+HWY_INLINE void FinishAccumulated(const QGemmBlock<TA>& blk, int64_t direct_panels) {
+  for (int64_t i = 0; i < blk.rows; ++i) {
+    const uint32_t za = blk.zav[i];
+    const uint32_t rs = blk.rowsum[i];
+    const int32_t* HWY_RESTRICT arow = blk.acc + i * kNB;
+    int32_t* HWY_RESTRICT crow = blk.c + i * blk.ldc;
+    for (int64_t j = direct_panels * kNR; j < blk.cols; ++j) {
+      crow[j] = static_cast<int32_t>(U(arow[j]) - blk.zbv[j] * rs - za * blk.ct[j]);
+    }
+  }
+}
+
+template <typename TA>
+void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t* a_zp,
+                  int64_t a_zp_step, const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
+                  int32_t* c, int64_t ldc, const QGemmSink* sink, const Parallel& parallel) {
+  const QGemmA qa{a, a_signed, lda, a_zp, a_zp_step};
+  const int64_t n = b.n(), k = b.k(), kp = b.kp(), quads = kp / 4;
+  const int64_t row_blocks = (m + kMB - 1) / kMB;
+  const int64_t col_blocks = (n + kNB - 1) / kNB;
+  // uint8 A whose K needs no padding already is a' (the VNNI core's operand): the tiles read it
+  // in place, and only its row sums are computed.
+  const bool a_in_place = sizeof(TA) == 1 && !a_signed && lda >= kp;
+  const bool all_zb_zero = AllShiftedZeroPointsZero(b_zp, b_zp_step, n, b.shift());
   auto task = [&](int64_t t0, int64_t t1) {
     std::unique_ptr<TA[]> wa(a_in_place ? nullptr
                                         : new TA[static_cast<size_t>(kMB * kp + kNormalizeSlack)]);
@@ -471,86 +613,18 @@ void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const in
       int32_t* cb = sink ? block.get() : c + m0 * ldc + n0;  // element (m0, n0) of C
       const int64_t ldcb = sink ? kNB : ldc;
       if (rb != packed_rb) {
-        if (a_in_place && all_zb_zero) {
-          std::fill(rowsum, rowsum + rows, 0u);
-        } else if (a_in_place) {
-          RowSumsU8(static_cast<const uint8_t*>(a) + m0 * lda, lda, rows, k, rowsum);
-        } else {
-          NormalizeRows<TA>(a, a_signed, lda, m0, rows, k, kp, wa.get(), rowsum);
-        }
-        for (int64_t i = 0; i < rows; ++i) {
-          zav[i] = U(a_zp ? a_zp[a_zp_step * (m0 + i)] : 0) + a_shift;
-        }
+        PrepareRowBlock<TA>(qa, m0, rows, k, kp, a_in_place, all_zb_zero, wa.get(), rowsum, zav);
         packed_rb = rb;
       }
-      // Correction terms: sum a'b' - zb'*rowsum - za'*(colsum - K*zb'), modulo 2^32.
-      for (int64_t j = 0; j < cols; ++j) {
-        const uint32_t zb = U((b_zp ? b_zp[b_zp_step * (n0 + j)] : 0) + b_shift);
-        zbv[j] = zb;
-        ct[j] = U(col_sums[n0 + j]) - uk * zb;
-      }
+      ColumnCorrections(b, b_zp, b_zp_step, n0, cols, zbv, ct);
       const TA* a_block =
           a_in_place ? static_cast<const TA*>(a) + m0 * lda : static_cast<const TA*>(wa.get());
       const int64_t a_stride = a_in_place ? lda : kp;
-      const int64_t panel0 = n0 / kNR, npanels = (cols + kNR - 1) / kNR;
-      // Panels whose 32 columns all exist are finished by the tile itself on the last K block
-      // (kDirect); the rest go through the accumulator block and the scalar epilogue below.
+      const QGemmBlock<TA> blk{a_block, a_stride, rows, cols, zbv, ct, rowsum, zav, acc.get(),
+                               cb, ldcb};
       const int64_t direct_panels = Tiler<TA>::kDirect ? cols / kNR : 0;
-      // K blocks (at least one, so K == 0 still zeroes the accumulators).
-      for (int64_t q0 = 0; q0 == 0 || q0 < quads; q0 += kKcQuads) {
-        const int64_t qn = std::min(kKcQuads, quads - q0);
-        const bool last = q0 + kKcQuads >= quads;
-        for (int64_t p = 0; p < npanels;) {
-          const int8_t* bp = bdata + ((panel0 + p) * quads + q0) * kNR * 4;
-          // Two panels at once (64 columns) where the target has the wider tile and both
-          // panels are finished the same way (direct, or both through acc).
-          const bool pair = Tiler<TA>::kMRPair > 0 && p + 1 < npanels &&
-                            (p + 1 < direct_panels || p >= direct_panels);
-          if (pair) {
-            constexpr int kMRP = Tiler<TA>::kMRPair > 0 ? Tiler<TA>::kMRPair : 1;
-            for (int64_t i = 0; i < rows; i += kMRP) {
-              const int r = static_cast<int>(std::min<int64_t>(kMRP, rows - i));
-              int32_t* const c_tile = cb + i * ldcb + p * kNR;
-              TileEpilogue epi{zbv + p * kNR, ct + p * kNR, rowsum + i, zav + i, c_tile, ldcb};
-              const TileEpilogue* e = last && p < direct_panels ? &epi : nullptr;
-              int32_t* ac = acc.get() + i * kNB + p * kNR;
-              const TA* ai = a_block + i * a_stride + q0 * 4;
-              if (r >= 3) {
-                Tiler<TA>::RunPair(r, ai, a_stride, bp, bp + quads * kNR * 4, qn, ac, kNB, q0 == 0,
-                                   e);
-              } else {
-                TileEpilogue epi1 = epi;
-                epi1.zb += kNR;
-                epi1.ct += kNR;
-                epi1.c += kNR;
-                Tiler<TA>::Run(r, ai, a_stride, bp, qn, ac, kNB, q0 == 0, e);
-                Tiler<TA>::Run(r, ai, a_stride, bp + quads * kNR * 4, qn, ac + kNR, kNB, q0 == 0,
-                               e != nullptr ? &epi1 : nullptr);
-              }
-            }
-            p += 2;
-            continue;
-          }
-          for (int64_t i = 0; i < rows; i += kMR) {
-            int32_t* const c_tile = cb + i * ldcb + p * kNR;
-            TileEpilogue epi{zbv + p * kNR, ct + p * kNR, rowsum + i, zav + i, c_tile, ldcb};
-            Tiler<TA>::Run(static_cast<int>(std::min<int64_t>(kMR, rows - i)),
-                           a_block + i * a_stride + q0 * 4, a_stride, bp, qn,
-                           acc.get() + i * kNB + p * kNR, kNB, q0 == 0,
-                           last && p < direct_panels ? &epi : nullptr);
-          }
-          ++p;
-        }
-      }
-      for (int64_t i = 0; i < rows; ++i) {
-        const uint32_t za = zav[i];
-        const uint32_t rs = rowsum[i];
-        const int32_t* HWY_RESTRICT arow = acc.get() + i * kNB;
-        int32_t* HWY_RESTRICT crow = cb + i * ldcb;
-        for (int64_t j = direct_panels * kNR; j < cols; ++j) {
-          crow[j] = static_cast<int32_t>(U(arow[j]) - zbv[j] * rs - za * ct[j]);
-        }
-      }
+      MultiplyBlock<TA>(blk, b.data(), n0 / kNR, quads, direct_panels);
+      FinishAccumulated<TA>(blk, direct_panels);
       if (sink) sink->Block(m0, rows, n0, cols, cb, ldcb);
     }
   };

@@ -1,7 +1,7 @@
 // Short copies and fills as a few vector moves instead of a libc call: the im2row of integer
 // convolutions copies one kernel row of a few pixels' channels at a time, pooling one short output
-// row. GCC turns plain copy loops into a memmove call per copy, which cost more than the copy (5900
-// calls per run of the benchmark CNN). Included once per target (Highway's toggled include guard).
+// row. GCC turns plain copy loops into a memmove call per copy, and for copies this short the call
+// costs more than the copy. Included once per target (Highway's toggled include guard).
 #if defined(SIMPLECPP_KERNELS_SHORT_COPY_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef SIMPLECPP_KERNELS_SHORT_COPY_INL_H_
 #undef SIMPLECPP_KERNELS_SHORT_COPY_INL_H_

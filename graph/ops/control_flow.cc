@@ -387,6 +387,159 @@ class ScanOp final : public Op {
   std::vector<int64_t> input_axes_, input_dirs_, output_axes_, output_dirs_;
 };
 
+// What a Scan-8 node's run needs, fixed by Prepare.
+struct Scan8Plan {
+  int64_t state = 0, nin = 0, nout = 0;  // initial states, scan inputs, scan outputs
+  int64_t batch = -1, seq = -1;
+  int first = 0;                          // the first implicit input
+  std::vector<std::string> names;         // the implicit inputs' names
+  std::vector<std::string> body_inputs;   // the body's input names
+  std::vector<int64_t> dirs;              // per scan input: 1 reads it backward
+  std::vector<DType> out_types;           // per output: the body output's dtype
+  std::shared_ptr<const SubgraphBody> body;
+};
+
+// Checks the shapes: every state/scan input has the batch axis first, scan inputs the sequence
+// axis next, and sequence_lens is [batch]. Sets plan->batch and plan->seq.
+void CheckScan8Shapes(PrepareContext& ctx, Scan8Plan* plan) {
+  const int64_t state = plan->state, nin = plan->nin;
+  int64_t batch = -1, seq = -1;
+  for (int64_t i = 0; i < state + nin; ++i) {
+    const int k = static_cast<int>(1 + i);
+    const bool is_scan = i >= state;
+    const std::string what = is_scan ? "scan input " + std::to_string(i - state)
+                                     : "initial state " + std::to_string(i);
+    const Dims& dims = ctx.input_dims(k);
+    if (static_cast<int64_t>(dims.size()) < (is_scan ? 2 : 1)) {
+      ctx.Fail(what + " has shape " + DimsToString(dims) + "; Scan-8 needs [batch" +
+               (is_scan ? ", seq" : "") + ", ...]");
+    }
+    if (DTypeSize(ctx.input_dtype(k)) == 0) {
+      ctx.Unsupported(what + " has dtype " + DTypeName(ctx.input_dtype(k)) + "; not supported");
+    }
+    if (batch >= 0 && dims[0] != batch) {
+      ctx.Fail(what + " has batch size " + std::to_string(dims[0]) + ", earlier inputs " +
+               std::to_string(batch));
+    }
+    batch = dims[0];
+    if (is_scan) {
+      if (seq >= 0 && dims[1] != seq) {
+        ctx.Fail(what + " has sequence length " + std::to_string(dims[1]) + ", earlier scan inputs " +
+                 std::to_string(seq));
+      }
+      seq = dims[1];
+    }
+  }
+  if (ctx.has_input(0)) {
+    const Dims& d = ctx.input_dims(0);
+    if (d.size() != 1 || d[0] != batch) {
+      ctx.Fail("sequence_lens has shape " + DimsToString(d) + ", expected [" + std::to_string(batch) + "]");
+    }
+  }
+  plan->batch = batch;
+  plan->seq = seq;
+}
+
+// Each batch item's sequence length: sequence_lens, or seq for every item without it.
+std::vector<int64_t> ReadScan8Lengths(RunContext& rc, const Scan8Plan& p) {
+  const int64_t batch = p.batch, seq = p.seq;
+  std::vector<int64_t> lens(static_cast<size_t>(batch), seq);
+  if (rc.has_input(0)) {
+    const Tensor& sl = rc.input(0);
+    if (sl.num_elements() != batch) {
+      rc.Fail("sequence_lens has " + std::to_string(sl.num_elements()) + " entries, batch size is " +
+              std::to_string(batch));
+    }
+    for (int64_t b = 0; b < batch; ++b) {
+      const int64_t v = sl.dtype() == DType::kInt64 ? sl.data<int64_t>()[b] : sl.data<int32_t>()[b];
+      if (v < 0 || v > seq) {
+        rc.Fail("sequence_lens[" + std::to_string(b) + "] = " + std::to_string(v) +
+                " is out of range [0, " + std::to_string(seq) + "]");
+      }
+      lens[b] = v;
+    }
+  }
+  return lens;
+}
+
+const Tensor& BodyTensor(RunContext& rc, const Value& v) {
+  if (!v.is_tensor()) rc.Fail("the body gave " + v.Describe() + ", expected a tensor");
+  return v.tensor();
+}
+
+// Scan-8's outputs, allocated once the first batch item tells their per-item shape.
+struct Scan8Results {
+  std::vector<Tensor> results;
+  std::vector<Dims> item_dims;
+
+  explicit Scan8Results(size_t n) : results(n), item_dims(n) {}
+
+  // Copies `slice` to position `index` of output k ([batch, ...] or [batch, seq, ...]).
+  void Store(RunContext& rc, const Scan8Plan& p, int64_t k, const Tensor& slice, int64_t index,
+             bool is_scan) {
+    if (slice.dtype() != p.out_types[k]) {
+      rc.Fail("body output " + std::to_string(k) + " is " + DTypeName(slice.dtype()) + ", expected " +
+              DTypeName(p.out_types[k]));
+    }
+    if (!results[k].defined()) {
+      Dims dims = slice.dims();
+      if (is_scan) dims.insert(dims.begin(), p.seq);
+      dims.insert(dims.begin(), p.batch);
+      results[k] = Tensor(p.out_types[k], dims);  // zero-filled: padding past short sequences
+      item_dims[k] = slice.dims();
+    } else if (slice.dims() != item_dims[k]) {
+      rc.Fail(std::string(is_scan ? "scan output " : "final state ") + std::to_string(k) +
+              " has shape " + DimsToString(slice.dims()) + " for one batch item or iteration but " +
+              DimsToString(item_dims[k]) + " for another");
+    }
+    CopySliceInto(slice, results[k], index);
+  }
+};
+
+// Runs the body len times on batch item b's slices and stores its scan outputs and final states.
+void RunScan8Item(RunContext& rc, const Scan8Plan& p, int64_t b, int64_t len,
+                  const std::map<std::string, Value>& outer, Scan8Results* out) {
+  const int64_t state = p.state, nin = p.nin;
+  std::vector<Tensor> states, inputs;
+  for (int64_t i = 0; i < state; ++i) states.push_back(SliceAt(rc.input(static_cast<int>(1 + i)), 0, b));
+  for (int64_t j = 0; j < nin; ++j) inputs.push_back(SliceAt(rc.input(static_cast<int>(1 + state + j)), 0, b));
+  for (int64_t t = 0; t < len; ++t) {
+    std::map<std::string, Value> feeds;
+    for (int64_t i = 0; i < state; ++i) feeds[p.body_inputs[i]] = states[i];
+    for (int64_t j = 0; j < nin; ++j) {
+      feeds[p.body_inputs[state + j]] = SliceAt(inputs[j], 0, p.dirs[j] ? len - 1 - t : t);
+    }
+    std::vector<Value> outs = p.body->Run(feeds, outer, rc.parallel());
+    for (int64_t i = 0; i < state; ++i) states[i] = BodyTensor(rc, outs[i]);
+    for (int64_t k = 0; k < p.nout; ++k) {
+      if (state + k < rc.num_outputs()) {
+        out->Store(rc, p, state + k, BodyTensor(rc, outs[state + k]), b * p.seq + t, true);
+      }
+    }
+  }
+  for (int64_t i = 0; i < state; ++i) out->Store(rc, p, i, states[i], b, false);
+}
+
+void RunScan8(RunContext& rc, const Scan8Plan& p) {
+  const std::vector<int64_t> lens = ReadScan8Lengths(rc, p);
+  const auto outer = OuterValues(rc, p.first, p.names);
+  const int64_t state = p.state;
+  Scan8Results out(static_cast<size_t>(state + p.nout));
+  for (int64_t b = 0; b < p.batch; ++b) RunScan8Item(rc, p, b, lens[b], outer, &out);
+  for (int64_t k = 0; k < state + p.nout && k < rc.num_outputs(); ++k) {
+    if (!out.results[k].defined()) {
+      if (k < state) {  // batch 0: nothing ran, the final states are the (empty) initial ones
+        out.results[k] = rc.input(static_cast<int>(1 + k));
+      } else {
+        rc.Fail("cannot give scan output " + std::to_string(k - state) +
+                " a shape: no iteration ran (batch " + std::to_string(p.batch) +
+                ", all sequence lengths 0)");
+      }
+    }
+    rc.set_output(static_cast<int>(k), std::move(out.results[k]));
+  }
+}
+
 // ---- Scan (opset 8) ----
 // Batch-major form. Inputs: optional sequence_lens [batch] (int64 per the spec; int32 accepted),
 // then N initial states [batch, ...] and M scan inputs [batch, seq, ...]. Each batch item b runs
@@ -435,124 +588,20 @@ class Scan8Op final : public Op {
   }
   RunFn Prepare(PrepareContext& ctx) const override {
     for (int i = 0; i < ctx.num_outputs(); ++i) ctx.set_output_dynamic(i, BodyOutputDType(*body_, i));
-    const int64_t state = num_state_, nin = num_scan_inputs_, nout = num_scan_outputs_;
-    // Shapes: every state/scan input has the batch axis first, scan inputs the sequence axis next.
-    int64_t batch = -1, seq = -1;
-    for (int64_t i = 0; i < state + nin; ++i) {
-      const int k = static_cast<int>(1 + i);
-      const bool is_scan = i >= state;
-      const std::string what = is_scan ? "scan input " + std::to_string(i - state)
-                                       : "initial state " + std::to_string(i);
-      const Dims& dims = ctx.input_dims(k);
-      if (static_cast<int64_t>(dims.size()) < (is_scan ? 2 : 1)) {
-        ctx.Fail(what + " has shape " + DimsToString(dims) + "; Scan-8 needs [batch" +
-                 (is_scan ? ", seq" : "") + ", ...]");
-      }
-      if (DTypeSize(ctx.input_dtype(k)) == 0) {
-        ctx.Unsupported(what + " has dtype " + DTypeName(ctx.input_dtype(k)) + "; not supported");
-      }
-      if (batch >= 0 && dims[0] != batch) {
-        ctx.Fail(what + " has batch size " + std::to_string(dims[0]) + ", earlier inputs " +
-                 std::to_string(batch));
-      }
-      batch = dims[0];
-      if (is_scan) {
-        if (seq >= 0 && dims[1] != seq) {
-          ctx.Fail(what + " has sequence length " + std::to_string(dims[1]) + ", earlier scan inputs " +
-                   std::to_string(seq));
-        }
-        seq = dims[1];
-      }
+    Scan8Plan plan;
+    plan.state = num_state_;
+    plan.nin = num_scan_inputs_;
+    plan.nout = num_scan_outputs_;
+    CheckScan8Shapes(ctx, &plan);
+    plan.body = body_;
+    plan.first = num_node_inputs_;
+    plan.names = implicit_;
+    for (const ValueInfo& v : body_->plan().inputs()) plan.body_inputs.push_back(v.name);
+    plan.dirs = dirs_;
+    for (int64_t k = 0; k < plan.state + plan.nout; ++k) {
+      plan.out_types.push_back(BodyOutputDType(*body_, k));
     }
-    if (ctx.has_input(0)) {
-      const Dims& d = ctx.input_dims(0);
-      if (d.size() != 1 || d[0] != batch) {
-        ctx.Fail("sequence_lens has shape " + DimsToString(d) + ", expected [" + std::to_string(batch) + "]");
-      }
-    }
-    auto body = body_;
-    const int first = num_node_inputs_;
-    const std::vector<std::string> names = implicit_;
-    std::vector<std::string> body_inputs;
-    for (const ValueInfo& v : body->plan().inputs()) body_inputs.push_back(v.name);
-    const std::vector<int64_t> dirs = dirs_;
-    std::vector<DType> out_types;
-    for (int64_t k = 0; k < state + nout; ++k) out_types.push_back(BodyOutputDType(*body, k));
-    return [=](RunContext& rc) {
-      auto tensor_of = [&rc](const Value& v) -> const Tensor& {
-        if (!v.is_tensor()) rc.Fail("the body gave " + v.Describe() + ", expected a tensor");
-        return v.tensor();
-      };
-      std::vector<int64_t> lens(static_cast<size_t>(batch), seq);
-      if (rc.has_input(0)) {
-        const Tensor& sl = rc.input(0);
-        if (sl.num_elements() != batch) {
-          rc.Fail("sequence_lens has " + std::to_string(sl.num_elements()) + " entries, batch size is " +
-                  std::to_string(batch));
-        }
-        for (int64_t b = 0; b < batch; ++b) {
-          const int64_t v = sl.dtype() == DType::kInt64 ? sl.data<int64_t>()[b] : sl.data<int32_t>()[b];
-          if (v < 0 || v > seq) {
-            rc.Fail("sequence_lens[" + std::to_string(b) + "] = " + std::to_string(v) +
-                    " is out of range [0, " + std::to_string(seq) + "]");
-          }
-          lens[b] = v;
-        }
-      }
-      const auto outer = OuterValues(rc, first, names);
-      // Outputs are allocated once the first batch item tells their per-item shape.
-      std::vector<Tensor> results(static_cast<size_t>(state + nout));
-      std::vector<Dims> item_dims(static_cast<size_t>(state + nout));
-      auto store = [&](int64_t k, const Tensor& slice, int64_t index, bool is_scan) {
-        if (slice.dtype() != out_types[k]) {
-          rc.Fail("body output " + std::to_string(k) + " is " + DTypeName(slice.dtype()) + ", expected " +
-                  DTypeName(out_types[k]));
-        }
-        if (!results[k].defined()) {
-          Dims dims = slice.dims();
-          if (is_scan) dims.insert(dims.begin(), seq);
-          dims.insert(dims.begin(), batch);
-          results[k] = Tensor(out_types[k], dims);  // zero-filled: padding past short sequences
-          item_dims[k] = slice.dims();
-        } else if (slice.dims() != item_dims[k]) {
-          rc.Fail(std::string(is_scan ? "scan output " : "final state ") + std::to_string(k) +
-                  " has shape " + DimsToString(slice.dims()) + " for one batch item or iteration but " +
-                  DimsToString(item_dims[k]) + " for another");
-        }
-        CopySliceInto(slice, results[k], index);
-      };
-      for (int64_t b = 0; b < batch; ++b) {
-        std::vector<Tensor> states, inputs;
-        for (int64_t i = 0; i < state; ++i) states.push_back(SliceAt(rc.input(static_cast<int>(1 + i)), 0, b));
-        for (int64_t j = 0; j < nin; ++j) inputs.push_back(SliceAt(rc.input(static_cast<int>(1 + state + j)), 0, b));
-        const int64_t len = lens[b];
-        for (int64_t t = 0; t < len; ++t) {
-          std::map<std::string, Value> feeds;
-          for (int64_t i = 0; i < state; ++i) feeds[body_inputs[i]] = states[i];
-          for (int64_t j = 0; j < nin; ++j) {
-            feeds[body_inputs[state + j]] = SliceAt(inputs[j], 0, dirs[j] ? len - 1 - t : t);
-          }
-          std::vector<Value> outs = body->Run(feeds, outer, rc.parallel());
-          for (int64_t i = 0; i < state; ++i) states[i] = tensor_of(outs[i]);
-          for (int64_t k = 0; k < nout; ++k) {
-            if (state + k < rc.num_outputs()) store(state + k, tensor_of(outs[state + k]), b * seq + t, true);
-          }
-        }
-        for (int64_t i = 0; i < state; ++i) store(i, states[i], b, false);
-      }
-      for (int64_t k = 0; k < state + nout && k < rc.num_outputs(); ++k) {
-        if (!results[k].defined()) {
-          if (k < state) {  // batch 0: nothing ran, the final states are the (empty) initial ones
-            results[k] = rc.input(static_cast<int>(1 + k));
-          } else {
-            rc.Fail("cannot give scan output " + std::to_string(k - state) +
-                    " a shape: no iteration ran (batch " + std::to_string(batch) +
-                    ", all sequence lengths 0)");
-          }
-        }
-        rc.set_output(static_cast<int>(k), std::move(results[k]));
-      }
-    };
+    return [plan](RunContext& rc) { RunScan8(rc, plan); };
   }
 
  private:

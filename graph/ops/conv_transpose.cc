@@ -108,6 +108,8 @@ void RunConvTransposeF32(const ConvTransposeF32Plan& p, RunContext& rc) {
 class ConvTransposeOp final : public Op {
  public:
   explicit ConvTransposeOp(const OpInit& init) {
+    // T: float16 and float32 in every opset, bfloat16 from opset 22 (float64 is not implemented).
+    bfloat16_allowed_ = init.opset() >= 22;
     attrs_ = ConvAttributes::Read(init);
     output_padding_ = init.GetInts("output_padding");
     output_shape_ = init.GetInts("output_shape");
@@ -120,8 +122,7 @@ class ConvTransposeOp final : public Op {
   }
 
   void InferTypes(TypeContext& ctx) const override {
-    // T: float16 and float32 in every opset, bfloat16 from opset 22 (float64 is not implemented).
-    if (ctx.opset() >= 22) {
+    if (bfloat16_allowed_) {
       ctx.RequireDType(0, {DType::kFloat32, DType::kFloat16, DType::kBFloat16});
     } else {
       ctx.RequireDType(0, {DType::kFloat32, DType::kFloat16});
@@ -265,6 +266,7 @@ class ConvTransposeOp final : public Op {
 
   ConvAttributes attrs_;
   std::vector<int64_t> output_padding_, output_shape_;
+  bool bfloat16_allowed_ = false;
 };
 
 }  // namespace

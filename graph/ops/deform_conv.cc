@@ -70,10 +70,11 @@ class DeformConvOp final : public Op {
     offset_group_ = init.GetInt("offset_group", 1);
     if (offset_group_ < 1)
       init.Fail("offset_group must be >= 1, got " + std::to_string(offset_group_));
+    bfloat16_allowed_ = init.opset() >= 22;  // T gained bfloat16 in opset 22
   }
 
   void InferTypes(TypeContext& ctx) const override {
-    if (ctx.opset() >= 22) {
+    if (bfloat16_allowed_) {
       ctx.RequireDType(0, {DType::kFloat32, DType::kFloat16, DType::kBFloat16});
     } else {
       ctx.RequireDType(0, {DType::kFloat32, DType::kFloat16});
@@ -195,6 +196,7 @@ class DeformConvOp final : public Op {
  private:
   ConvAttributes attrs_;
   int64_t offset_group_ = 1;
+  bool bfloat16_allowed_ = false;
 };
 
 }  // namespace

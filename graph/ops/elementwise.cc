@@ -252,12 +252,16 @@ RunFn Pow16Run(const BroadcastPlan& plan, kernels::Float16Kind kind, WidenFn wid
 
 class PowOp : public Op {
  public:
-  explicit PowOp(const OpInit& init) { legacy_.Read(init); }
+  explicit PowOp(const OpInit& init) {
+    legacy_.Read(init);
+    // Before opset 12 the exponent shares the base's type T; from 12 on it has its own, T1.
+    same_dtype_required_ = init.opset() < 12;
+  }
   void InferTypes(TypeContext& ctx) const override {
     RequireOneOf(ctx, 0, {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
                           DType::kInt32, DType::kInt64});
     RequireOneOf(ctx, 1, NumericTypes());
-    if (ctx.opset() < 12) ctx.RequireSameDType(0, 1);
+    if (same_dtype_required_) ctx.RequireSameDType(0, 1);
     ctx.set_output_dtype(0, ctx.input_dtype(0));
   }
   RunFn Prepare(PrepareContext& ctx) const override {
@@ -325,6 +329,7 @@ class PowOp : public Op {
 
  private:
   LegacyBroadcast legacy_;
+  bool same_dtype_required_ = false;
 };
 
 // ---------------------------------------------------------------------------------- comparisons

@@ -381,7 +381,7 @@ IndexReader NumericIndexReader(DType dt) {
 class OneHotOp : public Op {
  public:
   explicit OneHotOp(const OpInit& init)
-      : opset_(init.opset()), axis_(init.GetInt("axis", -1)) {}
+      : wrap_negative_(init.opset() >= 11), axis_(init.GetInt("axis", -1)) {}
   void InferTypes(TypeContext& ctx) const override {
     RequireOneOf(ctx, 0, OneHotIndexDTypes());
     RequireOneOf(ctx, 1, OneHotIndexDTypes());
@@ -416,7 +416,7 @@ class OneHotOp : public Op {
     const int64_t outer = Product(idx, 0, static_cast<size_t>(axis));
     const int64_t inner = Product(idx, static_cast<size_t>(axis), idx.size());
     const IndexReader read = NumericIndexReader(ctx.input_dtype(0));
-    const bool wrap_negative = opset_ >= 11;
+    const bool wrap_negative = wrap_negative_;
     return VisitMovable(dtype, [&](auto tag) -> RunFn {
       using T = decltype(tag);
       return [=](RunContext& ctx) {
@@ -437,7 +437,7 @@ class OneHotOp : public Op {
   }
 
  private:
-  int64_t opset_;
+  bool wrap_negative_;  // negative indices count from the end from opset 11 on
   int64_t axis_;
 };
 

@@ -123,10 +123,10 @@ double LuDeterminant(std::vector<double>& a, int64_t m) {
 
 class DetOp : public Op {
  public:
-  explicit DetOp(const OpInit&) {}
+  // T: float16, float, double; bfloat16 from opset 22.
+  explicit DetOp(const OpInit& init) : bfloat16_allowed_(init.opset() >= 22) {}
   void InferTypes(TypeContext& ctx) const override {
-    // T: float16, float, double; bfloat16 from opset 22.
-    if (ctx.opset() >= 22) {
+    if (bfloat16_allowed_) {
       RequireOneOf(ctx, 0, {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16});
     } else {
       RequireOneOf(ctx, 0, {DType::kFloat32, DType::kFloat64, DType::kFloat16});
@@ -177,6 +177,9 @@ class DetOp : public Op {
     });
     return run;
   }
+
+ private:
+  bool bfloat16_allowed_;
 };
 
 // ---- MaxUnpool ----
@@ -205,10 +208,11 @@ class MaxUnpoolOp : public Op {
         init.Fail("kernel_shape and strides must be >= 1, pads >= 0");
       }
     }
+    // T1: float16, float, double; bfloat16 from opset 22 (moved bit-exactly, no arithmetic).
+    bfloat16_allowed_ = init.opset() >= 22;
   }
   void InferTypes(TypeContext& ctx) const override {
-    // T1: float16, float, double; bfloat16 from opset 22 (moved bit-exactly, no arithmetic).
-    if (ctx.opset() >= 22) {
+    if (bfloat16_allowed_) {
       RequireOneOf(ctx, 0, {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16});
     } else {
       RequireOneOf(ctx, 0, {DType::kFloat32, DType::kFloat64, DType::kFloat16});
@@ -293,6 +297,7 @@ class MaxUnpoolOp : public Op {
 
  private:
   std::vector<int64_t> kernel_, pads_, strides_;
+  bool bfloat16_allowed_ = false;
 };
 
 // ---- NonMaxSuppression ----

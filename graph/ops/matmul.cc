@@ -97,15 +97,14 @@ void RequireOneOf(TypeContext& ctx, int i, const std::vector<DType>& allowed) {
 
 class MatMulOp final : public Op {
  public:
-  explicit MatMulOp(const OpInit& init) {
+  explicit MatMulOp(const OpInit& init) : allowed_dtypes_(MatMulDTypes(init.opset())) {
     if (init.num_inputs() != 2)
       init.Fail("MatMul takes 2 inputs, got " + std::to_string(init.num_inputs()));
   }
 
   void InferTypes(TypeContext& ctx) const override {
-    const auto allowed = MatMulDTypes(ctx.opset());
-    RequireOneOf(ctx, 0, allowed);
-    RequireOneOf(ctx, 1, allowed);
+    RequireOneOf(ctx, 0, allowed_dtypes_);
+    RequireOneOf(ctx, 1, allowed_dtypes_);
     ctx.RequireSameDType(0, 1);
     ctx.set_output_dtype(0, ctx.input_dtype(0));
   }
@@ -253,6 +252,7 @@ class MatMulOp final : public Op {
   mutable const void* pack_src_ = nullptr;
   mutable kernels::GemmType pack_type_ = kernels::GemmType::kF32;
   mutable int64_t pack_k_ = -1, pack_n_ = -1;
+  std::vector<DType> allowed_dtypes_;  // T, which grew with the opset (MatMulDTypes)
 
   template <typename T>
   static RunFn PrepareScalar(int64_t m, int64_t n, int64_t k, Offsets offsets) {
@@ -278,14 +278,15 @@ class MatMulOp final : public Op {
 
 class GemmOp final : public Op {
  public:
-  explicit GemmOp(const OpInit& init) : opset_(init.opset()) {
+  explicit GemmOp(const OpInit& init) : allowed_dtypes_(MatMulDTypes(init.opset())) {
+    const int64_t opset = init.opset();
     alpha_ = init.GetFloat("alpha", 1.0f);
     beta_ = init.GetFloat("beta", 1.0f);
     const int64_t ta = init.GetInt("transA", 0), tb = init.GetInt("transB", 0);
     if ((ta != 0 && ta != 1) || (tb != 0 && tb != 1)) init.Fail("transA and transB must be 0 or 1");
     trans_a_ = ta == 1;
     trans_b_ = tb == 1;
-    if (opset_ < 7) {
+    if (opset < 7) {
       const int64_t bc = init.GetInt("broadcast", 0);
       if (bc != 0 && bc != 1) init.Fail("broadcast must be 0 or 1");
       broadcast_ = bc == 1;
@@ -295,13 +296,14 @@ class GemmOp final : public Op {
     if (init.num_inputs() < 2 || init.num_inputs() > 3) {
       init.Fail("Gemm takes 2 or 3 inputs, got " + std::to_string(init.num_inputs()));
     }
-    if (opset_ < 11 && !init.has_input(2)) init.Fail("input C is required before opset 11");
+    if (opset < 11 && !init.has_input(2)) init.Fail("input C is required before opset 11");
+    // Before opset 7 C broadcasts only with broadcast=1; without it C must be exactly [M, N].
+    c_exact_shape_ = opset < 7 && !broadcast_;
   }
 
   void InferTypes(TypeContext& ctx) const override {
-    const auto allowed = MatMulDTypes(ctx.opset());
-    RequireOneOf(ctx, 0, allowed);
-    RequireOneOf(ctx, 1, allowed);
+    RequireOneOf(ctx, 0, allowed_dtypes_);
+    RequireOneOf(ctx, 1, allowed_dtypes_);
     ctx.RequireSameDType(0, 1);
     if (ctx.has_input(2)) ctx.RequireSameDType(0, 2);
     ctx.set_output_dtype(0, ctx.input_dtype(0));
@@ -326,7 +328,7 @@ class GemmOp final : public Op {
     if (has_c) {
       dc = ctx.input_dims(2);
       bool ok = dc.size() <= 2;
-      if (opset_ < 7 && !broadcast_) {
+      if (c_exact_shape_) {
         ok = dc == Dims{m, n};
       } else if (ok) {
         const int64_t target[2] = {m, n};
@@ -338,7 +340,7 @@ class GemmOp final : public Op {
       if (!ok) {
         ctx.Fail("C " + DimsToString(dc) + " cannot be broadcast to [" + std::to_string(m) + "," +
                  std::to_string(n) + "]" +
-                 (opset_ < 7 && !broadcast_ ? " (broadcast=0 requires C to be [M,N])" : ""));
+                 (c_exact_shape_ ? " (broadcast=0 requires C to be [M,N])" : ""));
       }
     }
     const DType dtype = ctx.input_dtype(0);
@@ -517,10 +519,11 @@ class GemmOp final : public Op {
     };
   }
 
-  int64_t opset_;
+  std::vector<DType> allowed_dtypes_;  // T, which grew with the opset (MatMulDTypes)
   float alpha_ = 1.0f, beta_ = 1.0f;
   bool trans_a_ = false, trans_b_ = false;
   bool broadcast_ = false;
+  bool c_exact_shape_ = false;
 };
 
 }  // namespace

@@ -129,7 +129,9 @@ enum class SoftmaxKind { kSoftmax, kLogSoftmax, kHardmax };
 class SoftmaxOp final : public Op {
  public:
   SoftmaxOp(const OpInit& init, SoftmaxKind kind)
-      : kind_(kind), opset_(init.opset()), axis_(init.GetInt("axis", init.opset() < 13 ? 1 : -1)) {}
+      : kind_(kind),
+        coerce_2d_(init.opset() < 13),
+        axis_(init.GetInt("axis", init.opset() < 13 ? 1 : -1)) {}
 
   void InferTypes(TypeContext& ctx) const override {
     ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16});
@@ -141,7 +143,7 @@ class SoftmaxOp final : public Op {
     const int64_t r = static_cast<int64_t>(xd.size());
     if (r == 0) ctx.Fail("input must have rank >= 1");
     int64_t outer, n, inner;
-    if (opset_ < 13) {
+    if (coerce_2d_) {
       // Coerced to 2-D [prod(dims[:axis]), prod(dims[axis:])]; axis == rank is allowed there.
       if (axis_ < -r || axis_ > r) {
         ctx.Fail("axis " + std::to_string(axis_) + " is out of range for rank " + std::to_string(r));
@@ -184,7 +186,7 @@ class SoftmaxOp final : public Op {
 
  private:
   SoftmaxKind kind_;
-  int64_t opset_;
+  bool coerce_2d_;  // before opset 13 the input is coerced to 2-D at axis
   int64_t axis_;
 };
 
@@ -420,7 +422,8 @@ class BatchNormOp final : public Op {
 class GroupNormOp final : public Op {
  public:
   // instance == true: InstanceNormalization (one group per channel).
-  GroupNormOp(const OpInit& init, bool instance) : instance_(instance), opset_(init.opset()) {
+  GroupNormOp(const OpInit& init, bool instance)
+      : instance_(instance), per_group_params_(!instance && init.opset() < 21) {
     epsilon_ = init.GetFloat("epsilon", 1e-5f);
     if (!instance) {
       groups_ = init.RequireInt("num_groups");
@@ -450,8 +453,7 @@ class GroupNormOp final : public Op {
       ctx.Fail("C = " + std::to_string(channels) + " is not divisible by num_groups " +
                std::to_string(groups));
     }
-    // GroupNormalization-18 has one scale / bias per group; 21 (and InstanceNorm) per channel.
-    const bool per_group = !instance_ && opset_ < 21;
+    const bool per_group = per_group_params_;
     const int64_t want = per_group ? groups : channels;
     for (int i = 1; i < 3; ++i) {
       const Dims& pd = ctx.input_dims(i);
@@ -508,7 +510,8 @@ class GroupNormOp final : public Op {
 
  private:
   bool instance_;
-  int64_t opset_;
+  // GroupNormalization-18 has one scale / bias per group; 21 (and InstanceNorm) per channel.
+  bool per_group_params_;
   float epsilon_ = 1e-5f;
   int64_t groups_ = 1;
 };
@@ -667,11 +670,12 @@ class LayerNormOp final : public Op {
 
 class MvnOp final : public Op {
  public:
-  explicit MvnOp(const OpInit& init) : axes_(init.GetInts("axes", {0, 2, 3})) {}
+  // T: float16, float, double; bfloat16 from opset 13.
+  explicit MvnOp(const OpInit& init)
+      : axes_(init.GetInts("axes", {0, 2, 3})), bfloat16_allowed_(init.opset() >= 13) {}
 
   void InferTypes(TypeContext& ctx) const override {
-    // T: float16, float, double; bfloat16 from opset 13.
-    if (ctx.opset() >= 13) {
+    if (bfloat16_allowed_) {
       ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16});
     } else {
       ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64, DType::kFloat16});
@@ -715,6 +719,7 @@ class MvnOp final : public Op {
 
  private:
   std::vector<int64_t> axes_;
+  bool bfloat16_allowed_;
 };
 
 // ---------------------------------------------------------------------------------------------

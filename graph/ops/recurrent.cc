@@ -459,6 +459,7 @@ class RecurrentOp final : public Op {
       a_.layout1 = v == 1;
     }
     ReadActivations(init);
+    bfloat16_allowed_ = init.opset() >= 22;  // bfloat16 joined T in opset 22
   }
 
   void InferTypes(TypeContext& ctx) const override {
@@ -466,7 +467,7 @@ class RecurrentOp final : public Op {
     ctx.RequireInput(1);
     ctx.RequireInput(2);
     const DType t = ctx.input_dtype(0);
-    const bool bf16_ok = ctx.opset() >= 22;  // bfloat16 joined T in opset 22
+    const bool bf16_ok = bfloat16_allowed_;
     if (t != DType::kFloat32 && t != DType::kFloat64 && t != DType::kFloat16 &&
         !(t == DType::kBFloat16 && bf16_ok)) {
       ctx.Unsupported("dtype " + DTypeName(t) + " is not supported (float32, float64, float16" +
@@ -624,6 +625,7 @@ class RecurrentOp final : public Op {
   }
 
   RecurrentAttrs a_;
+  bool bfloat16_allowed_ = false;
 };
 
 template <Cell kCell>

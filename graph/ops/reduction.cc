@@ -158,6 +158,19 @@ void FinishLog(T* y, int64_t count, int64_t) {
   kernels::ReduceLog<T>(y, count);
 }
 
+// T of the Reduce ops: the 32/64-bit numeric types; Max / Min add the 8-bit integers in opset 12
+// and bool in 20; float16 always, bfloat16 from opset 13.
+std::vector<DType> ReduceDTypes(ReduceOpType type, int64_t opset) {
+  std::vector<DType> allowed = {DType::kFloat32, DType::kFloat64, DType::kInt32,
+                                DType::kInt64,   DType::kUInt32,  DType::kUInt64};
+  if ((type == ReduceOpType::kMax || type == ReduceOpType::kMin) && opset >= 12) {
+    allowed.push_back(DType::kInt8);
+    allowed.push_back(DType::kUInt8);
+    if (opset >= 20) allowed.push_back(DType::kBool);
+  }
+  return With16(allowed, opset, 13);
+}
+
 class ReduceOp final : public Op {
  public:
   ReduceOp(const OpInit& init, ReduceOpType type, bool axes_input)
@@ -174,18 +187,11 @@ class ReduceOp final : public Op {
         init.Fail("takes one input in this opset (axes is an attribute)");
       }
     }
+    allowed_dtypes_ = ReduceDTypes(type_, init.opset());
   }
 
   void InferTypes(TypeContext& ctx) const override {
-    const int64_t opset = ctx.opset();
-    std::vector<DType> allowed = {DType::kFloat32, DType::kFloat64, DType::kInt32,
-                                  DType::kInt64,   DType::kUInt32,  DType::kUInt64};
-    if ((type_ == ReduceOpType::kMax || type_ == ReduceOpType::kMin) && opset >= 12) {
-      allowed.push_back(DType::kInt8);
-      allowed.push_back(DType::kUInt8);
-      if (opset >= 20) allowed.push_back(DType::kBool);
-    }
-    RequireOneOf(ctx, 0, With16(allowed, opset, 13));
+    RequireOneOf(ctx, 0, allowed_dtypes_);
     if (axes_input_ && ctx.has_input(1)) RequireOneOf(ctx, 1, {DType::kInt64});
     ctx.set_output_dtype(0, ctx.input_dtype(0));
   }
@@ -313,6 +319,7 @@ class ReduceOp final : public Op {
 
   ReduceOpType type_;
   bool axes_input_;
+  std::vector<DType> allowed_dtypes_;  // T, which grew with the opset (ReduceDTypes)
   bool keepdims_ = true;
   bool noop_with_empty_axes_ = false;
   std::vector<int64_t> axes_;
@@ -328,14 +335,15 @@ OpFactory ReduceFactory(ReduceOpType type, bool axes_input) {
 
 class ArgReduceOp final : public Op {
  public:
-  ArgReduceOp(const OpInit& init, bool is_max) : is_max_(is_max) {
+  ArgReduceOp(const OpInit& init, bool is_max)
+      : is_max_(is_max), allowed_dtypes_(With16(NumericDTypes(), init.opset(), 13)) {
     axis_ = init.GetInt("axis", 0);
     keepdims_ = init.GetInt("keepdims", 1) != 0;
     select_last_ = init.GetInt("select_last_index", 0) != 0;
   }
 
   void InferTypes(TypeContext& ctx) const override {
-    RequireOneOf(ctx, 0, With16(NumericDTypes(), ctx.opset(), 13));
+    RequireOneOf(ctx, 0, allowed_dtypes_);
     ctx.set_output_dtype(0, DType::kInt64);
   }
 
@@ -385,6 +393,7 @@ class ArgReduceOp final : public Op {
 
  private:
   bool is_max_;
+  std::vector<DType> allowed_dtypes_;  // numeric types; bfloat16 from opset 13
   int64_t axis_ = 0;
   bool keepdims_ = true;
   bool select_last_ = false;
@@ -397,16 +406,16 @@ class CumSumOp final : public Op {
   explicit CumSumOp(const OpInit& init) {
     exclusive_ = init.GetInt("exclusive", 0) != 0;
     reverse_ = init.GetInt("reverse", 0) != 0;
+    allowed_dtypes_ = {DType::kFloat32, DType::kFloat64, DType::kInt32,
+                       DType::kInt64,   DType::kUInt32,  DType::kUInt64};
+    if (init.opset() >= 14) {  // the 16-bit floats joined T in opset 14
+      allowed_dtypes_.push_back(DType::kFloat16);
+      allowed_dtypes_.push_back(DType::kBFloat16);
+    }
   }
 
   void InferTypes(TypeContext& ctx) const override {
-    std::vector<DType> allowed = {DType::kFloat32, DType::kFloat64, DType::kInt32,
-                                  DType::kInt64,   DType::kUInt32,  DType::kUInt64};
-    if (ctx.opset() >= 14) {
-      allowed.push_back(DType::kFloat16);
-      allowed.push_back(DType::kBFloat16);
-    }
-    RequireOneOf(ctx, 0, allowed);
+    RequireOneOf(ctx, 0, allowed_dtypes_);
     RequireIndexDType(ctx, 1);
     ctx.set_output_dtype(0, ctx.input_dtype(0));
   }
@@ -456,38 +465,42 @@ class CumSumOp final : public Op {
  private:
   bool exclusive_ = false;
   bool reverse_ = false;
+  std::vector<DType> allowed_dtypes_;
 };
 
 // -------------------------------------------------------------------------------------- TopK
 
 class TopKOp final : public Op {
  public:
-  explicit TopKOp(const OpInit& init) : opset_(init.opset()) {
+  explicit TopKOp(const OpInit& init) : k_input_(init.opset() >= 10) {
+    const int64_t opset = init.opset();
     axis_ = init.GetInt("axis", -1);
-    if (opset_ < 10) {
+    if (!k_input_) {
       k_ = init.RequireInt("k");
       if (k_ < 0) init.Fail("k must be >= 0, got " + std::to_string(k_));
     }
-    if (opset_ >= 11) {
+    if (opset >= 11) {
       largest_ = init.GetInt("largest", 1) != 0;
       // `sorted`: the output is always sorted, which is valid for sorted == 0 too.
       (void)init.GetInt("sorted", 1);
     }
+    // T: the floats before opset 11, every numeric type since; bfloat16 from opset 24.
+    if (opset < 11) {
+      allowed_dtypes_ = {DType::kFloat32, DType::kFloat64, DType::kFloat16};
+    } else {
+      allowed_dtypes_ = With16(NumericDTypes(), opset, 24);
+    }
   }
 
   void InferTypes(TypeContext& ctx) const override {
-    if (opset_ < 11) {
-      RequireOneOf(ctx, 0, {DType::kFloat32, DType::kFloat64, DType::kFloat16});
-    } else {
-      RequireOneOf(ctx, 0, With16(NumericDTypes(), opset_, 24));
-    }
-    if (opset_ >= 10) RequireOneOf(ctx, 1, {DType::kInt64});
+    RequireOneOf(ctx, 0, allowed_dtypes_);
+    if (k_input_) RequireOneOf(ctx, 1, {DType::kInt64});
     ctx.set_output_dtype(0, ctx.input_dtype(0));
     ctx.set_output_dtype(1, DType::kInt64);
   }
 
   std::vector<int> ValueInputs() const override {
-    return opset_ >= 10 ? std::vector<int>{1} : std::vector<int>{};
+    return k_input_ ? std::vector<int>{1} : std::vector<int>{};
   }
 
   RunFn Prepare(PrepareContext& ctx) const override {
@@ -496,7 +509,7 @@ class TopKOp final : public Op {
     if (rank == 0) ctx.Fail("input must have rank >= 1");
     const int64_t axis = NormalizeAxis(axis_, rank, [&ctx](const std::string& m) { ctx.Fail(m); });
     int64_t k = k_;
-    if (opset_ >= 10) {
+    if (k_input_) {
       const Tensor& kt = ctx.RequireValue(1);
       if (kt.num_elements() != 1 || kt.rank() > 1) {
         ctx.Fail("K must be a 1-D tensor with one element, got shape " + DimsToString(kt.dims()));
@@ -564,7 +577,8 @@ class TopKOp final : public Op {
   }
 
  private:
-  int64_t opset_;
+  bool k_input_;  // K is input 1 from opset 10 on, the attribute k before
+  std::vector<DType> allowed_dtypes_;
   int64_t axis_ = -1;
   int64_t k_ = 0;
   bool largest_ = true;

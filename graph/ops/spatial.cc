@@ -39,14 +39,14 @@ std::vector<int64_t> ReadInt64s(const PrepareContext& ctx, int i, const char* wh
 
 // ---- 16-bit float helpers ----
 
-// Input `i` must be one of `allowed`, or bfloat16 when the opset is >= `bf16_since` (the version
-// whose type constraint added bfloat16; 0: never).
+// Input `i` must be one of `allowed`, or bfloat16 when `bf16_allowed` (the op resolves it from
+// its opset; `bf16_since`, the version whose type constraint added bfloat16, names it in the error).
 void RequireFloatDType(TypeContext& ctx, int i, std::initializer_list<DType> allowed,
-                       int64_t bf16_since) {
+                       bool bf16_allowed, int64_t bf16_since) {
   ctx.RequireInput(i);
   const DType dt = ctx.input_dtype(i);
   if (dt == DType::kBFloat16) {
-    if (bf16_since > 0 && ctx.opset() >= bf16_since) return;
+    if (bf16_allowed) return;
     ctx.Unsupported("bfloat16 is allowed for this op from opset " + std::to_string(bf16_since) +
                     " only (this node has opset " + std::to_string(ctx.opset()) + ")");
   }
@@ -91,7 +91,7 @@ void NarrowOutput(RunContext& rc, kernels::Float16Kind kind, const Tensor& y32) 
 // ---- RoiAlign ----
 class RoiAlignOp final : public Op {
  public:
-  explicit RoiAlignOp(const OpInit& init) {
+  explicit RoiAlignOp(const OpInit& init) : bfloat16_allowed_(init.opset() >= 22) {
     const std::string mode = init.GetString("mode", "avg");
     if (mode != "avg" && mode != "max") init.Fail("mode must be avg or max, got '" + mode + "'");
     p_.max_mode = mode == "max";
@@ -114,7 +114,8 @@ class RoiAlignOp final : public Op {
   }
   void InferTypes(TypeContext& ctx) const override {
     // T1: float16, float, double; bfloat16 from opset 22.
-    RequireFloatDType(ctx, 0, {DType::kFloat32, DType::kFloat64, DType::kFloat16}, 22);
+    RequireFloatDType(ctx, 0, {DType::kFloat32, DType::kFloat64, DType::kFloat16},
+                      bfloat16_allowed_, 22);
     ctx.RequireSameDType(0, 1);
     ctx.RequireDType(2, {DType::kInt64});
     ctx.set_output_dtype(0, ctx.input_dtype(0));
@@ -170,14 +171,16 @@ class RoiAlignOp final : public Op {
   }
 
  private:
+  bool bfloat16_allowed_;
   kernels::RoiAlignParams p_;
 };
 
 // ---- GridSample ----
 class GridSampleOp final : public Op {
  public:
-  explicit GridSampleOp(const OpInit& init) : opset_(init.opset()) {
-    const bool v20 = opset_ >= 20;
+  explicit GridSampleOp(const OpInit& init)
+      : only_4d_(init.opset() < 20), bfloat16_allowed_(init.opset() >= 22) {
+    const bool v20 = !only_4d_;
     const std::string mode = init.GetString("mode", v20 ? "linear" : "bilinear");
     if (mode == (v20 ? "linear" : "bilinear")) {
       mode_ = kernels::GridSampleMode::kLinear;
@@ -202,7 +205,8 @@ class GridSampleOp final : public Op {
   }
   void InferTypes(TypeContext& ctx) const override {
     // X and grid share one dtype here; grid (T2) is float16, float, double; bfloat16 from 22.
-    RequireFloatDType(ctx, 0, {DType::kFloat32, DType::kFloat64, DType::kFloat16}, 22);
+    RequireFloatDType(ctx, 0, {DType::kFloat32, DType::kFloat64, DType::kFloat16},
+                      bfloat16_allowed_, 22);
     ctx.RequireSameDType(0, 1);
     ctx.set_output_dtype(0, ctx.input_dtype(0));
   }
@@ -210,7 +214,7 @@ class GridSampleOp final : public Op {
     const Dims& xd = ctx.input_dims(0);
     const Dims& gd = ctx.input_dims(1);
     const int64_t rank = static_cast<int64_t>(xd.size()) - 2;
-    if (opset_ < 20 && xd.size() != 4) ctx.Fail("X must be 4-D [N, C, H, W] before opset 20");
+    if (only_4d_ && xd.size() != 4) ctx.Fail("X must be 4-D [N, C, H, W] before opset 20");
     if (rank < 1 || rank > 3) ctx.Unsupported("GridSample supports 1 to 3 spatial dims");
     if (mode_ == kernels::GridSampleMode::kCubic && rank != 2) {
       ctx.Fail("cubic mode supports 4-D input only");
@@ -262,7 +266,8 @@ class GridSampleOp final : public Op {
   }
 
  private:
-  int64_t opset_;
+  bool only_4d_;  // before opset 20 GridSample is 2-D only: X is [N, C, H, W]
+  bool bfloat16_allowed_;
   kernels::GridSampleMode mode_ = kernels::GridSampleMode::kLinear;
   kernels::GridSamplePadding padding_ = kernels::GridSamplePadding::kZeros;
   bool align_corners_ = false;

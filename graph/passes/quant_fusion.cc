@@ -225,127 +225,174 @@ class Matcher {
   // ------------------------------------------------------------------------------------------
   // Patterns 1 and 2: DynamicQuantizeLinear -> MatMulInteger / ConvInteger -> Cast -> Mul [-> Add]
 
-  bool MatchDynamic(int mi_idx, Rewrite* rw) {
+  // What patterns 1 and 2 match, node by node.
+  struct DynamicMatch {
+    bool conv = false;  // ConvInteger (pattern 2), else MatMulInteger (pattern 1)
+    int mi = -1, dq = -1, cast = -1, mul1 = -1, mul2 = -1, add = -1;
+    int last = -1;          // the pattern's last node: mul2, or the Add
+    std::string xq, xs;     // DynamicQuantizeLinear's quantized x and its scale
+    const Tensor* w = nullptr;
+    int64_t cols = 0;       // N (matmul) or M (conv)
+    std::string wzp_name, ws_name;
+    const Tensor* ws = nullptr;
+    std::vector<float> ws_vec;  // conv: the per-channel weight scales
+    std::vector<float> bias;    // the Add's bias (empty without one)
+    std::string y;              // the pattern's output
+  };
+
+  // mi_idx is a MatMulInteger / ConvInteger whose x comes from a DynamicQuantizeLinear (its
+  // quantized x and zero point).
+  bool MatchDynamicQuantize(int mi_idx, DynamicMatch* m) const {
     const Node& mi = node(mi_idx);
-    const bool conv = mi.op_type == "ConvInteger";
+    m->mi = mi_idx;
+    m->conv = mi.op_type == "ConvInteger";
     if (!IsOp(mi, mi.op_type.c_str(), 3, 4)) return false;
-    const std::string& xq = mi.inputs[0];
-    const int dq_idx = Producer(xq, "DynamicQuantizeLinear", 3);
-    if (dq_idx < 0) return false;
-    const Node& dq = node(dq_idx);
-    if (dq.inputs.size() != 1 || dq.inputs[0].empty() || dq.outputs[0] != xq ||
+    m->xq = mi.inputs[0];
+    m->dq = Producer(m->xq, "DynamicQuantizeLinear", 3);
+    if (m->dq < 0) return false;
+    const Node& dq = node(m->dq);
+    if (dq.inputs.size() != 1 || dq.inputs[0].empty() || dq.outputs[0] != m->xq ||
         dq.outputs[2].empty() || dq.outputs[2] != mi.inputs[2] || dq.outputs[1].empty()) {
       return false;
     }
-    const std::string& xs = dq.outputs[1];
+    m->xs = dq.outputs[1];
     // xq / xs / xzp may have other readers (one DynamicQuantizeLinear shared by the MatMuls of the
     // same x, as ONNX Runtime's quantizer writes it): the fused op quantizes x itself (the same
     // arithmetic, so the same bytes) and the DynamicQuantizeLinear stays while others read it.
-    // W and its zero point.
-    const Tensor* w = Const(mi.inputs[1]);
+    return true;
+  }
+
+  // W: a constant int8 / uint8 matrix (matmul) or kernel (conv), its zero point one element or
+  // one per output column / channel.
+  bool MatchDynamicWeight(DynamicMatch* m) const {
+    const Node& mi = node(m->mi);
+    m->w = Const(mi.inputs[1]);
+    const Tensor* w = m->w;
     if (w == nullptr || !IsQ8(w->dtype())) return false;
-    if (conv ? w->rank() < 3 : w->rank() != 2) return false;
-    const int64_t cols = conv ? w->dim(0) : w->dim(1);  // N (matmul) or M (conv)
-    const std::string& wzp_name = Input(mi, 3);
-    if (!wzp_name.empty()) {
-      const Tensor* wzp = ConstOf(wzp_name, w->dtype());
+    if (m->conv ? w->rank() < 3 : w->rank() != 2) return false;
+    m->cols = m->conv ? w->dim(0) : w->dim(1);
+    m->wzp_name = Input(mi, 3);
+    if (!m->wzp_name.empty()) {
+      const Tensor* wzp = ConstOf(m->wzp_name, w->dtype());
       if (wzp == nullptr) return false;
-      if (!IsOneElementOfRank(*wzp, 1) && !(wzp->rank() == 1 && wzp->dim(0) == cols)) return false;
+      if (!IsOneElementOfRank(*wzp, 1) && !(wzp->rank() == 1 && wzp->dim(0) == m->cols)) {
+        return false;
+      }
     }
-    // Cast to float.
-    const std::string& acc = mi.outputs[0];
-    const int cast_idx = SoleReader(acc);
-    if (cast_idx < 0 || !IsOp(node(cast_idx), "Cast", 1, 1)) return false;
+    return true;
+  }
+
+  // The int32 result cast to float, then y = Mul(accf, s) with s = Mul(xs, ws), ws constant.
+  bool MatchDynamicRescale(DynamicMatch* m) const {
+    const std::string& acc = node(m->mi).outputs[0];
+    m->cast = SoleReader(acc);
+    if (m->cast < 0 || !IsOp(node(m->cast), "Cast", 1, 1)) return false;
     int64_t to = 0;
-    if (!IntAttr(node(cast_idx), "to", 0, &to) || to != static_cast<int64_t>(DType::kFloat32))
+    if (!IntAttr(node(m->cast), "to", 0, &to) || to != static_cast<int64_t>(DType::kFloat32))
       return false;
-    const std::string& accf = node(cast_idx).outputs[0];
-    // y = Mul(accf, s), s = Mul(xs, ws).
-    const int mul2_idx = SoleReader(accf);
-    if (mul2_idx < 0 || !IsOp(node(mul2_idx), "Mul", 2, 2)) return false;
-    const Node& mul2 = node(mul2_idx);
+    const std::string& accf = node(m->cast).outputs[0];
+    m->mul2 = SoleReader(accf);
+    if (m->mul2 < 0 || !IsOp(node(m->mul2), "Mul", 2, 2)) return false;
+    const Node& mul2 = node(m->mul2);
     const std::string& s = mul2.inputs[0] == accf ? mul2.inputs[1] : mul2.inputs[0];
-    const int mul1_idx = Producer(s, "Mul");
-    if (mul1_idx < 0 || !SingleUse(s) || !IsOp(node(mul1_idx), "Mul", 2, 2)) return false;
-    const Node& mul1 = node(mul1_idx);
-    if (mul1.inputs[0] != xs && mul1.inputs[1] != xs) return false;
-    const std::string& ws_name = mul1.inputs[0] == xs ? mul1.inputs[1] : mul1.inputs[0];
-    const Tensor* ws = ConstOf(ws_name, DType::kFloat32);
-    if (ws == nullptr) return false;
-    std::vector<float> ws_vec;
-    if (conv) {
-      if (!ChannelVector(*ws, cols, w->rank(), &ws_vec)) return false;
-    } else if (!IsOneElementOfRank(*ws, 1) && !(ws->rank() == 1 && ws->dim(0) == cols)) {
-      return false;
-    }
-    // Optional Add of a constant bias.
-    std::string y = mul2.outputs[0];
-    int last = mul2_idx;
-    int add_idx = -1;
-    std::vector<float> bias;
-    const int reader = SoleReader(y);
+    m->mul1 = Producer(s, "Mul");
+    if (m->mul1 < 0 || !SingleUse(s) || !IsOp(node(m->mul1), "Mul", 2, 2)) return false;
+    const Node& mul1 = node(m->mul1);
+    if (mul1.inputs[0] != m->xs && mul1.inputs[1] != m->xs) return false;
+    m->ws_name = mul1.inputs[0] == m->xs ? mul1.inputs[1] : mul1.inputs[0];
+    m->ws = ConstOf(m->ws_name, DType::kFloat32);
+    if (m->ws == nullptr) return false;
+    if (m->conv) return ChannelVector(*m->ws, m->cols, m->w->rank(), &m->ws_vec);
+    return IsOneElementOfRank(*m->ws, 1) || (m->ws->rank() == 1 && m->ws->dim(0) == m->cols);
+  }
+
+  // An optional Add of a constant bias (one element, or one per output column / channel) after
+  // the rescale; a one-element bias is expanded to `cols` values.
+  void MatchDynamicBias(DynamicMatch* m) const {
+    m->y = node(m->mul2).outputs[0];
+    m->last = m->mul2;
+    const int reader = SoleReader(m->y);
     if (reader >= 0 && IsOp(node(reader), "Add", 2, 2)) {
       const Node& add = node(reader);
-      const std::string& b = add.inputs[0] == y ? add.inputs[1] : add.inputs[0];
+      const std::string& b = add.inputs[0] == m->y ? add.inputs[1] : add.inputs[0];
       const Tensor* bt = ConstOf(b, DType::kFloat32);
       bool ok = bt != nullptr;
-      if (ok && conv) {
-        ok = ChannelVector(*bt, cols, w->rank(), &bias);
+      if (ok && m->conv) {
+        ok = ChannelVector(*bt, m->cols, m->w->rank(), &m->bias);
       } else if (ok) {
-        ok = IsOneElementOfRank(*bt, 1) || (bt->rank() == 1 && bt->dim(0) == cols);
-        if (ok) bias = FloatValues(*bt);
+        ok = IsOneElementOfRank(*bt, 1) || (bt->rank() == 1 && bt->dim(0) == m->cols);
+        if (ok) m->bias = FloatValues(*bt);
       }
       if (ok) {
-        add_idx = reader;
-        last = reader;
-        y = add.outputs[0];
+        m->add = reader;
+        m->last = reader;
+        m->y = add.outputs[0];
       }
     }
-    if (add_idx >= 0 && bias.size() == 1 && cols != 1) bias.assign(cols, bias[0]);
+    if (m->add >= 0 && m->bias.size() == 1 && m->cols != 1) m->bias.assign(m->cols, m->bias[0]);
+  }
 
-    Node f;
-    f.name = node(last).name.empty() ? y + "_fused" : node(last).name + "_fused";
-    f.outputs = {y};
-    // Several readers of xq (the Q, K and V projections of one activation): the
-    // DynamicQuantizeLinear stays and runs once, and each MatMul reads its result
-    // (MatMulIntegerToFloat: the same int32 sums and the same float epilogue).
-    const bool shared_xq = !SingleUse(xq);
-    if (!conv) {
-      f.domain = "com.microsoft";
-      if (shared_xq) {
-        f.op_type = "MatMulIntegerToFloat";
-        f.inputs = {xq, mi.inputs[1], xs, ws_name, dq.outputs[2], wzp_name, ""};
-      } else {
-        f.op_type = "DynamicQuantizeMatMul";
-        f.inputs = {dq.inputs[0], mi.inputs[1], ws_name, wzp_name, ""};
-      }
-      if (add_idx >= 0) {
-        // DynamicQuantizeMatMul wants bias [N]: a one-element bias is expanded (same values).
-        const Node& add = node(add_idx);
-        const std::string& bname = add.inputs[0] == mul2.outputs[0] ? add.inputs[1] : add.inputs[0];
-        const Tensor* bt = Const(bname);
-        f.inputs.back() = (bt->rank() == 1 && bt->dim(0) == cols)
-                              ? bname
-                              : VectorInitializer(rw, y + "_bias", bias);
-      }
-      rw->kind = 1;
+  // Pattern 1's fused node: DynamicQuantizeMatMul, or MatMulIntegerToFloat when several nodes
+  // read xq (the Q, K and V projections of one activation): the DynamicQuantizeLinear stays and
+  // runs once, and each MatMul reads its result (the same int32 sums and float epilogue).
+  void BuildDynamicMatMul(const DynamicMatch& m, Rewrite* rw, Node* f) {
+    const Node& mi = node(m.mi);
+    const Node& dq = node(m.dq);
+    f->domain = "com.microsoft";
+    if (!SingleUse(m.xq)) {
+      f->op_type = "MatMulIntegerToFloat";
+      f->inputs = {m.xq, mi.inputs[1], m.xs, m.ws_name, dq.outputs[2], m.wzp_name, ""};
     } else {
-      f.domain = kFusedDomain;
-      f.op_type = "DynamicQuantizeConv";
-      const std::string ws_in = ws_vec.size() == 1 && ws->rank() <= 1
-                                    ? ws_name
-                                    : VectorInitializer(rw, y + "_scale", ws_vec);
-      f.inputs = {dq.inputs[0], mi.inputs[1], ws_in, wzp_name,
-                  add_idx >= 0 ? VectorInitializer(rw, y + "_bias", bias) : ""};
-      f.attributes = mi.attributes;  // auto_pad, dilations, group, kernel_shape, pads, strides
-      rw->kind = 2;
+      f->op_type = "DynamicQuantizeMatMul";
+      f->inputs = {dq.inputs[0], mi.inputs[1], m.ws_name, m.wzp_name, ""};
+    }
+    if (m.add >= 0) {
+      // DynamicQuantizeMatMul wants bias [N]: a one-element bias is expanded (same values).
+      const Node& add = node(m.add);
+      const std::string& mul2_out = node(m.mul2).outputs[0];
+      const std::string& bname = add.inputs[0] == mul2_out ? add.inputs[1] : add.inputs[0];
+      const Tensor* bt = Const(bname);
+      f->inputs.back() = (bt->rank() == 1 && bt->dim(0) == m.cols)
+                             ? bname
+                             : VectorInitializer(rw, m.y + "_bias", m.bias);
+    }
+    rw->kind = 1;
+  }
+
+  // Pattern 2's fused node: DynamicQuantizeConv with per-channel scale and bias vectors.
+  void BuildDynamicConv(const DynamicMatch& m, Rewrite* rw, Node* f) {
+    const Node& mi = node(m.mi);
+    f->domain = kFusedDomain;
+    f->op_type = "DynamicQuantizeConv";
+    const std::string ws_in = m.ws_vec.size() == 1 && m.ws->rank() <= 1
+                                  ? m.ws_name
+                                  : VectorInitializer(rw, m.y + "_scale", m.ws_vec);
+    f->inputs = {node(m.dq).inputs[0], mi.inputs[1], ws_in, m.wzp_name,
+                 m.add >= 0 ? VectorInitializer(rw, m.y + "_bias", m.bias) : ""};
+    f->attributes = mi.attributes;  // auto_pad, dilations, group, kernel_shape, pads, strides
+    rw->kind = 2;
+  }
+
+  bool MatchDynamic(int mi_idx, Rewrite* rw) {
+    DynamicMatch m;
+    if (!MatchDynamicQuantize(mi_idx, &m) || !MatchDynamicWeight(&m) || !MatchDynamicRescale(&m)) {
+      return false;
+    }
+    MatchDynamicBias(&m);
+    Node f;
+    f.name = node(m.last).name.empty() ? m.y + "_fused" : node(m.last).name + "_fused";
+    f.outputs = {m.y};
+    if (m.conv) {
+      BuildDynamicConv(m, rw, &f);
+    } else {
+      BuildDynamicMatMul(m, rw, &f);
     }
     while (!f.inputs.empty() && f.inputs.back().empty()) f.inputs.pop_back();
     rw->fused = std::move(f);
-    rw->nodes = {mi_idx, cast_idx, mul1_idx, mul2_idx};
-    if (add_idx >= 0) rw->nodes.push_back(add_idx);
-    rw->maybe_dead = {dq_idx};
-    rw->anchor = last;
+    rw->nodes = {m.mi, m.cast, m.mul1, m.mul2};
+    if (m.add >= 0) rw->nodes.push_back(m.add);
+    rw->maybe_dead = {m.dq};
+    rw->anchor = m.last;
     return true;
   }
 

@@ -463,13 +463,8 @@ void WritePassingList(const std::string& path, std::vector<std::string> names) {
   if (!out) throw Error(ErrorCode::kIo, "cannot write " + path);
 }
 
-}  // namespace
-
-int TestCommand(const std::vector<std::string>& args) {
-  const ParsedArgs a = ParseArgs(args,
-                                 {"--rtol", "--atol", "--expected", "--from-env", "--filter",
-                                  "--threads", "--timeout", "--write-passing"},
-                                 {"-v", "--verbose", "--isolate"});
+// The options that tune how each case runs and is judged.
+TestOptions ReadTestOptions(const ParsedArgs& a) {
   TestOptions opt;
   opt.rtol = a.GetDouble("--rtol", opt.rtol);
   opt.atol = a.GetDouble("--atol", opt.atol);
@@ -480,20 +475,29 @@ int TestCommand(const std::vector<std::string>& args) {
 #ifndef SIMPLECPP_CLI_HAVE_FORK
   if (opt.isolate) throw UsageError("--isolate needs fork(), which this platform lacks");
 #endif
+  return opt;
+}
 
-  std::vector<std::string> roots = a.positional;
+// The folders to search: the positional DIRs plus $VAR/node for --from-env VAR. False (after
+// saying so) when --from-env names no conformance data, which is a skip rather than an error.
+bool CollectRoots(const ParsedArgs& a, std::vector<std::string>* roots) {
+  *roots = a.positional;
   if (a.Has("--from-env")) {
     const std::string var = a.Get("--from-env");
     const char* value = std::getenv(var.c_str());
     std::error_code ec;
     if (value == nullptr || *value == '\0' || !fs::is_directory(fs::path(value) / "node", ec)) {
       std::printf("conformance data not found (set %s); skipping\n", var.c_str());
-      return 0;
+      return false;
     }
-    roots.push_back((fs::path(value) / "node").string());
+    roots->push_back((fs::path(value) / "node").string());
   }
-  if (roots.empty()) throw UsageError("test needs at least one DIR (or --from-env VAR)");
+  if (roots->empty()) throw UsageError("test needs at least one DIR (or --from-env VAR)");
+  return true;
+}
 
+// Every case folder under `roots`, sorted so that the run order does not depend on the file system.
+std::vector<fs::path> FindAllCases(const std::vector<std::string>& roots) {
   std::vector<fs::path> cases;
   std::set<std::string> visited;
   for (const std::string& r : roots) {
@@ -502,97 +506,135 @@ int TestCommand(const std::vector<std::string>& args) {
     FindCases(r, &visited, &cases);
   }
   std::sort(cases.begin(), cases.end());
-  const std::string filter = a.Get("--filter");
-  auto selected = [&](const std::string& name) {
-    return filter.empty() || name.find(filter) != std::string::npos;
-  };
+  return cases;
+}
 
+// --filter keeps the cases whose name contains the filter text.
+bool Selected(const std::string& filter, const std::string& name) {
+  return filter.empty() || name.find(filter) != std::string::npos;
+}
+
+// What the run found, case by case and in total.
+struct TestTally {
   int passed = 0, failed = 0, skipped = 0;
   std::map<std::string, Status> results;
   std::vector<std::string> passing;
+};
+
+// Runs one case in a child process (--isolate) or in this one under the watchdog.
+CaseResult RunOneCase(const fs::path& dir, const std::string& name, const TestOptions& opt,
+                      Watchdog* watchdog) {
+#ifdef SIMPLECPP_CLI_HAVE_FORK
+  if (opt.isolate) return RunCaseIsolated(dir, opt);
+#endif
+  if (watchdog) watchdog->Start(name);
+  CaseResult r = RunCase(dir, opt);
+  if (watchdog) watchdog->Stop();
+  return r;
+}
+
+// Prints one case's line and counts it.
+void RecordCase(const std::string& name, const CaseResult& r, double ms, const TestOptions& opt,
+                TestTally* tally) {
+  std::string time_note;
+  if (opt.verbose) {
+    char buf[48];
+    std::snprintf(buf, sizeof(buf), " [%.1f ms]", ms);
+    time_note = buf;
+  }
+  switch (r.status) {
+    case Status::kPass:
+      ++tally->passed;
+      tally->passing.push_back(name);
+      std::printf("PASS %s%s\n", name.c_str(), time_note.c_str());
+      break;
+    case Status::kUnsupported:
+      ++tally->skipped;
+      std::printf("UNSUPPORTED %s: %s%s\n", name.c_str(), OneLine(r.message).c_str(),
+                  time_note.c_str());
+      break;
+    case Status::kFail:
+      ++tally->failed;
+      std::printf("FAIL %s: %s%s\n", name.c_str(), OneLine(r.message).c_str(), time_note.c_str());
+      break;
+  }
+  std::fflush(stdout);
+  tally->results[name] = r.status;
+}
+
+// Runs the selected cases in order.
+TestTally RunCases(const std::vector<fs::path>& cases, const std::string& filter,
+                   const TestOptions& opt) {
+  TestTally tally;
   std::unique_ptr<Watchdog> watchdog;
 #if !defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__)
   if (!opt.isolate) watchdog = std::make_unique<Watchdog>(opt.timeout_s);
 #endif  // WebAssembly without pthreads has no watchdog thread: a hung case hangs the run.
   for (const fs::path& dir : cases) {
     const std::string name = dir.filename().string();
-    if (!selected(name)) continue;
+    if (!Selected(filter, name)) continue;
     const auto start = std::chrono::steady_clock::now();
-    CaseResult r;
-#ifdef SIMPLECPP_CLI_HAVE_FORK
-    if (opt.isolate) {
-      r = RunCaseIsolated(dir, opt);
-    } else
-#endif
-    {
-      if (watchdog) watchdog->Start(name);
-      r = RunCase(dir, opt);
-      if (watchdog) watchdog->Stop();
-    }
+    const CaseResult r = RunOneCase(dir, name, opt, watchdog.get());
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    std::string time_note;
-    if (opt.verbose) {
-      char buf[48];
-      std::snprintf(buf, sizeof(buf), " [%.1f ms]", ms);
-      time_note = buf;
-    }
-    switch (r.status) {
-      case Status::kPass:
-        ++passed;
-        passing.push_back(name);
-        std::printf("PASS %s%s\n", name.c_str(), time_note.c_str());
-        break;
-      case Status::kUnsupported:
-        ++skipped;
-        std::printf("UNSUPPORTED %s: %s%s\n", name.c_str(), OneLine(r.message).c_str(),
-                    time_note.c_str());
-        break;
-      case Status::kFail:
-        ++failed;
-        std::printf("FAIL %s: %s%s\n", name.c_str(), OneLine(r.message).c_str(), time_note.c_str());
-        break;
-    }
-    std::fflush(stdout);
-    results[name] = r.status;
+    RecordCase(name, r, ms, opt, &tally);
   }
-  watchdog.reset();
+  return tally;
+}
+
+// Compares the run with the --expected list: every listed (and selected) case must pass; newly
+// passing cases are reported so that the list can be extended. Returns the exit status.
+int CheckExpected(const std::string& list_path, const std::string& filter,
+                  const TestTally& tally) {
+  const std::vector<std::string> expected = ReadCaseList(list_path);
+  const std::set<std::string> expected_set(expected.begin(), expected.end());
+  int regressions = 0;
+  for (const std::string& name : expected) {
+    if (!Selected(filter, name)) continue;
+    auto it = tally.results.find(name);
+    const char* what = it == tally.results.end()           ? "missing"
+                       : it->second == Status::kFail        ? "failed"
+                       : it->second == Status::kUnsupported ? "unsupported"
+                                                            : nullptr;
+    if (what != nullptr) {
+      std::printf("EXPECTED TO PASS: %s (%s)\n", name.c_str(), what);
+      ++regressions;
+    }
+  }
+  int newly = 0;
+  for (const std::string& name : tally.passing) {
+    if (!expected_set.count(name)) {
+      std::printf("NEWLY PASSING: %s\n", name.c_str());
+      ++newly;
+    }
+  }
+  std::printf("%d newly passing (not in %s); %d listed cases did not pass\n", newly,
+              list_path.c_str(), regressions);
+  return regressions > 0 ? 1 : 0;
+}
+
+}  // namespace
+
+int TestCommand(const std::vector<std::string>& args) {
+  const ParsedArgs a = ParseArgs(args,
+                                 {"--rtol", "--atol", "--expected", "--from-env", "--filter",
+                                  "--threads", "--timeout", "--write-passing"},
+                                 {"-v", "--verbose", "--isolate"});
+  const TestOptions opt = ReadTestOptions(a);
+  std::vector<std::string> roots;
+  if (!CollectRoots(a, &roots)) return 0;
+  const std::vector<fs::path> cases = FindAllCases(roots);
+  const std::string filter = a.Get("--filter");
+  const TestTally tally = RunCases(cases, filter, opt);
 
   if (a.Has("--write-passing")) {
-    WritePassingList(a.Get("--write-passing"), passing);
-    std::printf("wrote %zu passing cases to %s\n", passing.size(), a.Get("--write-passing").c_str());
+    WritePassingList(a.Get("--write-passing"), tally.passing);
+    std::printf("wrote %zu passing cases to %s\n", tally.passing.size(),
+                a.Get("--write-passing").c_str());
   }
-
   int exit_status = 0;
-  if (a.Has("--expected")) {
-    const std::string list_path = a.Get("--expected");
-    const std::vector<std::string> expected = ReadCaseList(list_path);
-    const std::set<std::string> expected_set(expected.begin(), expected.end());
-    int regressions = 0;
-    for (const std::string& name : expected) {
-      if (!selected(name)) continue;
-      auto it = results.find(name);
-      const char* what = it == results.end()                 ? "missing"
-                         : it->second == Status::kFail        ? "failed"
-                         : it->second == Status::kUnsupported ? "unsupported"
-                                                              : nullptr;
-      if (what != nullptr) {
-        std::printf("EXPECTED TO PASS: %s (%s)\n", name.c_str(), what);
-        ++regressions;
-      }
-    }
-    int newly = 0;
-    for (const std::string& name : passing) {
-      if (!expected_set.count(name)) {
-        std::printf("NEWLY PASSING: %s\n", name.c_str());
-        ++newly;
-      }
-    }
-    std::printf("%d newly passing (not in %s); %d listed cases did not pass\n", newly,
-                list_path.c_str(), regressions);
-    if (regressions > 0) exit_status = 1;
-  }
-  std::printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+  if (a.Has("--expected")) exit_status = CheckExpected(a.Get("--expected"), filter, tally);
+  std::printf("%d passed, %d failed, %d skipped\n", tally.passed, tally.failed, tally.skipped);
   return exit_status;
 }
 

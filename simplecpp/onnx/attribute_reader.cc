@@ -51,90 +51,91 @@ AttrKind InferKind(const AttributeFields& a) {
   ThrowInvalid("attribute has no type and no value");
 }
 
-}  // namespace
-
-graph::Attribute ReadAttribute(pbf_reader msg, ParseContext& ctx, int graph_depth) {
-  AttributeFields a;
-  while (msg.next()) {
-    switch (msg.tag()) {
-      case af::kName: a.attr.name = ReadString(msg, "name"); break;
-      case af::kRefAttrName: a.attr.ref_attr_name = ReadString(msg, "ref_attr_name"); break;
-      case af::kType: a.type = ReadInt32(msg, "type"); break;
-      case af::kF:
-        a.attr.f = ReadFloat(msg, "f");
-        a.has_f = true;
-        break;
-      case af::kI:
-        a.attr.i = ReadInt64(msg, "i");
-        a.has_i = true;
-        break;
-      case af::kS:
-        a.attr.s = ReadString(msg, "s");
-        a.has_s = true;
-        break;
-      case af::kT: {
-        pbf_reader m = ReadMessage(msg, "t");
-        a.t = WithContext([] { return std::string("t"); }, [&] { return ReadTensor(m, ctx, nullptr); });
-        a.has_t = true;
-        break;
-      }
-      case af::kG: {
-        pbf_reader m = ReadMessage(msg, "g");
-        a.g = ReadSubgraph(m, ctx, graph_depth + 1);
-        a.has_g = true;
-        break;
-      }
-      case af::kSparseTensor: {
-        pbf_reader m = ReadMessage(msg, "sparse_tensor");
-        a.sparse = WithContext([] { return std::string("sparse_tensor"); },
-                               [&] { return ReadSparseTensor(m, ctx, nullptr); });
-        a.has_sparse = true;
-        break;
-      }
-      case af::kTp: {
-        pbf_reader m = ReadMessage(msg, "tp");
-        a.tp = WithContext([] { return std::string("tp"); }, [&] { return ReadType(m, 1); });
-        a.has_tp = true;
-        break;
-      }
-      case af::kFloats: AppendFloats(msg, "floats", &a.attr.floats); break;
-      case af::kInts: AppendInt64s(msg, "ints", &a.attr.ints); break;
-      case af::kStrings: a.attr.strings.push_back(ReadString(msg, "strings")); break;
-      case af::kTensors: {
-        pbf_reader m = ReadMessage(msg, "tensors");
-        a.tensors.push_back(ReadNth("tensors", a.tensors.size(),
-                                            [&] { return ReadTensor(m, ctx, nullptr); }));
-        break;
-      }
-      case af::kSparseTensors: {
-        pbf_reader m = ReadMessage(msg, "sparse_tensors");
-        a.sparse_tensors.push_back(ReadNth(
-            "sparse_tensors", a.sparse_tensors.size(), [&] { return ReadSparseTensor(m, ctx, nullptr); }));
-        break;
-      }
-      case af::kGraphs: {
-        pbf_reader m = ReadMessage(msg, "graphs");
-        a.graphs.push_back(ReadSubgraph(m, ctx, graph_depth + 1));
-        break;
-      }
-      case af::kTypeProtos: {
-        pbf_reader m = ReadMessage(msg, "type_protos");
-        a.type_protos.push_back(ReadNth("type_protos", a.type_protos.size(),
-                                                         [&] { return ReadType(m, 1); }));
-        break;
-      }
-      default: msg.skip();  // doc_string and unknown fields
+// Reads one field of the AttributeProto into `a`.
+void ReadAttributeField(pbf_reader& msg, ParseContext& ctx, int graph_depth,
+                        AttributeFields& a) {
+  switch (msg.tag()) {
+    case af::kName: a.attr.name = ReadString(msg, "name"); break;
+    case af::kRefAttrName: a.attr.ref_attr_name = ReadString(msg, "ref_attr_name"); break;
+    case af::kType: a.type = ReadInt32(msg, "type"); break;
+    case af::kF:
+      a.attr.f = ReadFloat(msg, "f");
+      a.has_f = true;
+      break;
+    case af::kI:
+      a.attr.i = ReadInt64(msg, "i");
+      a.has_i = true;
+      break;
+    case af::kS:
+      a.attr.s = ReadString(msg, "s");
+      a.has_s = true;
+      break;
+    case af::kT: {
+      pbf_reader m = ReadMessage(msg, "t");
+      a.t = WithContext([] { return std::string("t"); }, [&] { return ReadTensor(m, ctx, nullptr); });
+      a.has_t = true;
+      break;
     }
+    case af::kG: {
+      pbf_reader m = ReadMessage(msg, "g");
+      a.g = ReadSubgraph(m, ctx, graph_depth + 1);
+      a.has_g = true;
+      break;
+    }
+    case af::kSparseTensor: {
+      pbf_reader m = ReadMessage(msg, "sparse_tensor");
+      a.sparse = WithContext([] { return std::string("sparse_tensor"); },
+                             [&] { return ReadSparseTensor(m, ctx, nullptr); });
+      a.has_sparse = true;
+      break;
+    }
+    case af::kTp: {
+      pbf_reader m = ReadMessage(msg, "tp");
+      a.tp = WithContext([] { return std::string("tp"); }, [&] { return ReadType(m, 1); });
+      a.has_tp = true;
+      break;
+    }
+    case af::kFloats: AppendFloats(msg, "floats", &a.attr.floats); break;
+    case af::kInts: AppendInt64s(msg, "ints", &a.attr.ints); break;
+    case af::kStrings: a.attr.strings.push_back(ReadString(msg, "strings")); break;
+    case af::kTensors: {
+      pbf_reader m = ReadMessage(msg, "tensors");
+      a.tensors.push_back(ReadNth("tensors", a.tensors.size(),
+                                          [&] { return ReadTensor(m, ctx, nullptr); }));
+      break;
+    }
+    case af::kSparseTensors: {
+      pbf_reader m = ReadMessage(msg, "sparse_tensors");
+      a.sparse_tensors.push_back(ReadNth(
+          "sparse_tensors", a.sparse_tensors.size(), [&] { return ReadSparseTensor(m, ctx, nullptr); }));
+      break;
+    }
+    case af::kGraphs: {
+      pbf_reader m = ReadMessage(msg, "graphs");
+      a.graphs.push_back(ReadSubgraph(m, ctx, graph_depth + 1));
+      break;
+    }
+    case af::kTypeProtos: {
+      pbf_reader m = ReadMessage(msg, "type_protos");
+      a.type_protos.push_back(ReadNth("type_protos", a.type_protos.size(),
+                                                       [&] { return ReadType(m, 1); }));
+      break;
+    }
+    default: msg.skip();  // doc_string and unknown fields
   }
+}
 
-  AttrKind kind;
-  if (a.type == 0) {
-    kind = InferKind(a);
-  } else if (a.type < 0 || a.type > static_cast<int32_t>(AttrKind::kTypeProtos)) {
+// The kind the `type` field names, or for models without one, the kind the value fields imply.
+AttrKind ResolveKind(const AttributeFields& a) {
+  if (a.type == 0) return InferKind(a);
+  if (a.type < 0 || a.type > static_cast<int32_t>(AttrKind::kTypeProtos)) {
     ThrowInvalid("unknown attribute type " + std::to_string(a.type));
-  } else {
-    kind = static_cast<AttrKind>(a.type);
   }
+  return static_cast<AttrKind>(a.type);
+}
+
+// Keeps only the field of the attribute's kind, so that equal attributes compare equal.
+graph::Attribute KeepKindField(AttributeFields& a, AttrKind kind) {
   // A reference to an attribute of the calling function carries no value of its own.
   const bool is_ref = !a.attr.ref_attr_name.empty();
   auto require = [&](bool present, const char* field) {
@@ -144,7 +145,6 @@ graph::Attribute ReadAttribute(pbf_reader msg, ParseContext& ctx, int graph_dept
     }
   };
 
-  // Keep only the field of the attribute's kind, so that equal attributes compare equal.
   graph::Attribute out;
   out.name = std::move(a.attr.name);
   out.ref_attr_name = std::move(a.attr.ref_attr_name);
@@ -179,6 +179,14 @@ graph::Attribute ReadAttribute(pbf_reader msg, ParseContext& ctx, int graph_dept
     case AttrKind::kTypeProtos: out.types = std::move(a.type_protos); break;
   }
   return out;
+}
+
+}  // namespace
+
+graph::Attribute ReadAttribute(pbf_reader msg, ParseContext& ctx, int graph_depth) {
+  AttributeFields a;
+  while (msg.next()) ReadAttributeField(msg, ctx, graph_depth, a);
+  return KeepKindField(a, ResolveKind(a));
 }
 
 }  // namespace simplecpp::onnx::internal

@@ -42,9 +42,9 @@ constexpr int64_t kRowBudget = int64_t{1} << 17;
 constexpr int64_t kMinBlocked = 128;
 // Convolutions below this many multiply-adds run on the calling thread. A quarter of the plain
 // integer GEMM's threshold (kernels::kQGemmSerialMacs): a convolution's im2row, packing and
-// requantization add work per multiply-add, most of all with few input channels (cnn-base's
-// first layer, 2 M MACs over 3 channels: the model at 2 threads took 0.82x the time with it in
-// parallel; the small CNN's 0.2 M-MAC layers stay serial).
+// requantization add work per multiply-add, most of all with few input channels, so a layer like
+// cnn-base's first (2 M MACs over 3 channels) already gains from threads, while layers of a few
+// hundred thousand MACs lose more to waking them than they save.
 constexpr int64_t kSerialMacs = int64_t{1} << 20;
 
 // One group's weights w [og, cg, k...] (bytes) with K reordered to (k..., c), the column order
