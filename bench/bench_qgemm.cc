@@ -7,7 +7,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "bench/bench_common.h"
-#include "kernels/qgemm.h"
+#include "kernels/quant/qgemm.h"
 
 namespace simplecpp::bench {
 namespace {

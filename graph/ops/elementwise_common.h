@@ -11,7 +11,7 @@
 #include "graph/op.h"
 #include "graph/ops/float16_kind.h"
 #include "graph/registry.h"
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 #include "kernels/parallel.h"
 
 namespace simplecpp::graph::elementwise {
@@ -37,8 +37,9 @@ void VisitNumeric(DType dt, F&& f) {
   throw Error(ErrorCode::kInternal, "elementwise: dtype " + DTypeName(dt) + " reached Prepare");
 }
 
-// float16 / bfloat16 are stored as 16 bits and computed in float32 (kernels/elementwise.h,
-// "16-bit float storage"); every op taking FloatTypes() handles them before VisitNumeric.
+// float16 / bfloat16 are stored as 16 bits and computed in float32
+// (kernels/elementwise/elementwise.h, "16-bit float storage"); every op taking FloatTypes() handles
+// them before VisitNumeric.
 inline const std::vector<DType>& FloatTypes() {
   static const std::vector<DType> k = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
                                        DType::kBFloat16};

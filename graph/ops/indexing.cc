@@ -15,7 +15,7 @@
 
 #include "graph/ops/families.h"
 #include "graph/ops/indexing_internal.h"
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 
 namespace simplecpp::graph {
 namespace indexing {

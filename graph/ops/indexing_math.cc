@@ -10,7 +10,7 @@
 
 #include "graph/ops/float16_kind.h"
 #include "graph/ops/indexing_internal.h"
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 
 namespace simplecpp::graph::indexing {
 namespace {

@@ -21,7 +21,7 @@
 #include <random>
 
 #include "graph/ops/indexing_internal.h"
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 
 namespace simplecpp::graph::indexing {
 namespace {

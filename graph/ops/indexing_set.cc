@@ -7,7 +7,7 @@
 #include <string>
 
 #include "graph/ops/indexing_internal.h"
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 
 namespace simplecpp::graph::indexing {
 namespace {

@@ -20,8 +20,8 @@
 #include "graph/ops/families.h"
 #include "graph/ops/float16_kind.h"
 #include "graph/registry.h"
-#include "kernels/normalization.h"
-#include "kernels/softmax.h"
+#include "kernels/nn/normalization.h"
+#include "kernels/nn/softmax.h"
 
 namespace simplecpp::graph {
 namespace {

@@ -13,9 +13,9 @@
 #include "graph/op.h"
 #include "graph/ops/window_attributes.h"
 #include "graph/registry.h"
-#include "kernels/conv.h"
-#include "kernels/qgemm.h"
-#include "kernels/transpose.h"
+#include "kernels/conv/conv.h"
+#include "kernels/memory/transpose.h"
+#include "kernels/quant/qgemm.h"
 #include "quant/quant_params.h"
 
 namespace simplecpp::graph::quant_ops {
@@ -138,7 +138,7 @@ struct QConvPlan {
   }
   int64_t SlotRowBytes() const { return chunk * RowStride() + chunk * og; }
   // im2row rows are kdim rounded up to 4 bytes apart (the gap holds x's zero point), so that the
-  // integer GEMM multiplies uint8 rows in place (kernels/qgemm.h).
+  // integer GEMM multiplies uint8 rows in place (kernels/quant/qgemm.h).
   int64_t RowStride() const { return (kdim + 3) / 4 * 4; }
   int64_t Slots(int threads) const { return blocks_parallel ? std::max(1, threads) : 1; }
   // Whether the blocks of `chunk` positions are the parallel tasks (else the GEMM parallelizes).

@@ -1,5 +1,6 @@
 // The reduction family: ReduceSum / Mean / Max / Min / Prod / L1 / L2 / LogSum / LogSumExp /
-// SumSquare, ArgMax / ArgMin, CumSum and TopK (kernels in kernels/reduce.h and kernels/topk.h).
+// SumSquare, ArgMax / ArgMin, CumSum and TopK (kernels in kernels/nn/reduce.h and
+// kernels/nn/topk.h).
 //
 // Reduce*: axes come from the `axes` attribute (ReduceSum before 13, the others before 18) or from
 // the optional int64 input 1 (listed in ValueInputs()). Empty axes reduce everything unless
@@ -26,9 +27,9 @@
 #include "graph/ops/float16_kind.h"
 #include "graph/ops/reduction_plan.h"
 #include "graph/registry.h"
-#include "kernels/float16.h"
-#include "kernels/reduce.h"
-#include "kernels/topk.h"
+#include "kernels/float16/float16.h"
+#include "kernels/nn/reduce.h"
+#include "kernels/nn/topk.h"
 
 namespace simplecpp::graph {
 
