@@ -260,8 +260,8 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
           // C [og, pc]: y[n, gi * og + o, p0 + q] directly (row stride `positions`), or the
           // block's sums [og, pc] then requantized one output channel (row) at a time.
           const auto b = kernels::PackedQB::Pack(x_signed, true, kdim, pc, rows, lda);
-          kernels::QGemmToI32(og, wr + gi * og * kdim, w_signed, kdim, wz, wz ? wzp_step : 0, *b,
-                              &xzp, 0, rq ? c : yg + p0, rq ? pc : positions, inner);
+          QGemmBytesToI32(og, wr + gi * og * kdim, w_signed, kdim, wz, wz ? wzp_step : 0, *b, &xzp,
+                          0, rq ? c : yg + p0, rq ? pc : positions, inner);
           if (rq) {
             for (int64_t o = 0; o < og; ++o) {
               Requant(*rq, c + o * pc, pc, 1, pc, gi * og + o, 0, y8 + o * positions + p0,
@@ -270,7 +270,7 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
           }
           return;
         }
-        kernels::QGemmToI32(pc, rows, x_signed, lda, &xzp, 0, *pk[gi], wz, wzp_step, c, og, inner);
+        QGemmBytesToI32(pc, rows, x_signed, lda, &xzp, 0, *pk[gi], wz, wzp_step, c, og, inner);
         if (rq) {
           // Each position's og sums (one per output channel) are requantized into the byte
           // tile [pc, og], which is transposed into y's [og, positions] layout.

@@ -138,8 +138,8 @@ void QMatMulPlan::Run(const kernels::Parallel& par, const void* a, const void* b
   ForEachProduct(*this, a, b, za, zb,
                  [&](int64_t t, const uint8_t* at, const int32_t* zat, const kernels::PackedQB& bt,
                      const int32_t* zbt) {
-                   kernels::QGemmToI32(m, at, a_signed, k, zat, za_step, bt, zbt, zb_step,
-                                       c + t * m * n, n, par);
+                   QGemmBytesToI32(m, at, a_signed, k, zat, za_step, bt, zbt, zb_step,
+                                   c + t * m * n, n, par);
                  });
 }
 
@@ -150,8 +150,7 @@ void QMatMulPlan::RunToFloat(const kernels::Parallel& par, const void* a, const 
                  [&](int64_t t, const uint8_t* at, const int32_t* zat, const kernels::PackedQB& bt,
                      const int32_t* zbt) {
                    const ScaleToFloatSink sink(mult, mult_step, bias, y + t * m * n, n);
-                   kernels::QGemmToSink(m, at, a_signed, k, zat, za_step, bt, zbt, zb_step, sink,
-                                        par);
+                   QGemmBytesToSink(m, at, a_signed, k, zat, za_step, bt, zbt, zb_step, sink, par);
                  });
 }
 

@@ -290,8 +290,8 @@ class QGemmOp final : public Op {
       const std::vector<int32_t> zb = ZeroPointsAsI32(rc.input(5));
       Tensor acc_t = rc.Scratch(DType::kInt32, {m * n});
       int32_t* acc = acc_t.data<int32_t>();
-      kernels::QGemmToI32(m, a, a_signed, k, &za, 0, *pb, zb.data(), zb.size() > 1 ? 1 : 0, acc, n,
-                          rc.parallel());
+      quant_ops::QGemmBytesToI32(m, a, a_signed, k, &za, 0, *pb, zb.data(), zb.size() > 1 ? 1 : 0,
+                                 acc, n, rc.parallel());
       if (has_c) {
         const int32_t* c = rc.input(6).data<int32_t>();
         for (int64_t i = 0; i < m; ++i)

@@ -158,6 +158,31 @@ struct QConvPlan {
 // w_zp_in: input index of w's zero point (checked: one value or [M]).
 QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttributes& attrs, int x_in, int w_in, int w_zp_in);
 
+// The integer GEMM on A rows that this layer holds as bytes, int8 or uint8 by the op's dtype:
+// calls the kernel entry point named by A's type (kernels/quant/qgemm.h).
+inline void QGemmBytesToI32(int64_t m, const uint8_t* a, bool a_signed, int64_t lda,
+                            const int32_t* a_zp, int64_t a_zp_step, const kernels::PackedQB& b,
+                            const int32_t* b_zp, int64_t b_zp_step, int32_t* c, int64_t ldc,
+                            const kernels::Parallel& parallel) {
+  if (a_signed) {
+    kernels::QGemmS8ToI32(m, reinterpret_cast<const int8_t*>(a), lda, a_zp, a_zp_step, b, b_zp,
+                          b_zp_step, c, ldc, parallel);
+  } else {
+    kernels::QGemmU8ToI32(m, a, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c, ldc, parallel);
+  }
+}
+inline void QGemmBytesToSink(int64_t m, const uint8_t* a, bool a_signed, int64_t lda,
+                             const int32_t* a_zp, int64_t a_zp_step, const kernels::PackedQB& b,
+                             const int32_t* b_zp, int64_t b_zp_step, const kernels::QGemmSink& sink,
+                             const kernels::Parallel& parallel) {
+  if (a_signed) {
+    kernels::QGemmS8ToSink(m, reinterpret_cast<const int8_t*>(a), lda, a_zp, a_zp_step, b, b_zp,
+                           b_zp_step, sink, parallel);
+  } else {
+    kernels::QGemmU8ToSink(m, a, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, sink, parallel);
+  }
+}
+
 void RegisterQLinearOps(OpRegistry& registry);        // qlinear.cc
 void RegisterMatMulIntegerOps(OpRegistry& registry);  // matmul_integer.cc
 void RegisterConvIntegerOps(OpRegistry& registry);    // conv_integer.cc

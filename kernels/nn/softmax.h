@@ -32,13 +32,20 @@ void HardmaxF32(const float* x, float* y, int64_t outer, int64_t n, int64_t inne
 void HardmaxF64(const double* x, double* y, int64_t outer, int64_t n, int64_t inner,
                 const Parallel& parallel);
 
-// 16-bit float storage (float16 / bfloat16 bits): slabs widened to float32, the float32 kernel,
-// one rounding per element (kernels/nn/softmax_f16.cc). x and y must not overlap.
-void Softmax16(Float16Kind kind, const uint16_t* x, uint16_t* y, int64_t outer, int64_t n,
-               int64_t inner, const Parallel& parallel);
-void LogSoftmax16(Float16Kind kind, const uint16_t* x, uint16_t* y, int64_t outer, int64_t n,
-                  int64_t inner, const Parallel& parallel);
-void Hardmax16(Float16Kind kind, const uint16_t* x, uint16_t* y, int64_t outer, int64_t n,
-               int64_t inner, const Parallel& parallel);
+// 16-bit float storage (the bits of float16: ...F16, of bfloat16: ...BF16): slabs widened to
+// float32, the float32 kernel, one rounding per element (kernels/nn/softmax_f16.cc). x and y must
+// not overlap.
+void SoftmaxF16(const uint16_t* x, uint16_t* y, int64_t outer, int64_t n, int64_t inner,
+                const Parallel& parallel);
+void SoftmaxBF16(const uint16_t* x, uint16_t* y, int64_t outer, int64_t n, int64_t inner,
+                 const Parallel& parallel);
+void LogSoftmaxF16(const uint16_t* x, uint16_t* y, int64_t outer, int64_t n, int64_t inner,
+                   const Parallel& parallel);
+void LogSoftmaxBF16(const uint16_t* x, uint16_t* y, int64_t outer, int64_t n, int64_t inner,
+                    const Parallel& parallel);
+void HardmaxF16(const uint16_t* x, uint16_t* y, int64_t outer, int64_t n, int64_t inner,
+                const Parallel& parallel);
+void HardmaxBF16(const uint16_t* x, uint16_t* y, int64_t outer, int64_t n, int64_t inner,
+                 const Parallel& parallel);
 
 }  // namespace simplecpp::kernels

@@ -46,17 +46,29 @@ void Run16(RowFn fn, Float16Kind kind, const uint16_t* x, uint16_t* y, int64_t o
 
 }  // namespace
 
-void Softmax16(Float16Kind kind, const uint16_t* x, uint16_t* y, int64_t outer, int64_t n,
-               int64_t inner, const Parallel& parallel) {
-  Run16(&SoftmaxF32, kind, x, y, outer, n, inner, parallel);
+void SoftmaxF16(const uint16_t* x, uint16_t* y, int64_t outer, int64_t n, int64_t inner,
+                const Parallel& parallel) {
+  Run16(&SoftmaxF32, Float16Kind::kHalf, x, y, outer, n, inner, parallel);
 }
-void LogSoftmax16(Float16Kind kind, const uint16_t* x, uint16_t* y, int64_t outer, int64_t n,
-                  int64_t inner, const Parallel& parallel) {
-  Run16(&LogSoftmaxF32, kind, x, y, outer, n, inner, parallel);
+void SoftmaxBF16(const uint16_t* x, uint16_t* y, int64_t outer, int64_t n, int64_t inner,
+                 const Parallel& parallel) {
+  Run16(&SoftmaxF32, Float16Kind::kBFloat16, x, y, outer, n, inner, parallel);
 }
-void Hardmax16(Float16Kind kind, const uint16_t* x, uint16_t* y, int64_t outer, int64_t n,
-               int64_t inner, const Parallel& parallel) {
-  Run16(&HardmaxF32, kind, x, y, outer, n, inner, parallel);
+void LogSoftmaxF16(const uint16_t* x, uint16_t* y, int64_t outer, int64_t n, int64_t inner,
+                   const Parallel& parallel) {
+  Run16(&LogSoftmaxF32, Float16Kind::kHalf, x, y, outer, n, inner, parallel);
+}
+void LogSoftmaxBF16(const uint16_t* x, uint16_t* y, int64_t outer, int64_t n, int64_t inner,
+                    const Parallel& parallel) {
+  Run16(&LogSoftmaxF32, Float16Kind::kBFloat16, x, y, outer, n, inner, parallel);
+}
+void HardmaxF16(const uint16_t* x, uint16_t* y, int64_t outer, int64_t n, int64_t inner,
+                const Parallel& parallel) {
+  Run16(&HardmaxF32, Float16Kind::kHalf, x, y, outer, n, inner, parallel);
+}
+void HardmaxBF16(const uint16_t* x, uint16_t* y, int64_t outer, int64_t n, int64_t inner,
+                 const Parallel& parallel) {
+  Run16(&HardmaxF32, Float16Kind::kBFloat16, x, y, outer, n, inner, parallel);
 }
 
 }  // namespace simplecpp::kernels

@@ -805,24 +805,41 @@ std::shared_ptr<const PackedQB> PackedQB::Pack(bool b_signed, bool trans_b, int6
   return p;
 }
 
-void QGemmToI32(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t* a_zp,
-                int64_t a_zp_step, const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
-                int32_t* c, int64_t ldc, const Parallel& parallel) {
+namespace {
+
+// The one driver behind the typed entry points: A's signedness is a flag from here down (the
+// micro-kernels see a' = a + 128 either way), and either C or a sink takes the blocks.
+void QGemmDispatch(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t* a_zp,
+                   int64_t a_zp_step, const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
+                   int32_t* c, int64_t ldc, const QGemmSink* sink, const Parallel& parallel) {
   if (m <= 0 || b.n() <= 0) return;
   const Parallel& par =
       m * b.n() * std::max<int64_t>(b.k(), 1) < kQGemmSerialMacs ? SerialParallel() : parallel;
   HWY_DYNAMIC_DISPATCH(QGemmToI32Impl)
-  (m, a, a_signed, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c, ldc, nullptr, par);
+  (m, a, a_signed, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c, ldc, sink, par);
 }
 
-void QGemmToSink(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t* a_zp,
-                 int64_t a_zp_step, const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
-                 const QGemmSink& sink, const Parallel& parallel) {
-  if (m <= 0 || b.n() <= 0) return;
-  const Parallel& par =
-      m * b.n() * std::max<int64_t>(b.k(), 1) < kQGemmSerialMacs ? SerialParallel() : parallel;
-  HWY_DYNAMIC_DISPATCH(QGemmToI32Impl)
-  (m, a, a_signed, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, nullptr, 0, &sink, par);
+}  // namespace
+
+void QGemmU8ToI32(int64_t m, const uint8_t* a, int64_t lda, const int32_t* a_zp, int64_t a_zp_step,
+                  const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step, int32_t* c,
+                  int64_t ldc, const Parallel& parallel) {
+  QGemmDispatch(m, a, false, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c, ldc, nullptr, parallel);
+}
+void QGemmS8ToI32(int64_t m, const int8_t* a, int64_t lda, const int32_t* a_zp, int64_t a_zp_step,
+                  const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step, int32_t* c,
+                  int64_t ldc, const Parallel& parallel) {
+  QGemmDispatch(m, a, true, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c, ldc, nullptr, parallel);
+}
+void QGemmU8ToSink(int64_t m, const uint8_t* a, int64_t lda, const int32_t* a_zp, int64_t a_zp_step,
+                   const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step, const QGemmSink& sink,
+                   const Parallel& parallel) {
+  QGemmDispatch(m, a, false, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, nullptr, 0, &sink, parallel);
+}
+void QGemmS8ToSink(int64_t m, const int8_t* a, int64_t lda, const int32_t* a_zp, int64_t a_zp_step,
+                   const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step, const QGemmSink& sink,
+                   const Parallel& parallel) {
+  QGemmDispatch(m, a, true, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, nullptr, 0, &sink, parallel);
 }
 
 void Im2RowBytes(const ConvGeometry& g, const uint8_t* x, int64_t channels, int64_t p_begin,

@@ -84,23 +84,26 @@ class PackedQB {
 // the multiply-adds per cycle.
 constexpr int64_t kQGemmSerialMacs = int64_t{1} << 22;
 
-// C[M,N] (ldc = row stride in elements) = (A - za) * (B - zb) as above.
-//   a: [M,K] 8-bit row-major with row stride lda (int8 when a_signed, else uint8). When lda is
-//      at least K rounded up to a multiple of 4 (Kp), each row's first Kp bytes are read: the ones
-//      past K meet B's zero padding, so their values do not matter, but they must be readable.
-//      uint8 A is then multiplied in place (no normalized copy); with lda < Kp only K bytes per
-//      row are read.
+// C[M,N] (ldc = row stride in elements) = (A - za) * (B - zb) as above, named by A's type (B's,
+// uint8 or int8, is the packed PackedQB's).
+//   a: [M,K] row-major with row stride lda. When lda is at least K rounded up to a multiple of 4
+//      (Kp), each row's first Kp bytes are read: the ones past K meet B's zero padding, so their
+//      values do not matter, but they must be readable. uint8 A is then multiplied in place (no
+//      normalized copy); with lda < Kp only K bytes per row are read.
 //   a_zp: nullptr (all 0), one value (a_zp_step == 0) or M values (a_zp_step == 1), in the
 //         range of A's type, widened to int32.
 //   b_zp: nullptr, one value (b_zp_step == 0) or N values (b_zp_step == 1), in B's type's range.
-void QGemmToI32(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t* a_zp,
-                int64_t a_zp_step, const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
-                int32_t* c, int64_t ldc, const Parallel& parallel);
+void QGemmU8ToI32(int64_t m, const uint8_t* a, int64_t lda, const int32_t* a_zp, int64_t a_zp_step,
+                  const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step, int32_t* c,
+                  int64_t ldc, const Parallel& parallel);
+void QGemmS8ToI32(int64_t m, const int8_t* a, int64_t lda, const int32_t* a_zp, int64_t a_zp_step,
+                  const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step, int32_t* c,
+                  int64_t ldc, const Parallel& parallel);
 
-// Takes the finished blocks of C from QGemmToSink while they are in cache: rows [m0, m0 + rows)
-// and columns [n0, n0 + cols) of C, as int32 at c (row stride ldc; valid during the call only).
-// The blocks partition C, each is delivered once, by the task that computed it (on any thread,
-// concurrently with other blocks), and their bounds do not depend on the thread count.
+// Takes the finished blocks of C from QGemmU8ToSink / QGemmS8ToSink while they are in cache: rows
+// [m0, m0 + rows) and columns [n0, n0 + cols) of C, as int32 at c (row stride ldc; valid during the
+// call only). The blocks partition C, each is delivered once, by the task that computed it (on any
+// thread, concurrently with other blocks), and their bounds do not depend on the thread count.
 class QGemmSink {
  public:
   virtual void Block(int64_t m0, int64_t rows, int64_t n0, int64_t cols, const int32_t* c,
@@ -110,11 +113,15 @@ class QGemmSink {
   ~QGemmSink() = default;
 };
 
-// QGemmToI32 without a C matrix: each block of C goes to `sink` (a fused epilogue: the float
-// scale of MatMulIntegerToFloat, QLinearConv's requantization) instead of memory.
-void QGemmToSink(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t* a_zp,
-                 int64_t a_zp_step, const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
-                 const QGemmSink& sink, const Parallel& parallel);
+// QGemmU8ToI32 / QGemmS8ToI32 without a C matrix: each block of C goes to `sink` (a fused
+// epilogue: the float scale of MatMulIntegerToFloat, QLinearConv's requantization) instead of
+// memory.
+void QGemmU8ToSink(int64_t m, const uint8_t* a, int64_t lda, const int32_t* a_zp, int64_t a_zp_step,
+                   const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step, const QGemmSink& sink,
+                   const Parallel& parallel);
+void QGemmS8ToSink(int64_t m, const int8_t* a, int64_t lda, const int32_t* a_zp, int64_t a_zp_step,
+                   const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step, const QGemmSink& sink,
+                   const Parallel& parallel);
 
 // The 8-bit "im2row" for integer convolution: rows[q][(c, k...)] for output positions
 // p_begin..p_begin+p_count-1 (row-major over out), columns in the order of a weight tensor
@@ -131,7 +138,7 @@ void Im2RowBytes(const ConvGeometry& g, const uint8_t* x, int64_t channels, int6
 // makes every tap a copy of `channels` bytes. The GEMM's weights must be ordered [Cout, k...,
 // channels] to match.
 // Rows are row_stride >= channels * kernel size bytes apart; the bytes between get pad_value
-// (a stride of K rounded up to 4 lets QGemmToI32 read uint8 rows in place).
+// (a stride of K rounded up to 4 lets QGemmU8ToI32 read the rows in place).
 void Im2RowBytesChannelsLast(const ConvGeometry& g, const uint8_t* xt, int64_t channels,
                              int64_t p_begin, int64_t p_count, uint8_t pad_value, uint8_t* rows,
                              int64_t row_stride, const Parallel& parallel);

@@ -221,12 +221,17 @@ TEST_CASE("GemmMixed with 16-bit A, B, C: bitwise the float32 GEMM rounded once;
   }
 }
 
-TEST_CASE("Softmax16 / LogSoftmax16 equal the float32 kernels rounded once; bound vs double") {
+TEST_CASE(
+    "Softmax{F16,BF16} / LogSoftmax{F16,BF16} equal the float32 kernels rounded once; bound vs "
+    "double") {
   for (const auto& t : CompiledTargets()) {
     ScopedTarget st(t);
     CAPTURE(t.name);
     for (const Format& f : kFormats) {
       CAPTURE(std::string(f.name));
+      const bool bf16 = f.kind == Float16Kind::kBFloat16;
+      const auto softmax16 = bf16 ? SoftmaxBF16 : SoftmaxF16;
+      const auto log_softmax16 = bf16 ? LogSoftmaxBF16 : LogSoftmaxF16;
       const int64_t shapes[][3] = {{3, 17, 1}, {2, 5, 70}, {1, 300, 3}, {4, 1, 1}};
       for (const auto& s : shapes) {
         const int64_t outer = s[0], n = s[1], inner = s[2];
@@ -236,12 +241,12 @@ TEST_CASE("Softmax16 / LogSoftmax16 equal the float32 kernels rounded once; boun
         std::vector<float> want(total);
         SoftmaxF32(fx.data(), want.data(), outer, n, inner, SerialParallel());
         std::vector<uint16_t> got(total);
-        Softmax16(f.kind, x.data(), got.data(), outer, n, inner, SerialParallel());
+        softmax16(x.data(), got.data(), outer, n, inner, SerialParallel());
         CHECK(got == Narrowed(f.kind, want));
         LogSoftmaxF32(fx.data(), want.data(), outer, n, inner, SerialParallel());
-        LogSoftmax16(f.kind, x.data(), got.data(), outer, n, inner, SerialParallel());
+        log_softmax16(x.data(), got.data(), outer, n, inner, SerialParallel());
         CHECK(got == Narrowed(f.kind, want));
-        Softmax16(f.kind, x.data(), got.data(), outer, n, inner, SerialParallel());
+        softmax16(x.data(), got.data(), outer, n, inner, SerialParallel());
         for (int64_t o = 0; o < outer; ++o) {
           for (int64_t j = 0; j < inner; ++j) {
             double mx = -INFINITY, sum = 0;

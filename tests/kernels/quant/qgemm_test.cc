@@ -1,11 +1,12 @@
-// Tests for kernels/quant/qgemm.h: QGemmToI32 bit-exact against a straightforward int64 reference
-// (truncated to int32) for all four signedness combinations, every zero-point layout, sizes
-// around the vector and tile widths, extreme values with K large enough to wrap int32, both
-// B layouts, on every compiled target and independent of the thread count; sizes around the
-// micro-kernel's tile edges (rows per tile, 32-column panels, k-quads, K blocks of 512, task
-// blocks of 64 rows x 128 columns); plus Im2RowBytes and Im2RowBytesChannelsLast (the same taps
-// as Im2RowBytes with the columns permuted to (k..., c), on 1-D/2-D/3-D geometries). Every case
-// also runs through QGemmToSink: each element delivered once, with QGemmToI32's value.
+// Tests for kernels/quant/qgemm.h: QGemmU8ToI32 / QGemmS8ToI32 bit-exact against a
+// straightforward int64 reference (truncated to int32) for all four signedness combinations, every
+// zero-point layout, sizes around the vector and tile widths, extreme values with K large enough to
+// wrap int32, both B layouts, on every compiled target and independent of the thread count; sizes
+// around the micro-kernel's tile edges (rows per tile, 32-column panels, k-quads, K blocks of 512,
+// task blocks of 64 rows x 128 columns); plus Im2RowBytes and Im2RowBytesChannelsLast (the same
+// taps as Im2RowBytes with the columns permuted to (k..., c), on 1-D/2-D/3-D geometries). Every
+// case also runs through QGemmU8ToSink / QGemmS8ToSink: each element delivered once, with the same
+// value.
 #include "kernels/quant/qgemm.h"
 
 #include <doctest/doctest.h>
@@ -48,7 +49,21 @@ class ThreadParallel final : public Parallel {
   int threads_;
 };
 
-// Copies the blocks QGemmToSink delivers into a matrix and counts deliveries per element.
+// The tests keep A as bytes with its signedness as a flag (one case table for both types): the
+// typed entry point for that flag.
+void QGemmBytes(int64_t m, const uint8_t* a, bool a_signed, int64_t lda, const int32_t* a_zp,
+                int64_t a_zp_step, const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
+                int32_t* c, int64_t ldc, const Parallel& parallel) {
+  if (a_signed) {
+    QGemmS8ToI32(m, reinterpret_cast<const int8_t*>(a), lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c,
+                 ldc, parallel);
+  } else {
+    QGemmU8ToI32(m, a, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c, ldc, parallel);
+  }
+}
+
+// Copies the blocks QGemmU8ToSink / QGemmS8ToSink deliver into a matrix and counts deliveries
+// per element.
 class RecordingSink final : public QGemmSink {
  public:
   RecordingSink(int64_t m, int64_t n)
@@ -122,12 +137,18 @@ void Check(const Case& c, uint32_t seed, const Parallel& par) {
 
   auto packed = PackedQB::Pack(c.b_signed, c.trans_b, c.k, c.n, b.data(), c.trans_b ? c.k : c.n);
   std::vector<int32_t> out(static_cast<size_t>(c.m * c.n), 12345);
-  QGemmToI32(c.m, a.data(), c.a_signed, c.k, za.empty() ? nullptr : za.data(), zas, *packed,
+  QGemmBytes(c.m, a.data(), c.a_signed, c.k, za.empty() ? nullptr : za.data(), zas, *packed,
              zb.empty() ? nullptr : zb.data(), zbs, out.data(), c.n, par);
   // The same product through a sink: every element delivered exactly once, the same values.
   RecordingSink sink(c.m, c.n);
-  QGemmToSink(c.m, a.data(), c.a_signed, c.k, za.empty() ? nullptr : za.data(), zas, *packed,
-              zb.empty() ? nullptr : zb.data(), zbs, sink, par);
+  if (c.a_signed) {
+    QGemmS8ToSink(c.m, reinterpret_cast<const int8_t*>(a.data()), c.k,
+                  za.empty() ? nullptr : za.data(), zas, *packed, zb.empty() ? nullptr : zb.data(),
+                  zbs, sink, par);
+  } else {
+    QGemmU8ToSink(c.m, a.data(), c.k, za.empty() ? nullptr : za.data(), zas, *packed,
+                  zb.empty() ? nullptr : zb.data(), zbs, sink, par);
+  }
   CHECK(sink.EachOnce());
   CHECK(sink.values() == out);
   for (int64_t i = 0; i < c.m; ++i) {
@@ -150,7 +171,7 @@ void Check(const Case& c, uint32_t seed, const Parallel& par) {
   }
 }
 
-TEST_CASE("QGemmToI32 matches the int64 reference on every target") {
+TEST_CASE("QGemm{U8,S8}ToI32 matches the int64 reference on every target") {
   const std::vector<int64_t> sizes = {0, 1, 3, 16, 17, 31, 32, 33, 65};
   const ZpLayout layouts[] = {ZpLayout::kNone, ZpLayout::kScalar, ZpLayout::kVector};
   for (const auto& t : CompiledTargets()) {
@@ -181,7 +202,7 @@ TEST_CASE("QGemmToI32 matches the int64 reference on every target") {
   }
 }
 
-TEST_CASE("QGemmToI32 extreme values and int32 wrap-around for large K") {
+TEST_CASE("QGemm{U8,S8}ToI32 extreme values and int32 wrap-around for large K") {
   for (const auto& t : CompiledTargets()) {
     ScopedTarget st(t);
     CAPTURE(t.name);
@@ -199,7 +220,7 @@ TEST_CASE("QGemmToI32 extreme values and int32 wrap-around for large K") {
   }
 }
 
-TEST_CASE("QGemmToI32 is independent of the thread count") {
+TEST_CASE("QGemm{U8,S8}ToI32 is independent of the thread count") {
   const ThreadParallel par3(3);
   Check({70, 600, 45, false, true, ZpLayout::kVector, ZpLayout::kVector}, 11, par3);
   Check({70, 600, 45, true, false, ZpLayout::kScalar, ZpLayout::kVector}, 12, par3);
@@ -261,7 +282,7 @@ TEST_CASE("PackedQB: a transposed B packs to the same panels and sums on every t
   }
 }
 
-TEST_CASE("QGemmToI32 tile edges on every target") {
+TEST_CASE("QGemm{U8,S8}ToI32 tile edges on every target") {
   const int64_t sizes[] = {1, 3, 4, 5, 15, 16, 17, 33, 64, 65};
   for (const auto& t : CompiledTargets()) {
     ScopedTarget st(t);
@@ -295,7 +316,7 @@ TEST_CASE("QGemmToI32 tile edges on every target") {
   }
 }
 
-TEST_CASE("QGemmToI32 extreme values with K = 4096 on tile edges") {
+TEST_CASE("QGemm{U8,S8}ToI32 extreme values with K = 4096 on tile edges") {
   for (const auto& t : CompiledTargets()) {
     ScopedTarget st(t);
     CAPTURE(t.name);
@@ -314,7 +335,7 @@ TEST_CASE("QGemmToI32 extreme values with K = 4096 on tile edges") {
   }
 }
 
-TEST_CASE("QGemmToI32 gives identical results for 1, 2, 3 and 8 threads") {
+TEST_CASE("QGemm{U8,S8}ToI32 gives identical results for 1, 2, 3 and 8 threads") {
   // Several row and column task blocks with tails; compared bit for bit across thread counts.
   const int64_t m = 131, n = 290, k = 600;
   std::mt19937 rng(5);
@@ -333,7 +354,8 @@ TEST_CASE("QGemmToI32 gives identical results for 1, 2, 3 and 8 threads") {
       CAPTURE(threads);
       const ThreadParallel par(threads);
       std::vector<int32_t> out(static_cast<size_t>(m * n), 0);
-      QGemmToI32(m, a.data(), true, k, za.data(), 1, *packed, zb.data(), 1, out.data(), n, par);
+      QGemmS8ToI32(m, reinterpret_cast<const int8_t*>(a.data()), k, za.data(), 1, *packed,
+                   zb.data(), 1, out.data(), n, par);
       if (first.empty()) {
         first = out;
       } else {
@@ -362,7 +384,7 @@ TEST_CASE("Im2RowBytes fills padding with the zero point") {
   for (int i = 0; i < 9; ++i) CHECK(rows[5 * 9 + i] == want5[i]);
 }
 
-TEST_CASE("QGemmToI32 with a row stride past K: the bytes between do not matter") {
+TEST_CASE("QGemm{U8,S8}ToI32 with a row stride past K: the bytes between do not matter") {
   // lda >= K rounded up to 4: uint8 A is read in place, Kp bytes per row, and the bytes past K
   // (random here) must not change the product; int8 A and narrower strides as a control.
   std::mt19937 rng(77);
@@ -382,7 +404,7 @@ TEST_CASE("QGemmToI32 with a row stride past K: the bytes between do not matter"
           const int32_t za = a_signed ? -3 : 131, zb = 7;
           auto packed = PackedQB::Pack(true, false, k, n, b.data(), n);
           std::vector<int32_t> out(static_cast<size_t>(m * n));
-          QGemmToI32(m, a.data(), a_signed, lda, &za, 0, *packed, &zb, 0, out.data(), n,
+          QGemmBytes(m, a.data(), a_signed, lda, &za, 0, *packed, &zb, 0, out.data(), n,
                      SerialParallel());
           int64_t wrong = 0;
           for (int64_t i = 0; i < m; ++i) {
