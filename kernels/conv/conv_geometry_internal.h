@@ -1,5 +1,5 @@
-// Geometry helpers shared by the im2col (kernels/conv/conv.cc) and col2im (kernels/conv/col2im.cc)
-// loop nests. Not for use outside kernels/.
+// Geometry helpers shared by the im2col (kernels/conv/conv.cc), col2im (kernels/conv/col2im.cc)
+// and 8-bit im2row (kernels/quant/qgemm.cc) loop nests. Not for use outside kernels/.
 #pragma once
 
 #include <algorithm>

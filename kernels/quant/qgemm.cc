@@ -22,6 +22,7 @@
 #include <memory>
 #include <vector>
 
+#include "kernels/conv/conv_geometry_internal.h"  // ConvGeometry3: the im2row loops in 3-D
 #include "kernels/memory/short_copy-inl.h"  // CopyShort / FillShort: short copies as vector moves
 #include "kernels/quant/qgemm.h"
 
@@ -36,22 +37,6 @@ constexpr int64_t kNB = 4 * kNR;        // columns per task (4 panels)
 constexpr int64_t kKcQuads = 128;       // K block (512 k): a panel pair block (32 KiB) stays in L1
 inline uint32_t U(int32_t v) { return static_cast<uint32_t>(v); }
 
-// A convolution's geometry padded to 3-D (unused leading dims 1, padding 0), so that the im2row
-// loops are always 3-D.
-struct Geometry3 {
-  int64_t in[3], out[3], ker[3], str[3], dil[3], pad[3];
-  explicit Geometry3(const ConvGeometry& g) {
-    for (int d = 0; d < 3; ++d) {
-      const int s = d - (3 - g.rank);  // right-align: the innermost dims are the real ones
-      in[d] = s >= 0 ? g.in[s] : 1;
-      out[d] = s >= 0 ? g.out[s] : 1;
-      ker[d] = s >= 0 ? g.kernel[s] : 1;
-      str[d] = s >= 0 ? g.stride[s] : 1;
-      dil[d] = s >= 0 ? g.dilation[s] : 1;
-      pad[d] = s >= 0 ? g.pad[s] : 0;
-    }
-  }
-};
 // The zero-point correction of one full 32-column panel, applied by a tile in registers on the
 // last K block and stored straight to C (instead of through the accumulator block):
 //   c[i*ldc + j] = acc - zb[j]*rs[i] - za[i]*ct[j]   (uint32, modulo 2^32)
@@ -679,8 +664,9 @@ void Im2RowBytesChannelsLastImpl(const ConvGeometry& g, const uint8_t* xt, int64
                                  int64_t p_begin, int64_t p_count, uint8_t pad_value, uint8_t* rows,
                                  int64_t row_stride, const Parallel& parallel) {
   const int64_t row_len = channels * g.KernelSize();
-  const Geometry3 g3(g);
-  const auto &in = g3.in, &out = g3.out, &ker = g3.ker, &str = g3.str, &dil = g3.dil, &pad = g3.pad;
+  const ConvGeometry3 g3 = WidenTo3(g);  // the im2row loops are always 3-D
+  const auto &in = g3.in, &out = g3.out, &ker = g3.kernel, &str = g3.stride, &dil = g3.dilation,
+             &pad = g3.pad;
   const int64_t c = channels;
   const int64_t krow = ker[2] * c;  // bytes of one kernel row of taps
   constexpr int64_t kPositionsPerTask = 64;
@@ -847,8 +833,9 @@ void Im2RowBytes(const ConvGeometry& g, const uint8_t* x, int64_t channels, int6
   const int64_t ksize = g.KernelSize();
   const int64_t in_size = g.InSize();
   const int64_t row_len = channels * ksize;
-  const qgemm_detail::Geometry3 g3(g);
-  const auto &in = g3.in, &out = g3.out, &ker = g3.ker, &str = g3.str, &dil = g3.dil, &pad = g3.pad;
+  const ConvGeometry3 g3 = WidenTo3(g);  // the im2row loops are always 3-D
+  const auto &in = g3.in, &out = g3.out, &ker = g3.kernel, &str = g3.stride, &dil = g3.dilation,
+             &pad = g3.pad;
   constexpr int64_t kPositionsPerTask = 64;
   const int64_t tasks = (p_count + kPositionsPerTask - 1) / kPositionsPerTask;
   auto body = [&](int64_t t0, int64_t t1) {
