@@ -65,7 +65,7 @@ class CumProdOp : public Op {
       };
     }
     RunFn run;
-    VisitNumeric(ctx.input_dtype(0), [&](auto tag) {
+    VisitNumericType(ctx.input_dtype(0), [&](auto tag) {
       using T = decltype(tag);
       run = [=](RunContext& ctx) {
         const T* x = DataOf<T>(ctx.input(0));
@@ -163,7 +163,7 @@ class DetOp : public Op {
       };
     }
     RunFn run;
-    VisitNumeric(ctx.input_dtype(0), [&](auto tag) {
+    VisitNumericType(ctx.input_dtype(0), [&](auto tag) {
       using T = decltype(tag);
       run = [=](RunContext& ctx) {
         const T* x = DataOf<T>(ctx.input(0));

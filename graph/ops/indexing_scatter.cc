@@ -89,7 +89,7 @@ RunFn VisitScatter(const PrepareContext& ctx, DType dtype, Reduction red, F&& f)
   } else if (dtype == DType::kBFloat16) {
     visit(Float16Elem<kernels::Float16Kind::kBFloat16>{});
   } else {
-    ok = VisitNumeric(dtype, visit);
+    ok = VisitNumericType(dtype, visit);
   }
   if (!ok) ctx.Unsupported("a scatter reduction on dtype " + DTypeName(dtype) + " is not supported");
   return run;

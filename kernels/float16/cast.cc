@@ -13,6 +13,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "core/dtype_visit.h"
 #include "kernels/float16/float16.h"
 #include "kernels/float16/float8.h"
 
@@ -228,22 +229,13 @@ void CopyElements(const void* in, void* out, int64_t n, const CastOptions&) {
 }
 
 // Calls fn(Elem{}) for the element struct of dtype t; returns false when t is not castable.
+// The numeric dtypes are Native<their C++ type>; the rest have element structs of their own.
 template <typename Fn>
 bool VisitElem(DType t, Fn&& fn) {
+  if (VisitNumericType(t, [&](auto tag) { fn(Native<decltype(tag)>{}); })) return true;
   switch (t) {
-    case DType::kFloat32: fn(Native<float>{}); return true;
-    case DType::kFloat64: fn(Native<double>{}); return true;
     case DType::kFloat16: fn(Half{}); return true;
     case DType::kBFloat16: fn(BFloat16{}); return true;
-    case DType::kInt8: fn(Native<int8_t>{}); return true;
-    case DType::kInt16: fn(Native<int16_t>{}); return true;
-    case DType::kInt32: fn(Native<int32_t>{}); return true;
-    case DType::kInt64: fn(Native<int64_t>{}); return true;
-    case DType::kUInt8: fn(Native<uint8_t>{}); return true;
-    case DType::kUInt16: fn(Native<uint16_t>{}); return true;
-    case DType::kUInt32: fn(Native<uint32_t>{}); return true;
-    case DType::kUInt64: fn(Native<uint64_t>{}); return true;
-    case DType::kBool: fn(Native<bool>{}); return true;
     case DType::kFloat8E4M3FN: fn(Float8<Float8Format::kE4M3FN>{}); return true;
     case DType::kFloat8E4M3FNUZ: fn(Float8<Float8Format::kE4M3FNUZ>{}); return true;
     case DType::kFloat8E5M2: fn(Float8<Float8Format::kE5M2>{}); return true;
