@@ -6,9 +6,9 @@
 #include <unsupported/Eigen/SpecialFunctions>
 
 #include "bench/bench_common.h"
-#include "kernels/elementwise.h"
-#include "kernels/normalization.h"
-#include "kernels/softmax.h"
+#include "kernels/elementwise/elementwise.h"
+#include "kernels/nn/normalization.h"
+#include "kernels/nn/softmax.h"
 
 namespace simplecpp::bench {
 namespace {

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "bench/bench_common.h"
-#include "kernels/float16.h"
-#include "kernels/gemm.h"
-#include "kernels/gemv_f16.h"
+#include "kernels/float16/float16.h"
+#include "kernels/gemm/gemm.h"
+#include "kernels/gemm/gemv_f16.h"
 #include "kernels/targets.h"
 
 namespace simplecpp::bench {

@@ -10,7 +10,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "bench/bench_common.h"
-#include "kernels/gemm.h"
+#include "kernels/gemm/gemm.h"
 
 extern "C" void openblas_set_num_threads(int num_threads);
 

@@ -1,5 +1,5 @@
-// Block-quantized weights (com.microsoft MatMulNBits, kernels/matmul_nbits.h) vs float32 weights,
-// GEMV 1x4096 . 4096x4096 (one token), single thread, in the same run:
+// Block-quantized weights (com.microsoft MatMulNBits, kernels/quant/matmul_nbits.h) vs float32
+// weights, GEMV 1x4096 . 4096x4096 (one token), single thread, in the same run:
 //   float32: the path MatMul takes for a constant B (PackedBF32 + GemmPackedBMixed, M = 1)
 //   int4 / int8: GemvNBitsF32, block 32, packed uint8 zero points
 //   DRAM: a read-sum of a 256 MiB buffer (the bound of a read-only stream) and a 256 MiB memcpy.
@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "bench/bench_common.h"
-#include "kernels/gemm.h"
-#include "kernels/matmul_nbits.h"
+#include "kernels/gemm/gemm.h"
+#include "kernels/quant/matmul_nbits.h"
 #include "kernels/targets.h"
 
 namespace simplecpp::bench {

@@ -1,5 +1,5 @@
 // Integer GEMM, C[M,N] (int32) = A[M,K] (uint8) * B[K,N] (int8), B constant (weights):
-// simplecpp QGemmToI32 (B packed once with PackedQB::Pack, as MatMulInteger does at Prepare;
+// simplecpp QGemmU8ToI32 (B packed once with PackedQB::Pack, as MatMulInteger does at Prepare;
 // zero points 0) vs oneDNN u8s8s32 matmul (weights reordered once into its preferred layout).
 // Arguments: M, K, N, threads. Counter: GOP/s (2*M*N*K per iteration: one MAC = 2 ops).
 #include <omp.h>
@@ -7,7 +7,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "bench/bench_common.h"
-#include "kernels/qgemm.h"
+#include "kernels/quant/qgemm.h"
 
 namespace simplecpp::bench {
 namespace {
@@ -31,8 +31,7 @@ void BM_QGemmSimplecpp(benchmark::State& state) {
   auto pool = graph::MakeThreadPool(static_cast<int>(state.range(3)));
   const auto packed = kernels::PackedQB::Pack(/*b_signed=*/true, false, k, n, d.b.data(), n);
   for (auto _ : state) {
-    kernels::QGemmToI32(m, d.a.data(), /*a_signed=*/false, k, nullptr, 0, *packed, nullptr, 0,
-                        d.c.data(), n, *pool);
+    kernels::QGemmU8ToI32(m, d.a.data(), k, nullptr, 0, *packed, nullptr, 0, d.c.data(), n, *pool);
     benchmark::DoNotOptimize(d.c.data());
     benchmark::ClobberMemory();
   }

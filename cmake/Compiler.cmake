@@ -60,7 +60,8 @@ if(EMSCRIPTEN)
     target_compile_options(simplecpp_flags INTERFACE -Oz)
   endif()
   if(SIMPLECPP_WASM_OPT STREQUAL "size")
-    # Code that has a smaller form for the same results picks it (e.g. kernels/elementwise_scalar.h).
+    # Code that has a smaller form for the same results picks it (e.g.
+    # kernels/elementwise/elementwise_scalar.h).
     target_compile_definitions(simplecpp_flags INTERFACE SIMPLECPP_OPTIMIZE_FOR_SIZE=1)
   endif()
   # Node programs (tests, CLI) need synchronous compilation (else node tries fetch() on the .wasm

@@ -1,8 +1,8 @@
 // Scalar IEEE binary16 ("float16", "half") <-> float32 conversion by integer bit manipulation, so
 // every bit pattern converts the same way on every target and compiler. It lives in core, the
 // bottom layer, because quant (packed formats whose scales are halves, e.g. ggml's blocks) needs
-// it as much as kernels does; kernels/float16.h re-exports these two under simplecpp::kernels and
-// adds the double, bfloat16 and SIMD bulk conversions.
+// it as much as kernels does; kernels/float16/float16.h re-exports these two under
+// simplecpp::kernels and adds the double, bfloat16 and SIMD bulk conversions.
 //
 // Rules:
 //   - FloatToHalfBits rounds to nearest, ties to even; values at or beyond 65520 (65504 plus half

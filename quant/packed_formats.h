@@ -4,15 +4,16 @@
 // its kernel; this is only the vocabulary. Plain data: no graph, no Highway.
 //
 // MatMulNBits' weights have no id here: they keep ONNX Runtime's file layout as given
-// (kernels/matmul_nbits.h describes it), so simplecpp defines no layout of its own for them.
+// (kernels/quant/matmul_nbits.h describes it), so simplecpp defines no layout of its own for
+// them.
 #pragma once
 
 #include <cstdint>
 
 namespace simplecpp::quant {
 
-// Layouts of the integer GEMM's packed B (kernels::PackedQB, kernels/qgemm.h): B [K,N] of 8-bit
-// values, stored as b' = b + shift (int8 b: shift 0; uint8 b: shift -128).
+// Layouts of the integer GEMM's packed B (kernels::PackedQB, kernels/quant/qgemm.h): B [K,N] of
+// 8-bit values, stored as b' = b + shift (int8 b: shift 0; uint8 b: shift -128).
 enum class QGemmPackFormat : int32_t {
   // Retired: int16 rows, one per column, [N][Kp] (Kp = K rounded up to 4).
   kI16RowsPerColumnV1 = 1,

@@ -1,6 +1,6 @@
 // Transformer ops: Attention (23, 24), RotaryEmbedding (23) and RMSNormalization (23).
 //
-// All three compute in float32 on float32 / float16 / bfloat16 storage (kernels/attention.h).
+// All three compute in float32 on float32 / float16 / bfloat16 storage (kernels/nn/attention.h).
 // Attention reads Q/K/V in either layout ([B,H,S,D], or [B,S,H*D] with q_num_heads /
 // kv_num_heads) through strides, without transposing; K and V are only copied when the KV cache
 // must be built (past_key/past_value given, or present_key/present_value requested). The
@@ -17,8 +17,8 @@
 
 #include "graph/ops/families.h"
 #include "graph/registry.h"
-#include "kernels/attention.h"
-#include "kernels/copy.h"
+#include "kernels/memory/copy.h"
+#include "kernels/nn/attention.h"
 
 namespace simplecpp::graph {
 namespace {

@@ -1,6 +1,6 @@
 // Cast (opsets 1, 6, 9, 13, 19, 21, 23, 24, 25) and CastLike (15, 19, 21, 23, 24, 25).
 // The conversions and their rules (float -> int truncates and saturates, NaN -> 0; float8
-// `saturate`; string formatting and parsing) are documented in kernels/cast.h.
+// `saturate`; string formatting and parsing) are documented in kernels/float16/cast.h.
 //   Cast-1: `to` is a string ("FLOAT", "INT64", ...); from 6 it is the TensorProto number.
 //   `saturate` (19+) applies to float8 targets; `round_mode` (up/down/nearest) to float8e8m0.
 #include <algorithm>
@@ -8,7 +8,7 @@
 
 #include "graph/ops/families.h"
 #include "graph/registry.h"
-#include "kernels/cast.h"
+#include "kernels/float16/cast.h"
 
 namespace simplecpp::graph {
 namespace {

@@ -1,18 +1,19 @@
-// Conv (opsets 1, 11): float32, float16, bfloat16, 1-D/2-D/3-D, auto_pad, dilations, groups (incl. depthwise),
-// strides, explicit pads, optional bias.
+// Conv (opsets 1, 11): float32, float16, bfloat16, 1-D/2-D/3-D, auto_pad, dilations, groups (incl.
+// depthwise), strides, explicit pads, optional bias.
 //
 // Per image and group, Y_g [Cout/group, P] = W_g [Cout/group, C/group * kernel] x col, with
 // P = output positions; the bias is the GEMM's row bias. Three paths, chosen at Prepare:
 //   - 1x1 kernel, stride 1, no padding: col is the input itself ([C/group, P]), no copy;
-//   - depthwise (group == C, one input channel per group, 1-D or 2-D): kernels/depthwise_conv.h;
-//   - otherwise im2col (kernels/conv.h) into a scratch buffer of about kColBudget floats, a
+//   - depthwise (group == C, one input channel per group, 1-D or 2-D):
+//     kernels/conv/depthwise_conv.h;
+//   - otherwise im2col (kernels/conv/conv.h) into a scratch buffer of about kColBudget floats, a
 //     chunk of output positions at a time, then the GEMM.
 // A constant W is packed per group at Prepare (kernels::PackedAF32).
 // float16 / bfloat16: the same paths on 16-bit storage with float32 arithmetic (see Prepare16).
 // An elementwise chain fused after the Conv (graph/passes/conv_post_fusion.h) runs on each
 // finished run of a float32 output inside the kernels (kernels::PostOpF32); on a 16-bit output,
 // once its rounding is done, per channel (depthwise) or per group (RunPost16).
-#include "kernels/conv.h"
+#include "kernels/conv/conv.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -25,8 +26,8 @@
 #include "graph/ops/float16_kind.h"
 #include "graph/ops/window_attributes.h"
 #include "graph/registry.h"
-#include "kernels/depthwise_conv.h"
-#include "kernels/gemm.h"
+#include "kernels/conv/depthwise_conv.h"
+#include "kernels/gemm/gemm.h"
 
 namespace simplecpp::graph {
 namespace {
@@ -147,7 +148,7 @@ void RunPointwiseF32(const ConvF32Plan& p, RunContext& rc) {
   }
 }
 
-// Constant W. 2-D: direct convolution from a padded copy of the image (kernels/conv.h
+// Constant W. 2-D: direct convolution from a padded copy of the image (kernels/conv/conv.h
 // ConvDirectF32), no im2col matrix at all (the patches are read in place instead of copied;
 // bench/bench_conv.cc compares the two). Otherwise im2col writes the GEMM's packed-B layout
 // directly (one copy of the patches instead of two). Both give the im2col + GEMM products bit for

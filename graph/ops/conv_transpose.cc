@@ -4,7 +4,7 @@
 // ConvTranspose is the adjoint of Conv: per image and group,
 //   col [og * kernel, P_in] = W_g^T x X_g [cg, P_in]     (W_g = W[gi*cg .. , og, k...] viewed
 //                                                          as [cg, og * kernel] row-major)
-//   Y_g [og, out...]        = bias + col2im(col)          (kernels/col2im.h)
+//   Y_g [og, out...]        = bias + col2im(col)          (kernels/conv/col2im.h)
 // where the "convolution" geometry seen by col2im has the output Y as its input image and the
 // input X as its output grid. A constant W is packed per group at Prepare (kernels::PackedAF32,
 // transposed view). col is computed a chunk of input positions at a time to bound scratch memory.
@@ -28,9 +28,9 @@
 #include "graph/ops/float16_wrap.h"
 #include "graph/ops/window_attributes.h"
 #include "graph/registry.h"
-#include "kernels/col2im.h"
-#include "kernels/conv.h"
-#include "kernels/gemm.h"
+#include "kernels/conv/col2im.h"
+#include "kernels/conv/conv.h"
+#include "kernels/gemm/gemm.h"
 
 namespace simplecpp::graph {
 namespace {

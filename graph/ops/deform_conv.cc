@@ -23,8 +23,8 @@
 #include "graph/ops/families.h"
 #include "graph/ops/window_attributes.h"
 #include "graph/registry.h"
-#include "kernels/float16.h"
-#include "kernels/gemm.h"
+#include "kernels/float16/float16.h"
+#include "kernels/gemm/gemm.h"
 
 namespace simplecpp::graph {
 namespace {

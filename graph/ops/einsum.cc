@@ -6,7 +6,7 @@
 //      and not in the output are summed out (the reduction kernels);
 //   2. operands are contracted left to right: each pair is permuted (only when its layout does not
 //      already fit, using GEMM's transpose flags first) to A [batch, M, K] and B [batch, K, N] and
-//      multiplied with the batched GEMM (kernels/einsum.h -> GemmF32 for float32);
+//      multiplied with the batched GEMM (kernels/gemm/einsum.h -> GemmF32 for float32);
 //   3. the result is permuted into the output's label order.
 // Labels are case-sensitive letters; implicit output = the ellipsis dims, then every letter that
 // occurs exactly once in the equation, in ASCII order (numpy's rule). Dims of the same label must
@@ -24,14 +24,14 @@
 #include <type_traits>
 #include <vector>
 
-#include "graph/ops/reduction_plan.h"
-#include "graph/registry.h"
-#include "kernels/copy.h"
-#include "kernels/einsum.h"
 #include "graph/ops/families.h"
 #include "graph/ops/float16_wrap.h"
-#include "kernels/reduce.h"
-#include "kernels/transpose.h"
+#include "graph/ops/reduction_plan.h"
+#include "graph/registry.h"
+#include "kernels/gemm/einsum.h"
+#include "kernels/memory/copy.h"
+#include "kernels/memory/transpose.h"
+#include "kernels/nn/reduce.h"
 
 namespace simplecpp::graph {
 namespace {

@@ -1,16 +1,18 @@
 // The elementwise op family, binary and variadic part: Add Sub Mul Div Pow Mod PRelu BitShift
 // Bitwise{And,Or,Xor} And Or Xor, comparisons (Equal Less LessOrEqual Greater GreaterOrEqual),
 // Max Min Sum Mean (variadic) and Where; all with multidirectional broadcasting
-// (graph/ops/broadcast.h). Unary ops live in elementwise_unary.cc. Kernels: kernels/elementwise.h.
+// (graph/ops/broadcast.h). Unary ops live in elementwise_unary.cc. Kernels:
+// kernels/elementwise/elementwise.h.
 //
-// Defined results (see kernels/elementwise.h): integer division / modulo by zero gives 0,
-// INT_MIN / -1 wraps to INT_MIN, integer arithmetic wraps, BitShift by >= the bit width gives 0.
+// Defined results (see kernels/elementwise/elementwise.h): integer division / modulo by zero gives
+// 0, INT_MIN / -1 wraps to INT_MIN, integer arithmetic wraps, BitShift by >= the bit width gives 0.
 // Mod with fmod=0 on floats follows numpy.mod (sign of the divisor) instead of being refused.
 // Before opset 7, Add/Sub/Mul/Div/Pow/And/Or/Xor/Equal/Less/Greater used the legacy
 // `broadcast` / `axis` attributes: broadcast=0 requires equal shapes, broadcast=1 aligns B with A
 // at `axis` (default: on the right); both are supported. float16 / bfloat16 are stored as 16 bits
-// and computed in float32 block by block (kernels/elementwise.h), rounded once per element; the
-// variadic Sum (3+ inputs) and Mean accumulate in a float32 scratch and round once at the end.
+// and computed in float32 block by block (kernels/elementwise/elementwise.h), rounded once per
+// element; the variadic Sum (3+ inputs) and Mean accumulate in a float32 scratch and round once at
+// the end.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -23,7 +25,7 @@
 #include "graph/ops/elementwise_fused.h"
 #include "graph/ops/families.h"
 #include "graph/ops/float16_kind.h"
-#include "kernels/elementwise.h"
+#include "kernels/elementwise/elementwise.h"
 
 namespace simplecpp::graph {
 namespace elementwise {

@@ -6,39 +6,37 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "core/dtype_visit.h"
 #include "graph/op.h"
 #include "graph/ops/float16_kind.h"
 #include "graph/registry.h"
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 #include "kernels/parallel.h"
 
 namespace simplecpp::graph::elementwise {
 
-// Calls f(T{}) with T the C++ type of dt (bool as uint8_t: bools are stored as 0/1 bytes).
-// InferTypes has rejected every other dtype before Prepare.
+// Calls f(T{}) with T the C++ type of dt (bool as uint8_t: the elementwise kernels see bools as
+// the 0/1 bytes they are stored as). InferTypes has rejected every other dtype before Prepare.
 template <typename F>
 void VisitNumeric(DType dt, F&& f) {
-  switch (dt) {
-    case DType::kFloat32: return f(float{});
-    case DType::kFloat64: return f(double{});
-    case DType::kInt8: return f(int8_t{});
-    case DType::kUInt8: return f(uint8_t{});
-    case DType::kInt16: return f(int16_t{});
-    case DType::kUInt16: return f(uint16_t{});
-    case DType::kInt32: return f(int32_t{});
-    case DType::kUInt32: return f(uint32_t{});
-    case DType::kInt64: return f(int64_t{});
-    case DType::kUInt64: return f(uint64_t{});
-    case DType::kBool: return f(uint8_t{});
-    default: break;
+  const bool numeric = VisitNumericType(dt, [&](auto tag) {
+    if constexpr (std::is_same_v<decltype(tag), bool>) {
+      f(uint8_t{});
+    } else {
+      f(tag);
+    }
+  });
+  if (!numeric) {
+    throw Error(ErrorCode::kInternal, "elementwise: dtype " + DTypeName(dt) + " reached Prepare");
   }
-  throw Error(ErrorCode::kInternal, "elementwise: dtype " + DTypeName(dt) + " reached Prepare");
 }
 
-// float16 / bfloat16 are stored as 16 bits and computed in float32 (kernels/elementwise.h,
-// "16-bit float storage"); every op taking FloatTypes() handles them before VisitNumeric.
+// float16 / bfloat16 are stored as 16 bits and computed in float32
+// (kernels/elementwise/elementwise.h, "16-bit float storage"); every op taking FloatTypes() handles
+// them before VisitNumeric.
 inline const std::vector<DType>& FloatTypes() {
   static const std::vector<DType> k = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
                                        DType::kBFloat16};

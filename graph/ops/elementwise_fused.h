@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "graph/op.h"
-#include "kernels/elementwise.h"
-#include "kernels/float16.h"
-#include "kernels/post_op.h"
+#include "kernels/elementwise/elementwise.h"
+#include "kernels/elementwise/post_op.h"
+#include "kernels/float16/float16.h"
 
 namespace simplecpp::graph::elementwise {
 

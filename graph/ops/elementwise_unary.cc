@@ -1,7 +1,7 @@
 // Unary elementwise ops: math (Neg Abs Sign Sqrt Reciprocal Exp Log Erf Floor Ceil Round and the
 // trigonometric / hyperbolic functions), activations (Tanh Sigmoid Relu LeakyRelu Elu Selu Celu
 // HardSigmoid HardSwish Softplus Softsign Gelu Mish ThresholdedRelu Shrink Swish), Clip, Not,
-// BitwiseNot, IsNaN, IsInf. Kernels: kernels/elementwise.h.
+// BitwiseNot, IsNaN, IsInf. Kernels: kernels/elementwise/elementwise.h.
 //
 // Dtypes: float32 (SIMD), float64, float16 and bfloat16 (16-bit storage, float32 compute block by
 // block, one rounding per element) for every float op; Abs, Sign (all integers), Neg, Relu
@@ -16,7 +16,7 @@
 #include "graph/ops/elementwise_common.h"
 #include "graph/ops/elementwise_fused.h"
 #include "graph/ops/float16_kind.h"
-#include "kernels/elementwise.h"
+#include "kernels/elementwise/elementwise.h"
 
 namespace simplecpp::graph::elementwise {
 namespace {

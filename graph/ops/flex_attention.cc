@@ -28,9 +28,9 @@
 #include "graph/ops/float16_wrap.h"
 #include "graph/ops/subgraph_body.h"
 #include "graph/registry.h"
-#include "kernels/float16.h"
-#include "kernels/gemm.h"
-#include "kernels/softmax.h"
+#include "kernels/float16/float16.h"
+#include "kernels/gemm/gemm.h"
+#include "kernels/nn/softmax.h"
 
 namespace simplecpp::graph {
 namespace {

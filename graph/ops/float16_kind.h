@@ -1,7 +1,7 @@
 // The 16-bit float dtypes and the kernels' name for each, for ops that store float16 or bfloat16.
 #pragma once
 
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 #include "simplecpp/dtype.h"
 
 namespace simplecpp::graph {

@@ -6,7 +6,7 @@
 // the float32 Prepare can prepack them); every float32 output it declares becomes an output of
 // the 16-bit dtype. The returned RunFn widens the non-constant listed inputs into scratch, runs the
 // float32 RunFn on a float32 RunContext (scratch from the same session pool) and narrows each
-// output once, round to nearest even (kernels/float16.h Widen16 / Narrow16).
+// output once, round to nearest even (kernels/float16/float16.h Widen16 / Narrow16).
 #pragma once
 
 #include <cstdint>
@@ -17,7 +17,7 @@
 
 #include "graph/op.h"
 #include "graph/ops/float16_kind.h"
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 
 namespace simplecpp::graph {
 namespace widen16 {

@@ -15,7 +15,7 @@
 
 #include "graph/ops/families.h"
 #include "graph/ops/indexing_internal.h"
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 
 namespace simplecpp::graph {
 namespace indexing {
@@ -233,7 +233,7 @@ class EyeLikeOp : public Op {
     } else if (dtype == DType::kBFloat16) {
       one = 0x3F80;
     } else {
-      VisitNumeric(dtype, [&](auto tag) {
+      VisitNumericType(dtype, [&](auto tag) {
         using T = decltype(tag);
         const T v = static_cast<T>(1);
         std::memcpy(&one, &v, sizeof(T));
@@ -371,7 +371,7 @@ const std::vector<DType>& OneHotIndexDTypes() {
 IndexReader NumericIndexReader(DType dt) {
   if (dt == DType::kFloat16) return &ReadHalfAsIndex;
   IndexReader r = nullptr;
-  VisitNumeric(dt, [&](auto tag) {
+  VisitNumericType(dt, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) r = &ReadAsIndex<T>;
   });

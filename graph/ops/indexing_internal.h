@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/dtype_visit.h"
 #include "graph/op.h"
 #include "graph/ops/tensor_ops_internal.h"
 #include "graph/registry.h"
@@ -52,26 +53,6 @@ auto VisitMovable(DType dt, F&& f) {
     default: break;
   }
   throw Error(ErrorCode::kInternal, "indexing: dtype " + DTypeName(dt) + " cannot be moved");
-}
-
-// Calls f(T{}) with the C++ type of a numeric dtype (float, double, the integers, bool). Returns
-// false (without calling f) for the others (float16, bfloat16, strings, ...).
-template <typename F>
-bool VisitNumeric(DType dt, F&& f) {
-  switch (dt) {
-    case DType::kFloat32: f(float{}); return true;
-    case DType::kFloat64: f(double{}); return true;
-    case DType::kInt8: f(int8_t{}); return true;
-    case DType::kUInt8: f(uint8_t{}); return true;
-    case DType::kInt16: f(int16_t{}); return true;
-    case DType::kUInt16: f(uint16_t{}); return true;
-    case DType::kInt32: f(int32_t{}); return true;
-    case DType::kUInt32: f(uint32_t{}); return true;
-    case DType::kInt64: f(int64_t{}); return true;
-    case DType::kUInt64: f(uint64_t{}); return true;
-    case DType::kBool: f(bool{}); return true;
-    default: return false;
-  }
 }
 
 template <typename T>

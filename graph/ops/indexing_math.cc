@@ -10,7 +10,7 @@
 
 #include "graph/ops/float16_kind.h"
 #include "graph/ops/indexing_internal.h"
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 
 namespace simplecpp::graph::indexing {
 namespace {
@@ -65,7 +65,7 @@ class CumProdOp : public Op {
       };
     }
     RunFn run;
-    VisitNumeric(ctx.input_dtype(0), [&](auto tag) {
+    VisitNumericType(ctx.input_dtype(0), [&](auto tag) {
       using T = decltype(tag);
       run = [=](RunContext& ctx) {
         const T* x = DataOf<T>(ctx.input(0));
@@ -163,7 +163,7 @@ class DetOp : public Op {
       };
     }
     RunFn run;
-    VisitNumeric(ctx.input_dtype(0), [&](auto tag) {
+    VisitNumericType(ctx.input_dtype(0), [&](auto tag) {
       using T = decltype(tag);
       run = [=](RunContext& ctx) {
         const T* x = DataOf<T>(ctx.input(0));

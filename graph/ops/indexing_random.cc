@@ -21,7 +21,7 @@
 #include <random>
 
 #include "graph/ops/indexing_internal.h"
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 
 namespace simplecpp::graph::indexing {
 namespace {
@@ -79,7 +79,7 @@ ValueWriter WriterFor(DType dt) {
   if (dt == DType::kFloat16) return &WriteHalf;
   if (dt == DType::kBFloat16) return &WriteBFloat16;
   ValueWriter w = nullptr;
-  VisitNumeric(dt, [&](auto tag) { w = &WriteAs<decltype(tag)>; });
+  VisitNumericType(dt, [&](auto tag) { w = &WriteAs<decltype(tag)>; });
   return w;
 }
 

@@ -14,7 +14,7 @@
 #include <type_traits>
 
 #include "graph/ops/indexing_internal.h"
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 
 namespace simplecpp::graph::indexing {
 namespace {
@@ -89,7 +89,7 @@ RunFn VisitScatter(const PrepareContext& ctx, DType dtype, Reduction red, F&& f)
   } else if (dtype == DType::kBFloat16) {
     visit(Float16Elem<kernels::Float16Kind::kBFloat16>{});
   } else {
-    ok = VisitNumeric(dtype, visit);
+    ok = VisitNumericType(dtype, visit);
   }
   if (!ok) ctx.Unsupported("a scatter reduction on dtype " + DTypeName(dtype) + " is not supported");
   return run;

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "graph/ops/indexing_internal.h"
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 
 namespace simplecpp::graph::indexing {
 namespace {
@@ -45,7 +45,7 @@ class NonZeroOp : public Op {
     if (dt == DType::kFloat16 || dt == DType::kBFloat16) return MakeRun<uint16_t>(dims, true);
     if (dt == DType::kString) return MakeRun<std::string>(dims, false);
     RunFn run;
-    VisitNumeric(dt, [&](auto tag) { run = MakeRun<decltype(tag)>(dims, false); });
+    VisitNumericType(dt, [&](auto tag) { run = MakeRun<decltype(tag)>(dims, false); });
     return run;
   }
 
@@ -276,7 +276,7 @@ class UniqueOp : public Op {
     ctx.RequireInput(0);
     const DType dt = ctx.input_dtype(0);
     bool ok = dt == DType::kString || dt == DType::kFloat16;
-    VisitNumeric(dt, [&](auto) { ok = true; });
+    VisitNumericType(dt, [&](auto) { ok = true; });
     if (!ok) ctx.Unsupported("Unique does not support dtype " + DTypeName(dt) + " yet");
     ctx.set_output_dtype(0, dt);
     for (int i = 1; i < 4; ++i) ctx.set_output_dtype(i, DType::kInt64);
@@ -339,7 +339,7 @@ class UniqueOp : public Op {
     if (dtype == DType::kString) return make(std::string{});
     if (dtype == DType::kFloat16) return make(HalfItem{});
     RunFn run;
-    VisitNumeric(dtype, [&](auto tag) { run = make(tag); });
+    VisitNumericType(dtype, [&](auto tag) { run = make(tag); });
     return run;
   }
 

@@ -7,7 +7,7 @@
 // reduction "none" returns loss with the target's shape; "sum" the scalar sum; "mean" the scalar
 // sum(loss) / sum(w_used) (the weighted mean; without weights this is the mean over the samples
 // that are not ignored; an all-ignored batch gives 0/0 = NaN, as the ONNX reference does).
-// SoftmaxCrossEntropyLoss first takes log_prob = LogSoftmax(scores) along C (kernels/softmax.h),
+// SoftmaxCrossEntropyLoss first takes log_prob = LogSoftmax(scores) along C (kernels/nn/softmax.h),
 // optionally returned as its second output, then applies the NLL above.
 // A target outside [0, C) that is not ignore_index is a run-time error naming the node.
 //
@@ -23,8 +23,8 @@
 #include "graph/ops/families.h"
 #include "graph/ops/float16_kind.h"
 #include "graph/registry.h"
-#include "kernels/float16.h"
-#include "kernels/softmax.h"
+#include "kernels/float16/float16.h"
+#include "kernels/nn/softmax.h"
 
 namespace simplecpp::graph {
 namespace {

@@ -1,12 +1,12 @@
 // MatMul (opsets 1, 9, 13) and Gemm (opsets 1, 6, 7, 9, 11, 13).
 //
-// float32 runs on the packed GEMM (kernels/gemm.h); a constant B (weights) is packed once at
+// float32 runs on the packed GEMM (kernels/gemm/gemm.h); a constant B (weights) is packed once at
 // Prepare and shared by every run, and by later Prepares for other A shapes while a run holds
 // it. float16 / bfloat16 run the same GEMM on 16-bit storage (a constant 16-bit B is widened
 // once while packing at Prepare, A per packed block, the output is rounded once per element),
 // except products of a constant 16-bit B with few rows of A
 // (M <= kernels::kGemv16MaxRows, e.g. one token): those are bound by streaming B from memory,
-// so B is packed 16-bit and widened in registers (kernels/gemv_f16.h, same results bit for
+// so B is packed 16-bit and widened in registers (kernels/gemm/gemv_f16.h, same results bit for
 // bit). double and the 32/64-bit integer types (where the opset allows them) run a plain scalar
 // loop; integer products wrap around like two's complement.
 // (Einsum lives in einsum.cc with its own registration function.)
@@ -23,8 +23,8 @@
 #include "graph/ops/families.h"
 #include "graph/ops/float16_kind.h"
 #include "graph/registry.h"
-#include "kernels/gemm.h"
-#include "kernels/gemv_f16.h"
+#include "kernels/gemm/gemm.h"
+#include "kernels/gemm/gemv_f16.h"
 
 namespace simplecpp::graph {
 namespace {
@@ -145,7 +145,7 @@ class MatMulOp final : public Op {
  private:
   using Offsets = std::shared_ptr<const std::vector<std::pair<int64_t, int64_t>>>;
 
-  // float32, float16 and bfloat16 (16-bit storage, float32 arithmetic; see kernels/gemm.h
+  // float32, float16 and bfloat16 (16-bit storage, float32 arithmetic; see kernels/gemm/gemm.h
   // "Mixed storage": a 16-bit B is widened when packed, A per packed block, C rounded once).
   RunFn PrepareFloat(PrepareContext& ctx, kernels::GemmType type, int64_t m, int64_t n,
                      int64_t k, int64_t num_batches, int64_t b_batches, Offsets offsets) const {
@@ -423,7 +423,7 @@ class GemmOp final : public Op {
     };
   }
 
-  // float16 / bfloat16: the float32 GEMM on 16-bit storage (kernels/gemm.h "Mixed storage").
+  // float16 / bfloat16: the float32 GEMM on 16-bit storage (kernels/gemm/gemm.h "Mixed storage").
   // A C that is a row / column bias is widened into a small float32 scratch vector; any other C
   // is broadcast into Y (16-bit values, exact) and accumulated with beta.
   RunFn Prepare16(PrepareContext& ctx, kernels::Float16Kind kind, int64_t m, int64_t n, int64_t k,

@@ -23,7 +23,7 @@
 
 #include "graph/ops/families.h"
 #include "graph/registry.h"
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 
 namespace simplecpp::graph {
 namespace {

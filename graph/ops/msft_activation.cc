@@ -16,8 +16,8 @@
 #include "graph/ops/families.h"
 #include "graph/ops/float16_kind.h"
 #include "graph/registry.h"
-#include "kernels/elementwise.h"
-#include "kernels/float16.h"
+#include "kernels/elementwise/elementwise.h"
+#include "kernels/float16/float16.h"
 
 namespace simplecpp::graph {
 namespace {

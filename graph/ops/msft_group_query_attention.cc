@@ -1,5 +1,5 @@
 // com.microsoft GroupQueryAttention (version 1), the decoder self-attention with a KV cache, on
-// the ONNX Attention kernel (kernels/attention.h AttentionForward) and its rotary kernel.
+// the ONNX Attention kernel (kernels/nn/attention.h AttentionForward) and its rotary kernel.
 //
 // Supported: query [B, S, N*H] with key / value [B, S, Nkv*H], or packed QKV [B, S, (N+2Nkv)*H];
 // past_key / past_value [B, Nkv, P, H] of T (absent: P = 0); seqlens_k (int32 [B], total length
@@ -27,7 +27,7 @@
 
 #include "graph/ops/families.h"
 #include "graph/registry.h"
-#include "kernels/attention.h"
+#include "kernels/nn/attention.h"
 
 namespace simplecpp::graph {
 namespace {

@@ -16,8 +16,8 @@
 //
 // T is float32, float16 or bfloat16. The sum s is formed in float32 and normalized from float32
 // (16-bit storage is rounded once: s when it is an output, and the result); parameters are
-// widened to float32 at Prepare when constant. The row math is kernels/normalization.h
-// (NormalizeRowsF32) and kernels/attention.h (RmsNormalizeRows).
+// widened to float32 at Prepare when constant. The row math is kernels/nn/normalization.h
+// (NormalizeRowsF32) and kernels/nn/attention.h (RmsNormalizeRows).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -29,10 +29,10 @@
 #include "graph/ops/families.h"
 #include "graph/ops/float16_kind.h"
 #include "graph/registry.h"
-#include "kernels/attention.h"
-#include "kernels/elementwise.h"
-#include "kernels/float16.h"
-#include "kernels/normalization.h"
+#include "kernels/elementwise/elementwise.h"
+#include "kernels/float16/float16.h"
+#include "kernels/nn/attention.h"
+#include "kernels/nn/normalization.h"
 
 namespace simplecpp::graph {
 namespace {

@@ -1,5 +1,5 @@
 // com.microsoft RotaryEmbedding (version 1) on the ONNX RotaryEmbedding kernel
-// (kernels/attention.h), whose rotation is the same:
+// (kernels/nn/attention.h), whose rotation is the same:
 //   out[d] = x[d] cos - x[d + r/2] sin,  out[d + r/2] = x[d + r/2] cos + x[d] sin   (d < r/2)
 // or the pairs (2t, 2t+1) when interleaved; elements of a head past r = rotary_embedding_dim are
 // copied. Inputs: input [B, S, hidden] (heads from num_heads, or hidden / (2 * cos_cache's last
@@ -14,7 +14,7 @@
 
 #include "graph/ops/families.h"
 #include "graph/registry.h"
-#include "kernels/attention.h"
+#include "kernels/nn/attention.h"
 
 namespace simplecpp::graph {
 namespace {

@@ -20,8 +20,8 @@
 #include "graph/ops/families.h"
 #include "graph/ops/float16_kind.h"
 #include "graph/registry.h"
-#include "kernels/normalization.h"
-#include "kernels/softmax.h"
+#include "kernels/nn/normalization.h"
+#include "kernels/nn/softmax.h"
 
 namespace simplecpp::graph {
 namespace {
@@ -164,12 +164,13 @@ class SoftmaxOp final : public Op {
     const SoftmaxKind kind = kind_;
     if (dt == DType::kFloat16 || dt == DType::kBFloat16) {
       // 16-bit storage: float32 compute per row / slab, one rounding per element.
-      const kernels::Float16Kind k16 = Float16KindOf(dt);
-      auto fn = kind == SoftmaxKind::kSoftmax      ? kernels::Softmax16
-                : kind == SoftmaxKind::kLogSoftmax ? kernels::LogSoftmax16
-                                                   : kernels::Hardmax16;
-      return [fn, k16, outer, n, inner](RunContext& rc) {
-        fn(k16, rc.input(0).data<uint16_t>(), rc.output(0).data<uint16_t>(), outer, n, inner,
+      const bool bf16 = dt == DType::kBFloat16;
+      auto fn = kind == SoftmaxKind::kSoftmax ? (bf16 ? kernels::SoftmaxBF16 : kernels::SoftmaxF16)
+                : kind == SoftmaxKind::kLogSoftmax
+                    ? (bf16 ? kernels::LogSoftmaxBF16 : kernels::LogSoftmaxF16)
+                    : (bf16 ? kernels::HardmaxBF16 : kernels::HardmaxF16);
+      return [fn, outer, n, inner](RunContext& rc) {
+        fn(rc.input(0).data<uint16_t>(), rc.output(0).data<uint16_t>(), outer, n, inner,
            rc.parallel());
       };
     }

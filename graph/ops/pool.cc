@@ -3,7 +3,7 @@
 //
 // One PoolOp class serves every windowed pool: it reads the attributes its version defines,
 // computes the output geometry at Prepare (auto_pad, pads, ceil_mode with the rule that the last
-// window must start inside the input or the begin padding) and hands kernels/pool.h a
+// window must start inside the input or the begin padding) and hands kernels/nn/pool.h a
 // PoolGeometry with the spatial dims right-aligned in three slots. float32 and double (and
 // int8/uint8 MaxPool from opset 12); float16 / bfloat16 through kernels::Pool16 (one plane at a
 // time widened to float32, one rounding per output).
@@ -17,7 +17,7 @@
 #include "graph/ops/float16_kind.h"
 #include "graph/ops/window_attributes.h"
 #include "graph/registry.h"
-#include "kernels/pool.h"
+#include "kernels/nn/pool.h"
 
 namespace simplecpp::graph {
 namespace {

@@ -9,7 +9,7 @@
 //
 // Algorithm per direction: one GEMM computes X*W^T (+ biases) for every time step, then each
 // step runs one GEMM H*R^T over the batch (GRU without linear_before_reset runs a second one for
-// (r . H)*Rh^T) followed by the gate math of kernels/recurrent.h per batch row. Constant W and R
+// (r . H)*Rh^T) followed by the gate math of kernels/nn/recurrent.h per batch row. Constant W and R
 // are prepacked at Prepare (float32). sequence_lens: batch b runs its first len[b] steps only
 // (a reverse direction starts at its own step len[b]-1); Y is zero beyond len[b] and Y_h/Y_c
 // hold the state after the last step run (the initial state when len[b] == 0).
@@ -38,8 +38,8 @@
 #include "graph/ops/float16_kind.h"
 #include "graph/ops/float16_wrap.h"
 #include "graph/registry.h"
-#include "kernels/gemm.h"
-#include "kernels/recurrent.h"
+#include "kernels/gemm/gemm.h"
+#include "kernels/nn/recurrent.h"
 
 namespace simplecpp::graph {
 namespace {

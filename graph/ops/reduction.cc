@@ -1,5 +1,6 @@
 // The reduction family: ReduceSum / Mean / Max / Min / Prod / L1 / L2 / LogSum / LogSumExp /
-// SumSquare, ArgMax / ArgMin, CumSum and TopK (kernels in kernels/reduce.h and kernels/topk.h).
+// SumSquare, ArgMax / ArgMin, CumSum and TopK (kernels in kernels/nn/reduce.h and
+// kernels/nn/topk.h).
 //
 // Reduce*: axes come from the `axes` attribute (ReduceSum before 13, the others before 18) or from
 // the optional int64 input 1 (listed in ValueInputs()). Empty axes reduce everything unless
@@ -22,13 +23,14 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/dtype_visit.h"
 #include "graph/ops/families.h"
 #include "graph/ops/float16_kind.h"
 #include "graph/ops/reduction_plan.h"
 #include "graph/registry.h"
-#include "kernels/float16.h"
-#include "kernels/reduce.h"
-#include "kernels/topk.h"
+#include "kernels/float16/float16.h"
+#include "kernels/nn/reduce.h"
+#include "kernels/nn/topk.h"
 
 namespace simplecpp::graph {
 
@@ -36,36 +38,15 @@ namespace {
 
 using kernels::ReduceKind;
 
-// Calls f(T{}) with T the C++ type of dt; unknown dtypes are rejected by InferTypes before.
+// The RunFn f(T{}) makes for T the C++ type of dt; unknown dtypes are rejected by InferTypes
+// before.
 template <typename F>
-auto VisitDType(DType dt, F&& f) {
-  switch (dt) {
-    case DType::kFloat32:
-      return f(float{});
-    case DType::kFloat64:
-      return f(double{});
-    case DType::kInt8:
-      return f(int8_t{});
-    case DType::kUInt8:
-      return f(uint8_t{});
-    case DType::kInt16:
-      return f(int16_t{});
-    case DType::kUInt16:
-      return f(uint16_t{});
-    case DType::kInt32:
-      return f(int32_t{});
-    case DType::kUInt32:
-      return f(uint32_t{});
-    case DType::kInt64:
-      return f(int64_t{});
-    case DType::kUInt64:
-      return f(uint64_t{});
-    case DType::kBool:
-      return f(bool{});
-    default:
-      break;
+RunFn VisitDType(DType dt, F&& f) {
+  RunFn run;
+  if (!VisitNumericType(dt, [&](auto tag) { run = f(tag); })) {
+    throw Error(ErrorCode::kInternal, "reduction: dtype " + DTypeName(dt) + " reached Prepare");
   }
-  throw Error(ErrorCode::kInternal, "reduction: dtype " + DTypeName(dt) + " reached Prepare");
+  return run;
 }
 
 void RequireOneOf(const TypeContext& ctx, int input, const std::vector<DType>& allowed) {

@@ -1,6 +1,6 @@
 // Shared by the Reduce* ops (reduction.cc) and Einsum (einsum.cc): turns "reduce these axes of a
 // row-major tensor" into a short sequence of [outer, n, inner] passes for the kernels in
-// kernels/reduce.h.
+// kernels/nn/reduce.h.
 //
 // Size-1 axes are dropped (reducing or keeping them moves no data), adjacent reduced axes and
 // adjacent kept axes are merged, and the groups of reduced axes are reduced one pass each, the
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "graph/op.h"
-#include "kernels/reduce.h"
+#include "kernels/nn/reduce.h"
 
 namespace simplecpp::graph {
 

@@ -4,10 +4,10 @@
 // weights (computed in double from the spec's coordinate transformation, as the ONNX reference
 // does), so the run loop does no coordinate arithmetic:
 //   - nearest: one source index per output coordinate; the whole resize is an axis gather
-//     (kernels/copy.h), any whole-byte dtype; tf_crop_and_resize's out-of-range coordinates
+//     (kernels/memory/copy.h), any whole-byte dtype; tf_crop_and_resize's out-of-range coordinates
 //     read the extrapolation value;
 //   - linear / cubic (float32, float64): `taps` (index, weight) pairs per output coordinate,
-//     applied one axis at a time (kernels/resize.h ResizeAxis*), innermost axis first, through
+//     applied one axis at a time (kernels/nn/resize.h ResizeAxis*), innermost axis first, through
 //     ping-pong scratch buffers; antialias widens the filter by 1/scale when downscaling;
 //     tf_crop_and_resize then overwrites out-of-range positions (ResizeFillOutside*).
 // Axes whose table is the identity (scale 1 with an identity coordinate map) are skipped.
@@ -24,7 +24,7 @@
 //   tf_half_pixel_for_nn  (x + 0.5) / s    (opset 11 only)
 //   tf_crop_and_resize    roi_start * (in-1) + x * (roi_end - roi_start) * (in-1) / (out_f - 1)
 //                         (out_f == 1: the roi's centre); outside [0, in-1] -> extrapolation_value
-#include "kernels/resize.h"
+#include "kernels/nn/resize.h"
 
 #include <algorithm>
 #include <cmath>
@@ -38,8 +38,8 @@
 #include "graph/ops/float16_wrap.h"
 #include "graph/ops/tensor_ops_internal.h"
 #include "graph/registry.h"
-#include "kernels/cast.h"
-#include "kernels/copy.h"
+#include "kernels/float16/cast.h"
+#include "kernels/memory/copy.h"
 
 namespace simplecpp::graph {
 namespace {

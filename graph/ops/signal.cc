@@ -14,7 +14,7 @@
 // Windows: size (scalar), periodic (default 1: denominator size, else size - 1) and
 // output_datatype (default float32); computed in double at Prepare, stored once.
 //
-// All transforms run in double (kernels/signal.h) with one rounding per output element; each
+// All transforms run in double (kernels/nn/signal.h) with one rounding per output element; each
 // signal is an independent task, so results do not depend on the thread count.
 #include <algorithm>
 #include <cmath>
@@ -27,8 +27,8 @@
 
 #include "graph/ops/families.h"
 #include "graph/registry.h"
-#include "kernels/float16.h"
-#include "kernels/signal.h"
+#include "kernels/float16/float16.h"
+#include "kernels/nn/signal.h"
 
 namespace simplecpp::graph {
 namespace {

@@ -1,8 +1,8 @@
 // Spatial ops for detection / OCR / segmentation models: RoiAlign (10, 16, 22), GridSample
 // (16, 20, 22), Col2Im (18), CenterCropPad (18), AffineGrid (20). RegisterSpatialOps also
 // registers ConvTranspose (conv_transpose.cc) and Resize / Upsample (resize.cc).
-// The sampling math lives in kernels/resize.h, col2im in kernels/col2im.h; CenterCropPad is an
-// axis gather (kernels/copy.h) whose out-of-range positions are zero.
+// The sampling math lives in kernels/nn/resize.h, col2im in kernels/conv/col2im.h; CenterCropPad is
+// an axis gather (kernels/memory/copy.h) whose out-of-range positions are zero.
 // float16 / bfloat16 (RoiAlign, GridSample, Col2Im, AffineGrid): 16-bit storage, float32
 // arithmetic: 16-bit inputs are widened to float32 (constant ones once, at Prepare), the float32
 // kernel runs, and each output element is rounded once back to 16 bits (nearest-even).
@@ -17,10 +17,10 @@
 #include "graph/ops/tensor_ops_internal.h"
 #include "graph/ops/window_attributes.h"
 #include "graph/registry.h"
-#include "kernels/col2im.h"
-#include "kernels/copy.h"
-#include "kernels/float16.h"
-#include "kernels/resize.h"
+#include "kernels/conv/col2im.h"
+#include "kernels/float16/float16.h"
+#include "kernels/memory/copy.h"
+#include "kernels/nn/resize.h"
 
 namespace simplecpp::graph {
 

@@ -6,9 +6,9 @@
 #include <memory>
 
 #include "graph/ops/tensor_ops_internal.h"
-#include "kernels/cast.h"
-#include "kernels/copy.h"
-#include "kernels/float16.h"
+#include "kernels/float16/cast.h"
+#include "kernels/float16/float16.h"
+#include "kernels/memory/copy.h"
 
 namespace simplecpp::graph::tensor_ops {
 namespace {

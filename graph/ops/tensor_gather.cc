@@ -1,11 +1,11 @@
 // Ops that copy parts of their inputs: Concat, Split, Slice, Gather, GatherElements, Expand,
 // Tile. Shapes, axes and index tables are worked out in Prepare; the RunFns call the kernels of
-// kernels/copy.h (byte-generic, with std::string twins).
+// kernels/memory/copy.h (byte-generic, with std::string twins).
 #include <algorithm>
 #include <memory>
 
 #include "graph/ops/tensor_ops_internal.h"
-#include "kernels/copy.h"
+#include "kernels/memory/copy.h"
 
 namespace simplecpp::graph::tensor_ops {
 

@@ -3,7 +3,8 @@
 //   tensor_gather.cc    Concat, Split, Slice, Gather, GatherElements, Expand, Tile
 //   tensor_pad.cc       Pad
 //   tensor_constant.cc  Constant, ConstantOfShape, Range, Dropout
-// Kernels: kernels/transpose.h (Transpose) and kernels/copy.h (everything that moves data).
+// Kernels: kernels/memory/transpose.h (Transpose) and kernels/memory/copy.h (everything that moves
+// data).
 #include "graph/ops/families.h"
 #include "graph/ops/tensor_ops_internal.h"
 #include "graph/registry.h"

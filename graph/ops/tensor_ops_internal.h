@@ -82,7 +82,7 @@ inline std::vector<int64_t> NormalizeAxes(const PrepareContext& ctx, const std::
 }
 
 // RunFn for "output 0 element = input 0 element at sum_k offsets[k][i_k]", i the output index
-// (see kernels/copy.h AxisGatherBytes); defined in tensor_gather.cc.
+// (see kernels/memory/copy.h AxisGatherBytes); defined in tensor_gather.cc.
 RunFn AxisGatherRunFn(DType dtype, const Dims& out_dims, std::vector<std::vector<int64_t>> offsets);
 
 inline std::string IntsToString(const std::vector<int64_t>& v) { return DimsToString(v); }

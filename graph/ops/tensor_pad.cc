@@ -3,14 +3,14 @@
 //   opset 11+: inputs pads (int64), constant_value (optional scalar of the data type);
 //   opset 18+: axes input; opset 19+: mode "wrap".
 // pads lists all begins then all ends: [x1_begin, x2_begin, ..., x1_end, x2_end, ...].
-// Every mode is one axis-gather table per axis (kernels/copy.h): output index i on an axis reads
-// input index i - begin, mapped back into range by the mode (or -1 = fill for constant).
+// Every mode is one axis-gather table per axis (kernels/memory/copy.h): output index i on an axis
+// reads input index i - begin, mapped back into range by the mode (or -1 = fill for constant).
 #include <cstring>
 #include <memory>
 
 #include "graph/ops/tensor_ops_internal.h"
-#include "kernels/cast.h"
-#include "kernels/copy.h"
+#include "kernels/float16/cast.h"
+#include "kernels/memory/copy.h"
 
 namespace simplecpp::graph::tensor_ops {
 namespace {

@@ -5,8 +5,8 @@
 #include <numeric>
 
 #include "graph/ops/tensor_ops_internal.h"
-#include "kernels/copy.h"
-#include "kernels/transpose.h"
+#include "kernels/memory/copy.h"
+#include "kernels/memory/transpose.h"
 
 namespace simplecpp::graph::tensor_ops {
 namespace {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "graph/op.h"
-#include "kernels/conv.h"
+#include "kernels/conv/conv.h"
 
 namespace simplecpp::graph {
 

@@ -11,7 +11,7 @@
 
 #include "graph/ops/elementwise_fused.h"
 #include "graph/ops/float16_kind.h"
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 
 namespace simplecpp::graph {
 namespace {

@@ -1,7 +1,7 @@
 // Quantized-pattern fusion: a graph pass (run by Plan::Build when PlanOptions::fuse_quantized is
 // set) that replaces the integer-quantization patterns quantizers write with standard ONNX ops by
-// one node running the packed integer GEMM core (kernels/qgemm.h, weights packed once at Prepare)
-// with a float epilogue.
+// one node running the packed integer GEMM core (kernels/quant/qgemm.h, weights packed once at
+// Prepare) with a float epilogue.
 //
 // Patterns (all ops in the default domain; W, scales, zero points and biases must be constants:
 // initializers of this graph or outputs of Constant nodes; every intermediate must have exactly

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <limits>
 
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 #include "simplecpp/api/builtin_models.h"
 #include "simplecpp/error.h"
 

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 #include "simplecpp/convert/constant_initializers.h"
 #include "simplecpp/convert/convert_util.h"
 #include "simplecpp/convert/quantize.h"

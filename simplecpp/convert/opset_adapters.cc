@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 #include "simplecpp/convert/convert_util.h"
 #include "simplecpp/error.h"
 

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 #include "quant/block_quant.h"
 #include "quant/int4.h"
 #include "simplecpp/convert/convert_util.h"

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <vector>
 
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 #include "simplecpp/convert/convert_util.h"
 #include "simplecpp/error.h"
 #include "simplecpp/onnx/model_writer.h"

@@ -1,7 +1,7 @@
 // core/float16_bits.h: every half pattern widens exactly (against the double-arithmetic
 // reference of tests/reference/float16_reference.h) and narrows back to itself, NaN stays NaN,
-// and float -> half rounds ties to even. (tests/kernels/float16_test.cc covers the same functions
-// through kernels' names with a wider float32 sweep.)
+// and float -> half rounds ties to even. (tests/kernels/float16/float16_test.cc covers the same
+// functions through kernels' names with a wider float32 sweep.)
 #include "core/float16_bits.h"
 
 #include <doctest/doctest.h>

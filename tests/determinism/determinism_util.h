@@ -31,7 +31,7 @@
 
 #include "graph/executor.h"
 #include "graph/ir.h"
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 #include "simplecpp/api/builtin_models.h"
 #include "simplecpp/api/model_impl.h"
 #include "simplecpp/onnx/tensor_proto.h"

@@ -8,7 +8,7 @@
 #include <limits>
 #include <string>
 
-#include "kernels/elementwise.h"
+#include "kernels/elementwise/elementwise.h"
 
 namespace simplecpp::reference {
 

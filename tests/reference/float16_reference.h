@@ -1,6 +1,6 @@
 // Reference float16 / bfloat16 conversions for tests, written in a different style from
-// kernels/float16.cc: values are computed with double arithmetic (frexp / ldexp / nearbyint)
-// instead of bit manipulation, then encoded field by field.
+// kernels/float16/float16.cc: values are computed with double arithmetic (frexp / ldexp /
+// nearbyint) instead of bit manipulation, then encoded field by field.
 #pragma once
 
 #include <algorithm>

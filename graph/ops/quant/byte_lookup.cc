@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "graph/ops/elementwise_common.h"
-#include "kernels/byte_lookup.h"
+#include "kernels/quant/byte_lookup.h"
 
 namespace simplecpp::graph {
 namespace {

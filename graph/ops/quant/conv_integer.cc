@@ -8,9 +8,9 @@
 // Per image and group, x [C/group, in...] is transposed to channels-last [in..., C/group]; per
 // block of output positions Im2RowBytesChannelsLast writes one row of kernel * C/group bytes per
 // position (columns in (k..., c) order: a kernel row of taps is one contiguous copy), the GEMM
-// (kernels/qgemm.h) multiplies those rows by the group's weights reordered to match (op(B) stored
-// [M/group, kernel * C/group], packed once at Prepare when constant) with the x zero point per
-// tensor and w's per column (output channel), and the [positions, M/group] result is transposed
+// (kernels/quant/qgemm.h) multiplies those rows by the group's weights reordered to match (op(B)
+// stored [M/group, kernel * C/group], packed once at Prepare when constant) with the x zero point
+// per tensor and w's per column (output channel), and the [positions, M/group] result is transposed
 // into y in cache tiles. With few output channels per group the GEMM's operands swap (the result
 // is then y's layout). QLinearConv requantizes each block's sums right there (QConvRequant), so
 // no int32 tensor of the whole output exists. Large convolutions run their blocks as the
@@ -26,10 +26,10 @@
 
 #include "graph/ops/quant/quant_ops_internal.h"
 #include "graph/registry.h"
-#include "kernels/depthwise_conv.h"
-#include "kernels/qgemm.h"
-#include "kernels/quantize.h"
-#include "kernels/transpose.h"
+#include "kernels/conv/depthwise_conv.h"
+#include "kernels/memory/transpose.h"
+#include "kernels/quant/qgemm.h"
+#include "kernels/quant/quantize.h"
 
 namespace simplecpp::graph {
 namespace quant_ops {
@@ -260,8 +260,8 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
           // C [og, pc]: y[n, gi * og + o, p0 + q] directly (row stride `positions`), or the
           // block's sums [og, pc] then requantized one output channel (row) at a time.
           const auto b = kernels::PackedQB::Pack(x_signed, true, kdim, pc, rows, lda);
-          kernels::QGemmToI32(og, wr + gi * og * kdim, w_signed, kdim, wz, wz ? wzp_step : 0, *b,
-                              &xzp, 0, rq ? c : yg + p0, rq ? pc : positions, inner);
+          QGemmBytesToI32(og, wr + gi * og * kdim, w_signed, kdim, wz, wz ? wzp_step : 0, *b, &xzp,
+                          0, rq ? c : yg + p0, rq ? pc : positions, inner);
           if (rq) {
             for (int64_t o = 0; o < og; ++o) {
               Requant(*rq, c + o * pc, pc, 1, pc, gi * og + o, 0, y8 + o * positions + p0,
@@ -270,7 +270,7 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
           }
           return;
         }
-        kernels::QGemmToI32(pc, rows, x_signed, lda, &xzp, 0, *pk[gi], wz, wzp_step, c, og, inner);
+        QGemmBytesToI32(pc, rows, x_signed, lda, &xzp, 0, *pk[gi], wz, wzp_step, c, og, inner);
         if (rq) {
           // Each position's og sums (one per output channel) are requantized into the byte
           // tile [pc, og], which is transposed into y's [og, positions] layout.

@@ -7,8 +7,8 @@
 // [M, 1], [D, M, 1], ...) and per column of B ([N], or B's shape with K replaced by 1: [1, N],
 // [D, 1, N], ...); their dtype must be their operand's. QMatMulParamLayout decides these layouts
 // for QLinearMatMul's scales and y's parameters too, so every parameter of either op accepts the
-// same shapes. The product runs on kernels/qgemm.h; a constant B is packed once per B matrix at
-// Prepare.
+// same shapes. The product runs on kernels/quant/qgemm.h; a constant B is packed once per B matrix
+// at Prepare.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -17,8 +17,8 @@
 #include "graph/ops/batched_matmul.h"
 #include "graph/ops/quant/quant_ops_internal.h"
 #include "graph/registry.h"
-#include "kernels/qgemm.h"
-#include "kernels/quantize.h"
+#include "kernels/quant/qgemm.h"
+#include "kernels/quant/quantize.h"
 
 namespace simplecpp::graph {
 namespace quant_ops {
@@ -138,8 +138,8 @@ void QMatMulPlan::Run(const kernels::Parallel& par, const void* a, const void* b
   ForEachProduct(*this, a, b, za, zb,
                  [&](int64_t t, const uint8_t* at, const int32_t* zat, const kernels::PackedQB& bt,
                      const int32_t* zbt) {
-                   kernels::QGemmToI32(m, at, a_signed, k, zat, za_step, bt, zbt, zb_step,
-                                       c + t * m * n, n, par);
+                   QGemmBytesToI32(m, at, a_signed, k, zat, za_step, bt, zbt, zb_step,
+                                   c + t * m * n, n, par);
                  });
 }
 
@@ -150,8 +150,7 @@ void QMatMulPlan::RunToFloat(const kernels::Parallel& par, const void* a, const 
                  [&](int64_t t, const uint8_t* at, const int32_t* zat, const kernels::PackedQB& bt,
                      const int32_t* zbt) {
                    const ScaleToFloatSink sink(mult, mult_step, bias, y + t * m * n, n);
-                   kernels::QGemmToSink(m, at, a_signed, k, zat, za_step, bt, zbt, zb_step, sink,
-                                        par);
+                   QGemmBytesToSink(m, at, a_signed, k, zat, za_step, bt, zbt, zb_step, sink, par);
                  });
 }
 

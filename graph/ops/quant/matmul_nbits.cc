@@ -11,8 +11,8 @@
 // accuracy_level is read and ignored: A is never quantized or narrowed here.
 //
 // Memory: B, float32 scales and packed zero points are used in place by the kernel
-// (kernels/matmul_nbits.h reads ONNX Runtime's layout directly), so nothing is repacked and the
-// weights take their file size.
+// (kernels/quant/matmul_nbits.h reads ONNX Runtime's layout directly), so nothing is repacked and
+// the weights take their file size.
 #include <cstring>
 #include <memory>
 #include <string>
@@ -21,8 +21,8 @@
 #include "graph/ops/families.h"
 #include "graph/ops/float16_kind.h"
 #include "graph/registry.h"
-#include "kernels/float16.h"
-#include "kernels/matmul_nbits.h"
+#include "kernels/float16/float16.h"
+#include "kernels/quant/matmul_nbits.h"
 
 namespace simplecpp::graph {
 namespace {

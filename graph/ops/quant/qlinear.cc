@@ -1,8 +1,8 @@
 // QLinearMatMul (ai.onnx opsets 10, 21) and QLinearConv (10): integer matmul / convolution of
 // quantized operands, requantized to the output's quantized type.
 //
-//   acc = sum (a - a_zp) * (b - b_zp)                    (int32, kernels/qgemm.h; + int32 bias
-//                                                         for QLinearConv)
+//   acc = sum (a - a_zp) * (b - b_zp)                    (int32, kernels/quant/qgemm.h;
+//                                                         + int32 bias for QLinearConv)
 //   multiplier = a_scale * b_scale / y_scale             computed in the scales' dtype, in this
 //                                                         order: float32, or float16 (21+) with
 //                                                         each product / quotient rounded to
@@ -28,8 +28,8 @@
 
 #include "graph/ops/quant/quant_ops_internal.h"
 #include "graph/registry.h"
-#include "kernels/float16.h"
-#include "kernels/quantize.h"
+#include "kernels/float16/float16.h"
+#include "kernels/quant/quantize.h"
 #include "quant/quant_params.h"
 
 namespace simplecpp::graph {

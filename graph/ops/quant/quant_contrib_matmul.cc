@@ -3,7 +3,7 @@
 // also registers the elementwise (quant_contrib_elementwise.cc) and pooling
 // (quant_contrib_pool.cc) contrib ops.
 //
-// All three share the integer core of MatMulInteger (kernels/qgemm.h through QMatMulPlan):
+// All three share the integer core of MatMulInteger (kernels/quant/qgemm.h through QMatMulPlan):
 //   acc[m,n] = sum_k (A[m,k] - a_zp) * (B[k,n] - b_zp[n])            (int32, wrapping)
 // then
 //   MatMulIntegerToFloat:  Y = float(acc) * (a_scale * b_scale[n]) + bias[n]        (float32)
@@ -24,8 +24,8 @@
 #include "graph/ops/families.h"
 #include "graph/ops/quant/quant_ops_internal.h"
 #include "graph/registry.h"
-#include "kernels/qgemm.h"
-#include "kernels/quantize.h"
+#include "kernels/quant/qgemm.h"
+#include "kernels/quant/quantize.h"
 #include "quant/quant_params.h"
 
 namespace simplecpp::graph {
@@ -290,8 +290,8 @@ class QGemmOp final : public Op {
       const std::vector<int32_t> zb = ZeroPointsAsI32(rc.input(5));
       Tensor acc_t = rc.Scratch(DType::kInt32, {m * n});
       int32_t* acc = acc_t.data<int32_t>();
-      kernels::QGemmToI32(m, a, a_signed, k, &za, 0, *pb, zb.data(), zb.size() > 1 ? 1 : 0, acc, n,
-                          rc.parallel());
+      quant_ops::QGemmBytesToI32(m, a, a_signed, k, &za, 0, *pb, zb.data(), zb.size() > 1 ? 1 : 0,
+                                 acc, n, rc.parallel());
       if (has_c) {
         const int32_t* c = rc.input(6).data<int32_t>();
         for (int64_t i = 0; i < m; ++i)

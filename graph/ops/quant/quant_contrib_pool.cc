@@ -21,7 +21,7 @@
 #include "graph/ops/window_attributes.h"
 #include "graph/registry.h"
 #include "kernels/parallel.h"
-#include "kernels/quantize.h"
+#include "kernels/quant/quantize.h"
 
 namespace simplecpp::graph {
 namespace quant_contrib {

@@ -1,7 +1,7 @@
 // Internal fused quantized ops (domain "simplecpp.fused", version 1) that the quantized-pattern
 // fusion pass (graph/passes/quant_fusion.h) writes; models never need to name them. Each runs the
-// exact int32 core of the integer ops (kernels/qgemm.h through QMatMulPlan / QConvPlan, constant
-// weights packed once at Prepare) followed by a float epilogue:
+// exact int32 core of the integer ops (kernels/quant/qgemm.h through QMatMulPlan / QConvPlan,
+// constant weights packed once at Prepare) followed by a float epilogue:
 //
 //   DynamicQuantizeConv(x f32, W u8/i8, w_scale f32 [1|M], [w_zero_point [1|M]], [bias f32 [M]])
 //     + Conv attributes: x is quantized to uint8 exactly as DynamicQuantizeLinear does (xs, xzp
@@ -22,7 +22,7 @@
 #include "graph/ops/families.h"
 #include "graph/ops/quant/quant_ops_internal.h"
 #include "graph/registry.h"
-#include "kernels/quantize.h"
+#include "kernels/quant/quantize.h"
 #include "quant/quant_params.h"
 
 namespace simplecpp::graph {

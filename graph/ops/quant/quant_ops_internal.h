@@ -13,9 +13,9 @@
 #include "graph/op.h"
 #include "graph/ops/window_attributes.h"
 #include "graph/registry.h"
-#include "kernels/conv.h"
-#include "kernels/qgemm.h"
-#include "kernels/transpose.h"
+#include "kernels/conv/conv.h"
+#include "kernels/memory/transpose.h"
+#include "kernels/quant/qgemm.h"
 #include "quant/param_readers.h"
 #include "quant/param_shapes.h"
 #include "quant/quant_params.h"
@@ -137,7 +137,7 @@ struct QConvPlan {
   }
   int64_t SlotRowBytes() const { return chunk * RowStride() + chunk * og; }
   // im2row rows are kdim rounded up to 4 bytes apart (the gap holds x's zero point), so that the
-  // integer GEMM multiplies uint8 rows in place (kernels/qgemm.h).
+  // integer GEMM multiplies uint8 rows in place (kernels/quant/qgemm.h).
   int64_t RowStride() const { return (kdim + 3) / 4 * 4; }
   int64_t Slots(int threads) const { return blocks_parallel ? std::max(1, threads) : 1; }
   // Whether the blocks of `chunk` positions are the parallel tasks (else the GEMM parallelizes).
@@ -156,6 +156,31 @@ struct QConvPlan {
 };
 // w_zp_in: input index of w's zero point (checked: one value or [M]).
 QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttributes& attrs, int x_in, int w_in, int w_zp_in);
+
+// The integer GEMM on A rows that this layer holds as bytes, int8 or uint8 by the op's dtype:
+// calls the kernel entry point named by A's type (kernels/quant/qgemm.h).
+inline void QGemmBytesToI32(int64_t m, const uint8_t* a, bool a_signed, int64_t lda,
+                            const int32_t* a_zp, int64_t a_zp_step, const kernels::PackedQB& b,
+                            const int32_t* b_zp, int64_t b_zp_step, int32_t* c, int64_t ldc,
+                            const kernels::Parallel& parallel) {
+  if (a_signed) {
+    kernels::QGemmS8ToI32(m, reinterpret_cast<const int8_t*>(a), lda, a_zp, a_zp_step, b, b_zp,
+                          b_zp_step, c, ldc, parallel);
+  } else {
+    kernels::QGemmU8ToI32(m, a, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c, ldc, parallel);
+  }
+}
+inline void QGemmBytesToSink(int64_t m, const uint8_t* a, bool a_signed, int64_t lda,
+                             const int32_t* a_zp, int64_t a_zp_step, const kernels::PackedQB& b,
+                             const int32_t* b_zp, int64_t b_zp_step, const kernels::QGemmSink& sink,
+                             const kernels::Parallel& parallel) {
+  if (a_signed) {
+    kernels::QGemmS8ToSink(m, reinterpret_cast<const int8_t*>(a), lda, a_zp, a_zp_step, b, b_zp,
+                           b_zp_step, sink, parallel);
+  } else {
+    kernels::QGemmU8ToSink(m, a, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, sink, parallel);
+  }
+}
 
 void RegisterQLinearOps(OpRegistry& registry);        // qlinear.cc
 void RegisterMatMulIntegerOps(OpRegistry& registry);  // matmul_integer.cc

@@ -13,7 +13,7 @@
 // float8e4m3fnuz, float8e5m2, float8e5m2fnuz (19+) and float4e2m1 (23+, packed two per byte like
 // int4) are "float-quantized" types: QuantizeLinear computes v = x / scale (in the precision
 // type), adds the decoded zero point when one is given (the spec's formula; -0 + 0 is +0, which
-// ONNX's float4e2m1 test expects) and encodes v with kernels/float8.h, honouring the
+// ONNX's float4e2m1 test expects) and encodes v with kernels/float16/float8.h, honouring the
 // `saturate` attribute (float4e2m1 always saturates: it has no Inf / NaN). DequantizeLinear
 // computes (decode(q) - decode(zp)) * scale in float32. float8e8m0 is not a Q/DQ type: Unsupported.
 //
@@ -32,9 +32,9 @@
 #include "graph/ops/families.h"
 #include "graph/ops/quant/quant_ops_internal.h"
 #include "graph/registry.h"
-#include "kernels/float16.h"
-#include "kernels/float8.h"
-#include "kernels/quantize.h"
+#include "kernels/float16/float16.h"
+#include "kernels/float16/float8.h"
+#include "kernels/quant/quantize.h"
 #include "quant/int4.h"
 #include "quant/param_readers.h"
 #include "quant/quant_params.h"

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "graph/op_test_util.h"
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 
 namespace simplecpp::testing {
 namespace {

@@ -1,4 +1,4 @@
-// Tests for graph/ops/cast.cc (and kernels/cast.h): every pair of dtypes on values exactly
+// Tests for graph/ops/cast.cc (and kernels/float16/cast.h): every pair of dtypes on values exactly
 // representable in both, against a double reference; float -> int truncation and saturation;
 // int -> int wrap-around; float16 / bfloat16 / float8 specials and `saturate`; packed int4 / int2;
 // string formatting and parsing; CastLike; Cast-1's string `to`.
@@ -10,8 +10,8 @@
 
 #include "graph/op_test_util.h"
 #include "graph/ops/tensor_test_util.h"
-#include "kernels/cast.h"
-#include "kernels/float16.h"
+#include "kernels/float16/cast.h"
+#include "kernels/float16/float16.h"
 
 namespace simplecpp {
 namespace {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "graph/op_test_util.h"
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 #include "simplecpp/dtype.h"
 #include "simplecpp/tensor.h"
 

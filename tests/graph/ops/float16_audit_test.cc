@@ -21,7 +21,7 @@
 
 #include "graph/op_test_util.h"
 #include "graph/registry.h"
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 
 namespace simplecpp::testing {
 namespace {

@@ -1,4 +1,4 @@
-// MatMul / Gemm with 16-bit constant weights and few rows of A (the kernels/gemv_f16.h path,
+// MatMul / Gemm with 16-bit constant weights and few rows of A (the kernels/gemm/gemv_f16.h path,
 // weights kept 16-bit): against a double reference with a stated tolerance, bit-identical to the
 // same node with a runtime B (the float32 GEMM on 16-bit storage) and to itself for 1, 2, 3 and 8
 // threads, float16 and bfloat16, odd sizes.
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "graph/op_test_util.h"
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 
 namespace simplecpp::testing {
 namespace {

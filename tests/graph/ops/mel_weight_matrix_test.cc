@@ -12,7 +12,7 @@
 #include "graph/op_test_options.h"
 #include "graph/op_test_util.h"
 #include "graph/ops/tensor_test_util.h"
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 #include "simplecpp/error.h"
 
 namespace simplecpp::testing {

@@ -14,7 +14,7 @@
 
 #include <doctest/doctest.h>
 
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 #include "simplecpp/tensor.h"
 
 namespace simplecpp::testing {

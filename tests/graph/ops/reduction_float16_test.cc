@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "graph/op_test_util.h"
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 #include "kernels/targets.h"
 
 namespace simplecpp::testing {

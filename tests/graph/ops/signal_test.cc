@@ -1,4 +1,4 @@
-// Tests for graph/ops/signal.cc and kernels/signal.cc: DFT (17 attribute axis, 20 input axis),
+// Tests for graph/ops/signal.cc and kernels/nn/signal.cc: DFT (17 attribute axis, 20 input axis),
 // STFT and the window ops against straightforward std::complex references written here.
 #include <doctest/doctest.h>
 
@@ -9,7 +9,7 @@
 
 #include "graph/op_test_util.h"
 #include "graph/ops/tensor_test_util.h"
-#include "kernels/signal.h"
+#include "kernels/nn/signal.h"
 
 namespace simplecpp {
 namespace {

@@ -13,7 +13,7 @@
 #include "graph/executor.h"
 #include "graph/graph_builder_util.h"
 #include "graph/thread_pool.h"
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 
 namespace simplecpp::graph {
 namespace {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "graph/ir.h"
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 #include "simplecpp/onnx/model_writer.h"
 #include "simplecpp/simplecpp.h"
 

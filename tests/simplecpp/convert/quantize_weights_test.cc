@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 #include "quant/int4.h"
 #include "simplecpp/api/builtin_builder.h"
 #include "simplecpp/api/builtin_models.h"

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "graph/op_test_util.h"
-#include "kernels/float16.h"
+#include "kernels/float16/float16.h"
 #include "kernels/targets.h"
 #include "simplecpp/error.h"
 

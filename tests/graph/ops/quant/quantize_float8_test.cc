@@ -2,7 +2,7 @@
 // per axis, saturate on/off, zero point added, float16 precision) and DequantizeLinear (with and
 // without zero point, float16 output), packed float4 with an odd element count, opset gating and
 // attribute errors. Expected codes are hand-computed bit patterns plus a scalar reference loop
-// that uses the scalar conversions of kernels/float8.h.
+// that uses the scalar conversions of kernels/float16/float8.h.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -14,8 +14,8 @@
 #include "graph/op_test_options.h"
 #include "graph/op_test_util.h"
 #include "graph/ops/tensor_test_util.h"
-#include "kernels/float16.h"
-#include "kernels/float8.h"
+#include "kernels/float16/float16.h"
+#include "kernels/float16/float8.h"
 #include "simplecpp/error.h"
 
 namespace simplecpp::testing {

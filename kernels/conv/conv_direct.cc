@@ -1,0 +1,255 @@
+// Direct 2-D convolution (any stride, dilation, padding) for images up to a few MB: the GEMM
+// micro-kernel of kernels/gemm/gemm.cc with the B operand read straight from a zero-padded copy of
+// the input instead of an im2col matrix (kernels/conv/conv.h ConvDirectF32).
+//
+// Y[Cout, P] = W[Cout, C*kh*kw] x col[C*kh*kw, P]: column p = (oy, ox), row k = (c, ky, kx) of col
+// is the padded input at u = (oy*sh + ky*dh, ox*sw + kx*dw). The padded image is stored as
+// sh*sw phase planes per channel (phase u % s, position u / s = o + (k*dil) / s), so within a
+// plane consecutive output columns read consecutive floats: a vector of kL output positions of
+// one output row ("slot") reads its B vector with one LoadU at base_slot + koff[k], where koff
+// depends only on the tap. A register tile is mr output channels (rows of the packed W,
+// PackedAF32 layout) x up to kNV slots. Every output element is the same FMA chain
+// acc = fma(w_k, x_k, acc) over k = 0..K-1 starting from 0, then * 1 + bias: exactly what
+// Im2ColF32 + GemmPackedAF32 compute, so the results are bitwise those of the im2col path, for
+// any thread count.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/conv/conv_direct.cc"
+#include "kernels/hwy_policy.h"
+// Policy first: it decides what foreach_target compiles.
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "kernels/conv/conv.h"
+#include "kernels/gemm/gemm.h"
+#include "kernels/gemm/gemm_internal.h"
+#include "kernels/gemm/gemm_tile-inl.h"  // kMR, kNV: the packed W has kMR rows per strip
+
+HWY_BEFORE_NAMESPACE();
+namespace simplecpp::kernels {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DF = hn::ScalableTag<float>;
+constexpr size_t kL = hn::MaxLanes(DF());
+// Fewer multiply-adds than this run every task on the calling thread (same tasks).
+constexpr int64_t kSerialMacs = int64_t{1} << 20;
+// Slots per task (boundaries depend only on the problem size).
+constexpr int64_t kSlotsPerTask = 24;
+
+// One tile: kRows output channels x kSlots slots. ap: the strip of packed W ([K][kMR]);
+// base[v]: slot v's first input float in xp (k = 0); koff[k]: offset of tap k; out[v]: slot v's
+// first output (channel 0 of the tile), channels ldy apart; cols[v]: valid positions of slot v.
+template <size_t kRows, size_t kSlots>
+HWY_NOINLINE void DirectTile(const float* HWY_RESTRICT ap, const float* const* base,
+                             const int32_t* HWY_RESTRICT koff, size_t kdim,
+                             const float* HWY_RESTRICT bias, float* const* out, size_t ldy,
+                             const size_t* cols) {
+  const DF d;
+  using V = hn::Vec<DF>;
+  V acc[kRows][kSlots];
+  for (size_t r = 0; r < kRows; ++r) {
+    for (size_t v = 0; v < kSlots; ++v) acc[r][v] = hn::Zero(d);
+  }
+  const float* HWY_RESTRICT b0 = base[0];
+  const float* HWY_RESTRICT b1 = kSlots > 1 ? base[1] : base[0];
+  const float* HWY_RESTRICT b2 = kSlots > 2 ? base[2] : base[0];
+  for (size_t kk = 0; kk < kdim; ++kk) {
+    const int32_t o = koff[kk];
+    V b[kSlots];
+    b[0] = hn::LoadU(d, b0 + o);
+    if constexpr (kSlots > 1) b[1] = hn::LoadU(d, b1 + o);
+    if constexpr (kSlots > 2) b[2] = hn::LoadU(d, b2 + o);
+    for (size_t r = 0; r < kRows; ++r) {
+      const V a = hn::Set(d, ap[kk * kMR + r]);
+      for (size_t v = 0; v < kSlots; ++v) acc[r][v] = hn::MulAdd(a, b[v], acc[r][v]);
+    }
+  }
+  // The GEMM's epilogue with alpha = 1, beta = 0 and a row bias: acc * 1 + bias.
+  const V one = hn::Set(d, 1.0f);
+  for (size_t r = 0; r < kRows; ++r) {
+    for (size_t v = 0; v < kSlots; ++v) {
+      V x = hn::Mul(acc[r][v], one);
+      if (bias != nullptr) x = hn::Add(x, hn::Set(d, bias[r]));
+      float* dst = out[v] + r * ldy;
+      if (cols[v] == kL) {
+        hn::StoreU(x, d, dst);
+      } else {
+        // Only the valid lanes: the others belong to the next row, maybe another task's.
+        hn::BlendedStore(x, hn::FirstN(d, cols[v]), d, dst);
+      }
+    }
+  }
+}
+
+using DirectTileFn = void (*)(const float* HWY_RESTRICT, const float* const*,
+                              const int32_t* HWY_RESTRICT, size_t, const float* HWY_RESTRICT,
+                              float* const*, size_t, const size_t*);
+
+template <size_t R, size_t S>
+DirectTileFn PickDirectTile(size_t rows, size_t slots) {
+  if constexpr (S > 1) {
+    if (slots < S) return PickDirectTile<R, S - 1>(rows, slots);
+  }
+  if constexpr (R > 1) {
+    if (rows < R) return PickDirectTile<R - 1, S>(rows, slots);
+  }
+  return &DirectTile<R, S>;
+}
+
+// dst[0, n) = src[0, n): rows are short (tens of floats), a libc call per row costs more.
+HWY_INLINE void CopyFloats(const float* HWY_RESTRICT src, float* HWY_RESTRICT dst, int64_t n) {
+  const DF d;
+  const int64_t L = static_cast<int64_t>(kL);
+  int64_t i = 0;
+  for (; i + L <= n; i += L) hn::StoreU(hn::LoadU(d, src + i), d, dst + i);
+  for (; i < n; ++i) dst[i] = src[i];
+}
+
+bool ConvDirectImpl(const ConvGeometry& g, const float* x, int64_t channels, const float* wpack,
+                    int64_t mr, int64_t cout, const float* bias, float* y,
+                    const Parallel& parallel, const PostOpF32& post) {
+  if (mr != static_cast<int64_t>(kMR)) return false;
+  const int64_t kh = g.kernel[0], kw = g.kernel[1];
+  const int64_t in_h = g.in[0], in_w = g.in[1];
+  const int64_t out_h = g.out[0], out_w = g.out[1];
+  const int64_t pad_t = g.pad[0], pad_l = g.pad[1];
+  const int64_t sh = g.stride[0], sw = g.stride[1];
+  const int64_t dh = g.dilation[0], dw = g.dilation[1];
+  // Padded coordinates u = o*s + k*dil (input index + pad) are split into phase u % s and
+  // position u / s = o + (k*dil) / s: each phase plane is [hq][wq] and a tap reads a slot's kL
+  // consecutive positions of one plane (stride 1 there), at an offset that depends only on the tap.
+  const int64_t hq = out_h + (kh - 1) * dh / sh, wq = out_w + (kw - 1) * dw / sw;
+  const int64_t kdim = channels * kh * kw;
+  const int64_t plane = hq * wq;
+  const int64_t phases = sh * sw;
+  // The phase planes with kL floats of slack: a partial slot's vector reads past its row.
+  static thread_local ThreadScratch tls_image;
+  const int64_t image = channels * phases * plane;
+  float* xp = tls_image.Get(image + static_cast<int64_t>(kL));
+  for (int64_t c = 0; c < channels; ++c) {
+    const float* src = x + c * in_h * in_w;
+    for (int64_t phy = 0; phy < sh; ++phy) {
+      for (int64_t phx = 0; phx < sw; ++phx) {
+        float* dst = xp + ((c * sh + phy) * sw + phx) * plane;
+        for (int64_t qy = 0; qy < hq; ++qy) {
+          float* row = dst + qy * wq;
+          const int64_t iy = qy * sh + phy - pad_t;
+          if (iy < 0 || iy >= in_h) {
+            std::fill(row, row + wq, 0.0f);
+            continue;
+          }
+          const float* srow = src + iy * in_w;
+          if (sw == 1) {
+            // qx in [lo, hi) maps to input columns [lo - pad_l, hi - pad_l).
+            const int64_t lo = std::min(std::max<int64_t>(pad_l, 0), wq);
+            const int64_t hi = std::max(std::min(in_w + pad_l, wq), lo);
+            for (int64_t i = 0; i < lo; ++i) row[i] = 0.0f;
+            CopyFloats(srow + (lo - pad_l), row + lo, hi - lo);
+            for (int64_t i = hi; i < wq; ++i) row[i] = 0.0f;
+          } else {
+            for (int64_t qx = 0; qx < wq; ++qx) {
+              const int64_t ix = qx * sw + phx - pad_l;
+              row[qx] = ix >= 0 && ix < in_w ? srow[ix] : 0.0f;
+            }
+          }
+        }
+      }
+    }
+  }
+  std::fill(xp + image, xp + image + kL, 0.0f);
+  std::vector<int32_t> koff(static_cast<size_t>(kdim));
+  for (int64_t c = 0, k = 0; c < channels; ++c) {
+    for (int64_t ky = 0; ky < kh; ++ky) {
+      const int64_t ty = ky * dh;
+      for (int64_t kx = 0; kx < kw; ++kx) {
+        const int64_t tx = kx * dw;
+        const int64_t ph = (c * sh + ty % sh) * sw + tx % sw;
+        koff[k++] = static_cast<int32_t>(ph * plane + (ty / sh) * wq + tx / sw);
+      }
+    }
+  }
+  const int64_t L = static_cast<int64_t>(kL);
+  const int64_t per_row = (out_w + L - 1) / L;
+  const int64_t slots = out_h * per_row;
+  const int64_t strips = (cout + mr - 1) / mr;
+  const int64_t slot_tasks = (slots + kSlotsPerTask - 1) / kSlotsPerTask;
+  const int64_t p_count = out_h * out_w;
+  const Parallel& par =
+      cout * p_count * kdim < kSerialMacs ? SerialParallel() : parallel;
+  par.For(strips * slot_tasks, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      // Strips inner: consecutive tasks read the same band of input rows (kept in cache)
+      // with every strip of output channels.
+      const int64_t s = t % strips;
+      const int64_t q0 = (t / strips) * kSlotsPerTask;
+      const int64_t q1 = std::min(slots, q0 + kSlotsPerTask);
+      const int64_t r0 = s * mr;
+      const size_t rows = static_cast<size_t>(std::min(mr, cout - r0));
+      const float* ap = wpack + s * kdim * mr;
+      const float* bs = bias != nullptr ? bias + r0 : nullptr;
+      for (int64_t q = q0; q < q1; q += static_cast<int64_t>(kNV)) {
+        const size_t n = static_cast<size_t>(std::min<int64_t>(kNV, q1 - q));
+        const float* base[kNV];
+        float* out[kNV];
+        size_t cols[kNV];
+        for (size_t v = 0; v < n; ++v) {
+          const int64_t slot = q + static_cast<int64_t>(v);
+          const int64_t oy = slot / per_row;
+          const int64_t ox = (slot % per_row) * L;
+          base[v] = xp + oy * wq + ox;
+          out[v] = y + r0 * p_count + oy * out_w + ox;
+          cols[v] = static_cast<size_t>(std::min(L, out_w - ox));
+        }
+        PickDirectTile<kMR, kNV>(rows, n)(ap, base, koff.data(), static_cast<size_t>(kdim), bs,
+                                          out, static_cast<size_t>(p_count), cols);
+      }
+      if (post) {
+        // Slots q0..q1 cover one contiguous run of output positions per channel.
+        const int64_t begin = (q0 / per_row) * out_w + (q0 % per_row) * L;
+        const int64_t last = q1 - 1;
+        const int64_t end =
+            (last / per_row) * out_w + std::min(out_w, (last % per_row) * L + L);
+        for (size_t r = 0; r < rows; ++r) {
+          post(y + (r0 + static_cast<int64_t>(r)) * p_count + begin, end - begin);
+        }
+      }
+    }
+  });
+  return true;
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace simplecpp::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace simplecpp::kernels {
+
+HWY_EXPORT(ConvDirectImpl);
+
+bool ConvDirectApplies(const ConvGeometry& g, int64_t channels) {
+  if (g.rank != 2) return false;
+  for (int d = 0; d < 2; ++d) {
+    if (g.stride[d] < 1 || g.dilation[d] < 1 || g.pad[d] < 0 || g.out[d] < 1) return false;
+  }
+  // Offsets are int32; the phase planes must stay small (they are copied per call).
+  const int64_t hq = g.out[0] + (g.kernel[0] - 1) * g.dilation[0] / g.stride[0];
+  const int64_t wq = g.out[1] + (g.kernel[1] - 1) * g.dilation[1] / g.stride[1];
+  return channels > 0 && channels * g.stride[0] * g.stride[1] * hq * wq <= kConvDirectMaxImage;
+}
+
+bool ConvDirectF32(const ConvGeometry& g, const float* x, int64_t channels, const PackedAF32& w,
+                   const float* bias, float* y, const Parallel& parallel,
+                   const PostOpF32& post) {
+  if (!ConvDirectApplies(g, channels) || w.k() != channels * g.KernelSize()) return false;
+  if (w.m() <= 0) return true;
+  return HWY_DYNAMIC_DISPATCH(ConvDirectImpl)(g, x, channels, w.data(), w.mr(), w.m(), bias, y,
+                                              parallel, post);
+}
+
+}  // namespace simplecpp::kernels
+#endif  // HWY_ONCE

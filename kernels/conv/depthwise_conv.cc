@@ -1,0 +1,155 @@
+// Depthwise convolution kernel (see kernels/conv/depthwise_conv.h): per output row, interior
+// columns accumulate every tap in vector registers (stride 1 along the row) and store once; edge
+// columns and other strides use the same tap order with scalar FMAs.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/conv/depthwise_conv.cc"
+#include "kernels/hwy_policy.h"
+// Policy first: it decides what foreach_target compiles.
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/conv/depthwise_conv.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace simplecpp::kernels {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// One output channel: yc[oy][ox] = b + sum over taps (ky, then kx, ascending) of
+// w[ky][kx] * x[iy][ix], skipping taps that fall into the padding. The columns where every tap
+// is inside the row (the interior) accumulate a vector of outputs in registers and store it once;
+// the few edge columns take the same sum with bounds checks, in the same tap order.
+void DepthwiseChannel(const float* HWY_RESTRICT xc, const float* HWY_RESTRICT wc, float b,
+                      float* HWY_RESTRICT yc, int64_t H, int64_t W, int64_t OH, int64_t OW,
+                      int64_t KH, int64_t KW, int64_t SH, int64_t SW, int64_t DH, int64_t DW,
+                      int64_t PH, int64_t PW) {
+  const hn::ScalableTag<float> d;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(d));
+  // Interior columns: ox*SW + kx*DW - PW in [0, W) for every kx.
+  int64_t lo = PW > 0 ? (PW + SW - 1) / SW : 0;
+  const int64_t last_off = (KW - 1) * DW - PW;  // the right-most tap's offset
+  int64_t hi = (W - 1 - last_off) < 0 ? 0 : (W - 1 - last_off) / SW + 1;
+  lo = std::min(lo, OW);
+  hi = std::max(std::min(hi, OW), lo);
+  for (int64_t oy = 0; oy < OH; ++oy) {
+    float* yrow = yc + oy * OW;
+    const int64_t iy0 = oy * SH - PH;
+    // Rows of the kernel that land inside the image.
+    int64_t ky_lo = 0, ky_hi = KH;
+    while (ky_lo < KH && iy0 + ky_lo * DH < 0) ++ky_lo;
+    while (ky_hi > ky_lo && iy0 + (ky_hi - 1) * DH >= H) --ky_hi;
+    auto edge = [&](int64_t ox) {
+      float acc = b;
+      for (int64_t ky = ky_lo; ky < ky_hi; ++ky) {
+        const float* xrow = xc + (iy0 + ky * DH) * W;
+        for (int64_t kx = 0; kx < KW; ++kx) {
+          const int64_t ix = ox * SW + kx * DW - PW;
+          if (ix >= 0 && ix < W) acc = std::fma(wc[ky * KW + kx], xrow[ix], acc);
+        }
+      }
+      yrow[ox] = acc;
+    };
+    for (int64_t ox = 0; ox < lo; ++ox) edge(ox);
+    int64_t ox = lo;
+    if (SW == 1 && hi - lo >= L) {
+      auto vector_at = [&](int64_t o) {
+        auto acc = hn::Set(d, b);
+        for (int64_t ky = ky_lo; ky < ky_hi; ++ky) {
+          const float* xp = xc + (iy0 + ky * DH) * W + o - PW;
+          const float* wp = wc + ky * KW;
+          for (int64_t kx = 0; kx < KW; ++kx) {
+            acc = hn::MulAdd(hn::Set(d, wp[kx]), hn::LoadU(d, xp + kx * DW), acc);
+          }
+        }
+        hn::StoreU(acc, d, yrow + o);
+      };
+      if (KH == 3 && KW == 3 && DW == 1 && ky_lo == 0 && ky_hi == 3) {
+        // The common 3x3 case with all rows inside: weights stay in registers along the row
+        // (the same taps in the same order as vector_at).
+        const auto w0 = hn::Set(d, wc[0]), w1 = hn::Set(d, wc[1]), w2 = hn::Set(d, wc[2]);
+        const auto w3 = hn::Set(d, wc[3]), w4 = hn::Set(d, wc[4]), w5 = hn::Set(d, wc[5]);
+        const auto w6 = hn::Set(d, wc[6]), w7 = hn::Set(d, wc[7]), w8 = hn::Set(d, wc[8]);
+        const float* r0 = xc + iy0 * W - PW;
+        const float* r1 = r0 + DH * W;
+        const float* r2 = r1 + DH * W;
+        auto vector3x3 = [&](int64_t o) {
+          auto acc = hn::Set(d, b);
+          acc = hn::MulAdd(w0, hn::LoadU(d, r0 + o), acc);
+          acc = hn::MulAdd(w1, hn::LoadU(d, r0 + o + 1), acc);
+          acc = hn::MulAdd(w2, hn::LoadU(d, r0 + o + 2), acc);
+          acc = hn::MulAdd(w3, hn::LoadU(d, r1 + o), acc);
+          acc = hn::MulAdd(w4, hn::LoadU(d, r1 + o + 1), acc);
+          acc = hn::MulAdd(w5, hn::LoadU(d, r1 + o + 2), acc);
+          acc = hn::MulAdd(w6, hn::LoadU(d, r2 + o), acc);
+          acc = hn::MulAdd(w7, hn::LoadU(d, r2 + o + 1), acc);
+          acc = hn::MulAdd(w8, hn::LoadU(d, r2 + o + 2), acc);
+          hn::StoreU(acc, d, yrow + o);
+        };
+        for (; ox + L <= hi; ox += L) vector3x3(ox);
+        if (ox < hi) vector3x3(hi - L);
+      } else {
+        for (; ox + L <= hi; ox += L) vector_at(ox);
+        // The last partial vector overlaps the previous one: those columns get the same values.
+        if (ox < hi) vector_at(hi - L);
+      }
+      ox = hi;
+    }
+    for (; ox < hi; ++ox) {
+      float acc = b;
+      for (int64_t ky = ky_lo; ky < ky_hi; ++ky) {
+        const float* xp = xc + (iy0 + ky * DH) * W + ox * SW - PW;
+        const float* wp = wc + ky * KW;
+        for (int64_t kx = 0; kx < KW; ++kx) acc = std::fma(wp[kx], xp[kx * DW], acc);
+      }
+      yrow[ox] = acc;
+    }
+    for (ox = hi; ox < OW; ++ox) edge(ox);
+  }
+}
+
+void DepthwiseConvF32Impl(const ConvGeometry& g, const float* x, int64_t channels,
+                          int64_t multiplier, const float* w, const float* bias, float* y,
+                          const Parallel& parallel, const PostOpF32& post) {
+  // Widen 1-D to 2-D with a leading height of 1.
+  const bool two = g.rank == 2;
+  const int64_t H = two ? g.in[0] : 1, W = two ? g.in[1] : g.in[0];
+  const int64_t OH = two ? g.out[0] : 1, OW = two ? g.out[1] : g.out[0];
+  const int64_t KH = two ? g.kernel[0] : 1, KW = two ? g.kernel[1] : g.kernel[0];
+  const int64_t SH = two ? g.stride[0] : 1, SW = two ? g.stride[1] : g.stride[0];
+  const int64_t DH = two ? g.dilation[0] : 1, DW = two ? g.dilation[1] : g.dilation[0];
+  const int64_t PH = two ? g.pad[0] : 0, PW = two ? g.pad[1] : g.pad[0];
+  const int64_t out_channels = channels * multiplier;
+  const int64_t per_task = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, OH * OW));
+  const int64_t tasks = (out_channels + per_task - 1) / per_task;
+  parallel.For(tasks, [&](int64_t t0, int64_t t1) {
+    const int64_t oc_end = std::min(out_channels, t1 * per_task);
+    for (int64_t oc = t0 * per_task; oc < oc_end; ++oc) {
+      DepthwiseChannel(x + (oc / multiplier) * H * W, w + oc * KH * KW,
+                       bias != nullptr ? bias[oc] : 0.0f, y + oc * OH * OW, H, W, OH, OW, KH, KW,
+                       SH, SW, DH, DW, PH, PW);
+      if (post) post(y + oc * OH * OW, OH * OW);
+    }
+  });
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace simplecpp::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace simplecpp::kernels {
+
+HWY_EXPORT(DepthwiseConvF32Impl);
+
+void DepthwiseConvF32(const ConvGeometry& g, const float* x, int64_t channels, int64_t multiplier,
+                      const float* w, const float* bias, float* y, const Parallel& parallel,
+                      const PostOpF32& post) {
+  HWY_DYNAMIC_DISPATCH(DepthwiseConvF32Impl)(g, x, channels, multiplier, w, bias, y, parallel,
+                                             post);
+}
+
+}  // namespace simplecpp::kernels
+#endif  // HWY_ONCE

@@ -1,0 +1,984 @@
+// Integer GEMM (kernels/quant/qgemm.h): B packing into k-quad interleaved panels, the
+// register-tiled micro-kernels (VNNI vpdpbusd on AVX3_DL, int16 pairwise multiply-add elsewhere),
+// the blocked driver with the zero-point correction epilogue, and the 8-bit im2row for ConvInteger.
+//
+// Micro-kernel: an MR x 32 tile of C (one 32-column panel of packed B) accumulated in int32
+// registers over a block of k-quads. Per quad and row, 4 consecutive a' bytes are broadcast to
+// every 32-bit lane and multiplied with the quad of each column (the panel stores
+// [quad][32 columns][4 k], so a 512-bit load holds 16 columns x 4 k). With VNNI, two adjacent
+// panels are usually run together as a 6 x 64 tile (fewer loads per vpdpbusd), and on the last
+// K block a tile of full panels applies the zero-point correction in registers and stores
+// straight to C; partial panels (and the portable kernels) go through an int32 accumulator
+// block and a scalar epilogue.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/quant/qgemm.cc"
+#include "kernels/hwy_policy.h"
+// Policy first: it decides what foreach_target compiles.
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "kernels/conv/conv_geometry_internal.h"  // ConvGeometry3: the im2row loops in 3-D
+#include "kernels/memory/short_copy-inl.h"  // CopyShort / FillShort: short copies as vector moves
+#include "kernels/quant/qgemm.h"
+
+#ifndef SIMPLECPP_KERNELS_QGEMM_SHARED_
+#define SIMPLECPP_KERNELS_QGEMM_SHARED_
+namespace simplecpp::kernels::qgemm_detail {
+// Task and cache blocking (problem-size constants, equal on every target: the task split never
+// depends on the thread count or the target).
+constexpr int64_t kNR = PackedQB::kNR;  // columns per panel / micro-tile
+constexpr int64_t kMB = 64;             // rows of A per task (normalized once per task)
+constexpr int64_t kNB = 4 * kNR;        // columns per task (4 panels)
+constexpr int64_t kKcQuads = 128;       // K block (512 k): a panel pair block (32 KiB) stays in L1
+inline uint32_t U(int32_t v) { return static_cast<uint32_t>(v); }
+
+// The zero-point correction of one full 32-column panel, applied by a tile in registers on the
+// last K block and stored straight to C (instead of through the accumulator block):
+//   c[i*ldc + j] = acc - zb[j]*rs[i] - za[i]*ct[j]   (uint32, modulo 2^32)
+struct TileEpilogue {
+  const uint32_t* zb;  // [32] zb' per column
+  const uint32_t* ct;  // [32] colsum(b') - K*zb' per column
+  const uint32_t* rs;  // [MR] rowsum(a') per row
+  const uint32_t* za;  // [MR] za' per row
+  int32_t* c;          // row 0, column 0 of the tile in C
+  int64_t ldc;
+};
+}  // namespace simplecpp::kernels::qgemm_detail
+#endif
+
+HWY_BEFORE_NAMESPACE();
+namespace simplecpp::kernels {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+using namespace qgemm_detail;  // NOLINT
+
+using D16 = hn::ScalableTag<int16_t>;
+using D32 = hn::Repartition<int32_t, D16>;
+
+// Portable kernel geometry: one int16 vector holds kColsPerVec columns x 4 k (a quad widened
+// from bytes); a pass covers kVecsPerPass such vectors per row.
+constexpr int kLanes16 = HWY_MAX_BYTES / 2;
+constexpr int kColsPerVec = kLanes16 / 4;
+// 128-bit without VEX (SSE4): pmaddwd overwrites an operand, so sharing a B vector between rows
+// costs a register copy per row; there one row with 8 vectors per pass is faster. WASM's engines
+// emit three-operand (VEX) code on x86, so there B vectors are shared by rows like on AVX2.
+constexpr bool kShareB = HWY_MAX_BYTES >= 32 || HWY_TARGET == HWY_WASM;
+constexpr int kVecsPerPass = kShareB ? 4 : 8;
+constexpr int kColsPerPass = kColsPerVec * kVecsPerPass;  // 16 (128-bit, AVX2), 32 (AVX-512)
+constexpr int kPasses = static_cast<int>(kNR) / kColsPerPass;
+static_assert(kNR % kColsPerPass == 0, "panel width must be a multiple of a pass");
+static_assert(kVecsPerPass % 2 == 0, "the tile epilogue takes vectors in pairs");
+// Rows per tile: MR x kVecsPerPass accumulators + B vectors + 1 A vector within the registers.
+// WASM: 2 rows (its 16 registers hold two rows of accumulators with the B vectors; the row
+// counts compared under node are in bench/README.md).
+constexpr int kMRPortable =
+    HWY_MAX_BYTES >= 64 ? 6 : (HWY_MAX_BYTES >= 32 ? 3 : (HWY_TARGET == HWY_WASM ? 2 : 1));
+
+// acc[i*ldacc + j] (+)= sum_{q < quads} sum_{r < 4} a[i*lda + 4q + r] * b[(q*32 + j)*4 + r]
+// for i < MR, j < 32: a is int16 a' rows, b a packed panel (already offset to the first quad).
+template <int MR>
+HWY_NOINLINE void TilePortable(const int16_t* HWY_RESTRICT a, int64_t lda,
+                               const int8_t* HWY_RESTRICT b, int64_t quads,
+                               int32_t* HWY_RESTRICT acc, int64_t ldacc, bool first) {
+  const D16 d16;
+  const D32 d32;
+  const hn::Rebind<int8_t, D16> d8;
+  const hn::Repartition<uint64_t, D16> d64;
+  (void)d64;
+  for (int pass = 0; pass < kPasses; ++pass) {
+    // With K = 0 (quads == 0) the panel pointer may be null: no offset may be applied to it.
+    const int8_t* bp = quads > 0 ? b + pass * kColsPerPass * 4 : b;
+    hn::Vec<D32> s0[MR][kVecsPerPass], s1[MR][kVecsPerPass];
+    for (int i = 0; i < MR; ++i) {
+      for (int v = 0; v < kVecsPerPass; ++v) {
+        s0[i][v] = hn::Zero(d32);
+        s1[i][v] = hn::Zero(d32);
+      }
+    }
+    for (int64_t q = 0; q < quads; ++q) {
+      hn::Vec<D16> vb[kVecsPerPass];
+      for (int v = 0; v < kVecsPerPass; ++v) {
+        vb[v] = hn::PromoteTo(d16, hn::LoadU(d8, bp + q * kNR * 4 + v * kColsPerVec * 4));
+      }
+      for (int i = 0; i < MR; ++i) {
+        // a'[4q..4q+3] as int16, broadcast to every 64-bit lane.
+#if HWY_TARGET == HWY_SSE4
+        // movddup: a load-broadcast without a shuffle (SSE4 has no vpbroadcastq).
+        const hn::Vec<D16> va{_mm_castpd_si128(
+            _mm_loaddup_pd(reinterpret_cast<const double*>(a + i * lda + q * 4)))};
+#else
+        uint64_t quad;
+        std::memcpy(&quad, a + i * lda + q * 4, sizeof(quad));
+        const hn::Vec<D16> va = hn::BitCast(d16, hn::Set(d64, quad));
+#endif
+        for (int v = 0; v < kVecsPerPass; ++v) {
+          s0[i][v] = hn::ReorderWidenMulAccumulate(d32, va, vb[v], s0[i][v], s1[i][v]);
+        }
+      }
+    }
+    // Lane 2c / 2c+1 of a vector hold the sums of k%4 in {0,1} / {2,3} of its column c: two
+    // vectors' even lanes plus their odd lanes are the sums of their columns, in order (int32
+    // lanes wrap, as the modulo-2^32 sums must).
+    const size_t n32 = hn::Lanes(d32);
+    for (int i = 0; i < MR; ++i) {
+      int32_t* out = acc + i * ldacc + pass * kColsPerPass;
+      for (int v = 0; v < kVecsPerPass; v += 2) {
+        const auto lo = hn::RearrangeToOddPlusEven(s0[i][v], s1[i][v]);
+        const auto hi = hn::RearrangeToOddPlusEven(s0[i][v + 1], s1[i][v + 1]);
+        auto sum = hn::Add(hn::ConcatEven(d32, hi, lo), hn::ConcatOdd(d32, hi, lo));
+        int32_t* o = out + (v / 2) * n32;
+        if (!first) sum = hn::Add(sum, hn::LoadU(d32, o));
+        hn::StoreU(sum, d32, o);
+      }
+    }
+  }
+}
+
+#if HWY_TARGET == HWY_AVX3_DL
+// acc += 4-way u8 x s8 dot products per 32-bit lane. Inline asm instead of
+// _mm512_dpbusd_epi32: GCC 12 copies the tied accumulator register around the intrinsic
+// (a register move per instruction and spills in 8-row tiles).
+HWY_INLINE __attribute__((target("avx512vnni"))) __m512i Dpbusd(__m512i acc, __m512i a_u8,
+                                                                __m512i b_s8) {
+#if defined(__GNUC__)
+  __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a_u8), "v"(b_s8));
+  return acc;
+#else
+  return _mm512_dpbusd_epi32(acc, a_u8, b_s8);
+#endif
+}
+
+// One k-quad of an MR x 32 tile: c0/c1 hold columns 0-15 / 16-31 of each row.
+template <int MR>
+HWY_INLINE __attribute__((target("avx512vnni"))) void VnniQuad(
+    const uint8_t* HWY_RESTRICT a, int64_t lda, const int8_t* HWY_RESTRICT b, int64_t q,
+    __m512i* HWY_RESTRICT c0, __m512i* HWY_RESTRICT c1) {
+  const __m512i b0 = _mm512_loadu_si512(b + q * kNR * 4);
+  const __m512i b1 = _mm512_loadu_si512(b + q * kNR * 4 + 64);
+  for (int i = 0; i < MR; ++i) {
+    int32_t quad;  // a'[4q..4q+3] of row i, broadcast to every 32-bit lane
+    std::memcpy(&quad, a + i * lda + q * 4, sizeof(quad));
+    const __m512i va = _mm512_set1_epi32(quad);
+    c0[i] = Dpbusd(c0[i], va, b0);
+    c1[i] = Dpbusd(c1[i], va, b1);
+  }
+}
+
+// Same contract with a as uint8 a' rows: vpdpbusd adds the 4 products u8 x s8 of each 32-bit
+// lane to the accumulator without saturation (exact modulo 2^32).
+template <int MR>
+HWY_NOINLINE __attribute__((target("avx512vnni"))) void TileVnni(
+    const uint8_t* HWY_RESTRICT a, int64_t lda, const int8_t* HWY_RESTRICT b, int64_t quads,
+    int32_t* HWY_RESTRICT acc, int64_t ldacc, bool first, const TileEpilogue* epi) {
+  // vpdpbusd accumulates in place, so each accumulator is a dependency chain of its latency
+  // (~4-5 cycles); tiles of 1-2 rows rotate kS accumulator sets over consecutive quads so that
+  // at least 4 chains are in flight, and add the sets at the end.
+  constexpr int kS = MR == 1 ? 4 : (MR == 2 ? 2 : 1);
+  __m512i c0[kS][MR], c1[kS][MR];
+  for (int s = 0; s < kS; ++s) {
+    for (int i = 0; i < MR; ++i) {
+      if (first || s > 0) {
+        c0[s][i] = _mm512_setzero_si512();
+        c1[s][i] = _mm512_setzero_si512();
+      } else {
+        c0[s][i] = _mm512_loadu_si512(acc + i * ldacc);
+        c1[s][i] = _mm512_loadu_si512(acc + i * ldacc + 16);
+      }
+    }
+  }
+  int64_t q = 0;
+  for (; q + kS <= quads; q += kS) {
+    for (int s = 0; s < kS; ++s) VnniQuad<MR>(a, lda, b, q + s, c0[s], c1[s]);
+  }
+  for (; q < quads; ++q) VnniQuad<MR>(a, lda, b, q, c0[0], c1[0]);
+  for (int i = 0; i < MR; ++i) {
+    for (int s = 1; s < kS; ++s) {
+      c0[0][i] = _mm512_add_epi32(c0[0][i], c0[s][i]);
+      c1[0][i] = _mm512_add_epi32(c1[0][i], c1[s][i]);
+    }
+  }
+  if (epi != nullptr) {
+    // mullo keeps the low 32 bits of the product: the same wrapping arithmetic as the scalar
+    // epilogue.
+    const __m512i zb0 = _mm512_loadu_si512(epi->zb), zb1 = _mm512_loadu_si512(epi->zb + 16);
+    const __m512i ct0 = _mm512_loadu_si512(epi->ct), ct1 = _mm512_loadu_si512(epi->ct + 16);
+    for (int i = 0; i < MR; ++i) {
+      const __m512i rs = _mm512_set1_epi32(static_cast<int32_t>(epi->rs[i]));
+      const __m512i za = _mm512_set1_epi32(static_cast<int32_t>(epi->za[i]));
+      __m512i r0 = _mm512_sub_epi32(c0[0][i], _mm512_mullo_epi32(zb0, rs));
+      __m512i r1 = _mm512_sub_epi32(c1[0][i], _mm512_mullo_epi32(zb1, rs));
+      r0 = _mm512_sub_epi32(r0, _mm512_mullo_epi32(za, ct0));
+      r1 = _mm512_sub_epi32(r1, _mm512_mullo_epi32(za, ct1));
+      _mm512_storeu_si512(epi->c + i * epi->ldc, r0);
+      _mm512_storeu_si512(epi->c + i * epi->ldc + 16, r1);
+    }
+    return;
+  }
+  for (int i = 0; i < MR; ++i) {
+    _mm512_storeu_si512(acc + i * ldacc, c0[0][i]);
+    _mm512_storeu_si512(acc + i * ldacc + 16, c1[0][i]);
+  }
+}
+
+// An MR x 64 tile over two adjacent panels (b0: columns 0-31, b1: columns 32-63), same contract
+// as TileVnni with acc / epi covering 64 columns. Per quad: 4 B vectors and MR broadcasts feed
+// 4*MR vpdpbusd (24 for MR = 6: fewer loads per multiply than the 8 x 32 tile's 10 per 16).
+template <int MR>
+HWY_NOINLINE __attribute__((target("avx512vnni"))) void TileVnniPair(
+    const uint8_t* HWY_RESTRICT a, int64_t lda, const int8_t* HWY_RESTRICT b0,
+    const int8_t* HWY_RESTRICT b1, int64_t quads, int32_t* HWY_RESTRICT acc, int64_t ldacc,
+    bool first, const TileEpilogue* epi) {
+  __m512i c[MR][4];
+  for (int i = 0; i < MR; ++i) {
+    for (int v = 0; v < 4; ++v) {
+      c[i][v] = first ? _mm512_setzero_si512() : _mm512_loadu_si512(acc + i * ldacc + 16 * v);
+    }
+  }
+  for (int64_t q = 0; q < quads; ++q) {
+    const __m512i v0 = _mm512_loadu_si512(b0 + q * kNR * 4);
+    const __m512i v1 = _mm512_loadu_si512(b0 + q * kNR * 4 + 64);
+    const __m512i v2 = _mm512_loadu_si512(b1 + q * kNR * 4);
+    const __m512i v3 = _mm512_loadu_si512(b1 + q * kNR * 4 + 64);
+    for (int i = 0; i < MR; ++i) {
+      int32_t quad;
+      std::memcpy(&quad, a + i * lda + q * 4, sizeof(quad));
+      const __m512i va = _mm512_set1_epi32(quad);
+      c[i][0] = Dpbusd(c[i][0], va, v0);
+      c[i][1] = Dpbusd(c[i][1], va, v1);
+      c[i][2] = Dpbusd(c[i][2], va, v2);
+      c[i][3] = Dpbusd(c[i][3], va, v3);
+    }
+  }
+  if (epi != nullptr) {
+    for (int v = 0; v < 4; ++v) {
+      const __m512i zb = _mm512_loadu_si512(epi->zb + 16 * v);
+      const __m512i ct = _mm512_loadu_si512(epi->ct + 16 * v);
+      for (int i = 0; i < MR; ++i) {
+        const __m512i rs = _mm512_set1_epi32(static_cast<int32_t>(epi->rs[i]));
+        const __m512i za = _mm512_set1_epi32(static_cast<int32_t>(epi->za[i]));
+        __m512i r = _mm512_sub_epi32(c[i][v], _mm512_mullo_epi32(zb, rs));
+        r = _mm512_sub_epi32(r, _mm512_mullo_epi32(za, ct));
+        _mm512_storeu_si512(epi->c + i * epi->ldc + 16 * v, r);
+      }
+    }
+    return;
+  }
+  for (int i = 0; i < MR; ++i) {
+    for (int v = 0; v < 4; ++v) _mm512_storeu_si512(acc + i * ldacc + 16 * v, c[i][v]);
+  }
+}
+constexpr int kMRVnniPair = 6;  // 24 accumulators + 4 B vectors + 1 broadcast of 32 zmm
+
+inline bool HasVnni() {
+  static const bool has = __builtin_cpu_supports("avx512vnni");
+  return has;
+}
+constexpr int kMRVnni = 8;  // 16 accumulators + 2 B vectors + 1 broadcast of 32 zmm
+#endif
+
+// One row tile of `rows` <= MR rows.
+template <typename TA>
+struct Tiler;
+
+template <>
+struct Tiler<int16_t> {
+  static constexpr int kMR = kMRPortable;
+  static constexpr bool kDirect = false;  // always through the accumulator block
+  static constexpr int kMRPair = 0;        // no two-panel tile
+  static void RunPair(int, const int16_t*, int64_t, const int8_t*, const int8_t*, int64_t,
+                      int32_t*, int64_t, bool, const TileEpilogue*) {}
+  static void Run(int rows, const int16_t* a, int64_t lda, const int8_t* b, int64_t quads,
+                  int32_t* acc, int64_t ldacc, bool first, const TileEpilogue*) {
+    switch (rows) {
+#if HWY_MAX_BYTES >= 32
+      case 1: return TilePortable<1>(a, lda, b, quads, acc, ldacc, first);
+      case 2: return TilePortable<2>(a, lda, b, quads, acc, ldacc, first);
+#endif
+#if HWY_MAX_BYTES >= 64
+      case 3: return TilePortable<3>(a, lda, b, quads, acc, ldacc, first);
+      case 4: return TilePortable<4>(a, lda, b, quads, acc, ldacc, first);
+      case 5: return TilePortable<5>(a, lda, b, quads, acc, ldacc, first);
+#endif
+      default: return TilePortable<kMR>(a, lda, b, quads, acc, ldacc, first);
+    }
+  }
+};
+
+#if HWY_TARGET == HWY_AVX3_DL
+template <>
+struct Tiler<uint8_t> {
+  static constexpr int kMR = kMRVnni;
+  static constexpr bool kDirect = true;  // full panels store to C with the correction
+  static constexpr int kMRPair = kMRVnniPair;
+  // rows in [3, kMRPair] (fewer rows leave too few accumulator chains: use Run per panel).
+  static void RunPair(int rows, const uint8_t* a, int64_t lda, const int8_t* b0, const int8_t* b1,
+                      int64_t quads, int32_t* acc, int64_t ldacc, bool first,
+                      const TileEpilogue* epi) {
+    switch (rows) {
+      case 3: return TileVnniPair<3>(a, lda, b0, b1, quads, acc, ldacc, first, epi);
+      case 4: return TileVnniPair<4>(a, lda, b0, b1, quads, acc, ldacc, first, epi);
+      case 5: return TileVnniPair<5>(a, lda, b0, b1, quads, acc, ldacc, first, epi);
+      default: return TileVnniPair<6>(a, lda, b0, b1, quads, acc, ldacc, first, epi);
+    }
+  }
+  static void Run(int rows, const uint8_t* a, int64_t lda, const int8_t* b, int64_t quads,
+                  int32_t* acc, int64_t ldacc, bool first, const TileEpilogue* epi) {
+    switch (rows) {
+      case 1: return TileVnni<1>(a, lda, b, quads, acc, ldacc, first, epi);
+      case 2: return TileVnni<2>(a, lda, b, quads, acc, ldacc, first, epi);
+      case 3: return TileVnni<3>(a, lda, b, quads, acc, ldacc, first, epi);
+      case 4: return TileVnni<4>(a, lda, b, quads, acc, ldacc, first, epi);
+      case 5: return TileVnni<5>(a, lda, b, quads, acc, ldacc, first, epi);
+      case 6: return TileVnni<6>(a, lda, b, quads, acc, ldacc, first, epi);
+      case 7: return TileVnni<7>(a, lda, b, quads, acc, ldacc, first, epi);
+      default: return TileVnni<8>(a, lda, b, quads, acc, ldacc, first, epi);
+    }
+  }
+};
+#endif
+
+// The first `rem` (< a vector) bytes at p, zeros in the other lanes, without reading past
+// p + rem: a masked load on AVX-512 (masked-off bytes are not touched, and there is no
+// store-forwarding stall from a just-written stack copy), else a copy into a zeroed vector.
+template <class D8>
+HWY_INLINE hn::Vec<D8> LoadTailBytes(D8 d8, const uint8_t* p, int64_t rem) {
+#if HWY_TARGET <= HWY_AVX3
+  return hn::MaskedLoad(hn::FirstN(d8, static_cast<size_t>(rem)), d8, p);
+#else
+  HWY_ALIGN uint8_t buf[hn::MaxLanes(d8)] = {};
+  std::memcpy(buf, p, static_cast<size_t>(rem));
+  return hn::Load(d8, buf);
+#endif
+}
+
+// Normalizes rows of A to a' (TA: uint8 for VNNI, int16 otherwise), zero-padded to kp, and
+// returns their row sums (wrapping uint32, exact modulo 2^32). Vectorized over k: one vector of
+// bytes is flipped (int8 -> a + 128), stored (widened for int16) and summed with SumsOf8; the
+// tail is loaded by LoadTailBytes and stored whole, so each row may write up to one
+// vector past kp (the next row overwrites it; the buffer has kNormalizeSlack spare elements).
+constexpr int64_t kNormalizeSlack = HWY_MAX_BYTES;
+template <typename TA>
+void NormalizeRows(const void* a, bool a_signed, int64_t lda, int64_t m0, int64_t rows, int64_t k,
+                   int64_t kp, TA* HWY_RESTRICT wa, uint32_t* HWY_RESTRICT rowsum) {
+  using DTA = hn::ScalableTag<TA>;
+  const DTA dta;
+  const hn::Rebind<uint8_t, DTA> d8;
+  const hn::Repartition<uint64_t, decltype(d8)> d64;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d8));
+  const auto flip = hn::Set(d8, static_cast<uint8_t>(a_signed ? 0x80 : 0));
+  auto put = [&](TA* dst, hn::Vec<decltype(d8)> v) {
+    if constexpr (sizeof(TA) == 1) {
+      hn::StoreU(hn::BitCast(dta, v), dta, dst);
+    } else {
+      hn::StoreU(hn::BitCast(dta, hn::PromoteTo(hn::Rebind<uint16_t, decltype(d8)>(), v)), dta,
+                 dst);
+    }
+  };
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint8_t* src = static_cast<const uint8_t*>(a) + (m0 + r) * lda;
+    TA* dst = wa + r * kp;
+    auto sum = hn::Zero(d64);
+    int64_t kk = 0;
+    for (; kk + N <= k; kk += N) {
+      const auto v = hn::Xor(hn::LoadU(d8, src + kk), flip);
+      put(dst + kk, v);
+      sum = hn::Add(sum, hn::SumsOf8(v));
+    }
+    if (kk < k) {
+      const int64_t rem = k - kk;
+      const auto valid = hn::FirstN(d8, static_cast<size_t>(rem));
+      const auto v = hn::IfThenElseZero(valid, hn::Xor(LoadTailBytes(d8, src + kk, rem), flip));
+      put(dst + kk, v);
+      sum = hn::Add(sum, hn::SumsOf8(v));
+    }
+    for (int64_t j = k; j < kp; ++j) dst[j] = 0;
+    rowsum[r] = static_cast<uint32_t>(hn::GetLane(hn::SumOfLanes(d64, sum)));
+  }
+}
+
+// rowsum[r] = sum of row r's k bytes (uint8 A read in place), with SumsOf8 over whole vectors.
+inline void RowSumsU8(const uint8_t* a, int64_t lda, int64_t rows, int64_t k,
+                      uint32_t* HWY_RESTRICT rowsum) {
+  const hn::ScalableTag<uint8_t> d8;
+  const hn::Repartition<uint64_t, decltype(d8)> d64;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d8));
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint8_t* src = a + r * lda;
+    auto sum = hn::Zero(d64);
+    int64_t kk = 0;
+    for (; kk + N <= k; kk += N) sum = hn::Add(sum, hn::SumsOf8(hn::LoadU(d8, src + kk)));
+    if (kk < k) sum = hn::Add(sum, hn::SumsOf8(LoadTailBytes(d8, src + kk, k - kk)));
+    rowsum[r] = static_cast<uint32_t>(hn::GetLane(hn::SumOfLanes(d64, sum)));
+  }
+}
+
+// The A operand of QGemmBlocked as the caller passed it: int8 or uint8 rows lda apart, with zero
+// points a_zp[a_zp_step * row].
+struct QGemmA {
+  const void* a;
+  bool a_signed;
+  int64_t lda;
+  const int32_t* a_zp;
+  int64_t a_zp_step;
+};
+
+// The row sums only enter through zb' * rowsum: true when every zb' is zero (int8 B with zero
+// points 0, the symmetric weights quantizers write), so that they need not be computed.
+inline bool AllShiftedZeroPointsZero(const int32_t* b_zp, int64_t b_zp_step, int64_t n,
+                                     int32_t b_shift) {
+  bool all_zb_zero = true;
+  for (int64_t j = 0; j < n && all_zb_zero; ++j) {
+    all_zb_zero = (b_zp ? b_zp[b_zp_step * j] : 0) + b_shift == 0;
+    if (b_zp_step == 0) break;
+  }
+  return all_zb_zero;
+}
+
+// The A side of rows m0..m0+rows: rowsum[i] (row sums of a', zero when all_zb_zero makes them
+// unused) and zav[i] (za'); unless A is read in place, wa gets the rows as a', padded to kp.
+template <typename TA>
+HWY_INLINE void PrepareRowBlock(const QGemmA& qa, int64_t m0, int64_t rows, int64_t k, int64_t kp,
+                                bool a_in_place, bool all_zb_zero, TA* wa, uint32_t* rowsum,
+                                uint32_t* zav) {
+  if (a_in_place && all_zb_zero) {
+    std::fill(rowsum, rowsum + rows, 0u);
+  } else if (a_in_place) {
+    RowSumsU8(static_cast<const uint8_t*>(qa.a) + m0 * qa.lda, qa.lda, rows, k, rowsum);
+  } else {
+    NormalizeRows<TA>(qa.a, qa.a_signed, qa.lda, m0, rows, k, kp, wa, rowsum);
+  }
+  const uint32_t a_shift = qa.a_signed ? 128 : 0;
+  for (int64_t i = 0; i < rows; ++i) {
+    zav[i] = U(qa.a_zp ? qa.a_zp[qa.a_zp_step * (m0 + i)] : 0) + a_shift;
+  }
+}
+
+// Correction terms of columns n0..n0+cols: sum a'b' - zb'*rowsum - za'*(colsum - K*zb'), modulo
+// 2^32, takes zbv[j] = zb' and ct[j] = colsum - K*zb'.
+HWY_INLINE void ColumnCorrections(const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
+                                  int64_t n0, int64_t cols, uint32_t* zbv, uint32_t* ct) {
+  const int32_t b_shift = b.shift();
+  const int32_t* col_sums = b.col_sums();
+  const uint32_t uk = static_cast<uint32_t>(b.k());
+  for (int64_t j = 0; j < cols; ++j) {
+    const uint32_t zb = U((b_zp ? b_zp[b_zp_step * (n0 + j)] : 0) + b_shift);
+    zbv[j] = zb;
+    ct[j] = U(col_sums[n0 + j]) - uk * zb;
+  }
+}
+
+// One kMB x kNB block of C as the tiles see it.
+template <typename TA>
+struct QGemmBlock {
+  const TA* a;  // the block's a' rows, a_stride apart
+  int64_t a_stride;
+  int64_t rows, cols;
+  const uint32_t* zbv;     // [cols] zb'
+  const uint32_t* ct;      // [cols] colsum - K*zb'
+  const uint32_t* rowsum;  // [rows] rowsum(a')
+  const uint32_t* zav;     // [rows] za'
+  int32_t* acc;            // the accumulators, kNB apart
+  int32_t* c;              // element (m0, n0) of the destination, ldc apart
+  int64_t ldc;
+};
+
+// Two panels at once (64 columns) on the targets with the wider tile; `finish` has the tile
+// write C on this last K block.
+template <typename TA>
+HWY_INLINE void RunPanelPair(const QGemmBlock<TA>& blk, int64_t p, const int8_t* bp,
+                             int64_t quads, int64_t q0, int64_t qn, bool finish) {
+  constexpr int kMRP = Tiler<TA>::kMRPair > 0 ? Tiler<TA>::kMRPair : 1;
+  for (int64_t i = 0; i < blk.rows; i += kMRP) {
+    const int r = static_cast<int>(std::min<int64_t>(kMRP, blk.rows - i));
+    int32_t* const c_tile = blk.c + i * blk.ldc + p * kNR;
+    TileEpilogue epi{blk.zbv + p * kNR, blk.ct + p * kNR, blk.rowsum + i, blk.zav + i, c_tile,
+                     blk.ldc};
+    const TileEpilogue* e = finish ? &epi : nullptr;
+    int32_t* ac = blk.acc + i * kNB + p * kNR;
+    const TA* ai = blk.a + i * blk.a_stride + q0 * 4;
+    if (r >= 3) {
+      Tiler<TA>::RunPair(r, ai, blk.a_stride, bp, bp + quads * kNR * 4, qn, ac, kNB, q0 == 0, e);
+    } else {
+      TileEpilogue epi1 = epi;
+      epi1.zb += kNR;
+      epi1.ct += kNR;
+      epi1.c += kNR;
+      Tiler<TA>::Run(r, ai, blk.a_stride, bp, qn, ac, kNB, q0 == 0, e);
+      Tiler<TA>::Run(r, ai, blk.a_stride, bp + quads * kNR * 4, qn, ac + kNR, kNB, q0 == 0,
+                     e != nullptr ? &epi1 : nullptr);
+    }
+  }
+}
+
+// One panel (32 columns); `finish` as in RunPanelPair.
+template <typename TA>
+HWY_INLINE void RunPanel(const QGemmBlock<TA>& blk, int64_t p, const int8_t* bp, int64_t q0,
+                         int64_t qn, bool finish) {
+  constexpr int kMR = Tiler<TA>::kMR;
+  for (int64_t i = 0; i < blk.rows; i += kMR) {
+    int32_t* const c_tile = blk.c + i * blk.ldc + p * kNR;
+    TileEpilogue epi{blk.zbv + p * kNR, blk.ct + p * kNR, blk.rowsum + i, blk.zav + i, c_tile,
+                     blk.ldc};
+    Tiler<TA>::Run(static_cast<int>(std::min<int64_t>(kMR, blk.rows - i)),
+                   blk.a + i * blk.a_stride + q0 * 4, blk.a_stride, bp, qn,
+                   blk.acc + i * kNB + p * kNR, kNB, q0 == 0, finish ? &epi : nullptr);
+  }
+}
+
+// The block's products over all of K. Panels whose 32 columns all exist (the first
+// direct_panels) are finished by the tile itself on the last K block; the rest stay in acc.
+template <typename TA>
+HWY_INLINE void MultiplyBlock(const QGemmBlock<TA>& blk, const int8_t* bdata, int64_t panel0,
+                              int64_t quads, int64_t direct_panels) {
+  const int64_t npanels = (blk.cols + kNR - 1) / kNR;
+  // K blocks (at least one, so K == 0 still zeroes the accumulators).
+  for (int64_t q0 = 0; q0 == 0 || q0 < quads; q0 += kKcQuads) {
+    const int64_t qn = std::min(kKcQuads, quads - q0);
+    const bool last = q0 + kKcQuads >= quads;
+    for (int64_t p = 0; p < npanels;) {
+      const int8_t* bp = bdata + ((panel0 + p) * quads + q0) * kNR * 4;
+      // A pair only where both panels are finished the same way (direct, or both through acc).
+      const bool pair = Tiler<TA>::kMRPair > 0 && p + 1 < npanels &&
+                        (p + 1 < direct_panels || p >= direct_panels);
+      if (pair) {
+        RunPanelPair<TA>(blk, p, bp, quads, q0, qn, last && p < direct_panels);
+        p += 2;
+      } else {
+        RunPanel<TA>(blk, p, bp, q0, qn, last && p < direct_panels);
+        ++p;
+      }
+    }
+  }
+}
+
+// The scalar epilogue of the columns the tiles left in acc: c = acc - zb' rowsum - za' ct.
+template <typename TA>
+HWY_INLINE void FinishAccumulated(const QGemmBlock<TA>& blk, int64_t direct_panels) {
+  for (int64_t i = 0; i < blk.rows; ++i) {
+    const uint32_t za = blk.zav[i];
+    const uint32_t rs = blk.rowsum[i];
+    const int32_t* HWY_RESTRICT arow = blk.acc + i * kNB;
+    int32_t* HWY_RESTRICT crow = blk.c + i * blk.ldc;
+    for (int64_t j = direct_panels * kNR; j < blk.cols; ++j) {
+      crow[j] = static_cast<int32_t>(U(arow[j]) - blk.zbv[j] * rs - za * blk.ct[j]);
+    }
+  }
+}
+
+template <typename TA>
+void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t* a_zp,
+                  int64_t a_zp_step, const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
+                  int32_t* c, int64_t ldc, const QGemmSink* sink, const Parallel& parallel) {
+  const QGemmA qa{a, a_signed, lda, a_zp, a_zp_step};
+  const int64_t n = b.n(), k = b.k(), kp = b.kp(), quads = kp / 4;
+  const int64_t row_blocks = (m + kMB - 1) / kMB;
+  const int64_t col_blocks = (n + kNB - 1) / kNB;
+  // uint8 A whose K needs no padding already is a' (the VNNI core's operand): the tiles read it
+  // in place, and only its row sums are computed.
+  const bool a_in_place = sizeof(TA) == 1 && !a_signed && lda >= kp;
+  const bool all_zb_zero = AllShiftedZeroPointsZero(b_zp, b_zp_step, n, b.shift());
+  auto task = [&](int64_t t0, int64_t t1) {
+    std::unique_ptr<TA[]> wa(a_in_place ? nullptr
+                                        : new TA[static_cast<size_t>(kMB * kp + kNormalizeSlack)]);
+    std::unique_ptr<int32_t[]> acc(new int32_t[static_cast<size_t>(kMB * kNB)]);
+    // With a sink, each block of C is finished in this task's own buffer and handed over.
+    std::unique_ptr<int32_t[]> block(sink ? new int32_t[static_cast<size_t>(kMB * kNB)] : nullptr);
+    uint32_t rowsum[kMB], zav[kMB], zbv[kNB], ct[kNB];
+    int64_t packed_rb = -1;
+    for (int64_t t = t0; t < t1; ++t) {
+      // Row-major task order: consecutive tasks share the normalized A block.
+      const int64_t rb = t / col_blocks, cblk = t % col_blocks;
+      const int64_t m0 = rb * kMB, rows = std::min(m, m0 + kMB) - m0;
+      const int64_t n0 = cblk * kNB, cols = std::min(n, n0 + kNB) - n0;
+      int32_t* cb = sink ? block.get() : c + m0 * ldc + n0;  // element (m0, n0) of C
+      const int64_t ldcb = sink ? kNB : ldc;
+      if (rb != packed_rb) {
+        PrepareRowBlock<TA>(qa, m0, rows, k, kp, a_in_place, all_zb_zero, wa.get(), rowsum, zav);
+        packed_rb = rb;
+      }
+      ColumnCorrections(b, b_zp, b_zp_step, n0, cols, zbv, ct);
+      const TA* a_block =
+          a_in_place ? static_cast<const TA*>(a) + m0 * lda : static_cast<const TA*>(wa.get());
+      const int64_t a_stride = a_in_place ? lda : kp;
+      const QGemmBlock<TA> blk{a_block, a_stride, rows, cols, zbv, ct, rowsum, zav, acc.get(),
+                               cb, ldcb};
+      const int64_t direct_panels = Tiler<TA>::kDirect ? cols / kNR : 0;
+      MultiplyBlock<TA>(blk, b.data(), n0 / kNR, quads, direct_panels);
+      FinishAccumulated<TA>(blk, direct_panels);
+      if (sink) sink->Block(m0, rows, n0, cols, cb, ldcb);
+    }
+  };
+  const int64_t tasks = row_blocks * col_blocks;
+  if (tasks == 1) {
+    task(0, 1);
+  } else {
+    parallel.For(tasks, task);
+  }
+}
+
+void QGemmToI32Impl(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t* a_zp,
+                    int64_t a_zp_step, const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
+                    int32_t* c, int64_t ldc, const QGemmSink* sink, const Parallel& parallel) {
+#if HWY_TARGET == HWY_AVX3_DL
+  if (HasVnni()) {
+    QGemmBlocked<uint8_t>(m, a, a_signed, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c, ldc, sink,
+                          parallel);
+    return;
+  }
+#endif
+  QGemmBlocked<int16_t>(m, a, a_signed, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c, ldc, sink,
+                        parallel);
+}
+
+// PackedQB::Pack of a transposed B (column j's K bytes adjacent at b + j * ldb) into zeroed
+// panels: b' = b ^ flip, whole k-quads moved as 32-bit lanes. Four columns x four quads at a
+// time are one 4 x 4 transpose of 32-bit lanes in 128-bit vectors (every target has them), so a
+// quad of 4 columns is one 16-byte store into the panel. A column's last K % 16 bytes are one
+// vector (zero past K: the K padding of b'), stored quad by quad. sums[j] = sum_k int8(b'[k, j])
+// modulo 2^32, from the same vectors with SumsOf8: b' + 128 = b ^ flip ^ 0x80 as uint8, so the
+// sum is sum_u8(b ^ flip ^ 0x80) - 128 K.
+void PackTransposedImpl(const uint8_t* HWY_RESTRICT b, int64_t ldb, int64_t k, int64_t n,
+                        uint8_t flip, int8_t* HWY_RESTRICT dst, uint32_t* HWY_RESTRICT sums) {
+  const hn::Full128<uint8_t> d8;
+  const hn::Full128<uint32_t> d32;
+  const hn::Full128<uint64_t> d64;
+  using V64 = hn::Vec<decltype(d64)>;
+  const int64_t quads = (k + 3) / 4;
+  const int64_t body = k / 16 * 16;  // bytes moved as 4-quad blocks
+  const auto vflip = hn::Set(d8, flip);
+  const auto to_biased = hn::Set(d8, static_cast<uint8_t>(0x80));  // applied after the flip
+  auto quad_at = [&](int64_t j, int64_t q) {
+    return reinterpret_cast<uint8_t*>(dst + ((j / kNR * quads + q) * kNR + j % kNR) * 4);
+  };
+  // The tail of column j (bytes body..k, fewer than 16): its quads and its sum (added to *sum).
+  // With K >= 16 it is the end of the column's last 16 bytes moved to the front by a byte
+  // shuffle (no read past the column); a shorter K goes through a buffer.
+  const int64_t rem = k - body;
+  const auto valid = hn::FirstN(d8, static_cast<size_t>(rem));
+  HWY_ALIGN uint8_t front[16];
+  for (int64_t i = 0; i < 16; ++i) front[i] = static_cast<uint8_t>(i < rem ? i + 16 - rem : 0);
+  const auto to_front = hn::Load(d8, front);
+  auto tail = [&](int64_t j, V64* sum) {
+    if (rem == 0) return;
+    hn::Vec<decltype(d8)> raw;
+    if (k >= 16) {
+      raw = hn::TableLookupBytes(hn::LoadU(d8, b + j * ldb + k - 16), to_front);
+    } else {
+      raw = LoadTailBytes(d8, b + j * ldb + body, rem);
+    }
+    const auto v = hn::IfThenElseZero(valid, hn::Xor(raw, vflip));  // b', 0 past K
+    HWY_ALIGN uint8_t packed[16];
+    hn::Store(v, d8, packed);
+    for (int64_t q = 0; q < (rem + 3) / 4; ++q) {
+      std::memcpy(quad_at(j, body / 4 + q), packed + 4 * q, 4);
+    }
+    *sum = hn::Add(*sum, hn::SumsOf8(hn::IfThenElseZero(valid, hn::Xor(v, to_biased))));
+  };
+  auto finish = [&](int64_t j, V64 sum) {
+    const uint64_t total = hn::GetLane(hn::SumOfLanes(d64, sum));
+    sums[j] = static_cast<uint32_t>(total) - 128u * static_cast<uint32_t>(k);
+  };
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    V64 sum[4] = {hn::Zero(d64), hn::Zero(d64), hn::Zero(d64), hn::Zero(d64)};
+    for (int64_t q = 0; 4 * q < body; q += 4) {
+      hn::Vec<decltype(d8)> v[4];
+      hn::Vec<decltype(d32)> r[4];
+      for (int i = 0; i < 4; ++i) {
+        v[i] = hn::Xor(hn::LoadU(d8, b + (j + i) * ldb + 4 * q), vflip);
+        r[i] = hn::BitCast(d32, v[i]);
+        sum[i] = hn::Add(sum[i], hn::SumsOf8(hn::Xor(v[i], to_biased)));
+      }
+      const auto a = hn::BitCast(d64, hn::InterleaveLower(d32, r[0], r[1]));
+      const auto c = hn::BitCast(d64, hn::InterleaveLower(d32, r[2], r[3]));
+      const auto e = hn::BitCast(d64, hn::InterleaveUpper(d32, r[0], r[1]));
+      const auto f = hn::BitCast(d64, hn::InterleaveUpper(d32, r[2], r[3]));
+      hn::StoreU(hn::BitCast(d8, hn::InterleaveLower(d64, a, c)), d8, quad_at(j, q));
+      hn::StoreU(hn::BitCast(d8, hn::InterleaveUpper(d64, a, c)), d8, quad_at(j, q + 1));
+      hn::StoreU(hn::BitCast(d8, hn::InterleaveLower(d64, e, f)), d8, quad_at(j, q + 2));
+      hn::StoreU(hn::BitCast(d8, hn::InterleaveUpper(d64, e, f)), d8, quad_at(j, q + 3));
+    }
+    for (int i = 0; i < 4; ++i) {
+      tail(j + i, &sum[i]);
+      finish(j + i, sum[i]);
+    }
+  }
+  for (; j < n; ++j) {
+    V64 sum = hn::Zero(d64);
+    for (int64_t q = 0; 4 * q < body; q += 4) {
+      const auto v = hn::Xor(hn::LoadU(d8, b + j * ldb + 4 * q), vflip);
+      HWY_ALIGN uint8_t packed[16];
+      hn::Store(v, d8, packed);
+      for (int64_t t = 0; t < 4; ++t) std::memcpy(quad_at(j, q + t), packed + 4 * t, 4);
+      sum = hn::Add(sum, hn::SumsOf8(hn::Xor(v, to_biased)));
+    }
+    tail(j, &sum);
+    finish(j, sum);
+  }
+}
+
+// count copies of n bytes: d + i * dstep <- s + i * sstep. The size test sits outside the loop.
+inline void CopyRowsShort(uint8_t* HWY_RESTRICT d, int64_t dstep, const uint8_t* HWY_RESTRICT s,
+                          int64_t sstep, int64_t n, int64_t count) {
+  if (n >= 8 && n <= 16) {
+    for (int64_t i = 0; i < count; ++i, d += dstep, s += sstep) CopyTwoWords<uint64_t>(d, s, n);
+  } else if (n >= 4 && n < 8) {
+    for (int64_t i = 0; i < count; ++i, d += dstep, s += sstep) CopyTwoWords<uint32_t>(d, s, n);
+  } else {
+    for (int64_t i = 0; i < count; ++i, d += dstep, s += sstep) CopyShort(d, s, n);
+  }
+}
+
+void Im2RowBytesChannelsLastImpl(const ConvGeometry& g, const uint8_t* xt, int64_t channels,
+                                 int64_t p_begin, int64_t p_count, uint8_t pad_value, uint8_t* rows,
+                                 int64_t row_stride, const Parallel& parallel) {
+  const int64_t row_len = channels * g.KernelSize();
+  const ConvGeometry3 g3 = WidenTo3(g);  // the im2row loops are always 3-D
+  const auto &in = g3.in, &out = g3.out, &ker = g3.kernel, &str = g3.stride, &dil = g3.dilation,
+             &pad = g3.pad;
+  const int64_t c = channels;
+  const int64_t krow = ker[2] * c;  // bytes of one kernel row of taps
+  constexpr int64_t kPositionsPerTask = 64;
+  const int64_t tasks = (p_count + kPositionsPerTask - 1) / kPositionsPerTask;
+  // Positions are taken in runs along the innermost output dim (same o0, o1): per kernel row
+  // (k0, k1) the image row is checked once, and the run's copies are a tight loop.
+  auto body = [&](int64_t t0, int64_t t1) {
+    const int64_t q_begin = t0 * kPositionsPerTask;
+    const int64_t q_end = std::min(p_count, t1 * kPositionsPerTask);
+    int64_t q = q_begin;
+    while (q < q_end) {
+      const int64_t p = p_begin + q;
+      const int64_t o2_first = p % out[2];
+      const int64_t o1 = (p / out[2]) % out[1];
+      const int64_t o0 = p / (out[2] * out[1]);
+      const int64_t run = std::min(out[2] - o2_first, q_end - q);
+      const int64_t b0 = o0 * str[0] - pad[0], b1 = o1 * str[1] - pad[1];
+      uint8_t* run_rows = rows + q * row_stride;
+      for (int64_t k0 = 0; k0 < ker[0]; ++k0) {
+        const int64_t i0 = b0 + k0 * dil[0];
+        const bool in0 = i0 >= 0 && i0 < in[0];
+        for (int64_t k1 = 0; k1 < ker[1]; ++k1) {
+          const int64_t i1 = b1 + k1 * dil[1];
+          uint8_t* r = run_rows + (k0 * ker[1] + k1) * krow;
+          if (!in0 || i1 < 0 || i1 >= in[1]) {
+            for (int64_t j = 0; j < run; ++j) FillShort(r + j * row_stride, pad_value, krow);
+            continue;
+          }
+          const uint8_t* src = xt + (i0 * in[1] + i1) * in[2] * c;
+          // Tap by tap, for positions whose kernel row crosses the image border or is dilated.
+          auto copy_taps = [&](int64_t j) {
+            const int64_t b2 = (o2_first + j) * str[2] - pad[2];
+            uint8_t* rj = r + j * row_stride;
+            for (int64_t k2 = 0; k2 < ker[2]; ++k2) {
+              const int64_t i2 = b2 + k2 * dil[2];
+              if (i2 >= 0 && i2 < in[2]) {
+                CopyShort(rj + k2 * c, src + i2 * c, c);
+              } else {
+                FillShort(rj + k2 * c, pad_value, c);
+              }
+            }
+          };
+          // Positions [j_lo, j_hi) have all taps of the kernel row inside the image and adjacent
+          // (no dilation): one contiguous copy each, in a loop without per-position tests.
+          int64_t j_lo = run, j_hi = run;
+          if (dil[2] == 1) {
+            auto inside = [&](int64_t j) {
+              const int64_t b2 = (o2_first + j) * str[2] - pad[2];
+              return b2 >= 0 && b2 + ker[2] <= in[2];
+            };
+            j_lo = 0;
+            while (j_lo < run && !inside(j_lo)) ++j_lo;
+            j_hi = run;
+            while (j_hi > j_lo && !inside(j_hi - 1)) --j_hi;
+          }
+          for (int64_t j = 0; j < j_lo; ++j) copy_taps(j);
+          if (j_hi > j_lo) {
+            CopyRowsShort(r + j_lo * row_stride, row_stride,
+                          src + ((o2_first + j_lo) * str[2] - pad[2]) * c, str[2] * c, krow,
+                          j_hi - j_lo);
+          }
+          for (int64_t j = j_hi; j < run; ++j) copy_taps(j);
+        }
+      }
+      if (row_stride > row_len) {
+        for (int64_t j = 0; j < run; ++j) {
+          FillShort(run_rows + j * row_stride + row_len, pad_value, row_stride - row_len);
+        }
+      }
+      q += run;
+    }
+  };
+  if (tasks <= 1) {
+    body(0, tasks);
+  } else {
+    parallel.For(tasks, body);
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace simplecpp::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace simplecpp::kernels {
+
+HWY_EXPORT(QGemmToI32Impl);
+HWY_EXPORT(PackTransposedImpl);
+HWY_EXPORT(Im2RowBytesChannelsLastImpl);
+
+PackedQB::PackedQB(bool b_signed, int64_t k, int64_t n)
+    : b_signed_(b_signed),
+      k_(k),
+      n_(n),
+      kp_((k + kKAlign - 1) / kKAlign * kKAlign),
+      data_(static_cast<size_t>((n + kNR - 1) / kNR * kNR * kp_), 0),
+      col_sums_(static_cast<size_t>(n), 0) {}
+
+std::shared_ptr<const PackedQB> PackedQB::Pack(bool b_signed, bool trans_b, int64_t k, int64_t n,
+                                               const void* b, int64_t ldb) {
+  auto p = std::make_shared<PackedQB>(b_signed, k, n);
+  const int64_t quads = p->kp_ / 4;
+  const uint8_t* src = static_cast<const uint8_t*>(b);
+  const uint8_t flip = b_signed ? 0 : 0x80;  // uint8 b - 128 == its bits with the top one flipped
+  int8_t* dst = p->data_.data();
+  std::vector<uint32_t> sums(static_cast<size_t>(n), 0);  // wrapping: exact modulo 2^32
+  auto put = [&](int64_t kk, int64_t j, uint8_t raw) {
+    const int8_t v = static_cast<int8_t>(raw ^ flip);
+    dst[((j / kNR * quads + kk / 4) * kNR + j % kNR) * 4 + kk % 4] = v;
+    sums[static_cast<size_t>(j)] += static_cast<uint32_t>(static_cast<int32_t>(v));
+  };
+  if (trans_b) {
+    // Column j's K bytes are adjacent in b: whole k-quads move as vectors (this runs per call
+    // when B is an activation, e.g. the im2row rows of a convolution with few output channels).
+    HWY_DYNAMIC_DISPATCH(PackTransposedImpl)(src, ldb, k, n, flip, dst, sums.data());
+  } else {
+    for (int64_t kk = 0; kk < k; ++kk) {
+      for (int64_t j = 0; j < n; ++j) put(kk, j, src[kk * ldb + j]);
+    }
+  }
+  for (int64_t j = 0; j < n; ++j) p->col_sums_[j] = static_cast<int32_t>(sums[j]);
+  return p;
+}
+
+namespace {
+
+// The one driver behind the typed entry points: A's signedness is a flag from here down (the
+// micro-kernels see a' = a + 128 either way), and either C or a sink takes the blocks.
+void QGemmDispatch(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t* a_zp,
+                   int64_t a_zp_step, const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
+                   int32_t* c, int64_t ldc, const QGemmSink* sink, const Parallel& parallel) {
+  if (m <= 0 || b.n() <= 0) return;
+  const Parallel& par =
+      m * b.n() * std::max<int64_t>(b.k(), 1) < kQGemmSerialMacs ? SerialParallel() : parallel;
+  HWY_DYNAMIC_DISPATCH(QGemmToI32Impl)
+  (m, a, a_signed, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c, ldc, sink, par);
+}
+
+}  // namespace
+
+void QGemmU8ToI32(int64_t m, const uint8_t* a, int64_t lda, const int32_t* a_zp, int64_t a_zp_step,
+                  const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step, int32_t* c,
+                  int64_t ldc, const Parallel& parallel) {
+  QGemmDispatch(m, a, false, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c, ldc, nullptr, parallel);
+}
+void QGemmS8ToI32(int64_t m, const int8_t* a, int64_t lda, const int32_t* a_zp, int64_t a_zp_step,
+                  const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step, int32_t* c,
+                  int64_t ldc, const Parallel& parallel) {
+  QGemmDispatch(m, a, true, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c, ldc, nullptr, parallel);
+}
+void QGemmU8ToSink(int64_t m, const uint8_t* a, int64_t lda, const int32_t* a_zp, int64_t a_zp_step,
+                   const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step, const QGemmSink& sink,
+                   const Parallel& parallel) {
+  QGemmDispatch(m, a, false, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, nullptr, 0, &sink, parallel);
+}
+void QGemmS8ToSink(int64_t m, const int8_t* a, int64_t lda, const int32_t* a_zp, int64_t a_zp_step,
+                   const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step, const QGemmSink& sink,
+                   const Parallel& parallel) {
+  QGemmDispatch(m, a, true, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, nullptr, 0, &sink, parallel);
+}
+
+void Im2RowBytes(const ConvGeometry& g, const uint8_t* x, int64_t channels, int64_t p_begin,
+                 int64_t p_count, uint8_t pad_value, uint8_t* rows, const Parallel& parallel) {
+  const int64_t ksize = g.KernelSize();
+  const int64_t in_size = g.InSize();
+  const int64_t row_len = channels * ksize;
+  const ConvGeometry3 g3 = WidenTo3(g);  // the im2row loops are always 3-D
+  const auto &in = g3.in, &out = g3.out, &ker = g3.kernel, &str = g3.stride, &dil = g3.dilation,
+             &pad = g3.pad;
+  constexpr int64_t kPositionsPerTask = 64;
+  const int64_t tasks = (p_count + kPositionsPerTask - 1) / kPositionsPerTask;
+  auto body = [&](int64_t t0, int64_t t1) {
+    const int64_t q_begin = t0 * kPositionsPerTask;
+    const int64_t q_end = std::min(p_count, t1 * kPositionsPerTask);
+    // Output coordinates of the first position, then advanced without divisions.
+    int64_t o2 = (p_begin + q_begin) % out[2];
+    int64_t o1 = ((p_begin + q_begin) / out[2]) % out[1];
+    int64_t o0 = (p_begin + q_begin) / (out[2] * out[1]);
+    for (int64_t q = q_begin; q < q_end; ++q) {
+      if (q != q_begin && ++o2 == out[2]) {
+        o2 = 0;
+        if (++o1 == out[1]) {
+          o1 = 0;
+          ++o0;
+        }
+      }
+      uint8_t* row = rows + q * row_len;
+      // Per position: which kernel rows / columns land inside the image is the same for every
+      // channel; the innermost taps are a contiguous copy when they all do (stride along the
+      // row does not matter for one position; dilation 1 makes the taps adjacent).
+      const int64_t b0 = o0 * str[0] - pad[0], b1 = o1 * str[1] - pad[1];
+      const int64_t b2 = o2 * str[2] - pad[2];
+      const bool row_inside = b2 >= 0 && b2 + (ker[2] - 1) * dil[2] < in[2];
+      for (int64_t ch = 0; ch < channels; ++ch) {
+        const uint8_t* xc = x + ch * in_size;
+        uint8_t* r = row + ch * ksize;
+        for (int64_t k0 = 0; k0 < ker[0]; ++k0) {
+          const int64_t i0 = b0 + k0 * dil[0];
+          if (i0 < 0 || i0 >= in[0]) {
+            std::memset(r, pad_value, static_cast<size_t>(ker[1] * ker[2]));
+            r += ker[1] * ker[2];
+            continue;
+          }
+          for (int64_t k1 = 0; k1 < ker[1]; ++k1) {
+            const int64_t i1 = b1 + k1 * dil[1];
+            if (i1 < 0 || i1 >= in[1]) {
+              std::memset(r, pad_value, static_cast<size_t>(ker[2]));
+              r += ker[2];
+              continue;
+            }
+            const uint8_t* src = xc + (i0 * in[1] + i1) * in[2];
+            if (row_inside) {
+              for (int64_t k2 = 0; k2 < ker[2]; ++k2) r[k2] = src[b2 + k2 * dil[2]];
+            } else {
+              for (int64_t k2 = 0; k2 < ker[2]; ++k2) {
+                const int64_t i2 = b2 + k2 * dil[2];
+                r[k2] = (i2 >= 0 && i2 < in[2]) ? src[i2] : pad_value;
+              }
+            }
+            r += ker[2];
+          }
+        }
+      }
+    }
+  };
+  if (tasks <= 1) {
+    body(0, tasks);
+  } else {
+    parallel.For(tasks, body);
+  }
+}
+
+void Im2RowBytesChannelsLast(const ConvGeometry& g, const uint8_t* xt, int64_t channels,
+                             int64_t p_begin, int64_t p_count, uint8_t pad_value, uint8_t* rows,
+                             int64_t row_stride, const Parallel& parallel) {
+  HWY_DYNAMIC_DISPATCH(Im2RowBytesChannelsLastImpl)
+  (g, xt, channels, p_begin, p_count, pad_value, rows, row_stride, parallel);
+}
+
+}  // namespace simplecpp::kernels
+#endif  // HWY_ONCE

@@ -1,0 +1,656 @@
+// Elementwise quantization kernels (kernels/quant/quantize.h). QuantizeF32ToI32 is the Highway
+// kernel (division, round-half-even, zero point and clamp in float32, which is exact: a rounded
+// quotient beyond 2^24 is far outside every integer range and saturates either way); the narrowing
+// wrappers run it over chunks and store the already-clamped values. Requantize is a Highway kernel
+// in float32 lanes that decides each lane exactly or hands the vector to the float64 scalar
+// reference (RequantizeF32Vec), with float64 lanes for multipliers and ranges outside its bounds;
+// the scalar reference runs the tail. Dequantize of 8-bit values is a Highway
+// kernel (same operations as the scalar loop, which runs the tail and the 16/32-bit types).
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/quant/quantize.cc"
+#include "kernels/hwy_policy.h"
+// Policy first: it decides what foreach_target compiles.
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "kernels/quant/quantize.h"
+#include "quant/quant_params.h"
+
+#ifndef SIMPLECPP_KERNELS_QUANTIZE_SHARED_
+#define SIMPLECPP_KERNELS_QUANTIZE_SHARED_
+namespace simplecpp::kernels::quantize_detail {
+
+// Requantization by the scalar reference, quant::RequantizeValue (the tail of the vector
+// kernels, and their fallback).
+template <typename T>
+inline void RequantizeScalar(const int32_t* acc, int64_t n, const float* multiplier,
+                             int64_t mult_step, int32_t zp, int32_t lo, int32_t hi, T* out) {
+  for (int64_t i = 0; i < n; ++i) {
+    out[i] = static_cast<T>(quant::RequantizeValue(acc[i], multiplier[i * mult_step], zp, lo, hi));
+  }
+}
+
+}  // namespace simplecpp::kernels::quantize_detail
+#endif  // SIMPLECPP_KERNELS_QUANTIZE_SHARED_
+
+HWY_BEFORE_NAMESPACE();
+namespace simplecpp::kernels {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+void QuantizeF32ToI32Impl(const float* x, int64_t n, const float* scale, int64_t scale_step,
+                          const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi,
+                          int32_t* out) {
+  const hn::ScalableTag<float> df;
+  const hn::Rebind<int32_t, decltype(df)> di;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  const auto vlo = hn::Set(df, static_cast<float>(lo));
+  const auto vhi = hn::Set(df, static_cast<float>(hi));
+  const auto one_scale = hn::Set(df, scale[0]);
+  const auto one_zp = hn::Set(df, zp ? static_cast<float>(zp[0]) : 0.0f);
+  auto step = [&](const float* xp, const float* sp, const int32_t* zpp, int32_t* op) {
+    const auto vs = scale_step ? hn::LoadU(df, sp) : one_scale;
+    const auto vz = (zp && zp_step) ? hn::ConvertTo(df, hn::LoadU(di, zpp)) : one_zp;
+    auto v = hn::Add(hn::Round(hn::Div(hn::LoadU(df, xp), vs)), vz);
+    v = hn::IfThenElse(hn::Eq(v, v), v, vz);  // NaN -> the zero point
+    v = hn::Min(hn::Max(v, vlo), vhi);
+    hn::StoreU(hn::ConvertTo(di, v), di, op);
+  };
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    step(x + i, scale + i * scale_step, zp ? zp + i * zp_step : nullptr, out + i);
+  }
+  if (i < n) {
+    // Tail through stack buffers padded with harmless values (same arithmetic per lane).
+    HWY_ALIGN float xb[hn::MaxLanes(df)] = {};
+    HWY_ALIGN float sb[hn::MaxLanes(df)];
+    HWY_ALIGN int32_t zb[hn::MaxLanes(df)] = {};
+    HWY_ALIGN int32_t ob[hn::MaxLanes(df)];
+    const int64_t r = n - i;
+    for (int64_t j = 0; j < N; ++j) sb[j] = 1.0f;
+    std::memcpy(xb, x + i, static_cast<size_t>(r) * sizeof(float));
+    if (scale_step) std::memcpy(sb, scale + i, static_cast<size_t>(r) * sizeof(float));
+    if (zp && zp_step) std::memcpy(zb, zp + i, static_cast<size_t>(r) * sizeof(int32_t));
+    step(xb, sb, zb, ob);
+    std::memcpy(out + i, ob, static_cast<size_t>(r) * sizeof(int32_t));
+  }
+}
+
+// out[i] = float32(q[i] - zp) * scale for 8-bit q: the same int32 difference, the same
+// int32 -> float32 conversion and the same float32 multiply as the scalar loop, so the same bits.
+// Returns how many elements it did (whole vectors); the caller's scalar loop does the rest.
+template <typename T>
+int64_t Dequantize8Vec(const T* HWY_RESTRICT q, int64_t n, const float* HWY_RESTRICT scale,
+                       int64_t scale_step, const int32_t* HWY_RESTRICT zp, int64_t zp_step,
+                       float* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Rebind<T, decltype(df)> dq;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  const auto one_scale = hn::Set(df, scale[0]);
+  const auto one_zp = hn::Set(di, zp ? zp[0] : 0);
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto vq = hn::PromoteTo(di, hn::LoadU(dq, q + i));
+    const auto vz = (zp && zp_step) ? hn::LoadU(di, zp + i) : one_zp;
+    const auto vs = scale_step ? hn::LoadU(df, scale + i) : one_scale;
+    hn::StoreU(hn::Mul(hn::ConvertTo(df, hn::Sub(vq, vz)), vs), df, out + i);
+  }
+  return i;
+}
+int64_t DequantizeU8ToF32Impl(const uint8_t* q, int64_t n, const float* scale, int64_t scale_step,
+                              const int32_t* zp, int64_t zp_step, float* out) {
+  return Dequantize8Vec(q, n, scale, scale_step, zp, zp_step, out);
+}
+int64_t DequantizeI8ToF32Impl(const int8_t* q, int64_t n, const float* scale, int64_t scale_step,
+                              const int32_t* zp, int64_t zp_step, float* out) {
+  return Dequantize8Vec(q, n, scale, scale_step, zp, zp_step, out);
+}
+
+// ScaleI32RowsToF32 (kernels/quant/quantize.h): Mul then Add in separate instructions, as the
+// scalar tail computes them; int32 -> float32 rounds to nearest even in both.
+void ScaleI32RowsToF32Impl(const int32_t* HWY_RESTRICT acc, int64_t lda, int64_t rows, int64_t n,
+                           const float* HWY_RESTRICT mult, int64_t mult_step,
+                           const float* HWY_RESTRICT bias, float* HWY_RESTRICT y, int64_t ldy) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  const auto m0 = hn::Set(df, mult[0]);
+  for (int64_t r = 0; r < rows; ++r) {
+    const int32_t* a = acc + r * lda;
+    float* o = y + r * ldy;
+    int64_t j = 0;
+    for (; j + N <= n; j += N) {
+      auto v = hn::Mul(hn::ConvertTo(df, hn::LoadU(di, a + j)),
+                       mult_step != 0 ? hn::LoadU(df, mult + j) : m0);
+      if (bias != nullptr) v = hn::Add(v, hn::LoadU(df, bias + j));
+      hn::StoreU(v, df, o + j);
+    }
+    for (; j < n; ++j) {
+      const float v = static_cast<float>(a[j]) * mult[j * mult_step];
+      o[j] = bias != nullptr ? v + bias[j] : v;
+    }
+  }
+}
+
+// Stores the low byte of each 32-bit lane of a full vector v (lanes of di) as T (8-bit) at out.
+// On AVX3 / AVX3_DL one vpmovdb: Highway 1.0.3's TruncateTo(uint8, Vec512<uint32_t>) on AVX3_DL
+// permutes 32-bit lanes with byte indices and returns wrong bytes (found by the requantization
+// test).
+template <typename T, class DI>
+HWY_INLINE void StoreLowBytes(DI di, hn::Vec<DI> v, T* HWY_RESTRICT out) {
+  static_assert(sizeof(T) == 1 && sizeof(hn::TFromD<DI>) == 4, "32-bit lanes to 8-bit values");
+  const hn::Rebind<T, DI> dt;
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  static_assert(sizeof(v) == 64, "full 512-bit vectors only");
+  (void)di;
+  hn::StoreU(hn::Vec<decltype(dt)>{_mm512_cvtepi32_epi8(v.raw)}, dt, out);
+#else
+  const hn::RebindToUnsigned<DI> du;
+  const hn::Rebind<uint8_t, DI> d8;
+  hn::StoreU(hn::BitCast(dt, hn::TruncateTo(d8, hn::BitCast(du, v))), dt, out);
+#endif
+}
+
+// Requantization in float32 lanes that gives the float64 reference's result exactly, for
+// 8-bit outputs (|zp|, |lo|, |hi| <= 256) and multipliers m with 2^-60 <= |m| <= 2^60:
+//   f = float32(float(acc) * m), clamped to [lo - zp, hi - zp], rounded half to even, plus zp.
+// Where the exact t = acc * m lies within [lo - zp - 1, hi - zp + 1], |t| <= 513, so f's error
+// against t (the rounding of float(acc) and of the product) is below 2^-13, and the double
+// reference's own error is below 2^-36. So where the clamped f is farther than 2^-12 from every
+// half-integer, its rounding is the reference's integer. Where t lies beyond that range, f
+// (relative error below 2^-22) lies beyond [lo - zp - 0.5, hi - zp + 0.5] on the same side and
+// clamps to the same bound as the reference (rounding is monotonic); a clamped lane is an
+// integer, never undecided. A vector with an undecided lane (about 1 in 4000 lanes for random
+// values) goes through the scalar reference whole. So every target, WASM included, gives the
+// reference's bits. Rounding before the zero point is added matters at exact ties: round(2.5) +
+// 1 = 3, round(2.5 + 1) = 4.
+template <typename T>
+int64_t RequantizeF32Vec(const int32_t* HWY_RESTRICT acc, int64_t n,
+                         const int32_t* HWY_RESTRICT bias, int64_t bias_step,
+                         const float* HWY_RESTRICT mult, int64_t mult_step, int32_t zp, int32_t lo,
+                         int32_t hi, T* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  const auto vzp = hn::Set(di, zp);
+  // Bounds of the rounded product: integers, so a clamped lane rounds to itself.
+  const auto flo = hn::Set(df, static_cast<float>(lo - zp));
+  const auto fhi = hn::Set(df, static_cast<float>(hi - zp));
+  const auto near_half = hn::Set(df, 0.5f - 1.0f / 4096.0f);
+  const auto magic = hn::Set(df, 12582912.0f);  // 1.5 * 2^23
+  const auto one_m = hn::Set(df, mult[0]);
+  const auto one_b = hn::Set(di, bias ? bias[0] : 0);
+  HWY_ALIGN int32_t held[hn::MaxLanes(di)];
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    auto vacc = hn::LoadU(di, acc + i);
+    // int32 lanes wrap like the reference's uint32 addition.
+    if (bias) vacc = hn::Add(vacc, bias_step ? hn::LoadU(di, bias + i) : one_b);
+    const auto vm = mult_step ? hn::LoadU(df, mult + i) : one_m;
+    const auto f = hn::Min(hn::Max(hn::Mul(hn::ConvertTo(df, vacc), vm), flo), fhi);
+    // f + 1.5 * 2^23 rounds f half to even into the low mantissa bits (|f| <= 512 < 2^22): the
+    // sum's bits are 0x4B400000 + round(f); adding zp to those bits as an integer gives
+    // 0x4B400000 + round(f) + zp, whose low byte is the 8-bit result.
+    const auto biased = hn::Add(f, magic);
+    const auto r = hn::Sub(biased, magic);
+    if (HWY_UNLIKELY(!hn::AllFalse(df, hn::Gt(hn::Abs(hn::Sub(f, r)), near_half)))) {
+      hn::Store(vacc, di, held);
+      quantize_detail::RequantizeScalar(held, N, mult + i * mult_step, mult_step, zp, lo, hi,
+                                        out + i);
+      continue;
+    }
+    StoreLowBytes(di, hn::Add(hn::BitCast(di, biased), vzp), out + i);
+  }
+  return i;
+}
+
+// QuantizeF32ToU8 / ToI8 in one pass: the quotient, round half to even, zero point, NaN -> zero
+// point, clamp, then the low byte of each lane (8-bit lo / hi / zero point only). With one scale
+// whose reciprocal inv = 1 / s is a normal float (and s normal), the quotient comes from a
+// multiplication: t = x * inv is within |x/s| * 2^-22 of the float32 quotient d = x / s that the
+// reference rounds. Where |t| < 2^12 that is under 2^-10, so where t lies farther than 2^-8 from
+// every half-integer, round(d) = round(t). Where |t| >= 2^12, |d| > 4000 saturates to the same
+// bound after any 8-bit zero point. NaN and infinities propagate as in the division. A vector
+// with an undecided lane (t near a half-integer) is divided instead. Returns the elements done
+// (whole vectors); the caller finishes the tail with QuantizeF32ToI32.
+template <typename T>
+int64_t QuantizeF32To8Vec(const float* HWY_RESTRICT x, int64_t n, const float* HWY_RESTRICT scale,
+                          int64_t scale_step, const int32_t* HWY_RESTRICT zp, int64_t zp_step,
+                          int32_t lo, int32_t hi, T* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  const auto vlo = hn::Set(df, static_cast<float>(lo));
+  const auto vhi = hn::Set(df, static_cast<float>(hi));
+  const auto one_scale = hn::Set(df, scale[0]);
+  const auto one_zp = hn::Set(df, zp ? static_cast<float>(zp[0]) : 0.0f);
+  const float inv = 1.0f / scale[0];
+  // One scale and one zero point (in the 8-bit range: checked by the callers).
+  const bool reciprocal = scale_step == 0 && (zp == nullptr || zp_step == 0) &&
+                          std::isnormal(scale[0]) && std::isnormal(inv);
+  const auto vinv = hn::Set(df, inv);
+  const auto near_half = hn::Set(df, 0.5f - 1.0f / 256.0f);
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto vx = hn::LoadU(df, x + i);
+    const auto vz = (zp && zp_step) ? hn::ConvertTo(df, hn::LoadU(di, zp + i)) : one_zp;
+    hn::Vec<decltype(df)> r;
+    if (reciprocal) {
+      const auto t = hn::Mul(vx, vinv);
+      r = hn::Round(t);
+      if (HWY_UNLIKELY(!hn::AllFalse(df, hn::Gt(hn::Abs(hn::Sub(t, r)), near_half)))) {
+        r = hn::Round(hn::Div(vx, one_scale));
+      }
+    } else {
+      r = hn::Round(hn::Div(vx, scale_step ? hn::LoadU(df, scale + i) : one_scale));
+    }
+    auto v = hn::Add(r, vz);
+    v = hn::IfThenElse(hn::Eq(v, v), v, vz);  // NaN -> the zero point
+    v = hn::Min(hn::Max(v, vlo), vhi);
+    // v is an integer in [lo, hi]: the conversion is exact and its low byte is the result.
+    StoreLowBytes(di, hn::ConvertTo(di, v), out + i);
+  }
+  return i;
+}
+int64_t QuantizeF32ToU8Impl(const float* x, int64_t n, const float* scale, int64_t scale_step,
+                            const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi,
+                            uint8_t* out) {
+  return QuantizeF32To8Vec(x, n, scale, scale_step, zp, zp_step, lo, hi, out);
+}
+int64_t QuantizeF32ToI8Impl(const float* x, int64_t n, const float* scale, int64_t scale_step,
+                            const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi,
+                            int8_t* out) {
+  return QuantizeF32To8Vec(x, n, scale, scale_step, zp, zp_step, lo, hi, out);
+}
+
+// Whether RequantizeF32Vec applies: 8-bit zero point and range, every multiplier a normal float
+// in [2^-60, 2^60] in magnitude.
+inline bool F32RequantExact(const float* mult, int64_t count, int32_t zp, int32_t lo, int32_t hi) {
+  if (zp < -256 || zp > 256 || lo < -256 || hi > 256) return false;
+  for (int64_t c = 0; c < count; ++c) {
+    const float a = std::fabs(mult[c]);
+    if (!(a >= 0x1p-60f && a <= 0x1p60f)) return false;  // NaN fails too
+  }
+  return true;
+}
+
+#if HWY_HAVE_FLOAT64
+// Requantization in float64 lanes, the exact same operations as the scalar reference
+// (RequantizeScalar above): double(acc) (exact), times double(multiplier) (exact widening, one
+// rounding), round half to even, NaN -> 0, plus double(zp) (exact: both are integers), clamp to
+// [lo, hi]. Each lane therefore gives the reference's bits; the tail (fewer than a
+// vector of elements) goes through the scalar reference.
+template <typename T, bool kMaybeNaN>
+int64_t RequantizeVec(const int32_t* HWY_RESTRICT acc, int64_t n, const int32_t* HWY_RESTRICT bias,
+                      int64_t bias_step, const float* HWY_RESTRICT mult, int64_t mult_step,
+                      int32_t zp, int32_t lo, int32_t hi, T* HWY_RESTRICT out) {
+  const hn::ScalableTag<double> dd;
+  const hn::Rebind<int32_t, decltype(dd)> di;
+  const hn::Rebind<float, decltype(dd)> df;
+  const hn::Rebind<T, decltype(dd)> dt;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(dd));
+  const auto vzp = hn::Set(dd, static_cast<double>(zp));
+  const auto vlo = hn::Set(dd, static_cast<double>(lo));
+  const auto vhi = hn::Set(dd, static_cast<double>(hi));
+  const auto one_m = hn::Set(dd, static_cast<double>(mult[0]));
+  const auto one_b = hn::Set(di, bias ? bias[0] : 0);
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    auto vacc = hn::LoadU(di, acc + i);
+    // int32 lanes wrap like the reference's uint32 addition.
+    if (bias) vacc = hn::Add(vacc, bias_step ? hn::LoadU(di, bias + i) : one_b);
+    const auto va = hn::PromoteTo(dd, vacc);
+    const auto vm = mult_step ? hn::PromoteTo(dd, hn::LoadU(df, mult + i)) : one_m;
+    auto v = hn::Round(hn::Mul(va, vm));
+    if (kMaybeNaN) v = hn::IfThenElse(hn::Eq(v, v), v, hn::Zero(dd));  // NaN (0 * inf, NaN m) -> 0
+    v = hn::Min(hn::Max(hn::Add(v, vzp), vlo), vhi);
+    // In [lo, hi] now: both demotions are exact.
+    hn::StoreU(hn::DemoteTo(dt, hn::DemoteTo(di, v)), dt, out + i);
+  }
+  return i;
+}
+
+#endif  // HWY_HAVE_FLOAT64
+
+// Rows r < rows of acc (row stride lda) into out (row stride ldo), each row's columns with the
+// same bias / multiplier runs. Returns the columns done per row (whole vectors; 0: the caller's
+// scalar reference does everything). float64 lanes where the target has them, else float32
+// lanes where those are exact (above). A finite multiplier times an int32 is finite in double
+// (< 2^31 * 2^128), so their NaN select is only needed when a multiplier is infinite or NaN.
+template <typename T>
+int64_t RequantizeRowsVec(const int32_t* acc, int64_t lda, int64_t rows, int64_t cols,
+                          const int32_t* bias, int64_t bias_step, const float* mult,
+                          int64_t mult_step, int32_t zp, int32_t lo, int32_t hi, T* out,
+                          int64_t ldo) {
+  const int64_t count = mult_step ? cols : 1;
+  int64_t done = 0;
+  // float32 lanes wherever they are exact (twice the lanes of float64 and fewer operations per
+  // lane); float64 lanes for the other multipliers and ranges. SIMPLECPP_REQUANT_F64 (A/B only).
+#ifdef SIMPLECPP_REQUANT_F64
+  constexpr bool kPreferF32 = !HWY_HAVE_FLOAT64;
+#else
+  constexpr bool kPreferF32 = true;
+#endif
+  if (kPreferF32 && F32RequantExact(mult, count, zp, lo, hi)) {
+    for (int64_t r = 0; r < rows; ++r) {
+      done = RequantizeF32Vec<T>(acc + r * lda, cols, bias, bias_step, mult, mult_step, zp, lo, hi,
+                                 out + r * ldo);
+    }
+    return done;
+  }
+#if HWY_HAVE_FLOAT64
+  bool finite = true;
+  for (int64_t c = 0; c < count; ++c) finite = finite && std::isfinite(mult[c]);
+  for (int64_t r = 0; r < rows; ++r) {
+    done = finite ? RequantizeVec<T, false>(acc + r * lda, cols, bias, bias_step, mult, mult_step,
+                                            zp, lo, hi, out + r * ldo)
+                  : RequantizeVec<T, true>(acc + r * lda, cols, bias, bias_step, mult, mult_step,
+                                           zp, lo, hi, out + r * ldo);
+  }
+#endif
+  return done;
+}
+
+int64_t RequantizeI32ToU8Impl(const int32_t* acc, int64_t lda, int64_t rows, int64_t cols,
+                              const int32_t* bias, int64_t bias_step, const float* mult,
+                              int64_t mult_step, int32_t zp, int32_t lo, int32_t hi, uint8_t* out,
+                              int64_t ldo) {
+  return RequantizeRowsVec(acc, lda, rows, cols, bias, bias_step, mult, mult_step, zp, lo, hi, out,
+                           ldo);
+}
+int64_t RequantizeI32ToI8Impl(const int32_t* acc, int64_t lda, int64_t rows, int64_t cols,
+                              const int32_t* bias, int64_t bias_step, const float* mult,
+                              int64_t mult_step, int32_t zp, int32_t lo, int32_t hi, int8_t* out,
+                              int64_t ldo) {
+  return RequantizeRowsVec(acc, lda, rows, cols, bias, bias_step, mult, mult_step, zp, lo, hi, out,
+                           ldo);
+}
+
+// Min and max of the non-NaN values of x[0, n) over whole vectors (NaN lanes count as +inf for
+// the min and -inf for the max); *count gets the number of non-NaN values seen. Returns how many
+// elements it did; the caller's scalar loop does the rest. min and max are exact, so the result
+// does not depend on the lane count (zeros may come back as -0 or +0 either way).
+int64_t MinMaxF32Impl(const float* x, int64_t n, float* lo, float* hi, int64_t* count) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const auto pinf = hn::Set(d, std::numeric_limits<float>::infinity());
+  const auto ninf = hn::Set(d, -std::numeric_limits<float>::infinity());
+  auto vlo = pinf, vhi = ninf;
+  int64_t seen = 0;
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto v = hn::LoadU(d, x + i);
+    const auto ok = hn::Eq(v, v);
+    vlo = hn::Min(vlo, hn::IfThenElse(ok, v, pinf));
+    vhi = hn::Max(vhi, hn::IfThenElse(ok, v, ninf));
+    seen += static_cast<int64_t>(hn::CountTrue(d, ok));
+  }
+  *lo = hn::GetLane(hn::MinOfLanes(d, vlo));
+  *hi = hn::GetLane(hn::MaxOfLanes(d, vhi));
+  *count = seen;
+  return i;
+}
+
+// sum of n bytes, read as uint8 after XOR with `flip` (0x80 turns int8 into int8 + 128), over
+// whole vectors with SumsOf8 (exact); returns the elements done through *done.
+uint64_t SumBytesImpl(const uint8_t* x, int64_t n, uint8_t flip, int64_t* done) {
+  const hn::ScalableTag<uint8_t> d8;
+  const hn::Repartition<uint64_t, decltype(d8)> d64;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d8));
+  const auto vflip = hn::Set(d8, flip);
+  auto sum0 = hn::Zero(d64), sum1 = hn::Zero(d64);
+  int64_t i = 0;
+  for (; i + 2 * N <= n; i += 2 * N) {
+    sum0 = hn::Add(sum0, hn::SumsOf8(hn::Xor(hn::LoadU(d8, x + i), vflip)));
+    sum1 = hn::Add(sum1, hn::SumsOf8(hn::Xor(hn::LoadU(d8, x + i + N), vflip)));
+  }
+  for (; i + N <= n; i += N)
+    sum0 = hn::Add(sum0, hn::SumsOf8(hn::Xor(hn::LoadU(d8, x + i), vflip)));
+  *done = i;
+  return hn::GetLane(hn::SumOfLanes(d64, hn::Add(sum0, sum1)));
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace simplecpp::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace simplecpp::kernels {
+
+HWY_EXPORT(QuantizeF32ToI32Impl);
+HWY_EXPORT(RequantizeI32ToU8Impl);
+HWY_EXPORT(DequantizeU8ToF32Impl);
+HWY_EXPORT(DequantizeI8ToF32Impl);
+HWY_EXPORT(RequantizeI32ToI8Impl);
+HWY_EXPORT(MinMaxF32Impl);
+HWY_EXPORT(SumBytesImpl);
+HWY_EXPORT(ScaleI32RowsToF32Impl);
+HWY_EXPORT(QuantizeF32ToU8Impl);
+HWY_EXPORT(QuantizeF32ToI8Impl);
+
+void ScaleI32RowsToF32(const int32_t* acc, int64_t lda, int64_t rows, int64_t n, const float* mult,
+                       int64_t mult_step, const float* bias, float* y, int64_t ldy) {
+  if (rows <= 0 || n <= 0) return;
+  HWY_DYNAMIC_DISPATCH(ScaleI32RowsToF32Impl)(acc, lda, rows, n, mult, mult_step, bias, y, ldy);
+}
+
+void QuantizeF32ToI32(const float* x, int64_t n, const float* scale, int64_t scale_step,
+                      const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi, int32_t* out) {
+  if (n <= 0) return;
+  HWY_DYNAMIC_DISPATCH(QuantizeF32ToI32Impl)(x, n, scale, scale_step, zp, zp_step, lo, hi, out);
+}
+
+namespace {
+
+template <typename T>
+void QuantizeNarrow(const float* x, int64_t n, const float* scale, int64_t scale_step,
+                    const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi, T* out) {
+  constexpr int64_t kChunk = 256;
+  int32_t buf[kChunk];
+  for (int64_t i = 0; i < n; i += kChunk) {
+    const int64_t len = std::min(kChunk, n - i);
+    QuantizeF32ToI32(x + i, len, scale + i * scale_step, scale_step,
+                     zp ? zp + i * zp_step : nullptr, zp_step, lo, hi, buf);
+    for (int64_t j = 0; j < len; ++j) out[i + j] = static_cast<T>(buf[j]);
+  }
+}
+
+template <typename T>
+void Dequantize(const T* q, int64_t n, const float* scale, int64_t scale_step, const int32_t* zp,
+                int64_t zp_step, float* out) {
+  if (zp == nullptr) {
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(q[i]) * scale[i * scale_step];
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      // q - zp is exact in int32 and in float32 for 8/16-bit types.
+      out[i] = static_cast<float>(static_cast<int32_t>(q[i]) - zp[i * zp_step]) *
+               scale[i * scale_step];
+    }
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// 8-bit outputs: the one-pass kernel `vec` over whole vectors when the range and a per-tensor zero
+// point lie in T's range (its saturation argument needs that), the narrowing wrapper for the
+// rest.
+template <typename T, typename VecFn>
+void Quantize8(VecFn&& vec, const float* x, int64_t n, const float* scale, int64_t scale_step,
+               const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi, T* out) {
+  if (n <= 0) return;
+  constexpr int32_t kMin = std::numeric_limits<T>::min(), kMax = std::numeric_limits<T>::max();
+  const bool fits = lo >= kMin && hi <= kMax &&
+                    (zp == nullptr || zp_step != 0 || (zp[0] >= kMin && zp[0] <= kMax));
+  const int64_t d = fits ? vec(x, n, scale, scale_step, zp, zp_step, lo, hi, out) : 0;
+  QuantizeNarrow(x + d, n - d, scale + d * scale_step, scale_step, zp ? zp + d * zp_step : nullptr,
+                 zp_step, lo, hi, out + d);
+}
+
+}  // namespace
+
+void QuantizeF32ToU8(const float* x, int64_t n, const float* scale, int64_t scale_step,
+                     const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi, uint8_t* out) {
+  Quantize8(HWY_DYNAMIC_DISPATCH(QuantizeF32ToU8Impl), x, n, scale, scale_step, zp, zp_step, lo, hi,
+            out);
+}
+void QuantizeF32ToI8(const float* x, int64_t n, const float* scale, int64_t scale_step,
+                     const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi, int8_t* out) {
+  Quantize8(HWY_DYNAMIC_DISPATCH(QuantizeF32ToI8Impl), x, n, scale, scale_step, zp, zp_step, lo, hi,
+            out);
+}
+void QuantizeF32ToU16(const float* x, int64_t n, const float* scale, int64_t scale_step,
+                      const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi, uint16_t* out) {
+  QuantizeNarrow(x, n, scale, scale_step, zp, zp_step, lo, hi, out);
+}
+void QuantizeF32ToI16(const float* x, int64_t n, const float* scale, int64_t scale_step,
+                      const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi, int16_t* out) {
+  QuantizeNarrow(x, n, scale, scale_step, zp, zp_step, lo, hi, out);
+}
+
+void DequantizeU8ToF32(const uint8_t* q, int64_t n, const float* scale, int64_t scale_step,
+                       const int32_t* zp, int64_t zp_step, float* out) {
+  if (n <= 0) return;
+  const int64_t d =
+      HWY_DYNAMIC_DISPATCH(DequantizeU8ToF32Impl)(q, n, scale, scale_step, zp, zp_step, out);
+  Dequantize(q + d, n - d, scale + d * scale_step, scale_step, zp ? zp + d * zp_step : nullptr,
+             zp_step, out + d);
+}
+void DequantizeI8ToF32(const int8_t* q, int64_t n, const float* scale, int64_t scale_step,
+                       const int32_t* zp, int64_t zp_step, float* out) {
+  if (n <= 0) return;
+  const int64_t d =
+      HWY_DYNAMIC_DISPATCH(DequantizeI8ToF32Impl)(q, n, scale, scale_step, zp, zp_step, out);
+  Dequantize(q + d, n - d, scale + d * scale_step, scale_step, zp ? zp + d * zp_step : nullptr,
+             zp_step, out + d);
+}
+void DequantizeU16ToF32(const uint16_t* q, int64_t n, const float* scale, int64_t scale_step,
+                        const int32_t* zp, int64_t zp_step, float* out) {
+  Dequantize(q, n, scale, scale_step, zp, zp_step, out);
+}
+void DequantizeI16ToF32(const int16_t* q, int64_t n, const float* scale, int64_t scale_step,
+                        const int32_t* zp, int64_t zp_step, float* out) {
+  Dequantize(q, n, scale, scale_step, zp, zp_step, out);
+}
+void DequantizeI32ToF32(const int32_t* q, int64_t n, const float* scale, int64_t scale_step,
+                        const int32_t* zp, int64_t zp_step, float* out) {
+  if (zp == nullptr) {
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(q[i]) * scale[i * scale_step];
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = static_cast<double>(static_cast<float>(q[i])) - zp[i * zp_step];
+    out[i] = static_cast<float>(d * static_cast<double>(scale[i * scale_step]));
+  }
+}
+
+namespace {
+
+// The scalar tail of a biased run: acc + bias (wrapping) in a small buffer, then the reference.
+template <typename T>
+void RequantizeTail(const int32_t* acc, int64_t n, const int32_t* bias, int64_t bias_step,
+                    const float* mult, int64_t mult_step, int32_t zp, int32_t lo, int32_t hi,
+                    T* out) {
+  if (bias == nullptr) {
+    quantize_detail::RequantizeScalar(acc, n, mult, mult_step, zp, lo, hi, out);
+    return;
+  }
+  constexpr int64_t kChunk = 64;
+  int32_t sum[kChunk];
+  for (int64_t i = 0; i < n; i += kChunk) {
+    const int64_t len = std::min(kChunk, n - i);
+    for (int64_t j = 0; j < len; ++j) {
+      sum[j] = static_cast<int32_t>(static_cast<uint32_t>(acc[i + j]) +
+                                    static_cast<uint32_t>(bias[(i + j) * bias_step]));
+    }
+    quantize_detail::RequantizeScalar(sum, len, mult + i * mult_step, mult_step, zp, lo, hi,
+                                      out + i);
+  }
+}
+
+template <typename T, typename Impl>
+void RequantizeRows(Impl impl, const int32_t* acc, int64_t lda, int64_t rows, int64_t cols,
+                    const int32_t* bias, int64_t bias_step, const float* mult, int64_t mult_step,
+                    int32_t zp, int32_t lo, int32_t hi, T* out, int64_t ldo) {
+  if (rows <= 0 || cols <= 0) return;
+  const int64_t done =
+      impl(acc, lda, rows, cols, bias, bias_step, mult, mult_step, zp, lo, hi, out, ldo);
+  if (done == cols) return;
+  for (int64_t r = 0; r < rows; ++r) {
+    RequantizeTail(acc + r * lda + done, cols - done, bias ? bias + done * bias_step : nullptr,
+                   bias_step, mult + done * mult_step, mult_step, zp, lo, hi, out + r * ldo + done);
+  }
+}
+
+}  // namespace
+
+void RequantizeBiasRowsI32ToU8(const int32_t* acc, int64_t lda, int64_t rows, int64_t cols,
+                               const int32_t* bias, int64_t bias_step, const float* multiplier,
+                               int64_t mult_step, int32_t zp, int32_t lo, int32_t hi, uint8_t* out,
+                               int64_t ldo) {
+  RequantizeRows(HWY_DYNAMIC_DISPATCH(RequantizeI32ToU8Impl), acc, lda, rows, cols, bias, bias_step,
+                 multiplier, mult_step, zp, lo, hi, out, ldo);
+}
+void RequantizeBiasRowsI32ToI8(const int32_t* acc, int64_t lda, int64_t rows, int64_t cols,
+                               const int32_t* bias, int64_t bias_step, const float* multiplier,
+                               int64_t mult_step, int32_t zp, int32_t lo, int32_t hi, int8_t* out,
+                               int64_t ldo) {
+  RequantizeRows(HWY_DYNAMIC_DISPATCH(RequantizeI32ToI8Impl), acc, lda, rows, cols, bias, bias_step,
+                 multiplier, mult_step, zp, lo, hi, out, ldo);
+}
+void RequantizeI32ToU8(const int32_t* acc, int64_t n, const float* multiplier, int64_t mult_step,
+                       int32_t zp, int32_t lo, int32_t hi, uint8_t* out) {
+  RequantizeBiasRowsI32ToU8(acc, n, 1, n, nullptr, 0, multiplier, mult_step, zp, lo, hi, out, n);
+}
+void RequantizeI32ToI8(const int32_t* acc, int64_t n, const float* multiplier, int64_t mult_step,
+                       int32_t zp, int32_t lo, int32_t hi, int8_t* out) {
+  RequantizeBiasRowsI32ToI8(acc, n, 1, n, nullptr, 0, multiplier, mult_step, zp, lo, hi, out, n);
+}
+
+int64_t SumU8(const uint8_t* x, int64_t n) {
+  if (n <= 0) return 0;
+  int64_t done = 0;
+  uint64_t sum = HWY_DYNAMIC_DISPATCH(SumBytesImpl)(x, n, 0, &done);
+  for (int64_t i = done; i < n; ++i) sum += x[i];
+  return static_cast<int64_t>(sum);
+}
+int64_t SumI8(const int8_t* x, int64_t n) {
+  if (n <= 0) return 0;
+  int64_t done = 0;
+  const auto* b = reinterpret_cast<const uint8_t*>(x);
+  const uint64_t biased = HWY_DYNAMIC_DISPATCH(SumBytesImpl)(b, n, 0x80, &done);
+  int64_t sum = static_cast<int64_t>(biased) - 128 * done;
+  for (int64_t i = done; i < n; ++i) sum += x[i];
+  return sum;
+}
+
+void MinMaxF32(const float* x, int64_t n, float* min_out, float* max_out) {
+  float lo = 0.0f, hi = 0.0f;
+  int64_t seen = 0;
+  const int64_t done = n > 0 ? HWY_DYNAMIC_DISPATCH(MinMaxF32Impl)(x, n, &lo, &hi, &seen) : 0;
+  bool any = seen > 0;
+  if (!any) lo = hi = 0.0f;
+  for (int64_t i = done; i < n; ++i) {
+    const float v = x[i];
+    if (std::isnan(v)) continue;
+    if (!any) {
+      lo = hi = v;
+      any = true;
+    } else {
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+  }
+  *min_out = lo;
+  *max_out = hi;
+}
+
+}  // namespace simplecpp::kernels
+#endif  // HWY_ONCE

@@ -1,0 +1,297 @@
+// Tests for kernels/conv/conv.h (im2col, checked through im2col + GEMM) and
+// kernels/conv/depthwise_conv.h against the direct convolution reference, over 1-D/2-D/3-D
+// geometries with strides, dilations and (asymmetric, oversized) pads, on every compiled target.
+#include "kernels/conv/conv.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kernels/conv/depthwise_conv.h"
+#include "kernels/gemm/gemm.h"
+#include "kernels/targets.h"
+#include "reference/conv_reference.h"
+
+namespace simplecpp::kernels {
+namespace {
+
+using testing::ConvReference;
+using testing::ConvRefParams;
+
+// A random geometry of `rank` spatial dims with a valid (>= 1) output size.
+ConvRefParams RandomParams(std::mt19937& rng, int rank) {
+  ConvRefParams p;
+  for (int d = 0; d < rank; ++d) {
+    const int64_t in = 1 + rng() % (rank == 3 ? 6 : rank == 2 ? 9 : 13);
+    const int64_t k = 1 + rng() % 3;
+    const int64_t s = 1 + rng() % 3;
+    const int64_t dil = 1 + rng() % 2;
+    const int64_t pb = rng() % 3, pe = rng() % 3;
+    const int64_t ext = (k - 1) * dil + 1;
+    int64_t in_fixed = std::max(in, ext - pb - pe);  // keep the kernel inside the padded input
+    p.in.push_back(in_fixed);
+    p.kernel.push_back(k);
+    p.stride.push_back(s);
+    p.dilation.push_back(dil);
+    p.pad_begin.push_back(pb);
+    p.out.push_back((in_fixed + pb + pe - ext) / s + 1);
+  }
+  return p;
+}
+
+ConvGeometry ToGeometry(const ConvRefParams& p) {
+  ConvGeometry g;
+  g.rank = static_cast<int>(p.in.size());
+  for (int d = 0; d < g.rank; ++d) {
+    g.in[d] = p.in[d];
+    g.out[d] = p.out[d];
+    g.kernel[d] = p.kernel[d];
+    g.stride[d] = p.stride[d];
+    g.dilation[d] = p.dilation[d];
+    g.pad[d] = p.pad_begin[d];
+  }
+  return g;
+}
+
+std::vector<float> RandomVector(std::mt19937& rng, int64_t n) {
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (auto& x : v) x = u(rng);
+  return v;
+}
+
+void ExpectClose(const std::vector<float>& got, const std::vector<double>& ref, double tol) {
+  REQUIRE(got.size() == ref.size());
+  int bad = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (!(std::fabs(got[i] - ref[i]) <= tol * (1.0 + std::fabs(ref[i]))) && bad++ < 3) {
+      CAPTURE(i);
+      CHECK(got[i] == doctest::Approx(ref[i]));
+    }
+  }
+  CHECK(bad == 0);
+}
+
+TEST_CASE("Im2ColF32 + GemmF32 match direct convolution (1-D, 2-D, 3-D, chunked)") {
+  std::mt19937 rng(42);
+  for (int rep = 0; rep < 60; ++rep) {
+    const int rank = 1 + rep % 3;
+    ConvRefParams p = RandomParams(rng, rank);
+    p.channels = 1 + rng() % 4;
+    p.out_channels = 1 + rng() % 5;
+    const ConvGeometry g = ToGeometry(p);
+    const int64_t ksize = g.KernelSize(), P = g.OutSize();
+    const auto x = RandomVector(rng, p.channels * g.InSize());
+    const auto w = RandomVector(rng, p.out_channels * p.channels * ksize);
+    const auto bias = RandomVector(rng, p.out_channels);
+    const auto ref = ConvReference(p, x, w, bias);
+    const int64_t chunk = 1 + rng() % (P + 2);  // output positions per im2col call
+    for (const auto& t : CompiledTargets()) {
+      ScopedTarget st(t);
+      CAPTURE(t.name);
+      CAPTURE(rep);
+      std::vector<float> y(static_cast<size_t>(p.out_channels * P), -7.0f);
+      std::vector<float> col(static_cast<size_t>(p.channels * ksize * chunk));
+      GemmEpilogue e;
+      e.row_bias = bias.data();
+      for (int64_t p0 = 0; p0 < P; p0 += chunk) {
+        const int64_t pc = std::min(chunk, P - p0);
+        Im2ColF32(g, x.data(), p.channels, p0, pc, col.data(), SerialParallel());
+        GemmF32(false, false, p.out_channels, pc, p.channels * ksize, 1.0f, w.data(),
+                p.channels * ksize, col.data(), pc, 0.0f, y.data() + p0, P, SerialParallel(), e);
+      }
+      ExpectClose(y, ref, 1e-5);
+    }
+  }
+}
+
+TEST_CASE("DepthwiseConvF32 matches direct convolution (1-D, 2-D, multipliers)") {
+  std::mt19937 rng(7);
+  for (int rep = 0; rep < 60; ++rep) {
+    const int rank = 1 + rep % 2;
+    ConvRefParams p = RandomParams(rng, rank);
+    if (rep % 5 == 0) {
+      // Wide rows so the vector loop runs (stride 1 along the row).
+      p.in.back() = 37;
+      p.stride.back() = 1;
+      p.out.back() =
+          (37 + 2 * p.pad_begin.back() - ((p.kernel.back() - 1) * p.dilation.back() + 1)) + 1;
+    }
+    const int64_t multiplier = 1 + rng() % 2;
+    p.channels = 1 + rng() % 5;
+    p.group = p.channels;
+    p.out_channels = p.channels * multiplier;
+    const ConvGeometry g = ToGeometry(p);
+    const auto x = RandomVector(rng, p.channels * g.InSize());
+    const auto w = RandomVector(rng, p.out_channels * g.KernelSize());
+    const auto bias = RandomVector(rng, p.out_channels);
+    const bool with_bias = rep % 2 == 0;
+    const auto ref = ConvReference(p, x, w, with_bias ? bias : std::vector<float>{});
+    for (const auto& t : CompiledTargets()) {
+      ScopedTarget st(t);
+      CAPTURE(t.name);
+      CAPTURE(rep);
+      std::vector<float> y(static_cast<size_t>(p.out_channels * g.OutSize()), -7.0f);
+      DepthwiseConvF32(g, x.data(), p.channels, multiplier, w.data(),
+                       with_bias ? bias.data() : nullptr, y.data(), SerialParallel());
+      ExpectClose(y, ref, 1e-5);
+    }
+  }
+}
+
+TEST_CASE("DepthwiseConvF32 3x3 rows of every width around the vector length") {
+  // The 3x3 register path, the overlapping last vector and the scalar edges, pad 0..2.
+  std::mt19937 rng(11);
+  for (int64_t width : {1, 2, 3, 4, 15, 16, 17, 18, 31, 33, 47, 56}) {
+    for (int64_t pad : {0, 1, 2}) {
+      for (int64_t height : {1, 3, 5}) {
+        ConvRefParams p;
+        p.in = {height, width};
+        p.kernel = {3, 3};
+        p.stride = {1, 1};
+        p.dilation = {1, 1};
+        p.pad_begin = {pad, pad};
+        p.out = {height + 2 * pad - 2, width + 2 * pad - 2};
+        if (p.out[0] <= 0 || p.out[1] <= 0) continue;
+        p.channels = 3;
+        p.group = 3;
+        p.out_channels = 3;
+        const ConvGeometry g = ToGeometry(p);
+        const auto x = RandomVector(rng, p.channels * g.InSize());
+        const auto w = RandomVector(rng, p.out_channels * g.KernelSize());
+        const auto bias = RandomVector(rng, p.out_channels);
+        const auto ref = ConvReference(p, x, w, bias);
+        for (const auto& t : CompiledTargets()) {
+          ScopedTarget st(t);
+          CAPTURE(t.name);
+          CAPTURE(width);
+          CAPTURE(pad);
+          CAPTURE(height);
+          std::vector<float> y(static_cast<size_t>(p.out_channels * g.OutSize()), -7.0f);
+          DepthwiseConvF32(g, x.data(), p.channels, 1, w.data(), bias.data(), y.data(),
+                           SerialParallel());
+          ExpectClose(y, ref, 1e-5);
+        }
+      }
+    }
+  }
+}
+
+// Runs single tasks in reverse order, alternating between the calling thread and a second
+// thread, so a result that depended on the task-to-thread assignment would show.
+class ReverseParallel final : public Parallel {
+ public:
+  int num_threads() const override { return 2; }
+  void For(int64_t num_tasks, kernels::TaskFn fn) const override {
+#if !defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__)
+    std::thread other([&] {
+      for (int64_t i = num_tasks - 2; i >= 0; i -= 2) fn(i, i + 1);
+    });
+    for (int64_t i = num_tasks - 1; i >= 0; i -= 2) fn(i, i + 1);
+    other.join();
+#else
+    for (int64_t i = num_tasks - 1; i >= 0; --i) fn(i, i + 1);
+#endif
+  }
+};
+
+bool SameBits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+TEST_CASE("Im2ColPackedF32 + GemmPackedABF32 and ConvDirectF32 equal im2col + GEMM bitwise") {
+  std::mt19937 rng(11);
+  for (int rep = 0; rep < 48; ++rep) {
+    const int rank = rep < 36 ? 2 : 1 + rep % 3;
+    ConvRefParams p = RandomParams(rng, rank);
+    if (rep % 3 != 2 && rank == 2) {
+      // Stride 1, dilation 1 (the direct path), wider images: several slots and vectors per row.
+      for (int d = 0; d < 2; ++d) {
+        p.in[d] = 1 + rng() % (d == 1 ? 40 : 12);
+        p.stride[d] = 1;
+        p.dilation[d] = 1;
+        p.in[d] = std::max(p.in[d], p.kernel[d] - 2 * p.pad_begin[d]);
+        p.out[d] = p.in[d] + 2 * p.pad_begin[d] - p.kernel[d] + 1;
+      }
+    }
+    p.channels = 1 + rng() % 9;
+    p.out_channels = 1 + rng() % 19;
+    if (rep == 0) {
+      // Large enough for the parallel paths (above the serial thresholds).
+      p.in = {40, 44};
+      p.kernel = {3, 3};
+      p.stride = {1, 1};
+      p.dilation = {1, 1};
+      p.pad_begin = {1, 1};
+      p.out = {40, 44};
+      p.channels = 12;
+      p.out_channels = 20;
+    }
+    const ConvGeometry g = ToGeometry(p);
+    const int64_t ksize = g.KernelSize(), P = g.OutSize(), kdim = p.channels * ksize;
+    const auto x = RandomVector(rng, p.channels * g.InSize());
+    const auto w = RandomVector(rng, p.out_channels * kdim);
+    const auto bias = RandomVector(rng, p.out_channels);
+    const bool with_bias = rep % 4 != 3;
+    const auto ref = ConvReference(p, x, w, with_bias ? bias : std::vector<float>{});
+    for (const auto& t : CompiledTargets()) {
+      ScopedTarget st(t);
+      CAPTURE(t.name);
+      CAPTURE(rep);
+      const auto pa = PackedAF32::Pack(false, p.out_channels, kdim, w.data(), kdim);
+      GemmEpilogue e;
+      e.row_bias = with_bias ? bias.data() : nullptr;
+      // The existing path: whole im2col matrix + GEMM with packed A.
+      std::vector<float> col(static_cast<size_t>(kdim * P));
+      Im2ColF32(g, x.data(), p.channels, 0, P, col.data(), SerialParallel());
+      std::vector<float> want(static_cast<size_t>(p.out_channels * P), -7.0f);
+      GemmPackedAF32(*pa, false, P, 1.0f, col.data(), P, 0.0f, want.data(), P, SerialParallel(), e);
+      ExpectClose(want, ref, 1e-5);
+      // im2col straight into the packed-B layout, in chunks of output positions.
+      const int64_t nr = CurrentGemmTileShape().nr;
+      const int64_t chunk = rep % 2 == 0 ? P : 1 + rng() % P;
+      for (int serial = 0; serial < 2; ++serial) {
+        ReverseParallel reverse;
+        const Parallel& par = serial ? SerialParallel() : static_cast<const Parallel&>(reverse);
+        std::vector<float> got(static_cast<size_t>(p.out_channels * P), -7.0f);
+        std::vector<float> pb(static_cast<size_t>(kdim * ((chunk + nr - 1) / nr * nr)), 5.0f);
+        for (int64_t p0 = 0; p0 < P; p0 += chunk) {
+          const int64_t pc = std::min(chunk, P - p0);
+          Im2ColPackedF32(g, x.data(), p.channels, p0, pc, nr, pb.data(), par);
+          // Padding columns of the last panel are zero.
+          const int64_t panels = (pc + nr - 1) / nr;
+          for (int64_t r = 0; r < kdim; ++r) {
+            for (int64_t q = pc; q < panels * nr; ++q) {
+              REQUIRE(pb[(panels - 1) * kdim * nr + r * nr + (q - (panels - 1) * nr)] == 0.0f);
+            }
+          }
+          GemmPackedABF32(*pa, pb.data(), nr, pc, 1.0f, 0.0f, got.data() + p0, P, par, e);
+        }
+        CHECK(SameBits(got, want));
+        if (ConvDirectApplies(g, p.channels)) {
+          std::vector<float> direct(static_cast<size_t>(p.out_channels * P), -7.0f);
+          REQUIRE(ConvDirectF32(g, x.data(), p.channels, *pa, e.row_bias, direct.data(), par));
+          CHECK(SameBits(direct, want));
+        }
+      }
+      // Packed B for another nr is repacked (same results).
+      if (rep % 8 == 1) {
+        const int64_t other = nr == 48 ? 16 : 48;
+        std::vector<float> pb(static_cast<size_t>(kdim * ((P + other - 1) / other * other)));
+        Im2ColPackedF32(g, x.data(), p.channels, 0, P, other, pb.data(), SerialParallel());
+        std::vector<float> got(static_cast<size_t>(p.out_channels * P), -7.0f);
+        GemmPackedABF32(*pa, pb.data(), other, P, 1.0f, 0.0f, got.data(), P, SerialParallel(), e);
+        CHECK(SameBits(got, want));
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace simplecpp::kernels

@@ -1,0 +1,554 @@
+// Tests for kernels/quant/quantize.h against the scalar reference math of quant/quant_params.h (and
+// std::nearbyint written out here) on every compiled target: sizes around the vector width,
+// per-run and per-element scales / zero points, ties, infinities, NaN, saturation.
+#include "kernels/quant/quantize.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/targets.h"
+#include "quant/quant_params.h"
+
+namespace simplecpp::kernels {
+namespace {
+
+TEST_CASE("QuantizeF32ToI32 matches the scalar reference") {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> dist(-300.0f, 300.0f);
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (int64_t n : {0, 1, 3, 4, 7, 8, 15, 16, 17, 31, 33, 70}) {
+      for (int mode = 0; mode < 4; ++mode) {
+        const bool per_scale = mode & 1, per_zp = mode & 2;
+        std::vector<float> x(n), s(per_scale ? n : 1);
+        std::vector<int32_t> z(per_zp ? n : 1), out(n, -999);
+        for (auto& v : x) v = dist(rng);
+        // Exact ties and specials.
+        if (n > 3) { x[0] = 2.5f; x[1] = -3.5f; x[2] = 0.5f; x[3] = -0.5f; }
+        if (n > 7) {
+          x[4] = std::numeric_limits<float>::infinity();
+          x[5] = -std::numeric_limits<float>::infinity();
+          x[6] = std::nanf("");
+          x[7] = 1e30f;
+        }
+        for (auto& v : s) v = per_scale ? 0.25f + static_cast<float>(rng() % 8) * 0.3f : 1.0f;
+        for (auto& v : z) v = static_cast<int32_t>(rng() % 256) - 128;
+        QuantizeF32ToI32(x.data(), n, s.data(), per_scale, z.data(), per_zp, -128, 127, out.data());
+        for (int64_t i = 0; i < n; ++i) {
+          const int32_t want =
+              quant::QuantizeValue(x[i], s[per_scale ? i : 0], z[per_zp ? i : 0], -128, 127);
+          CAPTURE(i);
+          CAPTURE(x[i]);
+          CHECK(out[i] == want);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("8-bit QuantizeF32ToU8 / ToI8 (reciprocal multiply or division) match the reference") {
+  // The one-pass kernel multiplies by 1 / scale where it can decide the rounding: values on and
+  // a hair off half-integer quotients, scales with and without a usable reciprocal, specials.
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  const float kInf = std::numeric_limits<float>::infinity();
+  const std::vector<float> scales = {1.0f / 255.0f, 0.1f,   3.0f,  0.0078125f,
+                                     7.3e-3f,       1e-30f, 3e38f, 1e-39f /* subnormal: division */,
+                                     0.5f,          2.7e-5f};
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (float s : scales) {
+      CAPTURE(s);
+      for (int64_t n : {1, 5, 16, 17, 64, 100, 1000}) {
+        CAPTURE(n);
+        std::vector<float> x(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) {
+          const float k = std::floor(unit(rng) * 300.0f);
+          switch (i % 6) {
+            case 0:
+              x[i] = unit(rng) * 300.0f * s;
+              break;  // any quotient
+            case 1:
+              x[i] = (k + 0.5f) * s;
+              break;  // near a tie
+            case 2:
+              x[i] = std::nextafter((k + 0.5f) * s, kInf);
+              break;  // a hair above
+            case 3:
+              x[i] = std::nextafter((k + 0.5f) * s, -kInf);
+              break;  // a hair below
+            case 4:
+              x[i] = unit(rng) * 1e4f * s;
+              break;  // saturating
+            default:
+              x[i] = unit(rng);
+              break;
+          }
+        }
+        if (n >= 17) {
+          x[7] = kInf;
+          x[8] = -kInf;
+          x[9] = std::nanf("");
+          x[10] = -0.0f;
+          x[11] = 3e38f;
+          x[12] = -1e-42f;
+        }
+        for (int32_t zp : {0, 128, 255}) {
+          std::vector<uint8_t> out(static_cast<size_t>(n), 0xAB);
+          QuantizeF32ToU8(x.data(), n, &s, 0, &zp, 0, 0, 255, out.data());
+          for (int64_t i = 0; i < n; ++i) {
+            CAPTURE(i);
+            CAPTURE(x[i]);
+            CHECK(out[i] == quant::QuantizeValue(x[i], s, zp, 0, 255));
+          }
+        }
+        for (int32_t zp : {-128, 0, 127}) {
+          std::vector<int8_t> out(static_cast<size_t>(n), 0x5A);
+          QuantizeF32ToI8(x.data(), n, &s, 0, &zp, 0, -128, 127, out.data());
+          for (int64_t i = 0; i < n; ++i) {
+            CAPTURE(i);
+            CAPTURE(x[i]);
+            CHECK(out[i] == quant::QuantizeValue(x[i], s, zp, -128, 127));
+          }
+        }
+        // Per-element scales and zero points take the division.
+        std::vector<float> sv(static_cast<size_t>(n));
+        std::vector<int32_t> zv(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) {
+          sv[i] = s * (1.0f + 0.25f * static_cast<float>(i % 3));
+          zv[i] = static_cast<int32_t>(rng() % 256);
+        }
+        std::vector<uint8_t> out(static_cast<size_t>(n));
+        QuantizeF32ToU8(x.data(), n, sv.data(), 1, zv.data(), 1, 0, 255, out.data());
+        for (int64_t i = 0; i < n; ++i) {
+          CAPTURE(i);
+          CHECK(out[i] == quant::QuantizeValue(x[i], sv[i], zv[i], 0, 255));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("Quantize narrowing variants and the null zero point") {
+  const std::vector<float> x = {-70000.0f, -1.5f, 0.0f, 1.5f, 2.5f, 70000.0f};
+  const float s = 1.0f;
+  std::vector<uint8_t> u8(6);
+  QuantizeF32ToU8(x.data(), 6, &s, 0, nullptr, 0, 0, 255, u8.data());
+  CHECK(u8 == std::vector<uint8_t>{0, 0, 0, 2, 2, 255});
+  std::vector<int16_t> i16(6);
+  QuantizeF32ToI16(x.data(), 6, &s, 0, nullptr, 0, -32768, 32767, i16.data());
+  CHECK(i16 == std::vector<int16_t>{-32768, -2, 0, 2, 2, 32767});
+  std::vector<uint16_t> u16(6);
+  const int32_t zp = 100;
+  QuantizeF32ToU16(x.data(), 6, &s, 0, &zp, 0, 0, 65535, u16.data());
+  CHECK(u16 == std::vector<uint16_t>{0, 98, 100, 102, 102, 65535});
+}
+
+TEST_CASE("Dequantize and requantize") {
+  const std::vector<uint8_t> q = {0, 128, 255};
+  const float s = 0.5f;
+  const int32_t zp = 128;
+  std::vector<float> y(3);
+  DequantizeU8ToF32(q.data(), 3, &s, 0, &zp, 0, y.data());
+  CHECK(y == std::vector<float>{-64.0f, 0.0f, 63.5f});
+  const std::vector<int32_t> big = {16777217, -3};
+  const float one = 1.0f;
+  DequantizeI32ToF32(big.data(), 2, &one, 0, nullptr, 0, y.data());
+  CHECK(y[0] == 16777216.0f);  // float32(q) * scale
+  CHECK(y[1] == -3.0f);
+  const std::vector<int32_t> acc = {5, 7, -7, 1000000, -1000000};
+  const std::vector<float> m = {0.5f};
+  std::vector<int8_t> out(5);
+  RequantizeI32ToI8(acc.data(), 5, m.data(), 0, 0, -128, 127, out.data());
+  CHECK(out == std::vector<int8_t>{2, 4, -4, 127, -128});
+  std::vector<uint8_t> outu(5);
+  RequantizeI32ToU8(acc.data(), 5, m.data(), 0, 3, 0, 255, outu.data());
+  // Rounded before the zero point: 2.5 -> 2 (+3 = 5), 3.5 -> 4 (+3 = 7), -3.5 -> -4 (+3 = -1 -> 0);
+  // adding 3 first would give 6, 6, 0.
+  CHECK(outu == std::vector<uint8_t>{5, 7, 0, 255, 0});
+}
+
+// The double-precision reference: round_half_even(double(acc) * double(m)) + zp, NaN -> zp,
+// clamped (written out independently of the kernel).
+template <typename T>
+std::vector<T> RequantizeRef(const std::vector<int32_t>& acc, const std::vector<float>& m,
+                             int64_t mstep, int32_t zp, int32_t lo, int32_t hi) {
+  std::vector<T> out(acc.size());
+  for (size_t i = 0; i < acc.size(); ++i) {
+    double v = static_cast<double>(acc[i]) * static_cast<double>(m[i * mstep]);
+    v = std::nearbyint(v);
+    if (std::isnan(v)) v = 0;
+    v = v + static_cast<double>(zp);
+    v = std::min(std::max(v, static_cast<double>(lo)), static_cast<double>(hi));
+    out[i] = static_cast<T>(static_cast<int32_t>(v));
+  }
+  return out;
+}
+
+TEST_CASE("Requantize is bit-identical to the double reference on every target") {
+  std::mt19937 rng(11);
+  const int32_t kMin = std::numeric_limits<int32_t>::min();
+  const int32_t kMax = std::numeric_limits<int32_t>::max();
+  const float kInf = std::numeric_limits<float>::infinity();
+  // Multipliers: typical small ones, exact powers of two (ties: acc * 0.5, * 0.25), 1, large,
+  // tiny, denormal, infinities and NaN.
+  const std::vector<float> special = {0.5f,    0.25f,  0.125f, 1.0f,  1.5f,   3.0e-5f, 7.1e-3f,
+                                      0.0f,    -0.5f,  1e-30f, 1e-40f, 65536.0f, kInf, -kInf,
+                                      std::nanf(""), 0.0078125f, 2.5f};
+  std::uniform_int_distribution<int32_t> any_acc(kMin, kMax);
+  std::uniform_int_distribution<int32_t> small_acc(-1000, 1000);
+  std::uniform_int_distribution<size_t> pick(0, special.size() - 1);
+  std::uniform_real_distribution<float> mdist(1e-6f, 0.1f);
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (int64_t n : {0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100}) {
+      for (int mode = 0; mode < 6; ++mode) {
+        CAPTURE(n);
+        CAPTURE(mode);
+        const bool per_elem = mode & 1;
+        std::vector<int32_t> acc(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) {
+          switch ((i + mode) % 5) {
+            case 0: acc[i] = any_acc(rng); break;
+            case 1: acc[i] = small_acc(rng); break;
+            case 2: acc[i] = (i & 2) ? kMin : kMax; break;
+            case 3: acc[i] = 2 * small_acc(rng) + 1; break;  // odd: x.5 ties with m = 0.5
+            default: acc[i] = (i & 1) ? kMin + 1 : kMax - 1; break;
+          }
+        }
+        std::vector<float> m(per_elem ? static_cast<size_t>(std::max<int64_t>(n, 1)) : 1);
+        for (auto& v : m) v = (mode < 2) ? special[pick(rng)] : (mode < 4 ? 0.5f : mdist(rng));
+        const int64_t mstep = per_elem ? 1 : 0;
+        for (int32_t zp : {0, 3, 128, -128, 127, 255}) {
+          CAPTURE(zp);
+          if (zp >= 0) {
+            std::vector<uint8_t> out(static_cast<size_t>(n), 0xAB);
+            RequantizeI32ToU8(acc.data(), n, m.data(), mstep, zp, 0, 255, out.data());
+            CHECK(out == RequantizeRef<uint8_t>(acc, m, mstep, zp, 0, 255));
+          }
+          if (zp <= 127) {
+            std::vector<int8_t> out(static_cast<size_t>(n), 0x5A);
+            RequantizeI32ToI8(acc.data(), n, m.data(), mstep, zp, -128, 127, out.data());
+            CHECK(out == RequantizeRef<int8_t>(acc, m, mstep, zp, -128, 127));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("RequantizeBias adds the int32 bias with wrapping, then requantizes, on every target") {
+  std::mt19937 rng(23);
+  const int32_t kMin = std::numeric_limits<int32_t>::min();
+  const int32_t kMax = std::numeric_limits<int32_t>::max();
+  std::uniform_int_distribution<int32_t> any(kMin, kMax);
+  std::uniform_int_distribution<int32_t> small(-5000, 5000);
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (int64_t n : {0, 1, 3, 8, 17, 33, 64, 100}) {
+      for (int mode = 0; mode < 4; ++mode) {
+        CAPTURE(n);
+        CAPTURE(mode);
+        const int64_t bstep = mode & 1, mstep = (mode >> 1) & 1;
+        std::vector<int32_t> acc(static_cast<size_t>(n)),
+            bias(static_cast<size_t>(std::max<int64_t>(n, 1)));
+        for (int64_t i = 0; i < n; ++i) acc[i] = (i % 4 == 0) ? any(rng) : small(rng);
+        for (size_t i = 0; i < bias.size(); ++i)
+          bias[i] = (i % 3 == 0) ? (i & 1 ? kMax : kMin) : small(rng);
+        if (n > 2) acc[2] = kMax;  // + a positive bias wraps to negative
+        std::vector<float> m(static_cast<size_t>(std::max<int64_t>(n, 1)));
+        for (size_t i = 0; i < m.size(); ++i) m[i] = (i % 2) ? 0.5f : 0.0123f;
+        // The reference: the wrapped sum, then the plain requantization reference.
+        std::vector<int32_t> sum(acc.size());
+        for (int64_t i = 0; i < n; ++i) {
+          sum[i] = static_cast<int32_t>(static_cast<uint32_t>(acc[i]) +
+                                        static_cast<uint32_t>(bias[i * bstep]));
+        }
+        std::vector<uint8_t> out(static_cast<size_t>(n), 0xAB);
+        RequantizeBiasRowsI32ToU8(acc.data(), n, 1, n, bias.data(), bstep, m.data(), mstep, 7, 0,
+                                  255, out.data(), n);
+        CHECK(out == RequantizeRef<uint8_t>(sum, m, mstep, 7, 0, 255));
+        std::vector<int8_t> outs(static_cast<size_t>(n), 0x5A);
+        RequantizeBiasRowsI32ToI8(acc.data(), n, 1, n, bias.data(), bstep, m.data(), mstep, -3,
+                                  -128, 127, outs.data(), n);
+        CHECK(outs == RequantizeRef<int8_t>(sum, m, mstep, -3, -128, 127));
+        // The same runs as 3 rows of a strided matrix: every row gets the same result.
+        if (n > 0) {
+          const int64_t lda = n + 2, ldo = n + 1;
+          std::vector<int32_t> acc3(static_cast<size_t>(3 * lda), 0);
+          for (int r = 0; r < 3; ++r) std::copy(acc.begin(), acc.end(), acc3.begin() + r * lda);
+          std::vector<uint8_t> out3(static_cast<size_t>(3 * ldo), 0xCD);
+          RequantizeBiasRowsI32ToU8(acc3.data(), lda, 3, n, bias.data(), bstep, m.data(), mstep, 7,
+                                    0, 255, out3.data(), ldo);
+          const auto want = RequantizeRef<uint8_t>(sum, m, mstep, 7, 0, 255);
+          for (int r = 0; r < 3; ++r) {
+            CHECK(std::equal(want.begin(), want.end(), out3.begin() + r * ldo));
+            CHECK(out3[r * ldo + n] == 0xCD);  // the stride gap is not written
+          }
+        }
+        // A null bias is the unbiased requantization.
+        RequantizeBiasRowsI32ToU8(acc.data(), n, 1, n, nullptr, bstep, m.data(), mstep, 7, 0, 255,
+                                  out.data(), n);
+        CHECK(out == RequantizeRef<uint8_t>(acc, m, mstep, 7, 0, 255));
+      }
+    }
+  }
+}
+
+TEST_CASE("SumU8 / SumI8 are exact on every target") {
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (int64_t n : {0, 1, 7, 16, 63, 64, 65, 127, 128, 129, 1000, 70001}) {
+      CAPTURE(n);
+      std::vector<uint8_t> u(static_cast<size_t>(n));
+      std::vector<int8_t> s(static_cast<size_t>(n));
+      int64_t want_u = 0, want_s = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        u[i] = static_cast<uint8_t>(i % 5 == 0 ? 255 : i * 37 + 3);
+        s[i] = static_cast<int8_t>(i % 7 == 0 ? -128 : (i % 7 == 1 ? 127 : i * 11 - 50));
+        want_u += u[i];
+        want_s += s[i];
+      }
+      CHECK(SumU8(u.data(), n) == want_u);
+      CHECK(SumI8(s.data(), n) == want_s);
+    }
+  }
+}
+
+TEST_CASE("Requantize: the float32 lanes agree with the double reference on a dense sweep") {
+  // Accumulators spread over the in-range outputs and their edges, with multipliers that put
+  // many exact products near half-integers (m = k / 2^j) and random ones; every target.
+  std::mt19937 rng(97);
+  std::uniform_int_distribution<int32_t> acc_dist(-(1 << 20), 1 << 20);
+  std::uniform_real_distribution<float> m_dist(1e-5f, 0.05f);
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (int trial = 0; trial < 24; ++trial) {
+      CAPTURE(trial);
+      const int64_t n = 4099;
+      std::vector<float> m(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) {
+        m[i] = trial % 2 ? m_dist(rng) : std::ldexp(static_cast<float>(1 + i % 13), -(6 + i % 9));
+      }
+      const int64_t mstep = trial % 4 < 2 ? 1 : 0;
+      // Most products land in [-300, 300] (the outputs and their clamping edges).
+      std::vector<int32_t> acc(static_cast<size_t>(n));
+      std::uniform_real_distribution<double> out_dist(-300.0, 300.0);
+      for (int64_t i = 0; i < n; ++i) {
+        acc[i] = i % 8 == 0 ? acc_dist(rng)
+                            : static_cast<int32_t>(out_dist(rng) / m[i * mstep]) + (i % 3) - 1;
+      }
+      if (trial % 3 == 0) {  // around +-2^24, where float32 stops being exact
+        for (int64_t i = 0; i < n; i += 3) acc[i] = (1 << 24) - 2 + static_cast<int32_t>(i % 5);
+      }
+      const int32_t zp = trial % 5 == 0 ? 0 : (trial % 5 == 1 ? 255 : 128);
+      std::vector<uint8_t> out(static_cast<size_t>(n));
+      RequantizeI32ToU8(acc.data(), n, m.data(), mstep, zp, 0, 255, out.data());
+      CHECK(out == RequantizeRef<uint8_t>(acc, m, mstep, zp, 0, 255));
+      const int32_t zs = zp - 128;
+      std::vector<int8_t> outs(static_cast<size_t>(n));
+      RequantizeI32ToI8(acc.data(), n, m.data(), mstep, zs, -128, 127, outs.data());
+      CHECK(outs == RequantizeRef<int8_t>(acc, m, mstep, zs, -128, 127));
+    }
+  }
+}
+
+TEST_CASE("Requantize: products a hair off a half-integer round like the double reference") {
+  // 0.1f is 0.100000001490116..., so acc = 5 + 10 k gives k + 0.5 + 1.5e-9 * acc: float32
+  // arithmetic lands on the tie (and would round to even), the double reference rounds up.
+  // The same below zero, and with 0.3f / 0.7f (slightly below and above 0.3 / 0.7).
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (float m : {0.1f, 0.3f, 0.7f}) {
+      std::vector<int32_t> acc;
+      for (int32_t k = -400; k < 400; ++k) acc.push_back(5 + 10 * k);
+      const std::vector<float> mv = {m};
+      for (int32_t zp : {0, 7, 128}) {
+        CAPTURE(m);
+        CAPTURE(zp);
+        const int64_t n = static_cast<int64_t>(acc.size());
+        std::vector<uint8_t> out(acc.size());
+        RequantizeI32ToU8(acc.data(), n, mv.data(), 0, zp, 0, 255, out.data());
+        CHECK(out == RequantizeRef<uint8_t>(acc, mv, 0, zp, 0, 255));
+        std::vector<int8_t> outs(acc.size());
+        RequantizeI32ToI8(acc.data(), n, mv.data(), 0, zp - 128, -128, 127, outs.data());
+        CHECK(outs == RequantizeRef<int8_t>(acc, mv, 0, zp - 128, -128, 127));
+      }
+    }
+  }
+}
+
+TEST_CASE("Requantize ties round half to even in the vector body") {
+  // 32 elements so every target's vector loop (not only the scalar tail) sees the ties.
+  std::vector<int32_t> acc(32);
+  for (int i = 0; i < 32; ++i) acc[i] = (i % 8) - 4 + 2 * (i / 8);  // -4..3 shifted
+  const float half = 0.5f;
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    std::vector<int8_t> out(32);
+    RequantizeI32ToI8(acc.data(), 32, &half, 0, 0, -128, 127, out.data());
+    for (int i = 0; i < 32; ++i) {
+      CAPTURE(i);
+      CHECK(out[i] == static_cast<int8_t>(std::nearbyint(acc[i] * 0.5)));
+    }
+    const std::vector<int32_t> ext = {std::numeric_limits<int32_t>::min(),
+                                      std::numeric_limits<int32_t>::max(), 0, 1,
+                                      -1, 255, 256, 511, 513, -255, -257, 3, 5, 7, 9, 11};
+    std::vector<uint8_t> outu(ext.size());
+    RequantizeI32ToU8(ext.data(), static_cast<int64_t>(ext.size()), &half, 0, 1, 0, 255,
+                      outu.data());
+    // round(acc / 2) + 1: the ties (1, -1, 255, 511, -255, 3, 5, 7, 9, 11) round to even before
+    // the zero point is added.
+    const std::vector<uint8_t> want = {0, 255, 1, 1, 1, 129, 129, 255, 255, 0, 0, 3, 3, 5, 5, 7};
+    CHECK(outu == want);
+  }
+}
+
+TEST_CASE("8-bit Dequantize matches the scalar formula on every target") {
+  std::mt19937 rng(21);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_int_distribution<int32_t> zpd(-128, 255);
+  std::uniform_real_distribution<float> sd(1e-4f, 3.0f);
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (int64_t n : {0, 1, 3, 4, 5, 8, 15, 16, 17, 33, 64, 70}) {
+      for (int mode = 0; mode < 6; ++mode) {
+        CAPTURE(n);
+        CAPTURE(mode);
+        const bool per_scale = mode & 1;
+        const int zmode = mode / 2;  // 0: no zp, 1: one zp, 2: per element
+        std::vector<uint8_t> qu(static_cast<size_t>(n));
+        std::vector<int8_t> qi(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) {
+          qu[i] = static_cast<uint8_t>(byte(rng));
+          qi[i] = static_cast<int8_t>(qu[i]);
+        }
+        std::vector<float> s(per_scale ? std::max<int64_t>(n, 1) : 1);
+        for (auto& v : s) v = sd(rng);
+        std::vector<int32_t> z(zmode == 2 ? std::max<int64_t>(n, 1) : 1);
+        for (auto& v : z) v = zpd(rng);
+        const int32_t* zp = zmode == 0 ? nullptr : z.data();
+        const int64_t sstep = per_scale ? 1 : 0, zstep = zmode == 2 ? 1 : 0;
+        std::vector<float> yu(static_cast<size_t>(n)), yi(static_cast<size_t>(n));
+        DequantizeU8ToF32(qu.data(), n, s.data(), sstep, zp, zstep, yu.data());
+        DequantizeI8ToF32(qi.data(), n, s.data(), sstep, zp, zstep, yi.data());
+        for (int64_t i = 0; i < n; ++i) {
+          const int32_t zz = zp ? zp[i * zstep] : 0;
+          const float wu = static_cast<float>(static_cast<int32_t>(qu[i]) - zz) * s[i * sstep];
+          const float wi = static_cast<float>(static_cast<int32_t>(qi[i]) - zz) * s[i * sstep];
+          CHECK(yu[i] == wu);
+          CHECK(yi[i] == wi);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("ScaleI32RowsToF32 matches product-then-sum in float32 on every target") {
+  std::mt19937 rng(22);
+  std::uniform_int_distribution<int32_t> accd(std::numeric_limits<int32_t>::min(),
+                                              std::numeric_limits<int32_t>::max());
+  std::uniform_real_distribution<float> md(-2e-3f, 2e-3f), bd(-4.0f, 4.0f);
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (int64_t rows : {1, 3}) {
+      for (int64_t n : {1, 3, 4, 15, 16, 17, 33, 70}) {
+        for (int mode = 0; mode < 4; ++mode) {
+          CAPTURE(rows);
+          CAPTURE(n);
+          CAPTURE(mode);
+          const bool per_column = mode & 1, with_bias = mode & 2;
+          // Row strides past n: the gaps must stay untouched.
+          const int64_t lda = n + 5, ldy = n + 3;
+          std::vector<int32_t> acc(static_cast<size_t>(rows * lda));
+          for (auto& v : acc) v = accd(rng) >> (rng() % 31);  // every magnitude, both signs
+          acc[0] = std::numeric_limits<int32_t>::min();
+          acc[static_cast<size_t>((rows - 1) * lda + n - 1)] = std::numeric_limits<int32_t>::max();
+          std::vector<float> mult(per_column ? n : 1), bias(n);
+          for (auto& v : mult) v = md(rng);
+          for (auto& v : bias) v = bd(rng);
+          const int64_t mstep = per_column ? 1 : 0;
+          const float* b = with_bias ? bias.data() : nullptr;
+          std::vector<float> y(static_cast<size_t>(rows * ldy), -1.0f);
+          ScaleI32RowsToF32(acc.data(), lda, rows, n, mult.data(), mstep, b, y.data(), ldy);
+          for (int64_t r = 0; r < rows; ++r) {
+            for (int64_t j = 0; j < ldy; ++j) {
+              if (j >= n) {
+                CHECK(y[r * ldy + j] == -1.0f);
+                continue;
+              }
+              const float product = static_cast<float>(acc[r * lda + j]) * mult[j * mstep];
+              const float want = with_bias ? product + bias[j] : product;
+              CHECK(y[r * ldy + j] == want);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("MinMaxF32 skips NaN") {
+  const std::vector<float> x = {std::nanf(""), 3.0f, -2.0f, std::nanf("")};
+  float lo = 1, hi = 1;
+  MinMaxF32(x.data(), 4, &lo, &hi);
+  CHECK(lo == -2.0f);
+  CHECK(hi == 3.0f);
+  MinMaxF32(x.data(), 0, &lo, &hi);
+  CHECK(lo == 0.0f);
+  CHECK(hi == 0.0f);
+}
+
+TEST_CASE("MinMaxF32 on every target: odd lengths, NaNs, infinities, all-NaN") {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> u(-100.0f, 100.0f);
+  for (const Target& t : CompiledTargets()) {
+    ScopedTarget scoped(t);
+    CAPTURE(t.name);
+    for (int64_t n : {1, 3, 17, 64, 100, 1001}) {
+      for (int kind = 0; kind < 4; ++kind) {
+        CAPTURE(n);
+        CAPTURE(kind);
+        std::vector<float> x(static_cast<size_t>(n));
+        for (float& v : x) v = u(rng);
+        if (kind == 1) x[static_cast<size_t>(n / 2)] = std::nanf("");     // one NaN
+        if (kind == 2) {                                                    // infinities
+          x[0] = -std::numeric_limits<float>::infinity();
+          x[static_cast<size_t>(n - 1)] = std::numeric_limits<float>::infinity();
+        }
+        if (kind == 3) std::fill(x.begin(), x.end(), std::nanf(""));        // all NaN
+        float want_lo = 0, want_hi = 0;
+        bool any = false;
+        for (float v : x) {
+          if (std::isnan(v)) continue;
+          want_lo = any ? std::min(want_lo, v) : v;
+          want_hi = any ? std::max(want_hi, v) : v;
+          any = true;
+        }
+        float lo = 1, hi = 1;
+        MinMaxF32(x.data(), n, &lo, &hi);
+        CHECK(lo == want_lo);
+        CHECK(hi == want_hi);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace simplecpp::kernels
