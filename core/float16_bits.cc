@@ -1,23 +1,9 @@
 // Scalar float16 <-> float32 conversion (see core/float16_bits.h for the rules).
 #include "core/float16_bits.h"
 
-#include <cstring>
+#include "core/bit_cast.h"
 
 namespace simplecpp {
-namespace {
-
-inline uint32_t FloatBits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-inline float BitsFloat(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
-}  // namespace
 
 uint16_t FloatToHalfBits(float f) {
   const uint32_t x = FloatBits(f);
@@ -53,20 +39,20 @@ float HalfBitsToFloat(uint16_t h) {
   const uint32_t e = (h >> 10) & 0x1Fu;
   uint32_t m = h & 0x3FFu;
   if (e == 0x1F) {
-    if (m == 0) return BitsFloat(sign | 0x7F800000u);
-    return BitsFloat(sign | 0x7FC00000u | (m << 13));  // quiet NaN, payload kept
+    if (m == 0) return FloatFromBits(sign | 0x7F800000u);
+    return FloatFromBits(sign | 0x7FC00000u | (m << 13));  // quiet NaN, payload kept
   }
   if (e == 0) {
-    if (m == 0) return BitsFloat(sign);
+    if (m == 0) return FloatFromBits(sign);
     // Subnormal m * 2^-24: normalize into a float32 normal.
     uint32_t e32 = 113;
     while ((m & 0x400u) == 0) {
       m <<= 1;
       --e32;
     }
-    return BitsFloat(sign | (e32 << 23) | ((m & 0x3FFu) << 13));
+    return FloatFromBits(sign | (e32 << 23) | ((m & 0x3FFu) << 13));
   }
-  return BitsFloat(sign | ((e + 112) << 23) | (m << 13));
+  return FloatFromBits(sign | ((e + 112) << 23) | (m << 13));
 }
 
 }  // namespace simplecpp

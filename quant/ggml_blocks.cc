@@ -11,6 +11,7 @@
 #include <cstring>
 #include <limits>
 
+#include "core/bit_cast.h"
 #include "core/float16_bits.h"
 
 namespace simplecpp::quant {
@@ -66,13 +67,10 @@ float LoadHalf(const uint8_t* p) { return HalfBitsToFloat(LoadU16(p)); }
 float LoadF32(const uint8_t* p) {
   const uint32_t u = p[0] | (static_cast<uint32_t>(p[1]) << 8) |
                      (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
+  return FloatFromBits(u);
 }
 void StoreF32(float f, uint8_t* p) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
+  const uint32_t u = FloatBits(f);
   for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(u >> (8 * i));
 }
 

@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "core/bit_cast.h"
 #include "core/float16_bits.h"
 #include "quant/int4.h"
 #include "simplecpp/error.h"
@@ -13,9 +14,7 @@ namespace {
 float BFloat16BitsToF32(uint16_t b) {
   uint32_t x = static_cast<uint32_t>(b) << 16;
   if ((x & 0x7FFFFFFFu) > 0x7F800000u) x |= 0x00400000u;  // quiet NaN
-  float f;
-  std::memcpy(&f, &x, sizeof(f));
-  return f;
+  return FloatFromBits(x);
 }
 
 // Element i of an integer (or bool) tensor as int64.

@@ -24,6 +24,7 @@
 
 #include <cstring>
 
+#include "core/bit_cast.h"
 #include "kernels/float16/float16.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -185,26 +186,6 @@ HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 namespace simplecpp::kernels {
-namespace {
-
-inline uint32_t FloatBits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-inline float BitsFloat(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-inline uint64_t DoubleBits(double d) {
-  uint64_t u;
-  std::memcpy(&u, &d, 8);
-  return u;
-}
-
-}  // namespace
-
 uint32_t RoundMagnitudeToFormat(uint64_t sig, int sig_frac_bits, int exp, int frac_bits, int bias) {
   // Biased target exponent; below 1 the result is subnormal and loses (1 - e) more bits.
   const int e = exp + bias;
@@ -302,7 +283,7 @@ uint16_t FloatToBFloat16Bits(float f) {
 float BFloat16BitsToFloat(uint16_t b) {
   uint32_t x = static_cast<uint32_t>(b) << 16;
   if ((x & 0x7FFFFFFFu) > 0x7F800000u) x |= 0x00400000u;  // quiet NaN
-  return BitsFloat(x);
+  return FloatFromBits(x);
 }
 
 uint16_t DoubleToBFloat16Bits(double d) {

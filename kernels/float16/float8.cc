@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 
+#include "core/bit_cast.h"
 #include "kernels/float16/float16.h"
 
 namespace simplecpp::kernels {
@@ -55,12 +56,6 @@ uint8_t EncodeFloat8(bool is_nan, bool is_inf, bool is_zero, bool negative, uint
   }
   if (code == 0 && s.unsigned_zero) return 0;
   return static_cast<uint8_t>(sign | code);
-}
-
-float BitsFloat(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
 }
 
 }  // namespace
@@ -129,8 +124,8 @@ uint8_t FloatToFloat8E8M0(float f, bool saturate, E8M0Rounding rounding) {
 
 float Float8E8M0ToFloat(uint8_t code) {
   if (code == 0xFF) return std::numeric_limits<float>::quiet_NaN();
-  if (code == 0) return BitsFloat(0x00400000u);  // 2^-127, a float32 subnormal
-  return BitsFloat(static_cast<uint32_t>(code) << 23);
+  if (code == 0) return FloatFromBits(0x00400000u);  // 2^-127, a float32 subnormal
+  return FloatFromBits(static_cast<uint32_t>(code) << 23);
 }
 
 uint8_t DoubleToFloat4E2M1(double d) {
