@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/bit_cast.h"
+#include "core/float16_bits.h"
+
 namespace simplecpp::graph {
 namespace {
 
@@ -314,38 +317,13 @@ std::vector<int64_t> TensorToInt64s(const Tensor& t) {
   return out;
 }
 
-namespace {
-float HalfBitsToFloat(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t exp = (h >> 10) & 0x1Fu;
-  const uint32_t mant = h & 0x3FFu;
-  float f;
-  if (exp == 0) {
-    f = std::ldexp(static_cast<float>(mant), -24);
-    uint32_t bits;
-    std::memcpy(&bits, &f, 4);
-    bits |= sign;
-    std::memcpy(&f, &bits, 4);
-    return f;
-  }
-  uint32_t bits = exp == 31 ? (sign | 0x7F800000u | (mant << 13))
-                            : (sign | ((exp + 112) << 23) | (mant << 13));
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-}  // namespace
 
 double TensorElementAsDouble(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
     case DType::kFloat32: return t.data<float>()[i];
     case DType::kFloat64: return t.data<double>()[i];
     case DType::kFloat16: return HalfBitsToFloat(t.data<uint16_t>()[i]);
-    case DType::kBFloat16: {
-      const uint32_t bits = static_cast<uint32_t>(t.data<uint16_t>()[i]) << 16;
-      float f;
-      std::memcpy(&f, &bits, 4);
-      return f;
-    }
+    case DType::kBFloat16: return FloatFromBits(static_cast<uint32_t>(t.data<uint16_t>()[i]) << 16);
     case DType::kBool: return t.data<uint8_t>()[i] ? 1.0 : 0.0;
     default: return static_cast<double>(TensorToInt64s(t.Reshaped({t.num_elements()}))[i]);
   }

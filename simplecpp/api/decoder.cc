@@ -3,11 +3,10 @@
 // inputs and outputs; Generate feeds the prompt, then each new token, moving every present.*
 // output into the matching past_key_values.* input of the next run.
 #include <chrono>
-#include <cstring>
 #include <string>
 #include <utility>
 
-#include "core/float16_bits.h"
+#include "graph/op.h"
 #include "simplecpp/simplecpp.h"
 
 namespace simplecpp {
@@ -125,24 +124,6 @@ std::vector<int64_t> Positions(int64_t first, int64_t n) {
   return pos;
 }
 
-// Element i of a floating-point logits tensor, widened exactly.
-double LogitAt(const Tensor& logits, int64_t i) {
-  switch (logits.dtype()) {
-    case DType::kFloat32: return logits.data<float>()[i];
-    case DType::kFloat64: return logits.data<double>()[i];
-    case DType::kFloat16: return HalfBitsToFloat(logits.data<uint16_t>()[i]);
-    case DType::kBFloat16: {
-      const uint32_t bits = static_cast<uint32_t>(logits.data<uint16_t>()[i]) << 16;
-      float f;
-      std::memcpy(&f, &bits, sizeof(f));
-      return f;
-    }
-    default:
-      throw Error(ErrorCode::kInvalidArgument,
-                  "logits must be floating point, got " + DTypeName(logits.dtype()));
-  }
-}
-
 // Argmax over the last row of logits [1, seq, vocab] (the first index wins ties).
 int64_t LastRowArgmax(const Tensor& logits) {
   if (logits.rank() != 3 || logits.dim(0) != 1 || logits.dim(1) < 1 || logits.dim(2) < 1) {
@@ -151,9 +132,9 @@ int64_t LastRowArgmax(const Tensor& logits) {
   }
   const int64_t vocab = logits.dim(2), base = (logits.dim(1) - 1) * vocab;
   int64_t best = 0;
-  double best_value = LogitAt(logits, base);
+  double best_value = graph::TensorElementAsDouble(logits, base);
   for (int64_t j = 1; j < vocab; ++j) {
-    const double v = LogitAt(logits, base + j);
+    const double v = graph::TensorElementAsDouble(logits, base + j);
     if (v > best_value) {
       best_value = v;
       best = j;
