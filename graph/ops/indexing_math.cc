@@ -144,12 +144,10 @@ class DetOp : public Op {
     const int64_t m = in[r - 1];
     const int64_t batch = Product(in, 0, r - 2);
     const DType dt = ctx.input_dtype(0);
-    if (dt == DType::kFloat16 || dt == DType::kBFloat16) {
+    if (Is16BitFloat(dt)) {
       // Widening to double is exact; each determinant is rounded once, straight from double.
-      const bool bf16 = dt == DType::kBFloat16;
+      const kernels::Float16Kind kind = Float16KindOf(dt);
       return [=](RunContext& ctx) {
-        const kernels::Float16Kind kind =
-            bf16 ? kernels::Float16Kind::kBFloat16 : kernels::Float16Kind::kHalf;
         const uint16_t* x = ctx.input(0).data<uint16_t>();
         uint16_t* y = ctx.output(0).data<uint16_t>();
         std::vector<double> a(static_cast<size_t>(m * m));
@@ -158,7 +156,8 @@ class DetOp : public Op {
             a[i] = static_cast<double>(kernels::Widen16One(kind, x[b * m * m + i]));
           }
           const double det = LuDeterminant(a, m);
-          y[b] = bf16 ? kernels::DoubleToBFloat16Bits(det) : kernels::DoubleToHalfBits(det);
+          y[b] = kind == kernels::Float16Kind::kBFloat16 ? kernels::DoubleToBFloat16Bits(det)
+                                                         : kernels::DoubleToHalfBits(det);
         }
       };
     }

@@ -39,11 +39,8 @@ void Col2ImF32(const ConvGeometry& g, const float* col, int64_t channels, int64_
             if (lo2 >= hi2) continue;
             int64_t p = p_begin;
             while (p < p_end) {
-              const int64_t o2 = p % w.out[2];
-              const int64_t o01 = p / w.out[2];
-              const int64_t o1 = o01 % w.out[1];
-              const int64_t o0 = o01 / w.out[1];
-              const int64_t seg_end = std::min(p_end, p - o2 + w.out[2]);
+              const OutputRun o = OutputRunAt(w, p, p_end);
+              const int64_t o0 = o.o0, o1 = o.o1, o2 = o.o2, seg_end = o.end;
               const int64_t i0 = o0 * w.stride[0] + off0;
               const int64_t i1 = o1 * w.stride[1] + off1;
               if (i0 >= 0 && i0 < w.in[0] && i1 >= 0 && i1 < w.in[1]) {

@@ -56,12 +56,8 @@ void Im2ColImpl(const ConvGeometry& geometry, const T* x, Float16Kind kind, int6
   parallel.For(tasks, [&](int64_t t0, int64_t t1) {
     const int64_t r_end = std::min(rows, t1 * rows_per_task);
     for (int64_t r = t0 * rows_per_task; r < r_end; ++r) {
-      const int64_t c = r / ksize;
-      int64_t kidx = r % ksize;
-      const int64_t kx = kidx % g.kernel[2];
-      kidx /= g.kernel[2];
-      const int64_t ky = kidx % g.kernel[1];
-      const int64_t kz = kidx / g.kernel[1];
+      const ColRowTap t = ColRowTapAt(g, r);
+      const int64_t c = t.channel, kz = t.kz, ky = t.ky, kx = t.kx;
       const int64_t off_x = kx * g.dilation[2] - g.pad[2];
       int64_t x_lo, x_hi;
       ValidOutputRange(off_x, g.stride[2], g.in[2], g.out[2], &x_lo, &x_hi);
@@ -70,11 +66,9 @@ void Im2ColImpl(const ConvGeometry& geometry, const T* x, Float16Kind kind, int6
       int64_t p = p_begin;
       while (p < p_end) {
         // One run along the innermost output dimension.
-        const int64_t ox0 = p % g.out[2];
-        const int64_t rest = p / g.out[2];
-        const int64_t oy = rest % g.out[1];
-        const int64_t oz = rest / g.out[1];
-        const int64_t run = std::min(g.out[2] - ox0, p_end - p);
+        const OutputRun o = OutputRunAt(g, p, p_end);
+        const int64_t oz = o.o0, oy = o.o1, ox0 = o.o2;
+        const int64_t run = o.end - p;
         const int64_t iz = oz * g.stride[0] + kz * g.dilation[0] - g.pad[0];
         const int64_t iy = oy * g.stride[1] + ky * g.dilation[1] - g.pad[1];
         if (iz < 0 || iz >= g.in[0] || iy < 0 || iy >= g.in[1]) {
@@ -117,21 +111,16 @@ void Im2ColPackedF32(const ConvGeometry& geometry, const float* x, int64_t chann
   const int64_t pad_cols = panels * nr - p_count;
   const int64_t panel_stride = rows * nr;
   // Where the first position of the chunk lies (positions are row-major over out).
-  const int64_t ox_begin = p_begin % g.out[2];
-  const int64_t oy_begin = (p_begin / g.out[2]) % g.out[1];
-  const int64_t oz_begin = p_begin / (g.out[2] * g.out[1]);
+  const OutputRun first = OutputRunAt(g, p_begin, p_begin + p_count);
+  const int64_t ox_begin = first.o2, oy_begin = first.o1, oz_begin = first.o0;
   const int64_t rows_per_task = std::max<int64_t>(1, 16384 / p_count);
   const int64_t tasks = (rows + rows_per_task - 1) / rows_per_task;
   const Parallel& par = rows * p_count < kSerialColFloats ? SerialParallel() : parallel;
   par.For(tasks, [&](int64_t t0, int64_t t1) {
     const int64_t r_end = std::min(rows, t1 * rows_per_task);
     for (int64_t r = t0 * rows_per_task; r < r_end; ++r) {
-      const int64_t c = r / ksize;
-      int64_t kidx = r % ksize;
-      const int64_t kx = kidx % g.kernel[2];
-      kidx /= g.kernel[2];
-      const int64_t ky = kidx % g.kernel[1];
-      const int64_t kz = kidx / g.kernel[1];
+      const ColRowTap t = ColRowTapAt(g, r);
+      const int64_t c = t.channel, kz = t.kz, ky = t.ky, kx = t.kx;
       const int64_t off_x = kx * g.dilation[2] - g.pad[2];
       int64_t x_lo, x_hi;
       ValidOutputRange(off_x, g.stride[2], g.in[2], g.out[2], &x_lo, &x_hi);

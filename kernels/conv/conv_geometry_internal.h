@@ -41,4 +41,27 @@ inline void ValidOutputRange(int64_t offset, int64_t stride, int64_t in, int64_t
   *hi = std::max(std::min(*hi, out), *lo);
 }
 
+// Row r of an im2col matrix (channel-major, then the kernel taps row-major): its input channel
+// and its kernel tap.
+struct ColRowTap {
+  int64_t channel, kz, ky, kx;
+};
+inline ColRowTap ColRowTapAt(const ConvGeometry3& g, int64_t r) {
+  const int64_t ksize = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  const int64_t tap = r % ksize;
+  return {r / ksize, tap / (g.kernel[1] * g.kernel[2]), (tap / g.kernel[2]) % g.kernel[1],
+          tap % g.kernel[2]};
+}
+
+// Output position p (row-major over out) as coordinates, and where the run along the innermost
+// dim that holds p ends (capped at p_end): the loop nests walk positions one such run at a time.
+struct OutputRun {
+  int64_t o0, o1, o2, end;
+};
+inline OutputRun OutputRunAt(const ConvGeometry3& g, int64_t p, int64_t p_end) {
+  const int64_t o2 = p % g.out[2];
+  const int64_t o01 = p / g.out[2];
+  return {o01 / g.out[1], o01 % g.out[1], o2, std::min(p_end, p - o2 + g.out[2])};
+}
+
 }  // namespace simplecpp::kernels
