@@ -130,8 +130,8 @@ void RunAttention(const AttentionPlan& plan, RunContext& rc) {
 
 class AttentionOp final : public Op {
  public:
-  explicit AttentionOp(const OpInit& init) : opset_(init.opset()) {
-    const int max_inputs = opset_ >= 24 ? 7 : 6;
+  explicit AttentionOp(const OpInit& init) {
+    const int max_inputs = init.opset() >= 24 ? 7 : 6;
     if (init.num_inputs() < 3 || init.num_inputs() > max_inputs) {
       init.Fail("expects 3 to " + IntStr(max_inputs) + " inputs, got " + IntStr(init.num_inputs()));
     }
@@ -344,7 +344,6 @@ class AttentionOp final : public Op {
   }
 
  private:
-  int64_t opset_;
   bool causal_ = false;
   int64_t q_num_heads_ = 0, kv_num_heads_ = 0;
   int64_t qk_mode_ = 0;

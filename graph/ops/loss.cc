@@ -199,7 +199,7 @@ class LossOp final : public Op {
  public:
   LossOp(const OpInit& init, bool softmax)
       : softmax_(softmax),
-        opset_(init.opset()),
+        bfloat16_allowed_(init.opset() >= 13),  // bfloat16 joined T in opset 13
         reduction_(ParseReduction(init)),
         has_ignore_(init.Has("ignore_index")),
         ignore_index_(init.GetInt("ignore_index", 0)) {
@@ -213,7 +213,7 @@ class LossOp final : public Op {
   }
 
   void InferTypes(TypeContext& ctx) const override {
-    if (opset_ >= 13) {
+    if (bfloat16_allowed_) {
       ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16});
     } else {
       ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64, DType::kFloat16});
@@ -270,7 +270,7 @@ class LossOp final : public Op {
 
  private:
   bool softmax_;
-  int64_t opset_;
+  bool bfloat16_allowed_;
   Reduction reduction_;
   bool has_ignore_;
   int64_t ignore_index_;

@@ -305,19 +305,20 @@ void RunBatchNormInference(const BatchNormPlan& p, const std::vector<T>* folded,
 
 class BatchNormOp final : public Op {
  public:
-  explicit BatchNormOp(const OpInit& init) : opset_(init.opset()) {
+  explicit BatchNormOp(const OpInit& init) {
+    const int64_t opset = init.opset();
     epsilon_ = init.GetFloat("epsilon", 1e-5f);
     momentum_ = init.GetFloat("momentum", 0.9f);
-    if (opset_ < 9) spatial_ = init.GetInt("spatial", 1) != 0;
-    if (opset_ >= 14) training_ = init.GetInt("training_mode", 0) != 0;
+    if (opset < 9) spatial_ = init.GetInt("spatial", 1) != 0;
+    if (opset >= 14) training_ = init.GetInt("training_mode", 0) != 0;
     if (init.num_inputs() != 5) {
       init.Fail("BatchNormalization takes 5 inputs (X, scale, B, mean, var), got " +
                 std::to_string(init.num_inputs()));
     }
     bool extra_outputs = false;
     for (int i = 1; i < init.num_outputs(); ++i) extra_outputs = extra_outputs || init.has_output(i);
-    if (opset_ < 14) {
-      const bool is_test = opset_ >= 7 || init.GetInt("is_test", 0) != 0;
+    if (opset < 14) {
+      const bool is_test = opset >= 7 || init.GetInt("is_test", 0) != 0;
       if (extra_outputs || !is_test) {
         init.Unsupported("training-mode BatchNormalization before opset 14 (is_test = 0 or the "
                          "mean / var / saved_mean / saved_var outputs)");
@@ -410,7 +411,6 @@ class BatchNormOp final : public Op {
     }
   }
 
-  int64_t opset_;
   float epsilon_ = 1e-5f;
   float momentum_ = 0.9f;
   bool spatial_ = true;

@@ -46,12 +46,12 @@ class OptionalOp final : public Op {
 // ---- OptionalHasElement (15: optional input; 18: also tensor/sequence, or no input) ----
 class OptionalHasElementOp final : public Op {
  public:
-  explicit OptionalHasElementOp(const OpInit& init) : opset_(init.opset()) {
-    if (opset_ < 18 && !init.has_input(0)) init.Fail("needs an input before opset 18");
+  explicit OptionalHasElementOp(const OpInit& init) : optional_input_required_(init.opset() < 18) {
+    if (optional_input_required_ && !init.has_input(0)) init.Fail("needs an input before opset 18");
   }
   bool takes_values() const override { return true; }
   void InferTypes(TypeContext& ctx) const override {
-    if (ctx.has_input(0) && opset_ < 18 && !ctx.input_type(0).optional) {
+    if (ctx.has_input(0) && optional_input_required_ && !ctx.input_type(0).optional) {
       ctx.Fail("input is " + ctx.input_type(0).ToString() + ", expected an optional before opset 18");
     }
     ctx.set_output_dtype(0, DType::kBool);
@@ -65,18 +65,19 @@ class OptionalHasElementOp final : public Op {
   }
 
  private:
-  int64_t opset_;
+  // Before opset 18 the input must be present and an optional (18: absent, tensor or sequence).
+  bool optional_input_required_;
 };
 
 // ---- OptionalGetElement (15: optional input; 18: a tensor/sequence passes through) ----
 class OptionalGetElementOp final : public Op {
  public:
-  explicit OptionalGetElementOp(const OpInit& init) : opset_(init.opset()) {}
+  explicit OptionalGetElementOp(const OpInit& init) : optional_input_required_(init.opset() < 18) {}
   bool takes_values() const override { return true; }
   void InferTypes(TypeContext& ctx) const override {
     ctx.RequireInput(0);
     const ValueType in = ctx.input_type(0);
-    if (opset_ < 18 && !in.optional) {
+    if (optional_input_required_ && !in.optional) {
       ctx.Fail("input is " + in.ToString() + ", expected an optional before opset 18");
     }
     ctx.set_output_type(0, in.Element());
@@ -91,7 +92,8 @@ class OptionalGetElementOp final : public Op {
   }
 
  private:
-  int64_t opset_;
+  // Before opset 18 the input must be an optional (from 18 a plain tensor or sequence is allowed).
+  bool optional_input_required_;
 };
 
 }  // namespace

@@ -35,7 +35,9 @@ float ReadP(const OpInit& init) {
 
 class PoolOp final : public Op {
  public:
-  PoolOp(const OpInit& init, PoolKind kind) : kind_(kind), opset_(init.opset()) {
+  PoolOp(const OpInit& init, PoolKind kind)
+      // MaxPool's T took int8 and uint8 in opset 12; the other pools stay floating-point.
+      : kind_(kind), int8_allowed_(kind == PoolKind::kMax && init.opset() >= 12) {
     window_ = WindowAttributes::Read(init, /*kernel_shape_required=*/true);
     const int rank = static_cast<int>(window_.kernel_shape.size());
     window_.CheckRank(init, rank);
@@ -56,7 +58,7 @@ class PoolOp final : public Op {
   }
 
   void InferTypes(TypeContext& ctx) const override {
-    if (kind_ == PoolKind::kMax && opset_ >= 12) {
+    if (int8_allowed_) {
       ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
                            DType::kInt8, DType::kUInt8});
     } else {
@@ -199,7 +201,7 @@ class PoolOp final : public Op {
   }
 
   PoolKind kind_;
-  int64_t opset_;
+  bool int8_allowed_;  // X may be int8/uint8 (MaxPool from opset 12)
   WindowAttributes window_;
   bool ceil_mode_ = false;
   bool count_include_pad_ = false;

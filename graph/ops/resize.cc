@@ -174,22 +174,25 @@ void RunSeparable(const SeparablePlan& plan, RunContext& rc) {
 class ResizeOp final : public Op {
  public:
   // upsample: the Upsample op (7: scales attribute, 9: scales input).
-  ResizeOp(const OpInit& init, bool upsample) : opset_(init.opset()), upsample_(upsample) {
+  ResizeOp(const OpInit& init, bool upsample)
+      : scales_attribute_(upsample && init.opset() < 9),
+        bfloat16_allowed_(!upsample && init.opset() >= 13) {
+    const int64_t opset = init.opset();
     const std::string mode = init.GetString("mode", "nearest");
     if (mode == "nearest") {
       mode_ = Mode::kNearest;
     } else if (mode == "linear" || (upsample && (mode == "bilinear" || mode == "trilinear"))) {
       mode_ = Mode::kLinear;
-    } else if (mode == "cubic" && !upsample && opset_ >= 11) {
+    } else if (mode == "cubic" && !upsample && opset >= 11) {
       mode_ = Mode::kCubic;
     } else {
       init.Fail("unsupported mode '" + mode + "'");
     }
-    legacy_ = upsample || opset_ < 11;
+    legacy_ = upsample || opset < 11;
     if (legacy_) {
       coord_ = Coord::kAsymmetric;
       nearest_ = Nearest::kSimple;
-      if (upsample && opset_ < 9) {
+      if (scales_attribute_) {
         if (!init.Has("scales")) init.Fail("required attribute 'scales' is missing");
         scales_attr_ = init.GetFloats("scales");
         for (float s : scales_attr_) {
@@ -201,7 +204,7 @@ class ResizeOp final : public Op {
     const std::string ct = init.GetString("coordinate_transformation_mode", "half_pixel");
     if (ct == "half_pixel") {
       coord_ = Coord::kHalfPixel;
-    } else if (ct == "half_pixel_symmetric" && opset_ >= 19) {
+    } else if (ct == "half_pixel_symmetric" && opset >= 19) {
       coord_ = Coord::kHalfPixelSymmetric;
     } else if (ct == "pytorch_half_pixel") {
       coord_ = Coord::kPytorchHalfPixel;
@@ -209,7 +212,7 @@ class ResizeOp final : public Op {
       coord_ = Coord::kAlignCorners;
     } else if (ct == "asymmetric") {
       coord_ = Coord::kAsymmetric;
-    } else if (ct == "tf_half_pixel_for_nn" && opset_ < 13) {
+    } else if (ct == "tf_half_pixel_for_nn" && opset < 13) {
       coord_ = Coord::kTfHalfPixelForNn;
     } else if (ct == "tf_crop_and_resize") {
       coord_ = Coord::kTfCropAndResize;
@@ -231,7 +234,7 @@ class ResizeOp final : public Op {
     cubic_a_ = init.GetFloat("cubic_coeff_a", -0.75f);
     exclude_outside_ = init.GetInt("exclude_outside", 0) != 0;
     extrapolation_ = init.GetFloat("extrapolation_value", 0.0f);
-    if (opset_ >= 18) {
+    if (opset >= 18) {
       antialias_ = init.GetInt("antialias", 0) != 0;
       has_axes_ = init.Has("axes");
       axes_ = init.GetInts("axes");
@@ -259,13 +262,13 @@ class ResizeOp final : public Op {
       if (t == DType::kString || DTypeSize(t) == 0) {
         ctx.Unsupported("nearest resize moves whole-byte elements only");
       }
-    } else if (!upsample_ && opset_ >= 13) {  // bfloat16 joined T1 in Resize-13
+    } else if (bfloat16_allowed_) {
       ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16});
     } else {
       ctx.RequireDType(0, {DType::kFloat32, DType::kFloat64, DType::kFloat16});
     }
     if (legacy_) {
-      if (!(upsample_ && opset_ < 9)) ctx.RequireDType(1, {DType::kFloat32});
+      if (!scales_attribute_) ctx.RequireDType(1, {DType::kFloat32});
     } else {
       if (ctx.has_input(1)) {
         ctx.RequireDType(1, {DType::kFloat32, DType::kFloat64, DType::kFloat16});
@@ -277,7 +280,7 @@ class ResizeOp final : public Op {
   }
 
   std::vector<int> ValueInputs() const override {
-    if (legacy_) return upsample_ && opset_ < 9 ? std::vector<int>{} : std::vector<int>{1};
+    if (legacy_) return scales_attribute_ ? std::vector<int>{} : std::vector<int>{1};
     return {1, 2, 3};
   }
 
@@ -311,8 +314,8 @@ class ResizeOp final : public Op {
   AxisTable BuildTable(PrepareContext& ctx, int axis, int64_t in, int64_t out, double scale,
                        double roi_start, double roi_end) const;
 
-  int64_t opset_;
-  bool upsample_;
+  bool scales_attribute_;  // Upsample before opset 9: scales is the attribute scales_attr_
+  bool bfloat16_allowed_;  // linear / cubic take bfloat16 (Resize from opset 13)
   bool legacy_ = false;
   Mode mode_ = Mode::kNearest;
   Coord coord_ = Coord::kHalfPixel;
@@ -477,7 +480,7 @@ ResizeGeometry ResizeOp::ResolveGeometry(const PrepareContext& ctx, const Dims& 
   std::vector<double> scales, roi;
   std::vector<int64_t> sizes;
   if (legacy_) {
-    if (upsample_ && opset_ < 9) {
+    if (scales_attribute_) {
       scales.assign(scales_attr_.begin(), scales_attr_.end());
     } else {
       scales = ReadDoubles(ctx, 1);

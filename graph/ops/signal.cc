@@ -106,22 +106,24 @@ constexpr int64_t kSignalsPerTask = 16;
 class DftOp final : public Op {
  public:
   explicit DftOp(const OpInit& init)
-      : opset_(init.opset()),
+      : axis_input_(init.opset() >= 20),
         axis_attr_(init.GetInt("axis", 1)),
         inverse_(init.GetInt("inverse", 0) != 0),
         onesided_(init.GetInt("onesided", 0) != 0) {
-    if (opset_ >= 20 && init.Has("axis")) init.Fail("axis is an input from opset 20, not an attribute");
+    if (axis_input_ && init.Has("axis")) {
+      init.Fail("axis is an input from opset 20, not an attribute");
+    }
   }
 
   void InferTypes(TypeContext& ctx) const override {
     ctx.RequireDType(0, kFloatTypes);
     if (ctx.has_input(1)) ctx.RequireDType(1, {DType::kInt32, DType::kInt64});
-    if (opset_ >= 20 && ctx.has_input(2)) ctx.RequireDType(2, {DType::kInt64});
+    if (axis_input_ && ctx.has_input(2)) ctx.RequireDType(2, {DType::kInt64});
     ctx.set_output_dtype(0, ctx.input_dtype(0));
   }
 
   std::vector<int> ValueInputs() const override {
-    if (opset_ >= 20) return {1, 2};
+    if (axis_input_) return {1, 2};
     return {1};
   }
 
@@ -134,11 +136,11 @@ class DftOp final : public Op {
       ctx.Fail("the last dim must be 1 (real) or 2 (complex), got " + std::to_string(comp));
     }
     int64_t axis = axis_attr_;
-    if (opset_ >= 20) axis = ctx.has_input(2) ? ScalarInt(ctx, 2, "axis") : -2;
+    if (axis_input_) axis = ctx.has_input(2) ? ScalarInt(ctx, 2, "axis") : -2;
     if (axis < 0) axis += r;
     if (axis < 0 || axis > r - 2) {
-      ctx.Fail("axis " + std::to_string(opset_ >= 20 && ctx.has_input(2) ? ScalarInt(ctx, 2, "axis")
-                                                                         : axis_attr_) +
+      ctx.Fail("axis " + std::to_string(axis_input_ && ctx.has_input(2) ? ScalarInt(ctx, 2, "axis")
+                                                                        : axis_attr_) +
                " is out of range: it must name a signal dim in [-" + std::to_string(r) + ", -2] or [0, " +
                std::to_string(r - 2) + "]");
     }
@@ -224,7 +226,7 @@ class DftOp final : public Op {
   }
 
  private:
-  int64_t opset_;
+  bool axis_input_;  // axis is optional input 2 (opset 20 on), not the attribute axis_attr_
   int64_t axis_attr_;
   bool inverse_;
   bool onesided_;

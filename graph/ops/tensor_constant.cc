@@ -194,20 +194,21 @@ class RangeOp : public Op {
 // random numbers and is Unsupported (ratio 0 is the identity either way).
 class DropoutOp : public Op {
  public:
-  explicit DropoutOp(const OpInit& init) : opset_(init.opset()) {}
+  explicit DropoutOp(const OpInit& init)
+      : bool_mask_(init.opset() >= 10), training_inputs_(init.opset() >= 12) {}
   void InferTypes(TypeContext& ctx) const override {
     ctx.RequireInput(0);
     ctx.set_output_dtype(0, ctx.input_dtype(0));
-    ctx.set_output_dtype(1, opset_ >= 10 ? DType::kBool : ctx.input_dtype(0));
-    if (opset_ >= 12 && ctx.has_input(2) && ctx.input_dtype(2) != DType::kBool) {
+    ctx.set_output_dtype(1, bool_mask_ ? DType::kBool : ctx.input_dtype(0));
+    if (training_inputs_ && ctx.has_input(2) && ctx.input_dtype(2) != DType::kBool) {
       ctx.Fail("training_mode must be bool");
     }
   }
   std::vector<int> ValueInputs() const override {
-    return opset_ >= 12 ? std::vector<int>{1, 2} : std::vector<int>{};
+    return training_inputs_ ? std::vector<int>{1, 2} : std::vector<int>{};
   }
   RunFn Prepare(PrepareContext& ctx) const override {
-    if (opset_ >= 12 && ctx.has_input(2)) {
+    if (training_inputs_ && ctx.has_input(2)) {
       const Tensor& tm = ctx.RequireValue(2);
       const bool training = tm.num_elements() > 0 && tm.data<uint8_t>()[0] != 0;
       double ratio = 0.5;
@@ -222,7 +223,7 @@ class DropoutOp : public Op {
     const bool want_mask = ctx.has_output(1);
     std::vector<unsigned char> one;
     if (want_mask) {
-      const DType mask_dtype = opset_ >= 10 ? DType::kBool : dtype;
+      const DType mask_dtype = bool_mask_ ? DType::kBool : dtype;
       ctx.set_output(1, mask_dtype, ctx.input_dims(0));
       kernels::CastFn to_mask = kernels::FindCastFn(DType::kFloat32, mask_dtype);
       if (to_mask == nullptr || DTypeSize(mask_dtype) == 0) {
@@ -242,7 +243,8 @@ class DropoutOp : public Op {
   }
 
  private:
-  int64_t opset_;
+  bool bool_mask_;        // the mask is bool (opset 10 on); before, it has X's dtype
+  bool training_inputs_;  // ratio and training_mode are inputs (opset 12 on)
 };
 
 }  // namespace

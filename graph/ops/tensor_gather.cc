@@ -46,10 +46,11 @@ void CopyRows(const Tensor& src, int64_t src_offset, int64_t src_stride, Tensor&
 // ---- Concat ----
 class ConcatOp : public Op {
  public:
-  explicit ConcatOp(const OpInit& init) : opset_(init.opset()) {
-    if (opset_ >= 4 && !init.Has("axis")) init.Fail("required attribute 'axis' is missing");
+  explicit ConcatOp(const OpInit& init) {
+    const int64_t opset = init.opset();
+    if (opset >= 4 && !init.Has("axis")) init.Fail("required attribute 'axis' is missing");
     axis_ = init.GetInt("axis", 1);
-    if (opset_ < 11 && axis_ < 0) init.Fail("axis must be >= 0 before opset 11");
+    if (opset < 11 && axis_ < 0) init.Fail("axis must be >= 0 before opset 11");
   }
   void InferTypes(TypeContext& ctx) const override {
     if (ctx.num_inputs() < 1) ctx.Fail("needs at least one input");
@@ -100,7 +101,6 @@ class ConcatOp : public Op {
   }
 
  private:
-  int64_t opset_;
   int64_t axis_;
 };
 
@@ -108,12 +108,16 @@ class ConcatOp : public Op {
 class SplitOp : public Op {
  public:
   explicit SplitOp(const OpInit& init)
-      : opset_(init.opset()), axis_(init.GetInt("axis", 0)), num_outputs_(init.num_outputs()) {
-    if (opset_ < 13) {
+      : split_input_(init.opset() >= 13 || init.opset() == 1),
+        ceil_chunks_(init.opset() >= 18),
+        axis_(init.GetInt("axis", 0)),
+        num_outputs_(init.num_outputs()) {
+    const int64_t opset = init.opset();
+    if (opset < 13) {
       has_split_attr_ = init.Has("split");
       split_attr_ = init.GetInts("split");
     }
-    if (opset_ >= 18 && init.Has("num_outputs")) {
+    if (opset >= 18 && init.Has("num_outputs")) {
       num_outputs_attr_ = init.GetInt("num_outputs", 0);
       if (num_outputs_attr_ < 1) init.Fail("num_outputs must be >= 1");
       if (num_outputs_attr_ != init.num_outputs()) {
@@ -121,11 +125,11 @@ class SplitOp : public Op {
                   std::to_string(init.num_outputs()) + " outputs");
       }
     }
-    if (opset_ < 11 && axis_ < 0) init.Fail("axis must be >= 0 before opset 11");
+    if (opset < 11 && axis_ < 0) init.Fail("axis must be >= 0 before opset 11");
   }
   void InferTypes(TypeContext& ctx) const override {
     RequireMovable(ctx, 0);
-    if ((opset_ >= 13 || opset_ == 1) && ctx.has_input(1)) RequireIntegerIndex(ctx, 1, "split");
+    if (split_input_ && ctx.has_input(1)) RequireIntegerIndex(ctx, 1, "split");
     for (int i = 0; i < ctx.num_outputs(); ++i) ctx.set_output_dtype(i, ctx.input_dtype(0));
   }
   std::vector<int> ValueInputs() const override { return {1}; }
@@ -140,7 +144,7 @@ class SplitOp : public Op {
     const int64_t n = num_outputs_;
     bool given = has_split_attr_;
     std::vector<int64_t> split = split_attr_;
-    if ((opset_ >= 13 || opset_ == 1) && ctx.has_input(1)) split = ReadInts(ctx, 1, &given);
+    if (split_input_ && ctx.has_input(1)) split = ReadInts(ctx, 1, &given);
     if (given) {
       if (static_cast<int64_t>(split.size()) != n) {
         ctx.Fail("split " + IntsToString(split) + " has " + std::to_string(split.size()) +
@@ -159,7 +163,7 @@ class SplitOp : public Op {
         ctx.Fail("split " + IntsToString(split) + " sums to " + std::to_string(sum) +
                  ", axis " + std::to_string(axis) + " has size " + std::to_string(dim));
       }
-    } else if (opset_ >= 18) {
+    } else if (ceil_chunks_) {
       // Chunks of ceil(dim / n); the last one takes what is left.
       const int64_t chunk = (dim + n - 1) / n;
       int64_t left = dim;
@@ -197,7 +201,8 @@ class SplitOp : public Op {
   }
 
  private:
-  int64_t opset_;
+  bool split_input_;  // split may come as input 1 (opset 1, and 13 on); else the attribute
+  bool ceil_chunks_;  // without split: chunks of ceil(dim / n) (opset 18 on); before, equal parts
   int64_t axis_;
   int64_t num_outputs_;
   int64_t num_outputs_attr_ = 0;
@@ -208,8 +213,9 @@ class SplitOp : public Op {
 // ---- Slice (attributes in opset 1; inputs starts/ends/axes/steps from 10) ----
 class SliceOp : public Op {
  public:
-  explicit SliceOp(const OpInit& init) : opset_(init.opset()) {
-    if (opset_ < 10) {
+  explicit SliceOp(const OpInit& init)
+      : bounds_inputs_(init.opset() >= 10), negative_axes_allowed_(init.opset() >= 11) {
+    if (!bounds_inputs_) {
       if (!init.Has("starts") || !init.Has("ends")) init.Fail("attributes 'starts' and 'ends' are required");
       starts_ = init.GetInts("starts");
       ends_ = init.GetInts("ends");
@@ -219,7 +225,7 @@ class SliceOp : public Op {
   }
   void InferTypes(TypeContext& ctx) const override {
     RequireMovable(ctx, 0);
-    if (opset_ >= 10) {
+    if (bounds_inputs_) {
       RequireIntegerIndex(ctx, 1, "starts");
       RequireIntegerIndex(ctx, 2, "ends");
       if (ctx.has_input(3)) RequireIntegerIndex(ctx, 3, "axes");
@@ -228,14 +234,14 @@ class SliceOp : public Op {
     ctx.set_output_dtype(0, ctx.input_dtype(0));
   }
   std::vector<int> ValueInputs() const override {
-    return opset_ >= 10 ? std::vector<int>{1, 2, 3, 4} : std::vector<int>{};
+    return bounds_inputs_ ? std::vector<int>{1, 2, 3, 4} : std::vector<int>{};
   }
   RunFn Prepare(PrepareContext& ctx) const override {
     const Dims& in = ctx.input_dims(0);
     const int64_t r = static_cast<int64_t>(in.size());
     std::vector<int64_t> starts = starts_, ends = ends_, axes = axes_, steps;
     bool has_axes = has_axes_, has_steps = false;
-    if (opset_ >= 10) {
+    if (bounds_inputs_) {
       starts = ReadInts(ctx, 1);
       ends = ReadInts(ctx, 2);
       axes = ReadInts(ctx, 3, &has_axes);
@@ -255,7 +261,7 @@ class SliceOp : public Op {
       ctx.Fail("starts, ends, axes " + IntsToString(axes) + " and steps " + IntsToString(steps) +
                " must have the same length");
     }
-    if (opset_ < 11) {
+    if (!negative_axes_allowed_) {
       for (int64_t a : axes) {
         if (a < 0) ctx.Fail("negative axes need opset 11");
       }
@@ -299,7 +305,8 @@ class SliceOp : public Op {
   }
 
  private:
-  int64_t opset_;
+  bool bounds_inputs_;          // starts/ends/axes/steps are inputs 1-4 (opset 10 on)
+  bool negative_axes_allowed_;  // axes may be negative (opset 11 on)
   std::vector<int64_t> starts_, ends_, axes_;
   bool has_axes_ = false;
 };
@@ -452,11 +459,11 @@ class ExpandOp : public Op {
 // ---- Tile (opset 1: inputs tiles and axis; 6+: repeats) ----
 class TileOp : public Op {
  public:
-  explicit TileOp(const OpInit& init) : opset_(init.opset()) {}
+  explicit TileOp(const OpInit& init) : repeats_input_(init.opset() >= 6) {}
   void InferTypes(TypeContext& ctx) const override {
     RequireMovable(ctx, 0);
-    RequireIntegerIndex(ctx, 1, opset_ >= 6 ? "repeats" : "tiles");
-    if (opset_ < 6) RequireIntegerIndex(ctx, 2, "axis");
+    RequireIntegerIndex(ctx, 1, repeats_input_ ? "repeats" : "tiles");
+    if (!repeats_input_) RequireIntegerIndex(ctx, 2, "axis");
     ctx.set_output_dtype(0, ctx.input_dtype(0));
   }
   std::vector<int> ValueInputs() const override { return {1, 2}; }
@@ -464,7 +471,7 @@ class TileOp : public Op {
     const Dims& in = ctx.input_dims(0);
     const int64_t r = static_cast<int64_t>(in.size());
     std::vector<int64_t> repeats;
-    if (opset_ >= 6) {
+    if (repeats_input_) {
       repeats = ReadInts(ctx, 1);
     } else {
       const std::vector<int64_t> tiles = ReadInts(ctx, 1), axis = ReadInts(ctx, 2);
@@ -495,7 +502,8 @@ class TileOp : public Op {
   }
 
  private:
-  int64_t opset_;
+  // Input 1 is repeats, one per axis (opset 6 on); before, inputs tiles and axis name one axis.
+  bool repeats_input_;
 };
 
 }  // namespace

@@ -19,7 +19,9 @@ enum class PadMode { kConstant, kReflect, kEdge, kWrap };
 
 class PadOp : public Op {
  public:
-  explicit PadOp(const OpInit& init) : opset_(init.opset()) {
+  explicit PadOp(const OpInit& init)
+      : pads_input_(init.opset() >= 11), axes_input_(init.opset() >= 18) {
+    const int64_t opset = init.opset();
     const std::string mode = init.GetString("mode", "constant");
     if (mode == "constant") {
       mode_ = PadMode::kConstant;
@@ -27,13 +29,13 @@ class PadOp : public Op {
       mode_ = PadMode::kReflect;
     } else if (mode == "edge") {
       mode_ = PadMode::kEdge;
-    } else if (mode == "wrap" && opset_ >= 19) {
+    } else if (mode == "wrap" && opset >= 19) {
       mode_ = PadMode::kWrap;
     } else {
       init.Fail("unknown mode '" + mode + "'");
     }
-    if (opset_ < 11) {
-      const char* name = opset_ < 2 ? "paddings" : "pads";
+    if (!pads_input_) {
+      const char* name = opset < 2 ? "paddings" : "pads";
       if (!init.Has(name)) init.Fail(std::string("required attribute '") + name + "' is missing");
       pads_attr_ = init.GetInts(name);
       value_attr_ = init.GetFloat("value", 0.0f);
@@ -41,7 +43,7 @@ class PadOp : public Op {
   }
   void InferTypes(TypeContext& ctx) const override {
     RequireMovable(ctx, 0);
-    if (opset_ >= 11) {
+    if (pads_input_) {
       RequireIntegerIndex(ctx, 1, "pads");
       if (ctx.has_input(2)) ctx.RequireSameDType(0, 2);
       if (ctx.has_input(3)) RequireIntegerIndex(ctx, 3, "axes");
@@ -52,7 +54,7 @@ class PadOp : public Op {
     ctx.set_output_dtype(0, ctx.input_dtype(0));
   }
   std::vector<int> ValueInputs() const override {
-    return opset_ >= 11 ? std::vector<int>{1, 3} : std::vector<int>{};
+    return pads_input_ ? std::vector<int>{1, 3} : std::vector<int>{};
   }
   RunFn Prepare(PrepareContext& ctx) const override {
     const Dims& in = ctx.input_dims(0);
@@ -60,9 +62,9 @@ class PadOp : public Op {
     std::vector<int64_t> pads = pads_attr_;
     std::vector<int64_t> axes;
     bool has_axes = false;
-    if (opset_ >= 11) {
+    if (pads_input_) {
       pads = ReadInts(ctx, 1);
-      if (opset_ >= 18) axes = ReadInts(ctx, 3, &has_axes);
+      if (axes_input_) axes = ReadInts(ctx, 3, &has_axes);
     }
     if (!has_axes) {
       for (int64_t k = 0; k < r; ++k) axes.push_back(k);
@@ -145,10 +147,10 @@ class PadOp : public Op {
         kernels::PlanAxisGather(is_string ? 1 : DTypeSize(dtype), out, std::move(offsets)));
     // The fill value: from the attribute (opset < 11), else from input 2 at run time (or zero).
     std::vector<unsigned char> attr_fill(is_string ? 0 : DTypeSize(dtype), 0);
-    if (opset_ < 11 && !is_string) {
+    if (!pads_input_ && !is_string) {
       kernels::FindCastFn(DType::kFloat32, dtype)(&value_attr_, attr_fill.data(), 1, {});
     }
-    const bool from_input = opset_ >= 11 && needs_fill && ctx.has_input(2);
+    const bool from_input = pads_input_ && needs_fill && ctx.has_input(2);
     if (is_string) {
       return [plan, from_input](RunContext& ctx) {
         const std::string* fill = nullptr;
@@ -166,7 +168,10 @@ class PadOp : public Op {
   }
 
  private:
-  int64_t opset_;
+  // pads and the fill value are inputs 1 and 2 (opset 11 on); before, the attributes pads_attr_
+  // and value_attr_.
+  bool pads_input_;
+  bool axes_input_;  // input 3, axes (opset 18 on)
   PadMode mode_ = PadMode::kConstant;
   std::vector<int64_t> pads_attr_;
   float value_attr_ = 0.0f;

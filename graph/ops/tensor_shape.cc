@@ -20,22 +20,22 @@ RunFn ShareInput(Dims dims) {
 class ReshapeOp : public Op {
  public:
   explicit ReshapeOp(const OpInit& init)
-      : opset_(init.opset()), allowzero_(init.GetInt("allowzero", 0) != 0) {
-    if (opset_ < 5) {
+      : shape_input_(init.opset() >= 5), allowzero_(init.GetInt("allowzero", 0) != 0) {
+    if (!shape_input_) {
       if (!init.Has("shape")) init.Fail("required attribute 'shape' is missing");
       shape_attr_ = init.GetInts("shape");
     }
   }
   void InferTypes(TypeContext& ctx) const override {
     ctx.RequireInput(0);
-    if (opset_ >= 5) RequireIntegerIndex(ctx, 1, "shape");
+    if (shape_input_) RequireIntegerIndex(ctx, 1, "shape");
     ctx.set_output_dtype(0, ctx.input_dtype(0));
   }
   std::vector<int> ValueInputs() const override {
-    return opset_ >= 5 ? std::vector<int>{1} : std::vector<int>{};
+    return shape_input_ ? std::vector<int>{1} : std::vector<int>{};
   }
   RunFn Prepare(PrepareContext& ctx) const override {
-    const std::vector<int64_t> shape = opset_ >= 5 ? ReadInts(ctx, 1) : shape_attr_;
+    const std::vector<int64_t> shape = shape_input_ ? ReadInts(ctx, 1) : shape_attr_;
     const Dims& in = ctx.input_dims(0);
     Dims out(shape.size());
     int infer = -1;
@@ -81,7 +81,7 @@ class ReshapeOp : public Op {
   }
 
  private:
-  int64_t opset_;
+  bool shape_input_;  // shape is input 1 (opset 5 on); before, the attribute shape_attr_
   bool allowzero_;
   std::vector<int64_t> shape_attr_;
 };
@@ -89,8 +89,8 @@ class ReshapeOp : public Op {
 // ---- Flatten ----
 class FlattenOp : public Op {
  public:
-  explicit FlattenOp(const OpInit& init) : opset_(init.opset()), axis_(init.GetInt("axis", 1)) {
-    if (opset_ < 11 && axis_ < 0) init.Fail("axis must be >= 0 before opset 11");
+  explicit FlattenOp(const OpInit& init) : axis_(init.GetInt("axis", 1)) {
+    if (init.opset() < 11 && axis_ < 0) init.Fail("axis must be >= 0 before opset 11");
   }
   void InferTypes(TypeContext& ctx) const override {
     ctx.RequireInput(0);
@@ -112,22 +112,21 @@ class FlattenOp : public Op {
   }
 
  private:
-  int64_t opset_;
   int64_t axis_;
 };
 
 // ---- Squeeze (axes attribute before 13, optional input from 13) ----
 class SqueezeOp : public Op {
  public:
-  explicit SqueezeOp(const OpInit& init) : opset_(init.opset()) {
-    if (opset_ < 13) {
+  explicit SqueezeOp(const OpInit& init) : axes_input_(init.opset() >= 13) {
+    if (!axes_input_) {
       has_axes_attr_ = init.Has("axes");
       axes_attr_ = init.GetInts("axes");
     }
   }
   void InferTypes(TypeContext& ctx) const override {
     ctx.RequireInput(0);
-    if (opset_ >= 13 && ctx.has_input(1)) RequireIntegerIndex(ctx, 1, "axes");
+    if (axes_input_ && ctx.has_input(1)) RequireIntegerIndex(ctx, 1, "axes");
     ctx.set_output_dtype(0, ctx.input_dtype(0));
   }
   std::vector<int> ValueInputs() const override { return {1}; }
@@ -136,7 +135,7 @@ class SqueezeOp : public Op {
     const int64_t r = static_cast<int64_t>(in.size());
     bool given = has_axes_attr_;
     std::vector<int64_t> axes = axes_attr_;
-    if (opset_ >= 13) axes = ReadInts(ctx, 1, &given);
+    if (axes_input_) axes = ReadInts(ctx, 1, &given);
     std::vector<bool> drop(static_cast<size_t>(r), false);
     if (given) {
       for (int64_t a : NormalizeAxes(ctx, axes, r)) {
@@ -157,7 +156,7 @@ class SqueezeOp : public Op {
   }
 
  private:
-  int64_t opset_;
+  bool axes_input_;  // axes is optional input 1 (opset 13 on); before, the attribute axes_attr_
   bool has_axes_attr_ = false;
   std::vector<int64_t> axes_attr_;
 };
@@ -165,21 +164,21 @@ class SqueezeOp : public Op {
 // ---- Unsqueeze (axes attribute before 13, required input from 13) ----
 class UnsqueezeOp : public Op {
  public:
-  explicit UnsqueezeOp(const OpInit& init) : opset_(init.opset()) {
-    if (opset_ < 13) {
+  explicit UnsqueezeOp(const OpInit& init) : axes_input_(init.opset() >= 13) {
+    if (!axes_input_) {
       if (!init.Has("axes")) init.Fail("required attribute 'axes' is missing");
       axes_attr_ = init.GetInts("axes");
     }
   }
   void InferTypes(TypeContext& ctx) const override {
     ctx.RequireInput(0);
-    if (opset_ >= 13) RequireIntegerIndex(ctx, 1, "axes");
+    if (axes_input_) RequireIntegerIndex(ctx, 1, "axes");
     ctx.set_output_dtype(0, ctx.input_dtype(0));
   }
   std::vector<int> ValueInputs() const override { return {1}; }
   RunFn Prepare(PrepareContext& ctx) const override {
     const Dims& in = ctx.input_dims(0);
-    const std::vector<int64_t> axes = opset_ >= 13 ? ReadInts(ctx, 1) : axes_attr_;
+    const std::vector<int64_t> axes = axes_input_ ? ReadInts(ctx, 1) : axes_attr_;
     const int64_t out_rank = static_cast<int64_t>(in.size() + axes.size());
     std::vector<bool> inserted(static_cast<size_t>(out_rank), false);
     for (int64_t a : NormalizeAxes(ctx, axes, out_rank)) inserted[a] = true;
@@ -191,7 +190,7 @@ class UnsqueezeOp : public Op {
   }
 
  private:
-  int64_t opset_;
+  bool axes_input_;  // axes is input 1 (opset 13 on); before, the attribute axes_attr_
   std::vector<int64_t> axes_attr_;
 };
 
