@@ -1,0 +1,103 @@
+// Patterns 5 and 6 of quant_fusion.h: DequantizeLinear -> an op that only moves or selects
+// elements, or GlobalAveragePool -> QuantizeLinear, rewritten to the op on the quantized input or
+// to QLinearGlobalAveragePool.
+#include <cstdint>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "graph/passes/quant_fusion_internal.h"
+
+namespace simplecpp::graph::passes::quant_fusion {
+namespace {
+
+int32_t Int8At(const Tensor& t) {
+  const uint8_t b = static_cast<const uint8_t*>(t.raw_data())[0];
+  return t.dtype() == DType::kInt8 ? static_cast<int32_t>(static_cast<int8_t>(b)) : b;
+}
+
+// Per-tensor parameters of a QuantizeLinear / DequantizeLinear node with a zero point: a
+// constant float32 scale in [1e-30, 1e30] (normal, so (q - zp) * s / s rounds back to q - zp
+// for any 8-bit q - zp) and a constant 8-bit zero point, one element each.
+struct PerTensor {
+  float scale = 0.0f;
+  const Tensor* zp = nullptr;
+  int32_t zp_value() const { return Int8At(*zp); }
+};
+
+bool PerTensorParams(const PatternGraph& g, const Node& n, PerTensor* p) {
+  if (n.inputs.size() != 3 || n.inputs[2].empty()) return false;
+  const Tensor* s = g.ConstOf(n.inputs[1], DType::kFloat32);
+  if (s == nullptr || s->num_elements() != 1 || s->rank() > 1) return false;
+  const float v = s->data<float>()[0];
+  if (!(v >= 1e-30f && v <= 1e30f)) return false;
+  const Tensor* zp = g.Const(n.inputs[2]);
+  if (zp == nullptr || !IsQ8(zp->dtype()) || zp->num_elements() != 1 || zp->rank() > 1)
+    return false;
+  p->scale = v;
+  p->zp = zp;
+  return true;
+}
+
+// Ops that only select or move elements: with the same per-tensor scale and zero point on both
+// sides, Q(op(DQ(q))) == op(q) exactly (DQ is increasing, and Q(DQ(v)) == v).
+bool MovesOrSelects(const Node& op, int64_t opset) {
+  static const std::set<std::string> kAnyOpset = {"Flatten", "Reshape", "Transpose", "Squeeze",
+                                                  "Unsqueeze", "Identity"};
+  if (kAnyOpset.count(op.op_type)) return true;
+  return op.op_type == "MaxPool" && opset >= 12;  // 8-bit MaxPool from opset 12
+}
+
+}  // namespace
+
+bool MatchQdqAround(const PatternGraph& g, int q_idx, Rewrite* rw) {
+  const Node& q = g.node(q_idx);
+  int64_t out_dtype = 0;
+  if (!IsOp(q, "QuantizeLinear", 3, 3) || !PlainQuantize(q, &out_dtype)) return false;
+  PerTensor yq;
+  if (!PerTensorParams(g, q, &yq)) return false;
+  if (out_dtype != 0 && out_dtype != static_cast<int64_t>(yq.zp->dtype())) return false;
+  const std::string& y = q.inputs[0];
+  if (!g.SingleUse(y)) return false;
+  const int op_idx = g.AnyProducer(y);
+  if (op_idx < 0) return false;
+  const Node& op = g.node(op_idx);
+  if (!CanonicalDomain(op.domain).empty() || op.outputs.size() != 1 || op.inputs.empty())
+    return false;
+  const bool average = op.op_type == "GlobalAveragePool" && op.inputs.size() == 1;
+  if (!average && !MovesOrSelects(op, g.opset())) return false;
+  const int dq_idx = g.Producer(op.inputs[0], "DequantizeLinear");
+  if (dq_idx < 0) return false;
+  const Node& dq = g.node(dq_idx);
+  PerTensor xq;
+  if (!PlainDequantize(dq) || !PerTensorParams(g, dq, &xq) || dq.inputs[0].empty()) return false;
+  if (xq.zp->dtype() != yq.zp->dtype()) return false;
+  for (size_t k = 1; k < op.inputs.size(); ++k) {
+    if (op.inputs[k] == op.inputs[0]) return false;  // e.g. a shape computed from the data
+  }
+  Node f;
+  if (average) {
+    // Pattern 6: the mean of the integers, requantized once (quant_fusion.h: within 1).
+    f.op_type = "QLinearGlobalAveragePool";
+    f.domain = "com.microsoft";
+    f.inputs = {dq.inputs[0], dq.inputs[1], dq.inputs[2], q.inputs[1], q.inputs[2]};
+    rw->kind = 6;
+  } else {
+    // Pattern 5: exact.
+    if (xq.scale != yq.scale || xq.zp_value() != yq.zp_value()) return false;
+    f.op_type = op.op_type;
+    f.attributes = op.attributes;
+    f.inputs = op.inputs;
+    f.inputs[0] = dq.inputs[0];
+    rw->kind = 5;
+  }
+  f.name = (op.name.empty() ? q.outputs[0] : op.name) + "_quantized";
+  f.outputs = {q.outputs[0]};
+  rw->fused = std::move(f);
+  rw->nodes = {op_idx, q_idx};
+  rw->maybe_dead = {dq_idx};
+  rw->anchor = q_idx;
+  return true;
+}
+
+}  // namespace simplecpp::graph::passes::quant_fusion
