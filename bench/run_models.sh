@@ -30,8 +30,6 @@ ort_bin="$here/node_modules/onnxruntime-node/bin/napi-v6/linux/x64"
 if [ ! -f "$ort_bin/onnxruntime_binding.node" ]; then
   # The install script would download GPU providers; the CPU binary ships inside the package.
   # @huggingface/gguf goes with it for tests/models/gguf_node_test.cc (a --no-save install drops
-  # the packages it does not name).
-  # @huggingface/gguf goes with it for tests/models/gguf_node_test.cc (a --no-save install drops
   # every package it does not name).
   (cd "$here" && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund --no-save \
      onnxruntime-node@1.30.0 @huggingface/gguf@0.4.6 >&2)
