@@ -1,4 +1,4 @@
-// The serial Parallel: every task on the calling thread.
+// The serial Parallel (every task on the calling thread), and when an op is worth more threads.
 #include "kernels/parallel.h"
 
 namespace simplecpp::kernels {
@@ -17,6 +17,26 @@ class Serial final : public Parallel {
 const Parallel& SerialParallel() {
   static const Serial serial;
   return serial;
+}
+
+namespace {
+
+// About 10-20 us of work on one core, several times what handing half of it to another core
+// costs (the wake-up, and the caches of the second core filling with the op's data).
+constexpr int64_t kMinParallelMacs = int64_t{1} << 20;
+constexpr int64_t kMinParallelElements = int64_t{1} << 17;
+
+}  // namespace
+
+bool WorthParallelMacs(int64_t macs) { return macs >= kMinParallelMacs; }
+bool WorthParallelElements(int64_t elements) { return elements >= kMinParallelElements; }
+
+const Parallel& ParallelForMacs(const Parallel& parallel, int64_t macs) {
+  return WorthParallelMacs(macs) ? parallel : SerialParallel();
+}
+
+const Parallel& ParallelForElements(const Parallel& parallel, int64_t elements) {
+  return WorthParallelElements(elements) ? parallel : SerialParallel();
 }
 
 }  // namespace simplecpp::kernels

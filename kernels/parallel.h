@@ -39,4 +39,16 @@ class Parallel {
 // Runs every task on the calling thread.
 const Parallel& SerialParallel();
 
+// Whether an op's work is worth a second thread. Waking a worker and sharing the data between
+// cores costs several microseconds per call, more than a small op takes on one core, so a model
+// made of small ops ran slower with two threads than with one. Ops pass their size and get
+// `parallel` back, or SerialParallel() below the threshold; their tasks stay the same either way,
+// so results do not change.
+// macs: multiply-adds of vectorized compute (convolution, matrix products, pooling windows);
+// elements: elements read plus written by a memory-bound op (element-wise, copies, reductions).
+bool WorthParallelMacs(int64_t macs);
+bool WorthParallelElements(int64_t elements);
+const Parallel& ParallelForMacs(const Parallel& parallel, int64_t macs);
+const Parallel& ParallelForElements(const Parallel& parallel, int64_t elements);
+
 }  // namespace simplecpp::kernels

@@ -89,7 +89,8 @@ void ForChunks(const kernels::Parallel& parallel, int64_t n, Fn&& fn) {
     fn(int64_t{0}, n);
     return;
   }
-  parallel.For(tasks, [&](int64_t t0, int64_t t1) {
+  // (At least one element read and one written per index.)
+  kernels::ParallelForElements(parallel, 2 * n).For(tasks, [&](int64_t t0, int64_t t1) {
     fn(t0 * kChunk, std::min(n, t1 * kChunk));
   });
 }

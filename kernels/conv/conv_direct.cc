@@ -35,8 +35,6 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 using DF = hn::ScalableTag<float>;
 constexpr size_t kL = hn::MaxLanes(DF());
-// Fewer multiply-adds than this run every task on the calling thread (same tasks).
-constexpr int64_t kSerialMacs = int64_t{1} << 20;
 // Slots per task (boundaries depend only on the problem size).
 constexpr int64_t kSlotsPerTask = 24;
 
@@ -178,8 +176,7 @@ bool ConvDirectImpl(const ConvGeometry& g, const float* x, int64_t channels, con
   const int64_t strips = (cout + mr - 1) / mr;
   const int64_t slot_tasks = (slots + kSlotsPerTask - 1) / kSlotsPerTask;
   const int64_t p_count = out_h * out_w;
-  const Parallel& par =
-      cout * p_count * kdim < kSerialMacs ? SerialParallel() : parallel;
+  const Parallel& par = ParallelForMacs(parallel, cout * p_count * kdim);
   par.For(strips * slot_tasks, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       // Strips inner: consecutive tasks read the same band of input rows (kept in cache)

@@ -11,7 +11,7 @@
 //     never on the thread count). A task walks K in blocks of about kKC and runs the micro-kernel
 //     over every (strip, panel) pair, panels outer so a B micro-panel (kc x nr) stays close (in
 //     L1 on the 16-register targets, L2 on AVX-512) while the strips stream past. Products below
-//     kSerialMacs run on the calling thread (same tasks).
+//     the size kernels/parallel.h ParallelForMacs sets run on the calling thread (same tasks).
 //   - The micro-kernel keeps an mr x nr tile of accumulators in registers (mr rows x kNV vectors)
 //     and does one FMA per (row, vector) per k. Between K blocks the tile is parked in a per-task
 //     buffer and reloaded, so every element is one sequential FMA chain over k = 0..K-1 no matter
@@ -64,10 +64,6 @@ static_assert(kNC % kNR == 0, "kNC must be a multiple of nr");
 // per task and K block. The buffer is thread-local and kept between calls, so this also bounds
 // what each calling thread holds on to (8 MiB; a 1024 x 1024 A needs 4 MiB).
 constexpr int64_t kMaxWholeAPack = int64_t{2} << 20;
-// Products of fewer multiply-adds than this (about 10-20 us on one core) run every task on the
-// calling thread: waking a pool thread costs more than it saves. Only who runs the tasks changes,
-// not the tasks, so results stay the same for any thread count.
-constexpr int64_t kSerialMacs = int64_t{1} << 20;
 
 // The epilogue of one tile; pointers are already offset to the tile's first row / column.
 struct TileEpilogue {
@@ -369,9 +365,7 @@ void GemmBlock(const GemmProblem& p, const float* whole_a, int64_t bm, int64_t b
 
 void GemmDriverImpl(const GemmProblem& p, const Parallel& pool) {
   if (p.m <= 0 || p.n <= 0) return;
-  const Parallel& parallel = p.m * p.n * std::max<int64_t>(p.k, 1) < kSerialMacs
-                                 ? SerialParallel()
-                                 : pool;
+  const Parallel& parallel = ParallelForMacs(pool, p.m * p.n * std::max<int64_t>(p.k, 1));
   constexpr int64_t MR = static_cast<int64_t>(kMR);
   // K blocks of equal size (no tiny tail block); one empty block when K == 0. With at most two
   // strips of rows (M <= 2*mr, transformer decoding) a B micro-panel is used at most twice, so
@@ -448,7 +442,7 @@ void PackBForCall(bool trans_b, int64_t k, int64_t n, const float* b, int64_t ld
   if (panels == 0 || k == 0) return;
   const int64_t per_task = std::max<int64_t>(1, 32768 / (k * nr));
   const int64_t tasks = (panels + per_task - 1) / per_task;
-  // Small operands are packed on the calling thread (same tasks; see kSerialMacs).
+  // Small operands are packed on the calling thread (same tasks; see ParallelForMacs).
   const Parallel& par = k * n < (int64_t{1} << 16) ? SerialParallel() : parallel;
   par.For(tasks, [&](int64_t t0, int64_t t1) {
     PackBPanels(trans_b, k, n, b, ldb, nr, t0 * per_task, std::min(panels, t1 * per_task), out);

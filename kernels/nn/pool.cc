@@ -243,10 +243,9 @@ void Pool(const T* x, T* y, const PoolGeometry& g, bool count_include_pad,
           const Parallel* parallel) {
   if (g.planes <= 0) return;
   // Small pools run on the calling thread (the same tasks): waking another thread costs more.
-  constexpr int64_t kSerialWork = int64_t{1} << 16;
   const int64_t work = g.planes * g.out[0] * g.out[1] * g.out[2] * g.kernel[0] * g.kernel[1] *
                        g.kernel[2];
-  const Parallel& par = work < kSerialWork ? SerialParallel() : *parallel;
+  const Parallel& par = ParallelForMacs(*parallel, work);
   par.For(g.planes * g.out[0], [&](int64_t t0, int64_t t1) {
     PoolRows<T, kAvg>(x, y, g, count_include_pad, t0, t1);
   });
@@ -254,7 +253,7 @@ void Pool(const T* x, T* y, const PoolGeometry& g, bool count_include_pad,
 
 template <typename T>
 void GlobalMax(const T* x, T* y, int64_t planes, int64_t size, const Parallel* parallel) {
-  parallel->For(planes, [&](int64_t p0, int64_t p1) {
+  ParallelForElements(*parallel, planes * size).For(planes, [&](int64_t p0, int64_t p1) {
     const hn::ScalableTag<T> d;
     const int64_t N = static_cast<int64_t>(hn::Lanes(d));
     for (int64_t p = p0; p < p1; ++p) {
@@ -301,7 +300,7 @@ void AveragePoolF64Impl(const double* x, double* y, const PoolGeometry& g,
 
 void GlobalAveragePoolF32Impl(const float* x, float* y, int64_t planes, int64_t size,
                               const Parallel* parallel) {
-  parallel->For(planes, [&](int64_t p0, int64_t p1) {
+  ParallelForElements(*parallel, planes * size).For(planes, [&](int64_t p0, int64_t p1) {
     const hn::ScalableTag<float> d;
     const int64_t N = static_cast<int64_t>(hn::Lanes(d));
     for (int64_t p = p0; p < p1; ++p) {
@@ -377,7 +376,7 @@ void GlobalMaxPoolF64(const double* x, double* y, int64_t planes, int64_t size,
 
 void GlobalAveragePoolF64(const double* x, double* y, int64_t planes, int64_t size,
                           const Parallel& parallel) {
-  parallel.For(planes, [&](int64_t p0, int64_t p1) {
+  ParallelForElements(parallel, planes * size).For(planes, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       double s = 0.0;
       for (int64_t i = 0; i < size; ++i) s += x[p * size + i];
@@ -397,7 +396,8 @@ void ForEachPoolWindow(const T* x, const PoolGeometry& g, const Parallel& parall
   if (g.planes <= 0) return;
   const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
   const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
-  parallel.For(g.planes, [&](int64_t p0, int64_t p1) {
+  const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  ParallelForMacs(parallel, g.planes * out_plane * taps).For(g.planes, [&](int64_t p0, int64_t p1) {
     for (int64_t plane = p0; plane < p1; ++plane) {
       const T* xp = x + plane * in_plane;
       int64_t oi = plane * out_plane;

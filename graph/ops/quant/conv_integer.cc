@@ -40,12 +40,11 @@ namespace {
 constexpr int64_t kRowBudget = int64_t{1} << 17;
 // Positions from which the blocks of positions are the parallel tasks (4 blocks of 32).
 constexpr int64_t kMinBlocked = 128;
-// Convolutions below this many multiply-adds run on the calling thread. A quarter of the plain
-// integer GEMM's threshold (kernels::kQGemmSerialMacs): a convolution's im2row, packing and
+// Convolutions that kernels::WorthParallelMacs rejects run on the calling thread: a quarter of the plain
+// integer GEMM's threshold (kernels::kQGemmSerialMacs), as a convolution's im2row, packing and
 // requantization add work per multiply-add, most of all with few input channels, so a layer like
 // cnn-base's first (2 M MACs over 3 channels) already gains from threads, while layers of a few
 // hundred thousand MACs lose more to waking them than they save.
-constexpr int64_t kSerialMacs = int64_t{1} << 20;
 
 // One group's weights w [og, cg, k...] (bytes) with K reordered to (k..., c), the column order
 // of Im2RowBytesChannelsLast, into r [og, cg * ksize].
@@ -137,7 +136,7 @@ QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttributes& attrs, int x_in, 
   // (A convolution small enough to run on the calling thread keeps one block per chunk of the
   // row budget: smaller blocks would only add per-block overhead.)
   p.blocks_parallel = p.positions >= kMinBlocked &&
-                      p.batch * p.out_channels * p.positions * p.kdim >= kSerialMacs;
+                      kernels::WorthParallelMacs(p.batch * p.out_channels * p.positions * p.kdim);
   if (!p.blocks_parallel) block = p.positions;
   p.chunk = std::max<int64_t>(1, std::min({block, budget, p.positions}));
   p.depthwise_float = p.cg == 1 && p.group == p.channels && p.g.rank <= 2 &&
@@ -198,9 +197,8 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
     return;
   }
   // A small convolution (its transposes, im2row and GEMM) runs on the calling thread.
-  const kernels::Parallel& par = batch * out_channels * positions * kdim < kSerialMacs
-                                     ? kernels::SerialParallel()
-                                     : pool;
+  const kernels::Parallel& par =
+      kernels::ParallelForMacs(pool, batch * out_channels * positions * kdim);
   // The weights in the GEMM's form: packed panels (B), or reordered rows when the operands swap
   // (A); constant weights were prepared by PlanQConv.
   std::vector<std::shared_ptr<const kernels::PackedQB>> local_packed;
@@ -322,7 +320,7 @@ void QConvPlan::RunDepthwise(const kernels::Parallel& pool, const void* x, const
     }
   }
   const kernels::Parallel& par =
-      batch * out_channels * positions * ksize < kSerialMacs ? kernels::SerialParallel() : pool;
+      kernels::ParallelForMacs(pool, batch * out_channels * positions * ksize);
   // One task per (image, input channel): x - x_zero_point widened (padding reads 0, which is
   // x_zero_point padded), its output channels' exact sums, then requantized or stored.
   par.For(batch * channels, [&](int64_t t0, int64_t t1) {

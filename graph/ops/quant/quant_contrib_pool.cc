@@ -67,9 +67,8 @@ void PoolRun(const PoolShape& s, RunContext& rc) {
     // general loop below gives; a vector kernel), then the same requantization.
     const int64_t size = CheckedNumElements(s.in);
     // Small inputs on the calling thread (the same tasks): a wake-up costs more than it saves.
-    const kernels::Parallel& par = s.batch * s.channels * size < (int64_t{1} << 16)
-                                       ? kernels::SerialParallel()
-                                       : rc.parallel();
+    const kernels::Parallel& par =
+        kernels::ParallelForElements(rc.parallel(), s.batch * s.channels * size);
     par.For(s.batch * s.channels, [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {
         const T* xp = x + p * size;
