@@ -1,5 +1,6 @@
-// Intra-op threads: a kernels::Parallel backed by Eigen's ThreadPool. The calling thread takes
-// part in the work, so `threads` = 1 means no extra thread at all.
+// Intra-op threads: a kernels::Parallel whose workers spin briefly between jobs (see
+// thread_pool.cc for why). The calling thread takes part in the work, so `threads` = 1 means no
+// extra thread at all.
 #pragma once
 
 #include <memory>
