@@ -244,7 +244,8 @@ commands:
       deterministic pseudo-random data (symbolic dims from --dim, else 1). Writes output_K.pb and
       output_K.npy to --output-dir (default: the current folder) and prints a summary of each
       output. --repeat N: one warm-up run, then N timed runs ("median <ms> ms"). --profile: time
-      per op type and per node. --target NAME: run the kernels' code for that SIMD target
+      per node (the median over as many profiled runs as --repeat gives, at least one) and
+      per op type. --target NAME: run the kernels' code for that SIMD target
       (one this binary compiled and this CPU has, e.g. SSE4 for the portable 128-bit path;
       default the best). MODEL 'default' (or --builtin NAME) generates a built-in model,
       writes it as an .onnx file (to --output-dir, else a temporary folder) and runs that file.

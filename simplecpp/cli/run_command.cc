@@ -94,7 +94,30 @@ double Milliseconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double, std::milli>(d).count();
 }
 
-void PrintProfile(const std::vector<Session::NodeTiming>& profile) {
+// Per node, the median over profiled runs: one run of a sub-millisecond model is mostly noise.
+std::vector<Session::NodeTiming> MedianProfile(Session& session,
+                                               const std::map<std::string, Tensor>& inputs,
+                                               int64_t runs) {
+  std::vector<Session::NodeTiming> profile;
+  std::vector<std::vector<double>> times;
+  session.set_profiling(true);
+  for (int64_t r = 0; r < runs; ++r) {
+    session.Run(inputs);
+    profile = session.last_profile();
+    times.resize(profile.size());
+    for (size_t i = 0; i < profile.size(); ++i) times[i].push_back(profile[i].milliseconds);
+  }
+  session.set_profiling(false);
+  for (size_t i = 0; i < profile.size(); ++i) {
+    std::vector<double>& t = times[i];
+    std::sort(t.begin(), t.end());
+    const size_t n = t.size();
+    profile[i].milliseconds = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+  }
+  return profile;
+}
+
+void PrintProfile(const std::vector<Session::NodeTiming>& profile, int64_t runs) {
   struct OpTotal {
     int nodes = 0;
     double ms = 0;
@@ -109,7 +132,8 @@ void PrintProfile(const std::vector<Session::NodeTiming>& profile) {
   std::vector<std::pair<std::string, OpTotal>> ops(by_op.begin(), by_op.end());
   std::stable_sort(ops.begin(), ops.end(),
                    [](const auto& a, const auto& b) { return a.second.ms > b.second.ms; });
-  std::printf("profile by op type (one run):\n");
+  std::printf("profile by op type (sum of the per-node medians of %lld runs):\n",
+              static_cast<long long>(runs));
   std::printf("  %-28s %6s %12s %7s\n", "op", "nodes", "ms", "%");
   for (const auto& [op, t] : ops) {
     std::printf("  %-28s %6d %12.4f %6.1f%%\n", op.c_str(), t.nodes, t.ms,
@@ -276,11 +300,11 @@ int RunCommand(const std::vector<std::string>& args) {
   PrintTimes(first_ms, times);
 
   if (a.Has("--profile")) {
-    // A separate, profiled run, so the timings above carry no profiling overhead.
+    // Separate, profiled runs (as many as timed, at least one), so the timings above carry no
+    // profiling overhead.
     const Session::MemoryStats memory = session.memory_stats();
-    session.set_profiling(true);
-    session.Run(inputs);
-    PrintProfile(session.last_profile());
+    const int64_t profile_runs = std::max<int64_t>(1, repeat);
+    PrintProfile(MedianProfile(session, inputs, profile_runs), profile_runs);
     std::printf("memory: initializers %.3f MiB; working memory peak %.3f MiB (intermediate tensors,"
                 " scratch, outputs); %lld buffers from the system after the first run, %lld after"
                 " %lld more runs\n",
