@@ -1,12 +1,12 @@
 // Intra-op thread pool (graph/thread_pool.h): workers that stay awake between the ops of a run.
 //
 // Why not a general task queue (Eigen's ThreadPool, used before): posting a task to a sleeping
-// worker is a futex wake-up system call on the posting thread, about 5 us on this project's
-// machines, paid by nearly every parallel op because the serial code between two ops is longer
-// than the queue's spin. A model made of many small ops lost that much per op at 2 threads. Here
-// the calling thread publishes one job by bumping a counter; workers that ran a job recently are
-// still spinning on that counter and join without any system call; they go to sleep only after
-// kSpinNanoseconds without work (a wake-up is paid once per idle period, not once per op).
+// worker is a futex wake-up system call on the posting thread, several microseconds in a virtual
+// machine, paid by nearly every parallel op because the serial code between two ops is longer
+// than the queue's spin (bench/README.md has the figures). Here the calling thread publishes one
+// job by bumping a counter; workers that ran a job recently are still polling that counter and
+// join without any system call; they go to sleep only after kSpinNanoseconds without work (a
+// wake-up is paid once per idle period, not once per op).
 #include "graph/thread_pool.h"
 
 #include <algorithm>
