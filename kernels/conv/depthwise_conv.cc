@@ -1,6 +1,6 @@
 // Depthwise convolution kernel (see kernels/conv/depthwise_conv.h): per output row, interior
-// columns accumulate every tap in vector registers (stride 1 along the row) and store once; edge
-// columns and other strides use the same tap order with scalar FMAs.
+// columns accumulate every tap in vector registers (stride 1 or 2 along the row) and store once;
+// edge columns and other strides use the same tap order with scalar FMAs.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/conv/depthwise_conv.cc"
 #include "kernels/hwy_policy.h"
@@ -34,6 +34,9 @@ void DepthwiseChannel(const float* HWY_RESTRICT xc, const float* HWY_RESTRICT wc
   int64_t hi = (W - 1 - last_off) < 0 ? 0 : (W - 1 - last_off) / SW + 1;
   lo = std::min(lo, OW);
   hi = std::max(std::min(hi, OW), lo);
+  // Stride 2's vectors load one float past their last tap: interior columns whose loads stay
+  // inside the row (2*ox + last_off + 1 <= W - 1 for the last one).
+  const int64_t hi2 = std::max(std::min(hi, (W - last_off) / 2), lo);
   for (int64_t oy = 0; oy < OH; ++oy) {
     float* yrow = yc + oy * OW;
     const int64_t iy0 = oy * SH - PH;
@@ -96,6 +99,25 @@ void DepthwiseChannel(const float* HWY_RESTRICT xc, const float* HWY_RESTRICT wc
         if (ox < hi) vector_at(hi - L);
       }
       ox = hi;
+    } else if (SW == 2 && hi2 - lo >= L) {
+      // Stride 2: L outputs read 2L consecutive inputs per tap, whose even lanes are the
+      // taps' values (ConcatEven); the same taps in the same order as the scalar loop below.
+      auto vector_s2 = [&](int64_t o) {
+        auto acc = hn::Set(d, b);
+        for (int64_t ky = ky_lo; ky < ky_hi; ++ky) {
+          const float* xp = xc + (iy0 + ky * DH) * W + 2 * o - PW;
+          const float* wp = wc + ky * KW;
+          for (int64_t kx = 0; kx < KW; ++kx) {
+            const float* p = xp + kx * DW;
+            const auto even = hn::ConcatEven(d, hn::LoadU(d, p + L), hn::LoadU(d, p));
+            acc = hn::MulAdd(hn::Set(d, wp[kx]), even, acc);
+          }
+        }
+        hn::StoreU(acc, d, yrow + o);
+      };
+      for (; ox + L <= hi2; ox += L) vector_s2(ox);
+      if (ox < hi2) vector_s2(hi2 - L);
+      ox = hi2;
     }
     for (; ox < hi; ++ox) {
       float acc = b;

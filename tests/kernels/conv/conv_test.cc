@@ -183,6 +183,52 @@ TEST_CASE("DepthwiseConvF32 3x3 rows of every width around the vector length") {
   }
 }
 
+TEST_CASE("DepthwiseConvF32 stride 2 rows of every width around the vector length") {
+  // The stride-2 vector path (two loads per tap, even lanes), its overlapping last vector, the
+  // columns it leaves to the scalar loop and the edges: 3x3 and 5x5, pad 0..2, dilation 1 and 2.
+  std::mt19937 rng(13);
+  for (int64_t k : {3, 5}) {
+    for (int64_t dil : {1, 2}) {
+      for (int64_t width : {1, 2, 5, 16, 17, 31, 32, 33, 34, 35, 47, 64, 65, 66, 67, 97}) {
+        for (int64_t pad : {0, 1, 2}) {
+          ConvRefParams p;
+          p.in = {5, width};
+          p.kernel = {k, k};
+          p.stride = {2, 2};
+          p.dilation = {dil, dil};
+          p.pad_begin = {pad, pad};
+          const int64_t reach = (k - 1) * dil + 1;
+          p.out = {(5 + 2 * pad - reach) / 2 + 1, (width + 2 * pad - reach) / 2 + 1};
+          if (5 + 2 * pad < reach || width + 2 * pad < reach) continue;
+          p.channels = 2;
+          p.group = 2;
+          p.out_channels = 2;
+          const ConvGeometry g = ToGeometry(p);
+          const auto x = RandomVector(rng, p.channels * g.InSize());
+          const auto w = RandomVector(rng, p.out_channels * g.KernelSize());
+          const auto bias = RandomVector(rng, p.out_channels);
+          const auto ref = ConvReference(p, x, w, bias);
+          for (const auto& t : CompiledTargets()) {
+            ScopedTarget st(t);
+            CAPTURE(t.name);
+            CAPTURE(k);
+            CAPTURE(dil);
+            CAPTURE(width);
+            CAPTURE(pad);
+            // Exactly the input's size, so a load past the row's end would be a heap overflow
+            // under AddressSanitizer.
+            std::vector<float> xin(x.begin(), x.end());
+            std::vector<float> y(static_cast<size_t>(p.out_channels * g.OutSize()), -7.0f);
+            DepthwiseConvF32(g, xin.data(), p.channels, 1, w.data(), bias.data(), y.data(),
+                             SerialParallel());
+            ExpectClose(y, ref, 1e-5);
+          }
+        }
+      }
+    }
+  }
+}
+
 // Runs single tasks in reverse order, alternating between the calling thread and a second
 // thread, so a result that depended on the task-to-thread assignment would show.
 class ReverseParallel final : public Parallel {
