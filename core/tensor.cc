@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "core/aligned_buffer.h"
 #include "simplecpp/error.h"
 
 namespace simplecpp {
@@ -13,15 +14,15 @@ namespace {
 constexpr size_t kAlignment = 64;
 
 std::shared_ptr<void> AllocateAligned(size_t bytes) {
-  // Round up so aligned_alloc's size is a multiple of the alignment; never request 0 bytes.
+  // Round up to whole alignment units; never request 0 bytes.
   const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  void* p = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
+  void* p = core::AllocateBuffer(rounded == 0 ? kAlignment : rounded);
   if (p == nullptr) {
     throw Error(ErrorCode::kLimitExceeded,
                 "out of memory allocating a tensor of " + std::to_string(bytes) + " bytes");
   }
   std::memset(p, 0, rounded == 0 ? kAlignment : rounded);
-  return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+  return std::shared_ptr<void>(p, [](void* q) { core::FreeBuffer(q); });
 }
 
 }  // namespace

@@ -3,10 +3,12 @@
 
 #include <cstdlib>
 
+#include "core/aligned_buffer.h"
+
 namespace simplecpp::graph {
 
 BufferPool::~BufferPool() {
-  for (auto& [size, b] : free_) std::free(b.p);
+  for (auto& [size, b] : free_) core::FreeBuffer(b.p);
 }
 
 size_t BufferPool::SizeClass(size_t bytes) {
@@ -49,7 +51,7 @@ Tensor BufferPool::Allocate(DType dtype, const Dims& dims) {
     if (in_use_ > peak_in_use_) peak_in_use_ = in_use_;
   }
   if (p == nullptr) {
-    p = std::aligned_alloc(64, size_class);
+    p = core::AllocateBuffer(size_class);
     if (p == nullptr) {
       std::lock_guard<std::mutex> lock(mu_);
       in_use_ -= size_class;
@@ -65,7 +67,7 @@ Tensor BufferPool::Allocate(DType dtype, const Dims& dims) {
     if (auto pool = weak.lock()) {
       pool->Release(q, size_class);
     } else {
-      std::free(q);
+      core::FreeBuffer(q);
     }
   });
   return Tensor::FromBuffer(dtype, dims, std::move(buffer));
@@ -92,7 +94,7 @@ void BufferPool::EndRun() {
     }
     ++run_;
   }
-  for (void* p : idle) std::free(p);
+  for (void* p : idle) core::FreeBuffer(p);
 }
 
 size_t BufferPool::bytes_reserved() const {

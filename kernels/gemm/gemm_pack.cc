@@ -5,6 +5,7 @@
 #include <cstring>
 #include <new>
 
+#include "core/aligned_buffer.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/gemm/gemm_internal.h"
 
@@ -12,11 +13,13 @@ namespace simplecpp::kernels {
 
 float* AllocateFloats(int64_t count) {
   const size_t bytes = static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(float);
-  return static_cast<float*>(::operator new(bytes, std::align_val_t(64)));
+  float* p = static_cast<float*>(core::AllocateBuffer(bytes));
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
 }
 
 void FreeFloats(float* p) {
-  if (p != nullptr) ::operator delete(p, std::align_val_t(64));
+  core::FreeBuffer(p);
 }
 
 float* ThreadScratch::Get(int64_t count) {

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "core/aligned_buffer.h"
 #include "simplecpp/error.h"
 
 #if defined(__unix__) || defined(__APPLE__) || defined(__EMSCRIPTEN__)
@@ -22,12 +23,6 @@ namespace {
 
 [[noreturn]] void ThrowIo(const std::string& path, const std::string& what) {
   throw Error(ErrorCode::kIo, path + ": " + what);
-}
-
-void* AllocateBuffer(size_t bytes) {
-  constexpr size_t kAlign = 64;
-  const size_t rounded = bytes == 0 ? kAlign : (bytes + kAlign - 1) / kAlign * kAlign;
-  return std::aligned_alloc(kAlign, rounded);
 }
 
 }  // namespace
@@ -63,7 +58,7 @@ std::shared_ptr<const MappedFile> MappedFile::Open(const std::string& path, int6
   }
 #endif
   // Fallback: one read into an aligned buffer.
-  f->buffer_ = AllocateBuffer(size);
+  f->buffer_ = core::AllocateBuffer(size);
   if (f->buffer_ == nullptr) {
     throw Error(ErrorCode::kLimitExceeded, path + ": out of memory reading the file");
   }
@@ -88,7 +83,7 @@ std::shared_ptr<const MappedFile> MappedFile::Open(const std::string& path, int6
   const size_t size = static_cast<size_t>(end);
   f->size_ = size;
   if (size == 0) return f;
-  f->buffer_ = AllocateBuffer(size);
+  f->buffer_ = core::AllocateBuffer(size);
   if (f->buffer_ == nullptr) throw Error(ErrorCode::kLimitExceeded, path + ": out of memory");
   in.seekg(0);
   if (!in.read(static_cast<char*>(f->buffer_), static_cast<std::streamsize>(size))) {
@@ -103,7 +98,7 @@ MappedFile::~MappedFile() {
 #ifdef SIMPLECPP_HAVE_POSIX_FILES
   if (mapped_) ::munmap(const_cast<char*>(data_), size_);
 #endif
-  std::free(buffer_);
+  core::FreeBuffer(buffer_);
 }
 
 void MappedFile::ReleasePages(const void* begin, size_t bytes) const {

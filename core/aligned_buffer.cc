@@ -1,0 +1,32 @@
+// core/aligned_buffer.h
+#include "core/aligned_buffer.h"
+
+#include <cstdint>
+#include <cstdlib>
+
+#if defined(__linux__) && !defined(__EMSCRIPTEN__)
+#include <sys/mman.h>
+#endif
+
+namespace simplecpp::core {
+
+void* AllocateBuffer(size_t bytes) {
+  constexpr size_t kSmallAlignment = 64;
+  if (bytes < kHugePageBytes) {
+    // aligned_alloc wants a size that is a multiple of the alignment.
+    const size_t rounded = bytes == 0 ? kSmallAlignment
+                                      : (bytes + kSmallAlignment - 1) / kSmallAlignment * kSmallAlignment;
+    return std::aligned_alloc(kSmallAlignment, rounded);
+  }
+  const size_t rounded = (bytes + kSmallAlignment - 1) / kSmallAlignment * kSmallAlignment;
+  void* p = std::aligned_alloc(kHugePageBytes, rounded);
+#if defined(__linux__) && !defined(__EMSCRIPTEN__) && defined(MADV_HUGEPAGE)
+  // Advice only: where transparent huge pages are off, this fails and nothing changes.
+  if (p != nullptr) (void)::madvise(p, rounded / kHugePageBytes * kHugePageBytes, MADV_HUGEPAGE);
+#endif
+  return p;
+}
+
+void FreeBuffer(void* p) { std::free(p); }
+
+}  // namespace simplecpp::core
