@@ -459,14 +459,15 @@ class ConvOp final : public Op {
     }
     if (IsPointwise(g)) return [plan](RunContext& rc) { RunPointwise16(*plan, rc); };
     p.chunk = Im2ColChunk(p.kdim, p.P);
-    // A group's input image, when small enough, is widened once in one SIMD pass: im2col then
-    // copies float32 runs instead of widening each short run separately (the same values).
-    p.widen_image = cg * p.in_size <= kWidenImageLimit;
-    // Constant W, small 2-D image and output: the float32 direct convolution (as in the float32
-    // path) on the widened image into a float32 output, rounded once per element: the same
-    // values as the GEMM with a 16-bit C.
-    p.direct = !p.packed.empty() && p.widen_image && p.og * p.P <= kWidenImageLimit &&
+    // Constant W, 2-D: the float32 direct convolution (as in the float32 path) on the image
+    // widened in one SIMD pass, into a float32 output rounded once per element: the same values
+    // as the GEMM with a 16-bit C, without an im2col matrix widened element by element. Its
+    // scratch (the float32 image and output) is bounded like the direct convolution's own copy.
+    p.direct = !p.packed.empty() && p.og * p.P <= kernels::kConvDirectMaxImage &&
                kernels::ConvDirectApplies(g, cg);
+    // Otherwise a group's input image, when small enough, is also widened once: im2col then
+    // copies float32 runs instead of widening each short run separately (the same values).
+    p.widen_image = p.direct || cg * p.in_size <= kWidenImageLimit;
     return [plan](RunContext& rc) { RunIm2Col16(*plan, rc); };
   }
 
