@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 namespace simplecpp::kernels {
 namespace {
@@ -32,7 +33,27 @@ struct TypedMover {
   }
   void Fill(int64_t dst, int64_t n) const { std::fill(out + dst, out + dst + n, fill); }
   void One(int64_t dst, int64_t src) const { out[dst] = in[src]; }
+  void RepeatEach(int64_t dst, int64_t src, int64_t step, int64_t each, int64_t n) const {
+    T* o = out + dst;
+    const T* s = in + src;
+    const int64_t sources = n / each;
+    if (each == 2) {
+      for (int64_t i = 0; i < sources; ++i) {
+        const T v = s[i * step];
+        o[2 * i] = v;
+        o[2 * i + 1] = v;
+      }
+      return;
+    }
+    for (int64_t i = 0; i < sources; ++i) std::fill(o + i * each, o + (i + 1) * each, s[i * step]);
+  }
 };
+
+// RepeatEach for the movers without a typed loop: one Repeat per source element.
+template <typename M>
+void RepeatEachBy(const M& m, int64_t dst, int64_t src, int64_t step, int64_t each, int64_t n) {
+  for (int64_t i = 0; i < n / each; ++i) m.Repeat(dst + i * each, src + i * step, each);
+}
 
 struct BytesMover {
   const unsigned char* in;
@@ -92,6 +113,11 @@ void WithByteMover(const void* in, void* out, const void* fill, size_t es, Fn&& 
   }
 }
 
+template <typename M, typename = void>
+constexpr bool kHasRepeatEach = false;
+template <typename M>
+constexpr bool kHasRepeatEach<M, std::void_t<decltype(&M::RepeatEach)>> = true;
+
 template <typename M>
 void AxisGatherRun(const AxisGatherPlan& p, const M& m, const Parallel& parallel) {
   if (p.total == 0) return;
@@ -121,7 +147,13 @@ void AxisGatherRun(const AxisGatherPlan& p, const M& m, const Parallel& parallel
           m.Fill(dst, p.inner_len);
         } else {
           for (const AxisGatherPlan::Run& r : p.runs) {
-            if (r.src < 0) {
+            if (r.each > 1) {
+              if constexpr (kHasRepeatEach<M>) {
+                m.RepeatEach(dst + r.out_begin, base + r.src, r.step, r.each, r.len);
+              } else {
+                RepeatEachBy(m, dst + r.out_begin, base + r.src, r.step, r.each, r.len);
+              }
+            } else if (r.src < 0) {
               m.Fill(dst + r.out_begin, r.len);
             } else if (r.step == 1) {
               m.Copy(dst + r.out_begin, base + r.src, r.len);
@@ -265,6 +297,23 @@ AxisGatherPlan PlanAxisGather(size_t elem_size, const std::vector<int64_t>& out_
       while (j + r.len < n && inner[j + r.len] >= 0 &&
              inner[j + r.len] - inner[j + r.len - 1] == r.step) {
         ++r.len;
+      }
+    }
+    // Equal step-0 runs whose sources advance evenly (x2 nearest upsampling: 0,0,1,1,2,2...)
+    // become one run of `each` copies per source element.
+    if (r.step == 0 && r.len > 1 && inner[j] >= 0 && !p.runs.empty()) {
+      AxisGatherPlan::Run& last = p.runs.back();
+      const int64_t last_each = last.each > 1 ? last.each : last.len;
+      const bool last_repeats = last.src >= 0 && (last.each > 1 || last.step == 0);
+      const int64_t last_src_end = last.src + (last.len / last_each - 1) * last.step;
+      const int64_t step = inner[j] - last_src_end;
+      if (last_repeats && last_each == r.len && last.out_begin + last.len == j &&
+          (last.each == 1 || step == last.step)) {
+        last.each = last_each;
+        last.step = step;
+        last.len += r.len;
+        j += r.len;
+        continue;
       }
     }
     p.runs.push_back(r);

@@ -32,6 +32,9 @@ struct AxisGatherPlan {
     int64_t len;
     int64_t src;        // input offset of the first element; < 0: fill
     int64_t step;       // input offset step between the elements (0: repeat one element)
+    // > 1: each source element fills `each` consecutive outputs (len is a multiple of it), and
+    // step is between source elements: an integer-factor nearest upsample in one run.
+    int64_t each = 1;
   };
   std::vector<Run> runs;
 };
