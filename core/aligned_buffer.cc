@@ -19,7 +19,9 @@ void* AllocateBuffer(size_t bytes) {
     return std::aligned_alloc(kSmallAlignment, rounded);
   }
   const size_t rounded = (bytes + kSmallAlignment - 1) / kSmallAlignment * kSmallAlignment;
-  void* p = std::aligned_alloc(kHugePageBytes, rounded);
+  // posix_memalign: aligned_alloc would want the size to be a multiple of 2 MiB as well.
+  void* p = nullptr;
+  if (::posix_memalign(&p, kHugePageBytes, rounded) != 0) p = nullptr;
 #if defined(__linux__) && !defined(__EMSCRIPTEN__) && defined(MADV_HUGEPAGE)
   // Advice only: where transparent huge pages are off, this fails and nothing changes.
   if (p != nullptr) (void)::madvise(p, rounded / kHugePageBytes * kHugePageBytes, MADV_HUGEPAGE);
