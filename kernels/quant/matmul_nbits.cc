@@ -79,28 +79,57 @@ HWY_INLINE hn::Vec<DF> BlockConstant(DF df, float zp) {
   }
 }
 
+// The codes of one step of row p as u32 lanes: q0 (and q1 for 4-bit), the nibble table path
+// aside (there the codes stay in the high bits, see above).
+template <int kBits, class DF>
+HWY_INLINE void StepCodes(DF df, const uint8_t* HWY_RESTRICT p, hn::Vec<hn::RebindToUnsigned<DF>>& q0,
+                          hn::Vec<hn::RebindToUnsigned<DF>>& q1) {
+  const hn::RebindToUnsigned<DF> du;
+  const hn::Rebind<uint8_t, DF> d8;
+  const auto bytes = hn::PromoteTo(du, hn::LoadU(d8, p));
+  if constexpr (kBits == 4) {
+    q0 = hn::And(bytes, hn::Set(du, 15u));
+    q1 = hn::ShiftRight<4>(bytes);
+  } else {
+    q0 = bytes;
+    q1 = bytes;
+  }
+}
+
 // Weights of one step of row p, float(q) - zp: w0 (and w1 for 4-bit). c is BlockConstant.
 template <int kBits, class DF>
 HWY_INLINE void UnpackStep(DF df, const uint8_t* HWY_RESTRICT p, hn::Vec<DF> c, hn::Vec<DF>& w0,
                            hn::Vec<DF>& w1) {
   const hn::RebindToUnsigned<DF> du;
   const hn::RebindToSigned<DF> di;
-  const hn::Rebind<uint8_t, DF> d8;
-  const auto bytes = hn::PromoteTo(du, hn::LoadU(d8, p));
   if constexpr (kBits == 4 && kNibbleTable<DF>) {
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+    const hn::Rebind<uint8_t, DF> d8;
+    const auto bytes = hn::PromoteTo(du, hn::LoadU(d8, p));
     w0 = hn::Vec<DF>{_mm512_permutexvar_ps(bytes.raw, c.raw)};
     w1 = hn::Vec<DF>{_mm512_permutexvar_ps(hn::ShiftRight<4>(bytes).raw, c.raw)};
 #endif
-  } else if constexpr (kBits == 4) {
-    const auto lo = hn::And(bytes, hn::Set(du, 15u));
-    const auto hi = hn::ShiftRight<4>(bytes);
-    w0 = hn::Sub(hn::ConvertTo(df, hn::BitCast(di, lo)), c);
-    w1 = hn::Sub(hn::ConvertTo(df, hn::BitCast(di, hi)), c);
   } else {
-    w0 = hn::Sub(hn::ConvertTo(df, hn::BitCast(di, bytes)), c);
-    w1 = w0;
+    hn::Vec<decltype(du)> q0, q1;
+    StepCodes<kBits>(df, p, q0, q1);
+    w0 = hn::Sub(hn::ConvertTo(df, hn::BitCast(di, q0)), c);
+    w1 = kBits == 4 ? hn::Sub(hn::ConvertTo(df, hn::BitCast(di, q1)), c) : w0;
   }
+}
+
+// As UnpackStep for an integer zero point zpi (Set(di, zp)): the subtraction is done on the
+// integer codes, which gives the same float32 values (small integers are exact) and keeps it
+// off the pipes the conversion and the float adds share.
+template <int kBits, class DF>
+HWY_INLINE void UnpackStepInt(DF df, const uint8_t* HWY_RESTRICT p,
+                              hn::Vec<hn::RebindToSigned<DF>> zpi, hn::Vec<DF>& w0,
+                              hn::Vec<DF>& w1) {
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  hn::Vec<decltype(du)> q0, q1;
+  StepCodes<kBits>(df, p, q0, q1);
+  w0 = hn::ConvertTo(df, hn::Sub(hn::BitCast(di, q0), zpi));
+  w1 = kBits == 4 ? hn::ConvertTo(df, hn::Sub(hn::BitCast(di, q1), zpi)) : w0;
 }
 
 // ap [m][k_pad] = the rows of a in step order (see the file comment), zero past K.
@@ -117,9 +146,8 @@ void PermuteA(DF df, const nbits::Problem& p, int64_t k_pad, float* HWY_RESTRICT
     } else {
       for (int64_t s = 0; s < k_pad; s += 2 * L) {
         for (int64_t j = 0; j < 2 * L; ++j) {
-          const int64_t kk = s + j;
-          const int64_t dst = s + (j % 2) * L + j / 2;
-          out[dst] = kk < k ? a[kk] : 0.0f;
+          const int64_t kk = s + 2 * (j % L) + j / L;  // w0: even weights, w1: odd ones
+          out[s + j] = kk < k ? a[kk] : 0.0f;
         }
       }
     }
@@ -166,6 +194,18 @@ struct ZeroPointRows {
       for (int64_t j = 0; j < count; ++j) out[j] = def;
     }
   }
+  // As Fill, for the integer kinds (not kFloat32).
+  void FillInt(int64_t r, int64_t b0, int64_t count, int32_t* HWY_RESTRICT out) const {
+    if (kind == NBitsZeroPoints::kPackedU8 && bits == 4) {
+      const uint8_t* z = p8 + r * stride + b0 / 2;
+      for (int64_t j = 0; j < count; ++j) out[j] = (z[j / 2] >> (4 * (j & 1))) & 15;
+    } else if (kind == NBitsZeroPoints::kPackedU8) {
+      const uint8_t* z = p8 + r * stride + b0;
+      for (int64_t j = 0; j < count; ++j) out[j] = z[j];
+    } else {
+      for (int64_t j = 0; j < count; ++j) out[j] = 1 << (bits - 1);
+    }
+  }
   NBitsZeroPoints kind;
   int bits;
   float def;
@@ -174,82 +214,147 @@ struct ZeroPointRows {
   const float* pf = nullptr;
 };
 
-// out[r] = y of W rows n0..n0+R-1 against one permuted A row (before the bias). kSteps: steps
-// per block when known at compile time (the common block sizes: a fully unrolled block keeps the
-// per-block work small next to the weights' work), 0 for any.
-template <int kBits, int R, int kSteps, class DF>
+// out[j] = zps.At(r, j), j < kb, as float32: 4-bit packed zero points are unpacked in vectors
+// (a scalar int-to-float conversion per block would take a slot of the vector pipes the dot
+// products need).
+template <class DF>
+void DecodeZeroPoints(DF df, const ZeroPointRows& zps, int64_t r, int64_t kb, float* HWY_RESTRICT out) {
+  int64_t j = 0;
+  if constexpr (hn::MaxLanes(DF()) >= 4) {
+    if (zps.kind == NBitsZeroPoints::kPackedU8 && zps.bits == 4) {
+      // L nibbles from L/2 bytes: each byte z as a u16 lane becomes (z & 15) | (z >> 4) << 8,
+      // which read as bytes is the low nibble, then the high one.
+      const hn::RebindToUnsigned<DF> du;
+      const hn::RebindToSigned<DF> di;
+      const hn::Rebind<uint8_t, DF> d8;
+      const hn::Repartition<uint16_t, decltype(d8)> d16;
+      const hn::Rebind<uint8_t, decltype(d16)> d8h;
+      const int64_t L = static_cast<int64_t>(hn::Lanes(df));
+      const uint8_t* z = zps.p8 + r * zps.stride;
+      for (; j + L <= kb; j += L) {
+        const auto v = hn::PromoteTo(d16, hn::LoadU(d8h, z + j / 2));
+        const auto t = hn::Or(hn::And(v, hn::Set(d16, 15)),
+                              hn::ShiftLeft<4>(hn::And(v, hn::Set(d16, 0xF0))));
+        const auto q = hn::PromoteTo(du, hn::BitCast(d8, t));
+        hn::StoreU(hn::ConvertTo(df, hn::BitCast(di, q)), df, out + j);
+      }
+    }
+  }
+  for (; j < kb; ++j) out[j] = zps.At(r, j);
+}
+
+// Makes the compiler keep v in a register rather than fold its load into each use: A is read
+// by the R rows' multiply-adds, and a load per use would cost a slot of the vector loads (two
+// per cycle on Zen 4/5), which the codes, zero points and scales need.
+template <class V>
+HWY_INLINE void KeepInRegister(V& v) {
+#if HWY_ARCH_X86 && (defined(__GNUC__) || defined(__clang__)) && HWY_TARGET != HWY_EMU128 && \
+    HWY_TARGET != HWY_SCALAR
+  asm("" : "+v"(v.raw));
+#else
+  (void)v;
+#endif
+}
+
+// One block of W rows n0..n0+R-1: acc[r] += (sum of the block's a * (q - zp) lanes) * scale.
+// ab: the block's permuted A; qb, sb, zb: row n0's codes, scale and zero point (float32, or
+// int32 for the integer path) of the block; rows follow at row_bytes, kb and kb.
+template <int kBits, int R, int kSteps, bool kIntZp, class DF>
+HWY_INLINE void DotBlock(DF df, const float* HWY_RESTRICT ab, const uint8_t* HWY_RESTRICT qb,
+                         const float* HWY_RESTRICT sb, const float* HWY_RESTRICT zb,
+                         int64_t row_bytes, int64_t kb, int64_t steps,
+                         hn::Vec<DF>* HWY_RESTRICT acc) {
+  using V = hn::Vec<DF>;
+  const hn::RebindToSigned<DF> di;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(df));
+  const int64_t step_weights = kBits == 4 ? 2 * L : L;
+  V d[R], c[R];
+  hn::Vec<decltype(di)> ci[R];
+  for (int r = 0; r < R; ++r) {
+    d[r] = hn::Zero(df);
+    if constexpr (kIntZp) {
+      ci[r] = hn::Set(di, reinterpret_cast<const int32_t*>(zb)[r * kb]);
+    } else {
+      c[r] = BlockConstant<kBits>(df, zb[r * kb]);
+    }
+  }
+  for (int64_t s = 0; s < steps; ++s) {
+    V a0 = hn::LoadU(df, ab + s * step_weights);
+    V a1 = kBits == 4 ? hn::LoadU(df, ab + s * step_weights + L) : a0;
+    KeepInRegister(a0);
+    KeepInRegister(a1);
+    for (int r = 0; r < R; ++r) {
+      V w0, w1;
+      if constexpr (kIntZp) {
+        UnpackStepInt<kBits>(df, qb + r * row_bytes + s * L, ci[r], w0, w1);
+      } else {
+        UnpackStep<kBits>(df, qb + r * row_bytes + s * L, c[r], w0, w1);
+      }
+      d[r] = hn::MulAdd(a0, w0, d[r]);
+      if constexpr (kBits == 4) d[r] = hn::MulAdd(a1, w1, d[r]);
+    }
+  }
+  for (int r = 0; r < R; ++r) acc[r] = hn::MulAdd(d[r], hn::Set(df, sb[r * kb]), acc[r]);
+}
+
+// out[r] = y of W rows n0..n0+R-1 against one permuted A row (before the bias); zp: the rows'
+// zero points [R][kb] (see DotBlock). kSteps: steps per block when known at compile time (the
+// common block sizes: a fully unrolled block keeps the per-block work small next to the
+// weights' work), 0 for any.
+template <int kBits, int R, int kSteps, bool kIntZp, class DF>
 HWY_NOINLINE void DotRows(DF df, const float* HWY_RESTRICT ap, const NBitsWeights& w, int64_t n0,
-                          float* HWY_RESTRICT out) {
+                          const float* HWY_RESTRICT zp, float* HWY_RESTRICT out) {
   using V = hn::Vec<DF>;
   const int64_t L = static_cast<int64_t>(hn::Lanes(df));
   const int64_t kb = w.k_blocks(), blob = w.blob_bytes(), row_bytes = kb * blob;
   const int64_t steps = kSteps != 0 ? kSteps : (kBits == 4 ? w.block_size / (2 * L) : w.block_size / L);
-  const int64_t step_weights = kBits == 4 ? 2 * L : L;
-  const ZeroPointRows zps(w, n0);
-  const uint8_t* HWY_RESTRICT q0 = w.packed + n0 * row_bytes;
-  const float* HWY_RESTRICT s0 = w.scales + n0 * kb;
+  const int64_t block_weights = w.block_size;
+  const uint8_t* HWY_RESTRICT q = w.packed + n0 * row_bytes;
+  const float* HWY_RESTRICT sc = w.scales + n0 * kb;
   V acc[R];
   for (int r = 0; r < R; ++r) acc[r] = hn::Zero(df);
-  // Zero points are decoded a chunk of blocks at a time (per-block scalar decoding was a large
-  // share of the work at block size 32).
-  constexpr int64_t kZpChunk = 16;
-  HWY_ALIGN float zpf[R][kZpChunk];
-  for (int64_t b = 0; b < kb; ++b) {
-    const int64_t j = b % kZpChunk;
-    if (j == 0) {
-      for (int r = 0; r < R; ++r) zps.Fill(r, b, std::min(kZpChunk, kb - b), zpf[r]);
+  // Each row stream is prefetched once per cache line: the blocks of one line form a group.
+  // R interleaved streams restart every few KiB (one group of rows): asking for each a little
+  // ahead keeps DRAM reads in flight where the hardware prefetcher is still ramping up.
+  constexpr int64_t kLine = 64;
+  constexpr int64_t kGroup =
+      kSteps == 0 ? 1 : HWY_MAX(1, kLine / (kSteps * static_cast<int64_t>(hn::MaxLanes(DF()))));
+  const int64_t group = kSteps != 0 && kSteps * L == blob ? kGroup : 1;
+  int64_t b = 0;
+  for (; b + group <= kb; b += group) {
+    for (int r = 0; r < R; ++r) hwy::Prefetch(q + r * row_bytes + kPrefetchBytes);
+    for (int64_t j = 0; j < group; ++j) {
+      DotBlock<kBits, R, kSteps, kIntZp>(df, ap, q, sc + b + j, zp + b + j, row_bytes, kb, steps, acc);
+      ap += block_weights;
+      q += blob;
     }
-    V d[R], zp[R];
-    for (int r = 0; r < R; ++r) {
-      d[r] = hn::Zero(df);
-      zp[r] = BlockConstant<kBits>(df, zpf[r][j]);
-    }
-    const float* HWY_RESTRICT ab = ap + b * w.block_size;
-    const uint8_t* HWY_RESTRICT qb = q0 + b * blob;
-    // R interleaved streams restart every few KiB (one group of rows): asking for each a
-    // little ahead keeps DRAM reads in flight where the hardware prefetcher is still ramping up.
-    for (int r = 0; r < R; ++r) hwy::Prefetch(qb + r * row_bytes + kPrefetchBytes);
-    for (int64_t s = 0; s < steps; ++s) {
-      const V a0 = hn::LoadU(df, ab + s * step_weights);
-      if constexpr (kBits == 4) {
-        const V a1 = hn::LoadU(df, ab + s * step_weights + L);
-        for (int r = 0; r < R; ++r) {
-          V w0, w1;
-          UnpackStep<4>(df, qb + r * row_bytes + s * L, zp[r], w0, w1);
-          d[r] = hn::MulAdd(a0, w0, d[r]);
-          d[r] = hn::MulAdd(a1, w1, d[r]);
-        }
-      } else {
-        for (int r = 0; r < R; ++r) {
-          V w0, w1;
-          UnpackStep<8>(df, qb + r * row_bytes + s * L, zp[r], w0, w1);
-          d[r] = hn::MulAdd(a0, w0, d[r]);
-        }
-      }
-    }
-    for (int r = 0; r < R; ++r) acc[r] = hn::MulAdd(d[r], hn::Set(df, s0[r * kb + b]), acc[r]);
+  }
+  for (; b < kb; ++b) {
+    DotBlock<kBits, R, kSteps, kIntZp>(df, ap, q, sc + b, zp + b, row_bytes, kb, steps, acc);
+    ap += block_weights;
+    q += blob;
   }
   for (int r = 0; r < R; ++r) out[r] = hn::GetLane(hn::SumOfLanes(df, acc[r]));
 }
 
-using DotRowsFn = void (*)(const float*, const NBitsWeights&, int64_t, float*);
+using DotRowsFn = void (*)(const float*, const NBitsWeights&, int64_t, const float*, float*);
 
-template <int kBits, int R, int kSteps, class DF>
-void DotRowsCall(const float* ap, const NBitsWeights& w, int64_t n0, float* out) {
-  DotRows<kBits, R, kSteps>(DF(), ap, w, n0, out);
+template <int kBits, int R, int kSteps, bool kIntZp, class DF>
+void DotRowsCall(const float* ap, const NBitsWeights& w, int64_t n0, const float* zpf, float* out) {
+  DotRows<kBits, R, kSteps, kIntZp>(DF(), ap, w, n0, zpf, out);
 }
 
-template <int kBits, int R, class DF>
+template <int kBits, int R, bool kIntZp, class DF>
 DotRowsFn PickDotRows(int64_t steps) {
   switch (steps) {
     case 1:
-      return &DotRowsCall<kBits, R, 1, DF>;
+      return &DotRowsCall<kBits, R, 1, kIntZp, DF>;
     case 2:
-      return &DotRowsCall<kBits, R, 2, DF>;
+      return &DotRowsCall<kBits, R, 2, kIntZp, DF>;
     case 4:
-      return &DotRowsCall<kBits, R, 4, DF>;
+      return &DotRowsCall<kBits, R, 4, kIntZp, DF>;
     default:
-      return &DotRowsCall<kBits, R, 0, DF>;
+      return &DotRowsCall<kBits, R, 0, kIntZp, DF>;
   }
 }
 
@@ -434,20 +539,36 @@ void Run(DF df, const nbits::Problem& p, const Parallel& parallel) {
   if (!p.gemm) {
     const int64_t L = static_cast<int64_t>(hn::Lanes(df));
     const int64_t steps = kBits == 4 ? w.block_size / (2 * L) : w.block_size / L;
-    const DotRowsFn dot4 = PickDotRows<kBits, 4, DF>(steps);
-    const DotRowsFn dot1 = PickDotRows<kBits, 1, DF>(steps);
+    // Integer zero points are subtracted from the integer codes (not on the nibble table path,
+    // whose table holds float(q) - zp already).
+    const bool int_zp = !(kBits == 4 && kNibbleTable<DF>) && w.zp_kind != NBitsZeroPoints::kFloat32;
+    const DotRowsFn dot4 = int_zp ? PickDotRows<kBits, 4, true, DF>(steps) : PickDotRows<kBits, 4, false, DF>(steps);
+    const DotRowsFn dot1 = int_zp ? PickDotRows<kBits, 1, true, DF>(steps) : PickDotRows<kBits, 1, false, DF>(steps);
     parallel.For(tasks, [&](int64_t t0, int64_t t1) {
       const int64_t n_end = std::min(w.n, t1 * kNBitsRowsPerTask);
+      const int64_t n_begin = t0 * kNBitsRowsPerTask;
+      // The task's zero points [rows][kb], decoded once per call (not per row of A), as
+      // float32 or, for the integer path, int32.
+      static thread_local ThreadScratch tls_zp;
+      float* const zpf = tls_zp.Get((n_end - n_begin) * kb);
+      const ZeroPointRows zps(w, n_begin);
+      for (int64_t r = 0; r < n_end - n_begin; ++r) {
+        if (int_zp) {
+          zps.FillInt(r, 0, kb, reinterpret_cast<int32_t*>(zpf + r * kb));
+        } else {
+          DecodeZeroPoints(df, zps, r, kb, zpf + r * kb);
+        }
+      }
+      int64_t n = n_begin;
       for (int64_t i = 0; i < p.m; ++i) {
         const float* a = ap + i * k_pad;
-        int64_t n = t0 * kNBitsRowsPerTask;
         float out[4];
-        for (; n + 4 <= n_end; n += 4) {
-          dot4(a, w, n, out);
+        for (n = n_begin; n + 4 <= n_end; n += 4) {
+          dot4(a, w, n, zpf + (n - n_begin) * kb, out);
           for (int r = 0; r < 4; ++r) finish(i, n + r, out[r]);
         }
         for (; n < n_end; ++n) {
-          dot1(a, w, n, out);
+          dot1(a, w, n, zpf + (n - n_begin) * kb, out);
           finish(i, n, out[0]);
         }
       }
