@@ -5,13 +5,22 @@
 // 2L consecutive ones and the high nibbles (shift by 4) the L odd ones. Rather than interleave
 // the nibbles back (shuffles per weight), A is permuted once per call to the same order:
 // ap[2L*s + i] = a[2L*s + 2i], ap[2L*s + L + i] = a[2L*s + 2i + 1], zero past K. So each weight
-// costs its share of one widening load, one And or shift, a convert, a subtract of the zero
-// point and one multiply-add.
+// costs its share of one widening load, one And or shift, a subtract of an integer zero point
+// (on the integer codes), a convert and one multiply-add; 4-bit codes on AVX-512 take a table
+// lookup instead of the And, subtract and convert (see kNibbleTable).
 //
 // 4-bit blocks of 16 weights are 8 bytes, less than one AVX-512 step: those use vectors of at
 // most 8 lanes (a block always holds whole steps).
 //
-// GEMV: rows of W in groups of 4 (independent chains; A loaded once per group and step).
+// GEMV: rows of W in groups of 4 (independent chains; A loaded once per group and step and
+// kept in registers). What bounds it on Zen 5 (AVX-512, block 32, 4-bit; bench/README.md):
+// per block and row it issues 8 vector operations (widening load, shift, 2 lookups, 3
+// multiply-adds, the table's subtract) and 3.5 vector loads (codes, zero point, scale, A
+// shared by 4 rows), against 4 vector pipes of which only 2 shuffle and 2 multiply-add, and 2
+// vector loads per cycle; anything more per block (a scalar int-to-float conversion, an
+// address spilled through a vector register, a load per use of A) shows directly in the time,
+// which is why the zero points are decoded once per task in vectors and A is pinned in
+// registers.
 // GEMM: for each pair of W rows, (q - zp) for the whole K is written once into a per-task
 // float32 buffer in the permuted order, then register tiles of up to 4 rows of A x 2 rows of W
 // run over it. Both perform the same operations per output element, so they agree bit for bit.
@@ -169,15 +178,8 @@ struct ZeroPointRows {
       pf = w.zp_f32 + n0 * stride;
     }
   }
-  HWY_INLINE float At(int64_t r, int64_t b) const {
-    if (kind == NBitsZeroPoints::kPackedU8) {
-      if (bits == 8) return static_cast<float>(p8[r * stride + b]);
-      return static_cast<float>((p8[r * stride + b / 2] >> (4 * (b & 1))) & 15);
-    }
-    if (kind == NBitsZeroPoints::kFloat32) return pf[r * stride + b];
-    return def;
-  }
-  // out[j] = At(r, b0 + j), j < count; b0 even. One switch per call, simple loops.
+  // out[j] = the zero point of block b0 + j of row r, j < count; b0 even. One switch per
+  // call, simple loops.
   void Fill(int64_t r, int64_t b0, int64_t count, float* HWY_RESTRICT out) const {
     if (kind == NBitsZeroPoints::kPackedU8 && bits == 4) {
       const uint8_t* z = p8 + r * stride + b0 / 2;
@@ -194,7 +196,7 @@ struct ZeroPointRows {
       for (int64_t j = 0; j < count; ++j) out[j] = def;
     }
   }
-  // As Fill, for the integer kinds (not kFloat32).
+  // As Fill, as int32, for the integer kinds (not kFloat32).
   void FillInt(int64_t r, int64_t b0, int64_t count, int32_t* HWY_RESTRICT out) const {
     if (kind == NBitsZeroPoints::kPackedU8 && bits == 4) {
       const uint8_t* z = p8 + r * stride + b0 / 2;
@@ -214,9 +216,9 @@ struct ZeroPointRows {
   const float* pf = nullptr;
 };
 
-// out[j] = zps.At(r, j), j < kb, as float32: 4-bit packed zero points are unpacked in vectors
-// (a scalar int-to-float conversion per block would take a slot of the vector pipes the dot
-// products need).
+// out[j] = the zero point of block j of row r of zps, j < kb, as float32: 4-bit packed zero
+// points are unpacked in vectors (a scalar int-to-float conversion per block takes a slot of
+// the vector pipes the dot products need).
 template <class DF>
 void DecodeZeroPoints(DF df, const ZeroPointRows& zps, int64_t r, int64_t kb, float* HWY_RESTRICT out) {
   int64_t j = 0;
@@ -240,7 +242,7 @@ void DecodeZeroPoints(DF df, const ZeroPointRows& zps, int64_t r, int64_t kb, fl
       }
     }
   }
-  for (; j < kb; ++j) out[j] = zps.At(r, j);
+  zps.Fill(r, j, kb - j, out + j);
 }
 
 // Makes the compiler keep v in a register rather than fold its load into each use: A is read
