@@ -91,7 +91,8 @@ HWY_INLINE hn::Vec<DF> BlockConstant(DF df, float zp) {
 // The codes of one step of row p as u32 lanes: q0 (and q1 for 4-bit), the nibble table path
 // aside (there the codes stay in the high bits, see above).
 template <int kBits, class DF>
-HWY_INLINE void StepCodes(DF df, const uint8_t* HWY_RESTRICT p, hn::Vec<hn::RebindToUnsigned<DF>>& q0,
+HWY_INLINE void StepCodes(DF df, const uint8_t* HWY_RESTRICT p,
+                          hn::Vec<hn::RebindToUnsigned<DF>>& q0,
                           hn::Vec<hn::RebindToUnsigned<DF>>& q1) {
   const hn::RebindToUnsigned<DF> du;
   const hn::Rebind<uint8_t, DF> d8;
@@ -220,7 +221,8 @@ struct ZeroPointRows {
 // points are unpacked in vectors (a scalar int-to-float conversion per block takes a slot of
 // the vector pipes the dot products need).
 template <class DF>
-void DecodeZeroPoints(DF df, const ZeroPointRows& zps, int64_t r, int64_t kb, float* HWY_RESTRICT out) {
+void DecodeZeroPoints(DF df, const ZeroPointRows& zps, int64_t r, int64_t kb,
+                      float* HWY_RESTRICT out) {
   int64_t j = 0;
   if constexpr (hn::MaxLanes(DF()) >= 4) {
     if (zps.kind == NBitsZeroPoints::kPackedU8 && zps.bits == 4) {
@@ -235,8 +237,8 @@ void DecodeZeroPoints(DF df, const ZeroPointRows& zps, int64_t r, int64_t kb, fl
       const uint8_t* z = zps.p8 + r * zps.stride;
       for (; j + L <= kb; j += L) {
         const auto v = hn::PromoteTo(d16, hn::LoadU(d8h, z + j / 2));
-        const auto t = hn::Or(hn::And(v, hn::Set(d16, 15)),
-                              hn::ShiftLeft<4>(hn::And(v, hn::Set(d16, 0xF0))));
+        const auto t =
+            hn::Or(hn::And(v, hn::Set(d16, 15)), hn::ShiftLeft<4>(hn::And(v, hn::Set(d16, 0xF0))));
         const auto q = hn::PromoteTo(du, hn::BitCast(d8, t));
         hn::StoreU(hn::ConvertTo(df, hn::BitCast(di, q)), df, out + j);
       }
@@ -309,7 +311,8 @@ HWY_NOINLINE void DotRows(DF df, const float* HWY_RESTRICT ap, const NBitsWeight
   using V = hn::Vec<DF>;
   const int64_t L = static_cast<int64_t>(hn::Lanes(df));
   const int64_t kb = w.k_blocks(), blob = w.blob_bytes(), row_bytes = kb * blob;
-  const int64_t steps = kSteps != 0 ? kSteps : (kBits == 4 ? w.block_size / (2 * L) : w.block_size / L);
+  const int64_t steps =
+      kSteps != 0 ? kSteps : (kBits == 4 ? w.block_size / (2 * L) : w.block_size / L);
   const int64_t block_weights = w.block_size;
   const uint8_t* HWY_RESTRICT q = w.packed + n0 * row_bytes;
   const float* HWY_RESTRICT sc = w.scales + n0 * kb;
@@ -326,7 +329,8 @@ HWY_NOINLINE void DotRows(DF df, const float* HWY_RESTRICT ap, const NBitsWeight
   for (; b + group <= kb; b += group) {
     for (int r = 0; r < R; ++r) hwy::Prefetch(q + r * row_bytes + kPrefetchBytes);
     for (int64_t j = 0; j < group; ++j) {
-      DotBlock<kBits, R, kSteps, kIntZp>(df, ap, q, sc + b + j, zp + b + j, row_bytes, kb, steps, acc);
+      DotBlock<kBits, R, kSteps, kIntZp>(df, ap, q, sc + b + j, zp + b + j, row_bytes, kb, steps,
+                                         acc);
       ap += block_weights;
       q += blob;
     }
@@ -467,10 +471,58 @@ inline void BlockSumsOfA(const nbits::Problem& p, int64_t kb, float* HWY_RESTRIC
 }
 
 // sum over b of min[b] * asum[b], in b order.
-inline float BlockMinTerm(const float* HWY_RESTRICT min, const float* HWY_RESTRICT asum, int64_t kb) {
+inline float BlockMinTerm(const float* HWY_RESTRICT min, const float* HWY_RESTRICT asum,
+                          int64_t kb) {
   float s = 0.0f;
   for (int64_t b = 0; b < kb; ++b) s += min[b] * asum[b];
   return s;
+}
+
+// The GEMV path of Run (ap: the permuted rows of A, finish(i, n, v) stores y[i, n]).
+template <int kBits, class DF, class Finish>
+void RunGemv(DF df, const nbits::Problem& p, const float* ap, int64_t k_pad,
+             const Parallel& parallel, const Finish& finish) {
+  const NBitsWeights& w = *p.w;
+  const int64_t kb = w.k_blocks();
+  const int64_t tasks = (w.n + kNBitsRowsPerTask - 1) / kNBitsRowsPerTask;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(df));
+  const int64_t steps = kBits == 4 ? w.block_size / (2 * L) : w.block_size / L;
+  // Integer zero points are subtracted from the integer codes (not on the nibble table path,
+  // whose table holds float(q) - zp already).
+  const bool int_zp = !(kBits == 4 && kNibbleTable<DF>)&&w.zp_kind != NBitsZeroPoints::kFloat32;
+  const DotRowsFn dot4 =
+      int_zp ? PickDotRows<kBits, 4, true, DF>(steps) : PickDotRows<kBits, 4, false, DF>(steps);
+  const DotRowsFn dot1 =
+      int_zp ? PickDotRows<kBits, 1, true, DF>(steps) : PickDotRows<kBits, 1, false, DF>(steps);
+  parallel.For(tasks, [&](int64_t t0, int64_t t1) {
+    const int64_t n_end = std::min(w.n, t1 * kNBitsRowsPerTask);
+    const int64_t n_begin = t0 * kNBitsRowsPerTask;
+    // The task's zero points [rows][kb], decoded once per call (not per row of A), as
+    // float32 or, for the integer path, int32.
+    static thread_local ThreadScratch tls_zp;
+    float* const zpf = tls_zp.Get((n_end - n_begin) * kb);
+    const ZeroPointRows zps(w, n_begin);
+    for (int64_t r = 0; r < n_end - n_begin; ++r) {
+      if (int_zp) {
+        zps.FillInt(r, 0, kb, reinterpret_cast<int32_t*>(zpf + r * kb));
+      } else {
+        DecodeZeroPoints(df, zps, r, kb, zpf + r * kb);
+      }
+    }
+    int64_t n = n_begin;
+    for (int64_t i = 0; i < p.m; ++i) {
+      const float* a = ap + i * k_pad;
+      float out[4];
+      for (n = n_begin; n + 4 <= n_end; n += 4) {
+        dot4(a, w, n, zpf + (n - n_begin) * kb, out);
+        for (int r = 0; r < 4; ++r) finish(i, n + r, out[r]);
+      }
+      for (; n < n_end; ++n) {
+        dot1(a, w, n, zpf + (n - n_begin) * kb, out);
+        finish(i, n, out[0]);
+      }
+    }
+  });
 }
 
 template <int kBits, class DF>
@@ -497,7 +549,8 @@ void Run(DF df, const nbits::Problem& p, const Parallel& parallel) {
     const int64_t panels = (w.n + kF32GemmPanelRows - 1) / kF32GemmPanelRows;
     // A is the packed B operand (packed once per call): each panel of W rows is the A operand,
     // C^T = W_panel * A^T, and the panel rows need no transposing copy of their own.
-    const std::shared_ptr<const PackedBF32> packed_a = PackedBF32::Pack(true, k_pad, p.m, ap, k_pad);
+    const std::shared_ptr<const PackedBF32> packed_a =
+        PackedBF32::Pack(true, k_pad, p.m, ap, k_pad);
     parallel.For(panels, [&](int64_t t0, int64_t t1) {
       static thread_local ThreadScratch tls_panel;
       static thread_local ThreadScratch tls_ct;
@@ -525,8 +578,7 @@ void Run(DF df, const nbits::Problem& p, const Parallel& parallel) {
             }
           }
         }
-        GemmPackedBF32(false, rows, 1.0f, panel, k_pad, *packed_a, 0.0f, ct, p.m,
-                       SerialParallel());
+        GemmPackedBF32(false, rows, 1.0f, panel, k_pad, *packed_a, 0.0f, ct, p.m, SerialParallel());
         for (int64_t i = 0; i < p.m; ++i) {
           float* y = p.y + i * p.ldy + n;
           for (int r = 0; r < rows; ++r) {
@@ -539,42 +591,7 @@ void Run(DF df, const nbits::Problem& p, const Parallel& parallel) {
     return;
   }
   if (!p.gemm) {
-    const int64_t L = static_cast<int64_t>(hn::Lanes(df));
-    const int64_t steps = kBits == 4 ? w.block_size / (2 * L) : w.block_size / L;
-    // Integer zero points are subtracted from the integer codes (not on the nibble table path,
-    // whose table holds float(q) - zp already).
-    const bool int_zp = !(kBits == 4 && kNibbleTable<DF>) && w.zp_kind != NBitsZeroPoints::kFloat32;
-    const DotRowsFn dot4 = int_zp ? PickDotRows<kBits, 4, true, DF>(steps) : PickDotRows<kBits, 4, false, DF>(steps);
-    const DotRowsFn dot1 = int_zp ? PickDotRows<kBits, 1, true, DF>(steps) : PickDotRows<kBits, 1, false, DF>(steps);
-    parallel.For(tasks, [&](int64_t t0, int64_t t1) {
-      const int64_t n_end = std::min(w.n, t1 * kNBitsRowsPerTask);
-      const int64_t n_begin = t0 * kNBitsRowsPerTask;
-      // The task's zero points [rows][kb], decoded once per call (not per row of A), as
-      // float32 or, for the integer path, int32.
-      static thread_local ThreadScratch tls_zp;
-      float* const zpf = tls_zp.Get((n_end - n_begin) * kb);
-      const ZeroPointRows zps(w, n_begin);
-      for (int64_t r = 0; r < n_end - n_begin; ++r) {
-        if (int_zp) {
-          zps.FillInt(r, 0, kb, reinterpret_cast<int32_t*>(zpf + r * kb));
-        } else {
-          DecodeZeroPoints(df, zps, r, kb, zpf + r * kb);
-        }
-      }
-      int64_t n = n_begin;
-      for (int64_t i = 0; i < p.m; ++i) {
-        const float* a = ap + i * k_pad;
-        float out[4];
-        for (n = n_begin; n + 4 <= n_end; n += 4) {
-          dot4(a, w, n, zpf + (n - n_begin) * kb, out);
-          for (int r = 0; r < 4; ++r) finish(i, n + r, out[r]);
-        }
-        for (; n < n_end; ++n) {
-          dot1(a, w, n, zpf + (n - n_begin) * kb, out);
-          finish(i, n, out[0]);
-        }
-      }
-    });
+    RunGemv<kBits>(df, p, ap, k_pad, parallel, finish);
     return;
   }
   parallel.For(tasks, [&](int64_t t0, int64_t t1) {
@@ -622,8 +639,9 @@ namespace simplecpp::kernels {
 HWY_EXPORT(MatMulNBitsImpl);
 
 namespace {
-void Call(bool gemm, bool via_f32_gemm, int64_t m, const float* a, int64_t lda, const NBitsWeights& w,
-          const float* bias, float* y, int64_t ldy, const Parallel& parallel) {
+void Call(bool gemm, bool via_f32_gemm, int64_t m, const float* a, int64_t lda,
+          const NBitsWeights& w, const float* bias, float* y, int64_t ldy,
+          const Parallel& parallel) {
   if (m <= 0 || w.n <= 0) return;
   nbits::Problem p;
   p.m = m;
