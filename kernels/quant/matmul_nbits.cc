@@ -260,10 +260,21 @@ HWY_INLINE void KeepInRegister(V& v) {
 #endif
 }
 
+// How DotRows takes the zero points: float32 per block (subtracted after the conversion, or in
+// the nibble table), int32 per block (subtracted from the integer codes), or the default
+// 2^(bits-1) of every block (a constant kept in a register: no load per block).
+enum ZpMode : int { kZpFloat, kZpInt, kZpDefault };
+
+// Whether the codes take the subtraction as integers (not on the nibble table path, whose
+// table holds float(q) - zp already).
+template <int kBits, int kZp, class DF>
+constexpr bool kIntCodes = kZp == kZpInt ||
+                           (kZp == kZpDefault && !(kBits == 4 && kNibbleTable<DF>));
+
 // One block of W rows n0..n0+R-1: acc[r] += (sum of the block's a * (q - zp) lanes) * scale.
-// ab: the block's permuted A; qb, sb, zb: row n0's codes, scale and zero point (float32, or
-// int32 for the integer path) of the block; rows follow at row_bytes, kb and kb.
-template <int kBits, int R, int kSteps, bool kIntZp, class DF>
+// ab: the block's permuted A; qb, sb, zb: row n0's codes, scale and zero point (see ZpMode) of
+// the block; rows follow at row_bytes, kb and kb.
+template <int kBits, int R, int kSteps, int kZp, class DF>
 HWY_INLINE void DotBlock(DF df, const float* HWY_RESTRICT ab, const uint8_t* HWY_RESTRICT qb,
                          const float* HWY_RESTRICT sb, const float* HWY_RESTRICT zb,
                          int64_t row_bytes, int64_t kb, int64_t steps,
@@ -276,7 +287,12 @@ HWY_INLINE void DotBlock(DF df, const float* HWY_RESTRICT ab, const uint8_t* HWY
   hn::Vec<decltype(di)> ci[R];
   for (int r = 0; r < R; ++r) {
     d[r] = hn::Zero(df);
-    if constexpr (kIntZp) {
+    constexpr int32_t kDefault = 1 << (kBits - 1);
+    if constexpr (kZp == kZpDefault && kIntCodes<kBits, kZp, DF>) {
+      ci[r] = hn::Set(di, kDefault);
+    } else if constexpr (kZp == kZpDefault) {
+      c[r] = BlockConstant<kBits>(df, static_cast<float>(kDefault));
+    } else if constexpr (kZp == kZpInt) {
       ci[r] = hn::Set(di, reinterpret_cast<const int32_t*>(zb)[r * kb]);
     } else {
       c[r] = BlockConstant<kBits>(df, zb[r * kb]);
@@ -289,7 +305,7 @@ HWY_INLINE void DotBlock(DF df, const float* HWY_RESTRICT ab, const uint8_t* HWY
     KeepInRegister(a1);
     for (int r = 0; r < R; ++r) {
       V w0, w1;
-      if constexpr (kIntZp) {
+      if constexpr (kIntCodes<kBits, kZp, DF>) {
         UnpackStepInt<kBits>(df, qb + r * row_bytes + s * L, ci[r], w0, w1);
       } else {
         UnpackStep<kBits>(df, qb + r * row_bytes + s * L, c[r], w0, w1);
@@ -305,7 +321,7 @@ HWY_INLINE void DotBlock(DF df, const float* HWY_RESTRICT ab, const uint8_t* HWY
 // zero points [R][kb] (see DotBlock). kSteps: steps per block when known at compile time (the
 // common block sizes: a fully unrolled block keeps the per-block work small next to the
 // weights' work), 0 for any.
-template <int kBits, int R, int kSteps, bool kIntZp, class DF>
+template <int kBits, int R, int kSteps, int kZp, class DF>
 HWY_NOINLINE void DotRows(DF df, const float* HWY_RESTRICT ap, const NBitsWeights& w, int64_t n0,
                           const float* HWY_RESTRICT zp, float* HWY_RESTRICT out) {
   using V = hn::Vec<DF>;
@@ -329,14 +345,13 @@ HWY_NOINLINE void DotRows(DF df, const float* HWY_RESTRICT ap, const NBitsWeight
   for (; b + group <= kb; b += group) {
     for (int r = 0; r < R; ++r) hwy::Prefetch(q + r * row_bytes + kPrefetchBytes);
     for (int64_t j = 0; j < group; ++j) {
-      DotBlock<kBits, R, kSteps, kIntZp>(df, ap, q, sc + b + j, zp + b + j, row_bytes, kb, steps,
-                                         acc);
+      DotBlock<kBits, R, kSteps, kZp>(df, ap, q, sc + b + j, zp + b + j, row_bytes, kb, steps, acc);
       ap += block_weights;
       q += blob;
     }
   }
   for (; b < kb; ++b) {
-    DotBlock<kBits, R, kSteps, kIntZp>(df, ap, q, sc + b, zp + b, row_bytes, kb, steps, acc);
+    DotBlock<kBits, R, kSteps, kZp>(df, ap, q, sc + b, zp + b, row_bytes, kb, steps, acc);
     ap += block_weights;
     q += blob;
   }
@@ -345,22 +360,22 @@ HWY_NOINLINE void DotRows(DF df, const float* HWY_RESTRICT ap, const NBitsWeight
 
 using DotRowsFn = void (*)(const float*, const NBitsWeights&, int64_t, const float*, float*);
 
-template <int kBits, int R, int kSteps, bool kIntZp, class DF>
+template <int kBits, int R, int kSteps, int kZp, class DF>
 void DotRowsCall(const float* ap, const NBitsWeights& w, int64_t n0, const float* zpf, float* out) {
-  DotRows<kBits, R, kSteps, kIntZp>(DF(), ap, w, n0, zpf, out);
+  DotRows<kBits, R, kSteps, kZp>(DF(), ap, w, n0, zpf, out);
 }
 
-template <int kBits, int R, bool kIntZp, class DF>
+template <int kBits, int R, int kZp, class DF>
 DotRowsFn PickDotRows(int64_t steps) {
   switch (steps) {
     case 1:
-      return &DotRowsCall<kBits, R, 1, kIntZp, DF>;
+      return &DotRowsCall<kBits, R, 1, kZp, DF>;
     case 2:
-      return &DotRowsCall<kBits, R, 2, kIntZp, DF>;
+      return &DotRowsCall<kBits, R, 2, kZp, DF>;
     case 4:
-      return &DotRowsCall<kBits, R, 4, kIntZp, DF>;
+      return &DotRowsCall<kBits, R, 4, kZp, DF>;
     default:
-      return &DotRowsCall<kBits, R, 0, kIntZp, DF>;
+      return &DotRowsCall<kBits, R, 0, kZp, DF>;
   }
 }
 
@@ -488,12 +503,18 @@ void RunGemv(DF df, const nbits::Problem& p, const float* ap, int64_t k_pad,
   const int64_t L = static_cast<int64_t>(hn::Lanes(df));
   const int64_t steps = kBits == 4 ? w.block_size / (2 * L) : w.block_size / L;
   // Integer zero points are subtracted from the integer codes (not on the nibble table path,
-  // whose table holds float(q) - zp already).
-  const bool int_zp = !(kBits == 4 && kNibbleTable<DF>)&&w.zp_kind != NBitsZeroPoints::kFloat32;
-  const DotRowsFn dot4 =
-      int_zp ? PickDotRows<kBits, 4, true, DF>(steps) : PickDotRows<kBits, 4, false, DF>(steps);
-  const DotRowsFn dot1 =
-      int_zp ? PickDotRows<kBits, 1, true, DF>(steps) : PickDotRows<kBits, 1, false, DF>(steps);
+  // whose table holds float(q) - zp already); absent ones are a constant.
+  const bool table = kBits == 4 && kNibbleTable<DF>;
+  const ZpMode mode = w.zp_kind == NBitsZeroPoints::kDefault            ? kZpDefault
+                      : w.zp_kind == NBitsZeroPoints::kFloat32 || table ? kZpFloat
+                                                                        : kZpInt;
+  const bool int_zp = mode == kZpInt;
+  const DotRowsFn dot4 = mode == kZpDefault ? PickDotRows<kBits, 4, kZpDefault, DF>(steps)
+                         : int_zp           ? PickDotRows<kBits, 4, kZpInt, DF>(steps)
+                                            : PickDotRows<kBits, 4, kZpFloat, DF>(steps);
+  const DotRowsFn dot1 = mode == kZpDefault ? PickDotRows<kBits, 1, kZpDefault, DF>(steps)
+                         : int_zp           ? PickDotRows<kBits, 1, kZpInt, DF>(steps)
+                                            : PickDotRows<kBits, 1, kZpFloat, DF>(steps);
   parallel.For(tasks, [&](int64_t t0, int64_t t1) {
     const int64_t n_end = std::min(w.n, t1 * kNBitsRowsPerTask);
     const int64_t n_begin = t0 * kNBitsRowsPerTask;
@@ -502,7 +523,7 @@ void RunGemv(DF df, const nbits::Problem& p, const float* ap, int64_t k_pad,
     static thread_local ThreadScratch tls_zp;
     float* const zpf = tls_zp.Get((n_end - n_begin) * kb);
     const ZeroPointRows zps(w, n_begin);
-    for (int64_t r = 0; r < n_end - n_begin; ++r) {
+    for (int64_t r = 0; r < n_end - n_begin && mode != kZpDefault; ++r) {
       if (int_zp) {
         zps.FillInt(r, 0, kb, reinterpret_cast<int32_t*>(zpf + r * kb));
       } else {
