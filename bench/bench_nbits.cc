@@ -1,7 +1,8 @@
 // Block-quantized weights (com.microsoft MatMulNBits, kernels/quant/matmul_nbits.h) vs float32
 // weights, GEMV 1x4096 . 4096x4096 (one token), single thread, in the same run:
 //   float32: the path MatMul takes for a constant B (PackedBF32 + GemmPackedBMixed, M = 1)
-//   int4 / int8: GemvNBitsF32, block 32, packed uint8 zero points
+//   int4 / int8: GemvNBitsF32, block 32, packed uint8 zero points (Int4 / Int8) or none, the
+//                symmetric form (Int4Sym / Int8Sym)
 //   DRAM: a read-sum of a 256 MiB buffer (the bound of a read-only stream) and a 256 MiB memcpy.
 // Every line reports GB/s of bytes moved (weights + scales + zero points + A for the GEMVs).
 // After the runs it prints the speed ratios to float32 and the fraction of the best read stream
@@ -46,7 +47,7 @@ void BM_GemvF32(benchmark::State& state) {
   SetBytes(state, 4.0 * kN * kK + 4.0 * kK);
 }
 
-void GemvNBits(benchmark::State& state, int bits) {
+void GemvNBits(benchmark::State& state, int bits, bool zero_points) {
   kernels::NBitsWeights w;
   w.bits = bits;
   w.n = kN;
@@ -60,8 +61,12 @@ void GemvNBits(benchmark::State& state, int bits) {
   std::vector<uint8_t> zp(static_cast<size_t>(kN * w.zp_row_bytes()), bits == 4 ? 0x88 : 0x80);
   w.packed = packed.data();
   w.scales = scales.data();
-  w.zp_kind = kernels::NBitsZeroPoints::kPackedU8;
-  w.zp_packed = zp.data();
+  if (zero_points) {
+    w.zp_kind = kernels::NBitsZeroPoints::kPackedU8;
+    w.zp_packed = zp.data();
+  } else {
+    zp.clear();
+  }
   const auto a = RandomFloats(kK, 1);
   std::vector<float> y(kN);
   auto pool = graph::MakeThreadPool(1);
@@ -73,8 +78,10 @@ void GemvNBits(benchmark::State& state, int bits) {
   state.SetLabel(kernels::CurrentTarget().name);
   SetBytes(state, static_cast<double>(packed.size() + zp.size()) + 4.0 * scales.size() + 4.0 * kK);
 }
-void BM_GemvInt4(benchmark::State& state) { GemvNBits(state, 4); }
-void BM_GemvInt8(benchmark::State& state) { GemvNBits(state, 8); }
+void BM_GemvInt4(benchmark::State& state) { GemvNBits(state, 4, true); }
+void BM_GemvInt8(benchmark::State& state) { GemvNBits(state, 8, true); }
+void BM_GemvInt4Sym(benchmark::State& state) { GemvNBits(state, 4, false); }
+void BM_GemvInt8Sym(benchmark::State& state) { GemvNBits(state, 8, false); }
 
 // Sum of 64-bit words (an integer reduction the compiler vectorizes), each cache line asked for
 // 1 KiB ahead as the kernels do: a pure read stream.
@@ -107,6 +114,8 @@ void BM_DramMemcpy(benchmark::State& state) {
 BENCHMARK(BM_GemvF32)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_GemvInt4)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_GemvInt8)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GemvInt4Sym)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GemvInt8Sym)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DramReadSum)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DramMemcpy)->UseRealTime()->Unit(benchmark::kMillisecond);
 
@@ -156,14 +165,15 @@ int main(int argc, char** argv) {
   // The bandwidth bound: the faster of the plain read stream and the float32 GEMV's own stream
   // (which prefetches and can beat a simple loop).
   const double read_bw = std::max(reporter.GBps("BM_DramReadSum"), reporter.GBps("BM_GemvF32"));
-  for (const char* name : {"BM_GemvInt4", "BM_GemvInt8"}) {
+  for (const char* name : {"BM_GemvInt4", "BM_GemvInt8", "BM_GemvInt4Sym", "BM_GemvInt8Sym"}) {
     const double t = reporter.Seconds(name);
     if (t <= 0.0 || f32 <= 0.0) continue;
-    std::printf("%-12s %.1f us vs float32 %.1f us: %.2fx faster; %.1f GB/s = %.2f of the best read "
-                "stream (%.1f GB/s; read-sum %.1f GB/s, float32 GEMV %.1f GB/s)\n",
-                name, t * 1e6, f32 * 1e6, f32 / t, reporter.GBps(name),
-                read_bw > 0.0 ? reporter.GBps(name) / read_bw : 0.0, read_bw,
-                reporter.GBps("BM_DramReadSum"), reporter.GBps("BM_GemvF32"));
+    std::printf(
+        "%-12s %.1f us vs float32 %.1f us: %.2fx faster; %.1f GB/s = %.2f of the best read "
+        "stream (%.1f GB/s; read-sum %.1f GB/s, float32 GEMV %.1f GB/s)\n",
+        name, t * 1e6, f32 * 1e6, f32 / t, reporter.GBps(name),
+        read_bw > 0.0 ? reporter.GBps(name) / read_bw : 0.0, read_bw,
+        reporter.GBps("BM_DramReadSum"), reporter.GBps("BM_GemvF32"));
   }
   benchmark::Shutdown();
   return 0;

@@ -5,13 +5,22 @@
 // 2L consecutive ones and the high nibbles (shift by 4) the L odd ones. Rather than interleave
 // the nibbles back (shuffles per weight), A is permuted once per call to the same order:
 // ap[2L*s + i] = a[2L*s + 2i], ap[2L*s + L + i] = a[2L*s + 2i + 1], zero past K. So each weight
-// costs its share of one widening load, one And or shift, a convert, a subtract of the zero
-// point and one multiply-add.
+// costs its share of one widening load, one And or shift, a subtract of an integer zero point
+// (on the integer codes), a convert and one multiply-add; 4-bit codes on AVX-512 take a table
+// lookup instead of the And, subtract and convert (see kNibbleTable).
 //
 // 4-bit blocks of 16 weights are 8 bytes, less than one AVX-512 step: those use vectors of at
 // most 8 lanes (a block always holds whole steps).
 //
-// GEMV: rows of W in groups of 4 (independent chains; A loaded once per group and step).
+// GEMV: rows of W in groups of 4 (independent chains; A loaded once per group and step and
+// kept in registers). What bounds it on Zen 5 (AVX-512, block 32, 4-bit; bench/README.md):
+// per block and row it issues 8 vector operations (widening load, shift, 2 lookups, 3
+// multiply-adds, the table's subtract) and 3.5 vector loads (codes, zero point, scale, A
+// shared by 4 rows), against 4 vector pipes of which only 2 shuffle and 2 multiply-add, and 2
+// vector loads per cycle; anything more per block (a scalar int-to-float conversion, an
+// address spilled through a vector register, a load per use of A) shows directly in the time,
+// which is why the zero points are decoded once per task in vectors and A is pinned in
+// registers.
 // GEMM: for each pair of W rows, (q - zp) for the whole K is written once into a per-task
 // float32 buffer in the permuted order, then register tiles of up to 4 rows of A x 2 rows of W
 // run over it. Both perform the same operations per output element, so they agree bit for bit.
@@ -79,28 +88,58 @@ HWY_INLINE hn::Vec<DF> BlockConstant(DF df, float zp) {
   }
 }
 
+// The codes of one step of row p as u32 lanes: q0 (and q1 for 4-bit), the nibble table path
+// aside (there the codes stay in the high bits, see above).
+template <int kBits, class DF>
+HWY_INLINE void StepCodes(DF df, const uint8_t* HWY_RESTRICT p,
+                          hn::Vec<hn::RebindToUnsigned<DF>>& q0,
+                          hn::Vec<hn::RebindToUnsigned<DF>>& q1) {
+  const hn::RebindToUnsigned<DF> du;
+  const hn::Rebind<uint8_t, DF> d8;
+  const auto bytes = hn::PromoteTo(du, hn::LoadU(d8, p));
+  if constexpr (kBits == 4) {
+    q0 = hn::And(bytes, hn::Set(du, 15u));
+    q1 = hn::ShiftRight<4>(bytes);
+  } else {
+    q0 = bytes;
+    q1 = bytes;
+  }
+}
+
 // Weights of one step of row p, float(q) - zp: w0 (and w1 for 4-bit). c is BlockConstant.
 template <int kBits, class DF>
 HWY_INLINE void UnpackStep(DF df, const uint8_t* HWY_RESTRICT p, hn::Vec<DF> c, hn::Vec<DF>& w0,
                            hn::Vec<DF>& w1) {
   const hn::RebindToUnsigned<DF> du;
   const hn::RebindToSigned<DF> di;
-  const hn::Rebind<uint8_t, DF> d8;
-  const auto bytes = hn::PromoteTo(du, hn::LoadU(d8, p));
   if constexpr (kBits == 4 && kNibbleTable<DF>) {
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+    const hn::Rebind<uint8_t, DF> d8;
+    const auto bytes = hn::PromoteTo(du, hn::LoadU(d8, p));
     w0 = hn::Vec<DF>{_mm512_permutexvar_ps(bytes.raw, c.raw)};
     w1 = hn::Vec<DF>{_mm512_permutexvar_ps(hn::ShiftRight<4>(bytes).raw, c.raw)};
 #endif
-  } else if constexpr (kBits == 4) {
-    const auto lo = hn::And(bytes, hn::Set(du, 15u));
-    const auto hi = hn::ShiftRight<4>(bytes);
-    w0 = hn::Sub(hn::ConvertTo(df, hn::BitCast(di, lo)), c);
-    w1 = hn::Sub(hn::ConvertTo(df, hn::BitCast(di, hi)), c);
   } else {
-    w0 = hn::Sub(hn::ConvertTo(df, hn::BitCast(di, bytes)), c);
-    w1 = w0;
+    hn::Vec<decltype(du)> q0, q1;
+    StepCodes<kBits>(df, p, q0, q1);
+    w0 = hn::Sub(hn::ConvertTo(df, hn::BitCast(di, q0)), c);
+    w1 = kBits == 4 ? hn::Sub(hn::ConvertTo(df, hn::BitCast(di, q1)), c) : w0;
   }
+}
+
+// As UnpackStep for an integer zero point zpi (Set(di, zp)): the subtraction is done on the
+// integer codes, which gives the same float32 values (small integers are exact) and keeps it
+// off the pipes the conversion and the float adds share.
+template <int kBits, class DF>
+HWY_INLINE void UnpackStepInt(DF df, const uint8_t* HWY_RESTRICT p,
+                              hn::Vec<hn::RebindToSigned<DF>> zpi, hn::Vec<DF>& w0,
+                              hn::Vec<DF>& w1) {
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  hn::Vec<decltype(du)> q0, q1;
+  StepCodes<kBits>(df, p, q0, q1);
+  w0 = hn::ConvertTo(df, hn::Sub(hn::BitCast(di, q0), zpi));
+  w1 = kBits == 4 ? hn::ConvertTo(df, hn::Sub(hn::BitCast(di, q1), zpi)) : w0;
 }
 
 // ap [m][k_pad] = the rows of a in step order (see the file comment), zero past K.
@@ -117,9 +156,8 @@ void PermuteA(DF df, const nbits::Problem& p, int64_t k_pad, float* HWY_RESTRICT
     } else {
       for (int64_t s = 0; s < k_pad; s += 2 * L) {
         for (int64_t j = 0; j < 2 * L; ++j) {
-          const int64_t kk = s + j;
-          const int64_t dst = s + (j % 2) * L + j / 2;
-          out[dst] = kk < k ? a[kk] : 0.0f;
+          const int64_t kk = s + 2 * (j % L) + j / L;  // w0: even weights, w1: odd ones
+          out[s + j] = kk < k ? a[kk] : 0.0f;
         }
       }
     }
@@ -141,15 +179,8 @@ struct ZeroPointRows {
       pf = w.zp_f32 + n0 * stride;
     }
   }
-  HWY_INLINE float At(int64_t r, int64_t b) const {
-    if (kind == NBitsZeroPoints::kPackedU8) {
-      if (bits == 8) return static_cast<float>(p8[r * stride + b]);
-      return static_cast<float>((p8[r * stride + b / 2] >> (4 * (b & 1))) & 15);
-    }
-    if (kind == NBitsZeroPoints::kFloat32) return pf[r * stride + b];
-    return def;
-  }
-  // out[j] = At(r, b0 + j), j < count; b0 even. One switch per call, simple loops.
+  // out[j] = the zero point of block b0 + j of row r, j < count; b0 even. One switch per
+  // call, simple loops.
   void Fill(int64_t r, int64_t b0, int64_t count, float* HWY_RESTRICT out) const {
     if (kind == NBitsZeroPoints::kPackedU8 && bits == 4) {
       const uint8_t* z = p8 + r * stride + b0 / 2;
@@ -166,6 +197,18 @@ struct ZeroPointRows {
       for (int64_t j = 0; j < count; ++j) out[j] = def;
     }
   }
+  // As Fill, as int32, for the integer kinds (not kFloat32).
+  void FillInt(int64_t r, int64_t b0, int64_t count, int32_t* HWY_RESTRICT out) const {
+    if (kind == NBitsZeroPoints::kPackedU8 && bits == 4) {
+      const uint8_t* z = p8 + r * stride + b0 / 2;
+      for (int64_t j = 0; j < count; ++j) out[j] = (z[j / 2] >> (4 * (j & 1))) & 15;
+    } else if (kind == NBitsZeroPoints::kPackedU8) {
+      const uint8_t* z = p8 + r * stride + b0;
+      for (int64_t j = 0; j < count; ++j) out[j] = z[j];
+    } else {
+      for (int64_t j = 0; j < count; ++j) out[j] = 1 << (bits - 1);
+    }
+  }
   NBitsZeroPoints kind;
   int bits;
   float def;
@@ -174,82 +217,165 @@ struct ZeroPointRows {
   const float* pf = nullptr;
 };
 
-// out[r] = y of W rows n0..n0+R-1 against one permuted A row (before the bias). kSteps: steps
-// per block when known at compile time (the common block sizes: a fully unrolled block keeps the
-// per-block work small next to the weights' work), 0 for any.
-template <int kBits, int R, int kSteps, class DF>
+// out[j] = the zero point of block j of row r of zps, j < kb, as float32: 4-bit packed zero
+// points are unpacked in vectors (a scalar int-to-float conversion per block takes a slot of
+// the vector pipes the dot products need).
+template <class DF>
+void DecodeZeroPoints(DF df, const ZeroPointRows& zps, int64_t r, int64_t kb,
+                      float* HWY_RESTRICT out) {
+  int64_t j = 0;
+  if constexpr (hn::MaxLanes(DF()) >= 4) {
+    if (zps.kind == NBitsZeroPoints::kPackedU8 && zps.bits == 4) {
+      // L nibbles from L/2 bytes: each byte z as a u16 lane becomes (z & 15) | (z >> 4) << 8,
+      // which read as bytes is the low nibble, then the high one.
+      const hn::RebindToUnsigned<DF> du;
+      const hn::RebindToSigned<DF> di;
+      const hn::Rebind<uint8_t, DF> d8;
+      const hn::Repartition<uint16_t, decltype(d8)> d16;
+      const hn::Rebind<uint8_t, decltype(d16)> d8h;
+      const int64_t L = static_cast<int64_t>(hn::Lanes(df));
+      const uint8_t* z = zps.p8 + r * zps.stride;
+      for (; j + L <= kb; j += L) {
+        const auto v = hn::PromoteTo(d16, hn::LoadU(d8h, z + j / 2));
+        const auto t =
+            hn::Or(hn::And(v, hn::Set(d16, 15)), hn::ShiftLeft<4>(hn::And(v, hn::Set(d16, 0xF0))));
+        const auto q = hn::PromoteTo(du, hn::BitCast(d8, t));
+        hn::StoreU(hn::ConvertTo(df, hn::BitCast(di, q)), df, out + j);
+      }
+    }
+  }
+  zps.Fill(r, j, kb - j, out + j);
+}
+
+// Makes the compiler keep v in a register rather than fold its load into each use: A is read
+// by the R rows' multiply-adds, and a load per use would cost a slot of the vector loads (two
+// per cycle on Zen 4/5), which the codes, zero points and scales need.
+template <class V>
+HWY_INLINE void KeepInRegister(V& v) {
+#if HWY_ARCH_X86 && (defined(__GNUC__) || defined(__clang__)) && HWY_TARGET != HWY_EMU128 && \
+    HWY_TARGET != HWY_SCALAR
+  asm("" : "+v"(v.raw));
+#else
+  (void)v;
+#endif
+}
+
+// How DotRows takes the zero points: float32 per block (subtracted after the conversion, or in
+// the nibble table), int32 per block (subtracted from the integer codes), or the default
+// 2^(bits-1) of every block (a constant kept in a register: no load per block).
+enum ZpMode : int { kZpFloat, kZpInt, kZpDefault };
+
+// Whether the codes take the subtraction as integers (not on the nibble table path, whose
+// table holds float(q) - zp already).
+template <int kBits, int kZp, class DF>
+constexpr bool kIntCodes = kZp == kZpInt ||
+                           (kZp == kZpDefault && !(kBits == 4 && kNibbleTable<DF>));
+
+// One block of W rows n0..n0+R-1: acc[r] += (sum of the block's a * (q - zp) lanes) * scale.
+// ab: the block's permuted A; qb, sb, zb: row n0's codes, scale and zero point (see ZpMode) of
+// the block; rows follow at row_bytes, kb and kb.
+template <int kBits, int R, int kSteps, int kZp, class DF>
+HWY_INLINE void DotBlock(DF df, const float* HWY_RESTRICT ab, const uint8_t* HWY_RESTRICT qb,
+                         const float* HWY_RESTRICT sb, const float* HWY_RESTRICT zb,
+                         int64_t row_bytes, int64_t kb, int64_t steps,
+                         hn::Vec<DF>* HWY_RESTRICT acc) {
+  using V = hn::Vec<DF>;
+  const hn::RebindToSigned<DF> di;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(df));
+  const int64_t step_weights = kBits == 4 ? 2 * L : L;
+  V d[R], c[R];
+  hn::Vec<decltype(di)> ci[R];
+  for (int r = 0; r < R; ++r) {
+    d[r] = hn::Zero(df);
+    constexpr int32_t kDefault = 1 << (kBits - 1);
+    if constexpr (kZp == kZpDefault && kIntCodes<kBits, kZp, DF>) {
+      ci[r] = hn::Set(di, kDefault);
+    } else if constexpr (kZp == kZpDefault) {
+      c[r] = BlockConstant<kBits>(df, static_cast<float>(kDefault));
+    } else if constexpr (kZp == kZpInt) {
+      ci[r] = hn::Set(di, reinterpret_cast<const int32_t*>(zb)[r * kb]);
+    } else {
+      c[r] = BlockConstant<kBits>(df, zb[r * kb]);
+    }
+  }
+  for (int64_t s = 0; s < steps; ++s) {
+    V a0 = hn::LoadU(df, ab + s * step_weights);
+    V a1 = kBits == 4 ? hn::LoadU(df, ab + s * step_weights + L) : a0;
+    KeepInRegister(a0);
+    KeepInRegister(a1);
+    for (int r = 0; r < R; ++r) {
+      V w0, w1;
+      if constexpr (kIntCodes<kBits, kZp, DF>) {
+        UnpackStepInt<kBits>(df, qb + r * row_bytes + s * L, ci[r], w0, w1);
+      } else {
+        UnpackStep<kBits>(df, qb + r * row_bytes + s * L, c[r], w0, w1);
+      }
+      d[r] = hn::MulAdd(a0, w0, d[r]);
+      if constexpr (kBits == 4) d[r] = hn::MulAdd(a1, w1, d[r]);
+    }
+  }
+  for (int r = 0; r < R; ++r) acc[r] = hn::MulAdd(d[r], hn::Set(df, sb[r * kb]), acc[r]);
+}
+
+// out[r] = y of W rows n0..n0+R-1 against one permuted A row (before the bias); zp: the rows'
+// zero points [R][kb] (see DotBlock). kSteps: steps per block when known at compile time (the
+// common block sizes: a fully unrolled block keeps the per-block work small next to the
+// weights' work), 0 for any.
+template <int kBits, int R, int kSteps, int kZp, class DF>
 HWY_NOINLINE void DotRows(DF df, const float* HWY_RESTRICT ap, const NBitsWeights& w, int64_t n0,
-                          float* HWY_RESTRICT out) {
+                          const float* HWY_RESTRICT zp, float* HWY_RESTRICT out) {
   using V = hn::Vec<DF>;
   const int64_t L = static_cast<int64_t>(hn::Lanes(df));
   const int64_t kb = w.k_blocks(), blob = w.blob_bytes(), row_bytes = kb * blob;
-  const int64_t steps = kSteps != 0 ? kSteps : (kBits == 4 ? w.block_size / (2 * L) : w.block_size / L);
-  const int64_t step_weights = kBits == 4 ? 2 * L : L;
-  const ZeroPointRows zps(w, n0);
-  const uint8_t* HWY_RESTRICT q0 = w.packed + n0 * row_bytes;
-  const float* HWY_RESTRICT s0 = w.scales + n0 * kb;
+  const int64_t steps =
+      kSteps != 0 ? kSteps : (kBits == 4 ? w.block_size / (2 * L) : w.block_size / L);
+  const int64_t block_weights = w.block_size;
+  const uint8_t* HWY_RESTRICT q = w.packed + n0 * row_bytes;
+  const float* HWY_RESTRICT sc = w.scales + n0 * kb;
   V acc[R];
   for (int r = 0; r < R; ++r) acc[r] = hn::Zero(df);
-  // Zero points are decoded a chunk of blocks at a time (per-block scalar decoding was a large
-  // share of the work at block size 32).
-  constexpr int64_t kZpChunk = 16;
-  HWY_ALIGN float zpf[R][kZpChunk];
-  for (int64_t b = 0; b < kb; ++b) {
-    const int64_t j = b % kZpChunk;
-    if (j == 0) {
-      for (int r = 0; r < R; ++r) zps.Fill(r, b, std::min(kZpChunk, kb - b), zpf[r]);
+  // Each row stream is prefetched once per cache line: the blocks of one line form a group.
+  // R interleaved streams restart every few KiB (one group of rows): asking for each a little
+  // ahead keeps DRAM reads in flight where the hardware prefetcher is still ramping up.
+  constexpr int64_t kLine = 64;
+  constexpr int64_t kGroup =
+      kSteps == 0 ? 1 : HWY_MAX(1, kLine / (kSteps * static_cast<int64_t>(hn::MaxLanes(DF()))));
+  const int64_t group = kSteps != 0 && kSteps * L == blob ? kGroup : 1;
+  int64_t b = 0;
+  for (; b + group <= kb; b += group) {
+    for (int r = 0; r < R; ++r) hwy::Prefetch(q + r * row_bytes + kPrefetchBytes);
+    for (int64_t j = 0; j < group; ++j) {
+      DotBlock<kBits, R, kSteps, kZp>(df, ap, q, sc + b + j, zp + b + j, row_bytes, kb, steps, acc);
+      ap += block_weights;
+      q += blob;
     }
-    V d[R], zp[R];
-    for (int r = 0; r < R; ++r) {
-      d[r] = hn::Zero(df);
-      zp[r] = BlockConstant<kBits>(df, zpf[r][j]);
-    }
-    const float* HWY_RESTRICT ab = ap + b * w.block_size;
-    const uint8_t* HWY_RESTRICT qb = q0 + b * blob;
-    // R interleaved streams restart every few KiB (one group of rows): asking for each a
-    // little ahead keeps DRAM reads in flight where the hardware prefetcher is still ramping up.
-    for (int r = 0; r < R; ++r) hwy::Prefetch(qb + r * row_bytes + kPrefetchBytes);
-    for (int64_t s = 0; s < steps; ++s) {
-      const V a0 = hn::LoadU(df, ab + s * step_weights);
-      if constexpr (kBits == 4) {
-        const V a1 = hn::LoadU(df, ab + s * step_weights + L);
-        for (int r = 0; r < R; ++r) {
-          V w0, w1;
-          UnpackStep<4>(df, qb + r * row_bytes + s * L, zp[r], w0, w1);
-          d[r] = hn::MulAdd(a0, w0, d[r]);
-          d[r] = hn::MulAdd(a1, w1, d[r]);
-        }
-      } else {
-        for (int r = 0; r < R; ++r) {
-          V w0, w1;
-          UnpackStep<8>(df, qb + r * row_bytes + s * L, zp[r], w0, w1);
-          d[r] = hn::MulAdd(a0, w0, d[r]);
-        }
-      }
-    }
-    for (int r = 0; r < R; ++r) acc[r] = hn::MulAdd(d[r], hn::Set(df, s0[r * kb + b]), acc[r]);
+  }
+  for (; b < kb; ++b) {
+    DotBlock<kBits, R, kSteps, kZp>(df, ap, q, sc + b, zp + b, row_bytes, kb, steps, acc);
+    ap += block_weights;
+    q += blob;
   }
   for (int r = 0; r < R; ++r) out[r] = hn::GetLane(hn::SumOfLanes(df, acc[r]));
 }
 
-using DotRowsFn = void (*)(const float*, const NBitsWeights&, int64_t, float*);
+using DotRowsFn = void (*)(const float*, const NBitsWeights&, int64_t, const float*, float*);
 
-template <int kBits, int R, int kSteps, class DF>
-void DotRowsCall(const float* ap, const NBitsWeights& w, int64_t n0, float* out) {
-  DotRows<kBits, R, kSteps>(DF(), ap, w, n0, out);
+template <int kBits, int R, int kSteps, int kZp, class DF>
+void DotRowsCall(const float* ap, const NBitsWeights& w, int64_t n0, const float* zpf, float* out) {
+  DotRows<kBits, R, kSteps, kZp>(DF(), ap, w, n0, zpf, out);
 }
 
-template <int kBits, int R, class DF>
+template <int kBits, int R, int kZp, class DF>
 DotRowsFn PickDotRows(int64_t steps) {
   switch (steps) {
     case 1:
-      return &DotRowsCall<kBits, R, 1, DF>;
+      return &DotRowsCall<kBits, R, 1, kZp, DF>;
     case 2:
-      return &DotRowsCall<kBits, R, 2, DF>;
+      return &DotRowsCall<kBits, R, 2, kZp, DF>;
     case 4:
-      return &DotRowsCall<kBits, R, 4, DF>;
+      return &DotRowsCall<kBits, R, 4, kZp, DF>;
     default:
-      return &DotRowsCall<kBits, R, 0, DF>;
+      return &DotRowsCall<kBits, R, 0, kZp, DF>;
   }
 }
 
@@ -360,10 +486,64 @@ inline void BlockSumsOfA(const nbits::Problem& p, int64_t kb, float* HWY_RESTRIC
 }
 
 // sum over b of min[b] * asum[b], in b order.
-inline float BlockMinTerm(const float* HWY_RESTRICT min, const float* HWY_RESTRICT asum, int64_t kb) {
+inline float BlockMinTerm(const float* HWY_RESTRICT min, const float* HWY_RESTRICT asum,
+                          int64_t kb) {
   float s = 0.0f;
   for (int64_t b = 0; b < kb; ++b) s += min[b] * asum[b];
   return s;
+}
+
+// The GEMV path of Run (ap: the permuted rows of A, finish(i, n, v) stores y[i, n]).
+template <int kBits, class DF, class Finish>
+void RunGemv(DF df, const nbits::Problem& p, const float* ap, int64_t k_pad,
+             const Parallel& parallel, const Finish& finish) {
+  const NBitsWeights& w = *p.w;
+  const int64_t kb = w.k_blocks();
+  const int64_t tasks = (w.n + kNBitsRowsPerTask - 1) / kNBitsRowsPerTask;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(df));
+  const int64_t steps = kBits == 4 ? w.block_size / (2 * L) : w.block_size / L;
+  // Integer zero points are subtracted from the integer codes (not on the nibble table path,
+  // whose table holds float(q) - zp already); absent ones are a constant.
+  const bool table = kBits == 4 && kNibbleTable<DF>;
+  const ZpMode mode = w.zp_kind == NBitsZeroPoints::kDefault            ? kZpDefault
+                      : w.zp_kind == NBitsZeroPoints::kFloat32 || table ? kZpFloat
+                                                                        : kZpInt;
+  const bool int_zp = mode == kZpInt;
+  const DotRowsFn dot4 = mode == kZpDefault ? PickDotRows<kBits, 4, kZpDefault, DF>(steps)
+                         : int_zp           ? PickDotRows<kBits, 4, kZpInt, DF>(steps)
+                                            : PickDotRows<kBits, 4, kZpFloat, DF>(steps);
+  const DotRowsFn dot1 = mode == kZpDefault ? PickDotRows<kBits, 1, kZpDefault, DF>(steps)
+                         : int_zp           ? PickDotRows<kBits, 1, kZpInt, DF>(steps)
+                                            : PickDotRows<kBits, 1, kZpFloat, DF>(steps);
+  parallel.For(tasks, [&](int64_t t0, int64_t t1) {
+    const int64_t n_end = std::min(w.n, t1 * kNBitsRowsPerTask);
+    const int64_t n_begin = t0 * kNBitsRowsPerTask;
+    // The task's zero points [rows][kb], decoded once per call (not per row of A), as
+    // float32 or, for the integer path, int32.
+    static thread_local ThreadScratch tls_zp;
+    float* const zpf = tls_zp.Get((n_end - n_begin) * kb);
+    const ZeroPointRows zps(w, n_begin);
+    for (int64_t r = 0; r < n_end - n_begin && mode != kZpDefault; ++r) {
+      if (int_zp) {
+        zps.FillInt(r, 0, kb, reinterpret_cast<int32_t*>(zpf + r * kb));
+      } else {
+        DecodeZeroPoints(df, zps, r, kb, zpf + r * kb);
+      }
+    }
+    int64_t n = n_begin;
+    for (int64_t i = 0; i < p.m; ++i) {
+      const float* a = ap + i * k_pad;
+      float out[4];
+      for (n = n_begin; n + 4 <= n_end; n += 4) {
+        dot4(a, w, n, zpf + (n - n_begin) * kb, out);
+        for (int r = 0; r < 4; ++r) finish(i, n + r, out[r]);
+      }
+      for (; n < n_end; ++n) {
+        dot1(a, w, n, zpf + (n - n_begin) * kb, out);
+        finish(i, n, out[0]);
+      }
+    }
+  });
 }
 
 template <int kBits, class DF>
@@ -390,7 +570,8 @@ void Run(DF df, const nbits::Problem& p, const Parallel& parallel) {
     const int64_t panels = (w.n + kF32GemmPanelRows - 1) / kF32GemmPanelRows;
     // A is the packed B operand (packed once per call): each panel of W rows is the A operand,
     // C^T = W_panel * A^T, and the panel rows need no transposing copy of their own.
-    const std::shared_ptr<const PackedBF32> packed_a = PackedBF32::Pack(true, k_pad, p.m, ap, k_pad);
+    const std::shared_ptr<const PackedBF32> packed_a =
+        PackedBF32::Pack(true, k_pad, p.m, ap, k_pad);
     parallel.For(panels, [&](int64_t t0, int64_t t1) {
       static thread_local ThreadScratch tls_panel;
       static thread_local ThreadScratch tls_ct;
@@ -418,8 +599,7 @@ void Run(DF df, const nbits::Problem& p, const Parallel& parallel) {
             }
           }
         }
-        GemmPackedBF32(false, rows, 1.0f, panel, k_pad, *packed_a, 0.0f, ct, p.m,
-                       SerialParallel());
+        GemmPackedBF32(false, rows, 1.0f, panel, k_pad, *packed_a, 0.0f, ct, p.m, SerialParallel());
         for (int64_t i = 0; i < p.m; ++i) {
           float* y = p.y + i * p.ldy + n;
           for (int r = 0; r < rows; ++r) {
@@ -432,26 +612,7 @@ void Run(DF df, const nbits::Problem& p, const Parallel& parallel) {
     return;
   }
   if (!p.gemm) {
-    const int64_t L = static_cast<int64_t>(hn::Lanes(df));
-    const int64_t steps = kBits == 4 ? w.block_size / (2 * L) : w.block_size / L;
-    const DotRowsFn dot4 = PickDotRows<kBits, 4, DF>(steps);
-    const DotRowsFn dot1 = PickDotRows<kBits, 1, DF>(steps);
-    parallel.For(tasks, [&](int64_t t0, int64_t t1) {
-      const int64_t n_end = std::min(w.n, t1 * kNBitsRowsPerTask);
-      for (int64_t i = 0; i < p.m; ++i) {
-        const float* a = ap + i * k_pad;
-        int64_t n = t0 * kNBitsRowsPerTask;
-        float out[4];
-        for (; n + 4 <= n_end; n += 4) {
-          dot4(a, w, n, out);
-          for (int r = 0; r < 4; ++r) finish(i, n + r, out[r]);
-        }
-        for (; n < n_end; ++n) {
-          dot1(a, w, n, out);
-          finish(i, n, out[0]);
-        }
-      }
-    });
+    RunGemv<kBits>(df, p, ap, k_pad, parallel, finish);
     return;
   }
   parallel.For(tasks, [&](int64_t t0, int64_t t1) {
@@ -499,8 +660,9 @@ namespace simplecpp::kernels {
 HWY_EXPORT(MatMulNBitsImpl);
 
 namespace {
-void Call(bool gemm, bool via_f32_gemm, int64_t m, const float* a, int64_t lda, const NBitsWeights& w,
-          const float* bias, float* y, int64_t ldy, const Parallel& parallel) {
+void Call(bool gemm, bool via_f32_gemm, int64_t m, const float* a, int64_t lda,
+          const NBitsWeights& w, const float* bias, float* y, int64_t ldy,
+          const Parallel& parallel) {
   if (m <= 0 || w.n <= 0) return;
   nbits::Problem p;
   p.m = m;

@@ -15,7 +15,8 @@
 // with L the float32 lanes of the target's vectors, each output element is
 //   for each block b: lanes d = sum over the block's k of a[k] * (float(q[k]) - zp)
 //                           (one multiply-add chain per lane, in k order within the lane;
-//                            q - zp is exact for integer zero points)
+//                            q - zp is exact for integer zero points, whether the kernel
+//                            subtracts before or after the conversion to float32)
 //                     lanes acc = acc + d * scale[n,b]            (multiply-add)
 //   y = (sum of acc's lanes, Highway's fixed reduction) + bias[n]
 // The scale is factored out of each block (one multiply per block, not per weight). Results are
