@@ -145,12 +145,36 @@ TEST_CASE("DepthwiseConvF32 matches direct convolution (1-D, 2-D, multipliers)")
   }
 }
 
+// A 2-D depthwise case (multiplier 1, bias) on random data against the reference, on every
+// target. x is exactly the input's size, so a load past a row's end in the last channel is a
+// heap overflow under AddressSanitizer.
+void CheckDepthwise2D(ConvRefParams p, std::mt19937& rng) {
+  p.group = p.channels;
+  p.out_channels = p.channels;
+  const ConvGeometry g = ToGeometry(p);
+  const auto x = RandomVector(rng, p.channels * g.InSize());
+  const auto w = RandomVector(rng, p.out_channels * g.KernelSize());
+  const auto bias = RandomVector(rng, p.out_channels);
+  const auto ref = ConvReference(p, x, w, bias);
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    std::vector<float> y(static_cast<size_t>(p.out_channels * g.OutSize()), -7.0f);
+    DepthwiseConvF32(g, x.data(), p.channels, 1, w.data(), bias.data(), y.data(),
+                     SerialParallel());
+    ExpectClose(y, ref, 1e-5);
+  }
+}
+
 TEST_CASE("DepthwiseConvF32 3x3 rows of every width around the vector length") {
   // The 3x3 register path, the overlapping last vector and the scalar edges, pad 0..2.
   std::mt19937 rng(11);
   for (int64_t width : {1, 2, 3, 4, 15, 16, 17, 18, 31, 33, 47, 56}) {
     for (int64_t pad : {0, 1, 2}) {
       for (int64_t height : {1, 3, 5}) {
+        CAPTURE(width);
+        CAPTURE(pad);
+        CAPTURE(height);
         ConvRefParams p;
         p.in = {height, width};
         p.kernel = {3, 3};
@@ -160,24 +184,7 @@ TEST_CASE("DepthwiseConvF32 3x3 rows of every width around the vector length") {
         p.out = {height + 2 * pad - 2, width + 2 * pad - 2};
         if (p.out[0] <= 0 || p.out[1] <= 0) continue;
         p.channels = 3;
-        p.group = 3;
-        p.out_channels = 3;
-        const ConvGeometry g = ToGeometry(p);
-        const auto x = RandomVector(rng, p.channels * g.InSize());
-        const auto w = RandomVector(rng, p.out_channels * g.KernelSize());
-        const auto bias = RandomVector(rng, p.out_channels);
-        const auto ref = ConvReference(p, x, w, bias);
-        for (const auto& t : CompiledTargets()) {
-          ScopedTarget st(t);
-          CAPTURE(t.name);
-          CAPTURE(width);
-          CAPTURE(pad);
-          CAPTURE(height);
-          std::vector<float> y(static_cast<size_t>(p.out_channels * g.OutSize()), -7.0f);
-          DepthwiseConvF32(g, x.data(), p.channels, 1, w.data(), bias.data(), y.data(),
-                           SerialParallel());
-          ExpectClose(y, ref, 1e-5);
-        }
+        CheckDepthwise2D(p, rng);
       }
     }
   }
@@ -191,38 +198,21 @@ TEST_CASE("DepthwiseConvF32 stride 2 rows of every width around the vector lengt
     for (int64_t dil : {1, 2}) {
       for (int64_t width : {1, 2, 5, 16, 17, 31, 32, 33, 34, 35, 47, 64, 65, 66, 67, 97}) {
         for (int64_t pad : {0, 1, 2}) {
+          CAPTURE(k);
+          CAPTURE(dil);
+          CAPTURE(width);
+          CAPTURE(pad);
+          const int64_t reach = (k - 1) * dil + 1;
+          if (5 + 2 * pad < reach || width + 2 * pad < reach) continue;
           ConvRefParams p;
           p.in = {5, width};
           p.kernel = {k, k};
           p.stride = {2, 2};
           p.dilation = {dil, dil};
           p.pad_begin = {pad, pad};
-          const int64_t reach = (k - 1) * dil + 1;
           p.out = {(5 + 2 * pad - reach) / 2 + 1, (width + 2 * pad - reach) / 2 + 1};
-          if (5 + 2 * pad < reach || width + 2 * pad < reach) continue;
           p.channels = 2;
-          p.group = 2;
-          p.out_channels = 2;
-          const ConvGeometry g = ToGeometry(p);
-          const auto x = RandomVector(rng, p.channels * g.InSize());
-          const auto w = RandomVector(rng, p.out_channels * g.KernelSize());
-          const auto bias = RandomVector(rng, p.out_channels);
-          const auto ref = ConvReference(p, x, w, bias);
-          for (const auto& t : CompiledTargets()) {
-            ScopedTarget st(t);
-            CAPTURE(t.name);
-            CAPTURE(k);
-            CAPTURE(dil);
-            CAPTURE(width);
-            CAPTURE(pad);
-            // Exactly the input's size, so a load past the row's end would be a heap overflow
-            // under AddressSanitizer.
-            std::vector<float> xin(x.begin(), x.end());
-            std::vector<float> y(static_cast<size_t>(p.out_channels * g.OutSize()), -7.0f);
-            DepthwiseConvF32(g, xin.data(), p.channels, 1, w.data(), bias.data(), y.data(),
-                             SerialParallel());
-            ExpectClose(y, ref, 1e-5);
-          }
+          CheckDepthwise2D(p, rng);
         }
       }
     }
