@@ -2,11 +2,13 @@
 // simplecpp_wasm) vs onnxruntime-web (wasm execution provider, 1 thread, SIMD) in the same node
 // process, on the same model bytes and identical inputs. Side of bench/run_wasm.sh.
 //
-//   node run_wasm.mjs --package DIR [--repeat N] [--rounds R] LABEL=MODEL.onnx ...
+//   node run_wasm.mjs --package DIR [--repeat N] [--rounds R] LABEL=MODEL.onnx[@NAME=FILE.npy...] ...
 //
 // DIR holds simplecpp's index.mjs + simplecpp.mjs + simplecpp.wasm (e.g. build-wasm/js).
 // Inputs: every model input gets deterministic data (float: uniform [-1, 1) from a fixed LCG,
-// integers 0..9, bool 0/1; unknown dims = 1), the same typed arrays fed to both runtimes. Per
+// integers 0..9, bool 0/1; unknown dims = 1), or, for an input named after '@' in the model's
+// argument, the array of that .npy file (real models: an image of the size they are used at);
+// the same typed arrays are fed to both runtimes. Per
 // model: one warm-up run each, then R rounds alternating the runtimes, each round N timed runs;
 // a round's figure is the median of its N runs, the reported figure the median over rounds.
 // Prints a markdown table (median ms, ratio ours/ORT-web, max |ours - ORT-web| over the outputs).
@@ -15,6 +17,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { median, takeOption } from './args.mjs';
+import { halfToNumber, readNpy } from './npy.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(path.join(here, 'package.json'));
@@ -57,7 +60,8 @@ async function main() {
   const repeat = Number(takeOption(args, '--repeat', '100'));
   const rounds = Number(takeOption(args, '--rounds', '5'));
   if (!pkg || args.length === 0) {
-    console.error('usage: node run_wasm.mjs --package DIR [--repeat N] [--rounds R] LABEL=MODEL.onnx ...');
+    console.error('usage: node run_wasm.mjs --package DIR [--repeat N] [--rounds R] ' +
+                  'LABEL=MODEL.onnx[@NAME=FILE.npy...] ...');
     process.exit(2);
   }
   const { SimpleCpp } = await import(pathToFileURL(path.resolve(pkg, 'index.mjs')).href);
@@ -75,10 +79,12 @@ async function main() {
   console.log('');
   console.log('| model | simplecpp-wasm median ms | ORT-web median ms | ratio (ours/ORT-web) | max abs diff |');
   console.log('|---|---|---|---|---|');
-  for (const spec of args) {
+  for (const arg of args) {
+    const [spec, ...inputSpecs] = arg.split('@');
     const eq = spec.indexOf('=');
     const label = spec.slice(0, eq);
     const file = spec.slice(eq + 1);
+    const inputFiles = new Map(inputSpecs.map((s) => [s.slice(0, s.indexOf('=')), s.slice(s.indexOf('=') + 1)]));
     const bytes = new Uint8Array(fs.readFileSync(file));
 
     const model = sc.loadModel(bytes);
@@ -89,6 +95,12 @@ async function main() {
     const oursFeeds = {};
     const ortFeeds = {};
     model.inputs.forEach((input, i) => {
+      if (inputFiles.has(input.name)) {
+        const { type, dims, data } = readNpy(inputFiles.get(input.name));
+        oursFeeds[input.name] = { data, dims, dtype: type };
+        ortFeeds[input.name] = new ort.Tensor(type, data, dims);
+        return;
+      }
       const dims = (input.dims || [1]).map((d) => (d > 0 ? d : 1));
       const data = generate(input.dtype, dims, i + 1);
       oursFeeds[input.name] = { data, dims, dtype: input.dtype };
@@ -102,7 +114,9 @@ async function main() {
       const a = oursOut[name].data;
       const b = ortOut[name].data;
       if (a.length !== b.length) { diff = NaN; break; }
-      for (let i = 0; i < a.length; ++i) diff = Math.max(diff, Math.abs(Number(a[i]) - Number(b[i])));
+      // float16 outputs are compared as the values their bits encode.
+      const value = ortOut[name].type === 'float16' ? halfToNumber : Number;
+      for (let i = 0; i < a.length; ++i) diff = Math.max(diff, Math.abs(value(a[i]) - value(b[i])));
     }
     const ours = [];
     const theirs = [];
