@@ -15,8 +15,9 @@ models=("$@")
 cli="$build/bin/simplecpp"
 work="${TMPDIR:-/tmp}/simplecpp-llama-bench"
 mkdir -p "$work"
-prompt=$(seq -s, 1 32)
-tokens=32
+# PROMPT_TOKENS / DECODE_TOKENS: the prompt's length and the decode steps (default 32 each).
+prompt=$(seq -s, 1 "${PROMPT_TOKENS:-32}")
+tokens="${DECODE_TOKENS:-32}"
 for m in "${models[@]}"; do
   file="$work/$m.onnx"
   if [ ! -f "$file" ]; then
