@@ -1,7 +1,6 @@
 // core/aligned_buffer.h
 #include "core/aligned_buffer.h"
 
-#include <cstdint>
 #include <cstdlib>
 
 #if defined(__linux__) && !defined(__EMSCRIPTEN__)
@@ -11,14 +10,10 @@
 namespace simplecpp::core {
 
 void* AllocateBuffer(size_t bytes) {
-  constexpr size_t kSmallAlignment = 64;
-  if (bytes < kHugePageBytes) {
-    // aligned_alloc wants a size that is a multiple of the alignment.
-    const size_t rounded = bytes == 0 ? kSmallAlignment
-                                      : (bytes + kSmallAlignment - 1) / kSmallAlignment * kSmallAlignment;
-    return std::aligned_alloc(kSmallAlignment, rounded);
-  }
-  const size_t rounded = (bytes + kSmallAlignment - 1) / kSmallAlignment * kSmallAlignment;
+  constexpr size_t kAlign = 64;
+  // Whole alignment units (aligned_alloc wants a multiple of the alignment), never 0 bytes.
+  const size_t rounded = bytes == 0 ? kAlign : (bytes + kAlign - 1) / kAlign * kAlign;
+  if (rounded < kHugePageBytes) return std::aligned_alloc(kAlign, rounded);
   // posix_memalign: aligned_alloc would want the size to be a multiple of 2 MiB as well.
   void* p = nullptr;
   if (::posix_memalign(&p, kHugePageBytes, rounded) != 0) p = nullptr;

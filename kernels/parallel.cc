@@ -29,14 +29,13 @@ constexpr int64_t kMinParallelElements = int64_t{1} << 17;
 }  // namespace
 
 bool WorthParallelMacs(int64_t macs) { return macs >= kMinParallelMacs; }
-bool WorthParallelElements(int64_t elements) { return elements >= kMinParallelElements; }
 
 const Parallel& ParallelForMacs(const Parallel& parallel, int64_t macs) {
   return WorthParallelMacs(macs) ? parallel : SerialParallel();
 }
 
 const Parallel& ParallelForElements(const Parallel& parallel, int64_t elements) {
-  return WorthParallelElements(elements) ? parallel : SerialParallel();
+  return elements >= kMinParallelElements ? parallel : SerialParallel();
 }
 
 }  // namespace simplecpp::kernels

@@ -47,7 +47,6 @@ const Parallel& SerialParallel();
 // macs: multiply-adds of vectorized compute (convolution, matrix products, pooling windows);
 // elements: elements read plus written by a memory-bound op (element-wise, copies, reductions).
 bool WorthParallelMacs(int64_t macs);
-bool WorthParallelElements(int64_t elements);
 const Parallel& ParallelForMacs(const Parallel& parallel, int64_t macs);
 const Parallel& ParallelForElements(const Parallel& parallel, int64_t elements);
 

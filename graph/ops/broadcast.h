@@ -108,7 +108,8 @@ void BroadcastPlan::ForEachRun(int64_t begin, int64_t end, Fn&& fn) const {
 template <typename Fn>
 void BroadcastPlan::Run(const kernels::Parallel& pool, Fn&& fn) const {
   if (num_runs_ == 0 || run_length_ == 0) return;
-  const kernels::Parallel& parallel = kernels::ParallelForElements(pool, (num_inputs_ + 1) * num_runs_ * run_length_);
+  const kernels::Parallel& parallel =
+      kernels::ParallelForElements(pool, (num_inputs_ + 1) * num_runs_ * run_length_);
   if (run_length_ >= kTaskElements) {
     // Long runs: each task is one piece of one run.
     const int64_t pieces = (run_length_ + kTaskElements - 1) / kTaskElements;

@@ -146,7 +146,8 @@ void DepthwiseConvF32Impl(const ConvGeometry& g, const float* x, int64_t channel
   const int64_t out_channels = channels * multiplier;
   const int64_t per_task = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, OH * OW));
   const int64_t tasks = (out_channels + per_task - 1) / per_task;
-  ParallelForMacs(parallel, out_channels * OH * OW * KH * KW).For(tasks, [&](int64_t t0, int64_t t1) {
+  const Parallel& par = ParallelForMacs(parallel, out_channels * OH * OW * KH * KW);
+  par.For(tasks, [&](int64_t t0, int64_t t1) {
     const int64_t oc_end = std::min(out_channels, t1 * per_task);
     for (int64_t oc = t0 * per_task; oc < oc_end; ++oc) {
       DepthwiseChannel(x + (oc / multiplier) * H * W, w + oc * KH * KW,

@@ -397,7 +397,8 @@ void ForEachPoolWindow(const T* x, const PoolGeometry& g, const Parallel& parall
   const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
   const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
   const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
-  ParallelForMacs(parallel, g.planes * out_plane * taps).For(g.planes, [&](int64_t p0, int64_t p1) {
+  const Parallel& par = ParallelForMacs(parallel, g.planes * out_plane * taps);
+  par.For(g.planes, [&](int64_t p0, int64_t p1) {
     for (int64_t plane = p0; plane < p1; ++plane) {
       const T* xp = x + plane * in_plane;
       int64_t oi = plane * out_plane;

@@ -118,6 +118,11 @@ double ParseDouble(const std::string& text, const std::string& what) {
   return v;
 }
 
+double MedianOfSorted(const std::vector<double>& sorted) {
+  const size_t n = sorted.size();
+  return n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+}
+
 bool IsFloatLike(DType t) {
   return t == DType::kFloat32 || t == DType::kFloat64 || t == DType::kFloat16 ||
          t == DType::kBFloat16;

@@ -43,6 +43,8 @@ std::pair<std::string, std::string> SplitAssignment(const std::string& text, con
 // Numbers.
 int64_t ParseInt(const std::string& text, const std::string& what);
 double ParseDouble(const std::string& text, const std::string& what);
+// The median of a sorted, non-empty list (the mean of the middle two for an even count).
+double MedianOfSorted(const std::vector<double>& sorted);
 
 // Element access for summaries and comparisons.
 bool IsFloatLike(DType t);     // float16, bfloat16, float32, float64

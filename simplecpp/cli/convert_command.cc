@@ -62,8 +62,7 @@ void PrintWeightReport(const convert::WeightReport& r, const graph::Model& in,
   double mean = 0.0;
   for (double v : sqnr) mean += v;
   mean /= static_cast<double>(sqnr.size());
-  const size_t m = sqnr.size() / 2;
-  const double median = sqnr.size() % 2 ? sqnr[m] : (sqnr[m - 1] + sqnr[m]) / 2;
+  const double median = MedianOfSorted(sqnr);
   std::printf("quantized %zu weights (%d nodes): SQNR min %.2f / median %.2f / mean %.2f dB\n",
               sqnr.size(), r.nodes_quantized, sqnr.front(), median, mean);
   std::printf("weights: %lld bytes float -> %lld bytes quantized\n",

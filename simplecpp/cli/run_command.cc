@@ -111,8 +111,7 @@ std::vector<Session::NodeTiming> MedianProfile(Session& session,
   for (size_t i = 0; i < profile.size(); ++i) {
     std::vector<double>& t = times[i];
     std::sort(t.begin(), t.end());
-    const size_t n = t.size();
-    profile[i].milliseconds = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+    profile[i].milliseconds = MedianOfSorted(t);
   }
   return profile;
 }
@@ -258,7 +257,7 @@ void PrintTimes(double first_ms, std::vector<double> times) {
   }
   std::sort(times.begin(), times.end());
   const size_t n = times.size();
-  const double median = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+  const double median = MedianOfSorted(times);
   std::printf("first run %.4f ms; %zu timed runs: min %.4f ms, max %.4f ms\n", first_ms, n,
               times.front(), times.back());
   std::printf("median %.4f ms\n", median);

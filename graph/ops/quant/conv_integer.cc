@@ -40,11 +40,11 @@ namespace {
 constexpr int64_t kRowBudget = int64_t{1} << 17;
 // Positions from which the blocks of positions are the parallel tasks (4 blocks of 32).
 constexpr int64_t kMinBlocked = 128;
-// Convolutions that kernels::WorthParallelMacs rejects run on the calling thread: a quarter of the plain
-// integer GEMM's threshold (kernels::kQGemmSerialMacs), as a convolution's im2row, packing and
-// requantization add work per multiply-add, most of all with few input channels, so a layer like
-// cnn-base's first (2 M MACs over 3 channels) already gains from threads, while layers of a few
-// hundred thousand MACs lose more to waking them than they save.
+// Convolutions that kernels::WorthParallelMacs rejects run on the calling thread: a quarter of
+// the plain integer GEMM's threshold (kernels::kQGemmSerialMacs), as a convolution's im2row,
+// packing and requantization add work per multiply-add, most of all with few input channels, so
+// a layer like cnn-base's first (2 M MACs over 3 channels) already gains from threads, while
+// layers of a few hundred thousand MACs lose more to waking them than they save.
 
 // One group's weights w [og, cg, k...] (bytes) with K reordered to (k..., c), the column order
 // of Im2RowBytesChannelsLast, into r [og, cg * ksize].

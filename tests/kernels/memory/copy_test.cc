@@ -22,7 +22,7 @@ std::vector<int64_t> Upsample(int64_t in_len, int64_t factor, int64_t stride) {
   return o;
 }
 
-// Offset tables for a 3-D output [a, b, c] over an input laid out with strides (b_in*c_in, c_in, 1).
+// Offset tables for a 3-D output [a, b, c] over an input with strides (b_in*c_in, c_in, 1).
 std::vector<std::vector<std::vector<int64_t>>> Cases() {
   std::vector<std::vector<std::vector<int64_t>>> cases;
   const int64_t c_in = 70, b_in = 3;
@@ -90,7 +90,8 @@ TEST_CASE("AxisGatherStrings matches the plain gather") {
       for (int64_t b : offsets[1]) {
         for (int64_t c : offsets[2]) {
           const bool is_fill = a < 0 || b < 0 || c < 0;
-          REQUIRE(out[static_cast<size_t>(i)] == (is_fill ? fill : in[static_cast<size_t>(a + b + c)]));
+          const std::string& want = is_fill ? fill : in[static_cast<size_t>(a + b + c)];
+          REQUIRE(out[static_cast<size_t>(i)] == want);
           ++i;
         }
       }
