@@ -55,6 +55,9 @@ struct ConvTransposeF32Plan {
   int64_t p_in = 0, p_out = 0;  // spatial sizes of X and Y
   int64_t chunk = 0;            // input positions per col chunk
   bool has_bias = false;
+  // The kernel taps tile Y exactly (kernels::Col2ImIsDisjoint): Y is written once per chunk
+  // (bias + col) instead of initialized to the bias and then added to.
+  bool disjoint = false;
   // W_g^T packed per group; empty when W is not constant (or there are no input channels).
   std::vector<std::shared_ptr<const kernels::PackedAF32>> packed;
 };
@@ -85,7 +88,9 @@ void RunConvTransposeF32(const ConvTransposeF32Plan& p, RunContext& rc) {
   float* col = scratch.data<float>();
   for (int64_t n = 0; n < p.batch; ++n) {
     float* yn = y + n * p.out_channels * p.p_out;
-    kernels::Col2ImInitF32(p.out_channels, p.p_out, b, yn, rc.parallel());
+    if (!p.disjoint || p.cg == 0) {
+      kernels::Col2ImInitF32(p.out_channels, p.p_out, b, yn, rc.parallel());
+    }
     if (p.cg == 0) continue;
     for (int64_t gi = 0; gi < p.group; ++gi) {
       const float* xg = x + (n * p.channels + gi * p.cg) * p.p_in;
@@ -99,7 +104,12 @@ void RunConvTransposeF32(const ConvTransposeF32Plan& p, RunContext& rc) {
           kernels::GemmF32(true, false, p.m, pc, p.cg, 1.0f, w + gi * p.cg * p.m, p.m, xg + p0,
                            p.p_in, 0.0f, col, pc, rc.parallel());
         }
-        kernels::Col2ImF32(p.g, col, p.og, p0, pc, yg, rc.parallel());
+        if (p.disjoint) {
+          kernels::Col2ImDisjointF32(p.g, col, p.og, p0, pc, b ? b + gi * p.og : nullptr, yg,
+                                     rc.parallel());
+        } else {
+          kernels::Col2ImF32(p.g, col, p.og, p0, pc, yg, rc.parallel());
+        }
       }
     }
   }
@@ -253,6 +263,7 @@ class ConvTransposeOp final : public Op {
     p.p_in = p.g.OutSize();
     p.p_out = p.g.InSize();
     p.has_bias = ctx.has_input(2);
+    p.disjoint = kernels::Col2ImIsDisjoint(p.g);
     if (const Tensor* wc = ctx.input_value(1); wc != nullptr && p.cg > 0) {
       for (int64_t gi = 0; gi < p.group; ++gi) {
         p.packed.push_back(

@@ -22,4 +22,16 @@ void Col2ImInitF32(int64_t channels, int64_t image_size, const float* bias, floa
 void Col2ImF32(const ConvGeometry& g, const float* col, int64_t channels, int64_t p_begin,
                int64_t p_count, float* image, const Parallel& parallel);
 
+// Whether g's kernel taps tile the image exactly, each image element receiving one tap of one
+// column: per spatial dim kernel == stride, dilation 1 (or kernel 1), no padding and
+// in == out * stride (ConvTranspose upsampling by its kernel size, e.g. 2x2 stride 2).
+bool Col2ImIsDisjoint(const ConvGeometry& g);
+
+// For a disjoint g (Col2ImIsDisjoint): image[c, i...] = (bias ? bias[c] : 0) + col[(c, k...), q]
+// for the image elements that columns [p_begin, p_begin + p_count) cover -- the same values
+// Col2ImInitF32 followed by Col2ImF32 give, written once instead of initialized and then added
+// to. Parallel over (channel, outer kernel taps): each task writes its own image rows.
+void Col2ImDisjointF32(const ConvGeometry& g, const float* col, int64_t channels, int64_t p_begin,
+                       int64_t p_count, const float* bias, float* image, const Parallel& parallel);
+
 }  // namespace simplecpp::kernels

@@ -426,12 +426,54 @@ GemmTileShape CurrentGemmTileShape() { return HWY_DYNAMIC_DISPATCH(GemmTileShape
 
 namespace {
 
-struct FloatBuffer {
-  explicit FloatBuffer(int64_t count) : p(AllocateFloats(count)) {}
-  ~FloatBuffer() { FreeFloats(p); }
+// The largest packed-B block a thread keeps between calls (floats; 64 MiB).
+constexpr int64_t kKeptPackFloats = int64_t{16} << 20;
+
+// The calling thread's packed-B block, kept between calls: a fresh multi-megabyte block per call
+// comes back from the allocator as fresh pages, which the kernel faults in and zeroes on first
+// touch (as costly as the packing itself for a GEMM with few rows, e.g. ConvTranspose's).
+struct KeptPackBlock {
+  ~KeptPackBlock() { FreeFloats(data); }
+  float* data = nullptr;
+  int64_t capacity = 0;
+  bool busy = false;
+};
+
+// One call's packed-B buffer: the thread's kept block when it is free and the size is at most
+// kKeptPackFloats, else a block of its own. The buffer's contents are undefined (packing writes
+// every float the driver reads).
+class FloatBuffer {
+ public:
+  explicit FloatBuffer(int64_t count) {
+    static thread_local KeptPackBlock kept;
+    if (!kept.busy && count <= kKeptPackFloats) {
+      if (kept.capacity < count) {
+        FreeFloats(kept.data);
+        kept.data = nullptr;
+        kept.capacity = 0;
+        kept.data = AllocateFloats(count);
+        kept.capacity = count;
+      }
+      kept.busy = true;
+      kept_ = &kept;
+      p = kept.data;
+    } else {
+      p = AllocateFloats(count);
+    }
+  }
+  ~FloatBuffer() {
+    if (kept_ != nullptr) {
+      kept_->busy = false;
+    } else {
+      FreeFloats(p);
+    }
+  }
   FloatBuffer(const FloatBuffer&) = delete;
   FloatBuffer& operator=(const FloatBuffer&) = delete;
-  float* p;
+  float* p = nullptr;
+
+ private:
+  KeptPackBlock* kept_ = nullptr;
 };
 
 // Packs op(B) for the current target into `out` (ceil(n/nr)*nr*k floats), in parallel over

@@ -19,7 +19,7 @@
 namespace simplecpp::kernels {
 
 // Aligned (64-byte) float buffers.
-float* AllocateFloats(int64_t count);  // zero-filled
+float* AllocateFloats(int64_t count);  // contents undefined
 void FreeFloats(float* p);
 
 // A per-thread growable scratch buffer (contents undefined after Get).

@@ -183,6 +183,22 @@ TEST_CASE("ConvTranspose against the direct reference") {
   cases.push_back(c);
   c = Ct(1, 5, 4, 1, {6, 7}, {1, 1});
   cases.push_back(c);
+  // Kernel == stride, no padding: the taps tile the output (the disjoint col2im), with bias,
+  // groups, 1-D / 3-D, inner kernel widths 1, 2, 3 and 4, and chunks that end mid-row.
+  c = Ct(2, 4, 3, 2, {9, 11}, {2, 2}, {2, 2});
+  c.bias = true;
+  cases.push_back(c);
+  c = Ct(1, 3, 2, 1, {13}, {3}, {3});
+  c.bias = true;
+  cases.push_back(c);
+  c = Ct(1, 2, 2, 1, {3, 4, 5}, {2, 1, 2}, {2, 1, 2});
+  c.bias = true;
+  cases.push_back(c);
+  c = Ct(1, 2, 1, 1, {5, 6}, {4, 4}, {4, 4});
+  cases.push_back(c);
+  c = Ct(1, 24, 1, 1, {120, 160}, {2, 2}, {2, 2});  // PP-OCR's last upsampling, 1 channel out
+  c.bias = true;
+  cases.push_back(c);
   uint32_t seed = 100;
   for (const CtCase& cc : cases) {
     for (bool cw : {false, true}) RunCase(cc, seed++, cw);
