@@ -5,7 +5,7 @@
 // its producer, its readers (including reads from nested subgraphs) and its constant value
 // (PatternGraph, quant_fusion_internal.h), then matches each pattern from its integer / quantize
 // node outwards (one file per pattern: quant_fusion_dynamic.cc, quant_fusion_qdq.cc,
-// quant_fusion_qdq_around.cc). A match claims its nodes; the rewrite copies the graph, drops the
+// quant_fusion_qdq_around.cc, quant_fusion_qdq_binary.cc). A match claims its nodes; the rewrite copies the graph, drops the
 // claimed nodes and puts the fused node where the pattern's last node was (Plan::Build orders
 // nodes topologically anyway).
 #include "graph/passes/quant_fusion.h"
@@ -23,7 +23,7 @@ using quant_fusion::PatternGraph;
 using quant_fusion::Rewrite;
 
 // Every match in node order, each from its first node: MatchDynamic from a MatMulInteger /
-// ConvInteger, MatchQdq and then MatchQdqAround from a QuantizeLinear. A match that overlaps an
+// ConvInteger, MatchQdq, MatchQdqAround and then MatchQdqBinary from a QuantizeLinear. A match that overlaps an
 // earlier one is skipped. The order fixes which of two overlapping matches wins and the fresh
 // names the rewrites get.
 std::vector<Rewrite> FindRewrites(PatternGraph* pg) {
@@ -39,7 +39,8 @@ std::vector<Rewrite> FindRewrites(PatternGraph* pg) {
       ok = quant_fusion::MatchDynamic(pg, static_cast<int>(i), &rw);
     } else if (n.op_type == "QuantizeLinear") {
       ok = quant_fusion::MatchQdq(pg, static_cast<int>(i), &rw) ||
-           quant_fusion::MatchQdqAround(*pg, static_cast<int>(i), &rw);
+           quant_fusion::MatchQdqAround(*pg, static_cast<int>(i), &rw) ||
+           quant_fusion::MatchQdqBinary(*pg, static_cast<int>(i), &rw);
     }
     if (!ok) continue;
     bool overlap = false;
@@ -78,6 +79,7 @@ bool FuseQuantized(const Graph& graph, const std::map<std::string, int64_t>& ops
     if (rw.kind == 4) ++s.qdq_conv;
     if (rw.kind == 5) ++s.qdq_data_op;
     if (rw.kind == 6) ++s.qdq_global_average;
+    if (rw.kind == 7) ++s.qdq_binary;
   }
   Graph g;
   g.name = graph.name;

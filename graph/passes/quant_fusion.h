@@ -40,12 +40,19 @@
 //  5. QDQ around an op that only moves or selects elements (ONNX Runtime's QDQ "drop"):
 //       xf = DequantizeLinear(xq, s, zp)              per tensor, zp present
 //       y = MaxPool(xf) (opset >= 12, no Indices output) | Flatten | Reshape | Transpose |
-//           Squeeze | Unsqueeze | Identity            (its other inputs unchanged)
+//           Squeeze | Unsqueeze | Identity |          (its other inputs unchanged)
+//           Resize | Upsample                         (mode nearest, not tf_crop_and_resize)
 //       q = QuantizeLinear(y, s, zp)                  the same scale and zero point values
 //     -> the op on xq.
 //  6. QDQ GlobalAveragePool: xf = DequantizeLinear(xq, xs, xzp), y = GlobalAveragePool(xf),
 //     q = QuantizeLinear(y, ys, yzp), all per tensor, xq and q of one dtype
 //     -> com.microsoft QLinearGlobalAveragePool (graph/ops/quant/quant_contrib_pool.cc).
+//  7. QDQ binary arithmetic (opset >= 7):
+//       af = DequantizeLinear(aq, as, azp), bf = DequantizeLinear(bq, bs, bzp)   per tensor
+//       y = Add | Sub | Mul | Div (af, bf)            (numpy broadcasting)
+//       q = QuantizeLinear(y, ys, yzp)                per tensor
+//     -> simplecpp.fused QdqBinary(aq, as, azp, bq, bs, bzp, ys, yzp) + attribute op
+//        (graph/ops/quant/qdq_binary.cc).
 //
 // Exactness (the bounds the tests check):
 //  - The int32 part (sum of (xq - xzp)(W - wzp)) is computed exactly in all patterns, as the
@@ -70,6 +77,8 @@
 //  - Pattern 5 is exact (0 difference): dequantization is increasing for a positive scale, so
 //    max and data movement commute with it, and with the scale s in [1e-30, 1e30] (checked)
 //    round((q - zp) * s / s) == q - zp for every 8-bit q - zp, so QuantizeLinear gives q back.
+//  - Pattern 7 is exact (0 difference): the fused op runs the unfused nodes' own float32 kernels
+//    (dequantize, the binary op, quantize) per block of elements.
 //  - Pattern 6: the fused op averages the exact integers and rounds once, in double; the
 //    unfused graph rounds each dequantized value and the mean to float32 before dividing by ys.
 //    The two differ by at most 1 (equal away from rounding ties).
@@ -97,8 +106,10 @@ struct QuantFusionStats {
   int qdq_conv = 0;        // pattern 4
   int qdq_data_op = 0;     // pattern 5
   int qdq_global_average = 0;  // pattern 6
+  int qdq_binary = 0;          // pattern 7
   int total() const {
-    return dynamic_matmul + dynamic_conv + qdq_matmul + qdq_conv + qdq_data_op + qdq_global_average;
+    return dynamic_matmul + dynamic_conv + qdq_matmul + qdq_conv + qdq_data_op +
+           qdq_global_average + qdq_binary;
   }
 };
 

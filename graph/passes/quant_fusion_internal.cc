@@ -8,6 +8,11 @@ namespace simplecpp::graph::passes::quant_fusion {
 
 bool IsQ8(DType t) { return t == DType::kUInt8 || t == DType::kInt8; }
 
+int32_t Int8At(const Tensor& t) {
+  const uint8_t b = static_cast<const uint8_t*>(t.raw_data())[0];
+  return t.dtype() == DType::kInt8 ? static_cast<int32_t>(static_cast<int8_t>(b)) : b;
+}
+
 bool IsOneElementOfRank(const Tensor& t, int64_t max_rank) {
   return t.num_elements() == 1 && t.rank() <= max_rank;
 }
@@ -188,6 +193,20 @@ std::string PatternGraph::VectorInitializer(Rewrite* rw, const std::string& base
   rw->initializers.emplace_back(
       name, Tensor::FromVector(DType::kFloat32, {static_cast<int64_t>(v.size())}, v));
   return name;
+}
+
+bool PerTensorParams(const PatternGraph& g, const Node& n, PerTensor* p) {
+  if (n.inputs.size() != 3 || n.inputs[2].empty()) return false;
+  const Tensor* s = g.ConstOf(n.inputs[1], DType::kFloat32);
+  if (s == nullptr || s->num_elements() != 1 || s->rank() > 1) return false;
+  const float v = s->data<float>()[0];
+  if (!(v >= 1e-30f && v <= 1e30f)) return false;
+  const Tensor* zp = g.Const(n.inputs[2]);
+  if (zp == nullptr || !IsQ8(zp->dtype()) || zp->num_elements() != 1 || zp->rank() > 1)
+    return false;
+  p->scale = v;
+  p->zp = zp;
+  return true;
 }
 
 }  // namespace simplecpp::graph::passes::quant_fusion

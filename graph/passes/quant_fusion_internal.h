@@ -52,6 +52,9 @@ bool PlainDequantize(const Node& n);
 // attribute (0 when absent: the zero point's dtype, else uint8).
 bool PlainQuantize(const Node& n, int64_t* out_dtype);
 
+// The value of a one-element uint8 / int8 tensor.
+int32_t Int8At(const Tensor& t);
+
 // A rewrite found on the input graph.
 struct Rewrite {
   std::vector<int> nodes;  // claimed node indices
@@ -62,7 +65,7 @@ struct Rewrite {
   int anchor = -1;  // where the fused node goes
   Node fused;
   std::vector<std::pair<std::string, Tensor>> initializers;
-  int kind = 0;  // 1..6, the pattern numbers of quant_fusion.h
+  int kind = 0;  // 1..7, the pattern numbers of quant_fusion.h
 };
 
 // The input graph as the patterns read it, built once per pass: for every value its producer, its
@@ -109,6 +112,16 @@ class PatternGraph {
   std::set<std::string> names_;
 };
 
+// Per-tensor parameters of a QuantizeLinear / DequantizeLinear node with a zero point: a
+// constant float32 scale in [1e-30, 1e30] (normal, so (q - zp) * s / s rounds back to q - zp
+// for any 8-bit q - zp) and a constant 8-bit zero point, one element each.
+struct PerTensor {
+  float scale = 0.0f;
+  const Tensor* zp = nullptr;
+  int32_t zp_value() const { return Int8At(*zp); }
+};
+bool PerTensorParams(const PatternGraph& g, const Node& n, PerTensor* p);
+
 // The patterns, each matched from one node outwards. On a match they fill *rw and return true;
 // otherwise they return false and leave the graph's fresh names unchanged.
 
@@ -118,5 +131,7 @@ bool MatchDynamic(PatternGraph* g, int mi_idx, Rewrite* rw);
 bool MatchQdq(PatternGraph* g, int q_idx, Rewrite* rw);
 // Patterns 5 and 6 from a QuantizeLinear node (quant_fusion_qdq_around.cc).
 bool MatchQdqAround(const PatternGraph& g, int q_idx, Rewrite* rw);
+// Pattern 7 from a QuantizeLinear node (quant_fusion_qdq_binary.cc).
+bool MatchQdqBinary(const PatternGraph& g, int q_idx, Rewrite* rw);
 
 }  // namespace simplecpp::graph::passes::quant_fusion

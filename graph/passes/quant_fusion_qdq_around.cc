@@ -11,31 +11,13 @@
 namespace simplecpp::graph::passes::quant_fusion {
 namespace {
 
-int32_t Int8At(const Tensor& t) {
-  const uint8_t b = static_cast<const uint8_t*>(t.raw_data())[0];
-  return t.dtype() == DType::kInt8 ? static_cast<int32_t>(static_cast<int8_t>(b)) : b;
-}
-
-// Per-tensor parameters of a QuantizeLinear / DequantizeLinear node with a zero point: a
-// constant float32 scale in [1e-30, 1e30] (normal, so (q - zp) * s / s rounds back to q - zp
-// for any 8-bit q - zp) and a constant 8-bit zero point, one element each.
-struct PerTensor {
-  float scale = 0.0f;
-  const Tensor* zp = nullptr;
-  int32_t zp_value() const { return Int8At(*zp); }
-};
-
-bool PerTensorParams(const PatternGraph& g, const Node& n, PerTensor* p) {
-  if (n.inputs.size() != 3 || n.inputs[2].empty()) return false;
-  const Tensor* s = g.ConstOf(n.inputs[1], DType::kFloat32);
-  if (s == nullptr || s->num_elements() != 1 || s->rank() > 1) return false;
-  const float v = s->data<float>()[0];
-  if (!(v >= 1e-30f && v <= 1e30f)) return false;
-  const Tensor* zp = g.Const(n.inputs[2]);
-  if (zp == nullptr || !IsQ8(zp->dtype()) || zp->num_elements() != 1 || zp->rank() > 1)
-    return false;
-  p->scale = v;
-  p->zp = zp;
+// A Resize / Upsample whose every output element is a copy of an input element: mode nearest
+// (the default) and no tf_crop_and_resize, which writes extrapolation_value outside the region.
+bool NearestCopies(const Node& op) {
+  for (const auto& a : op.attributes) {
+    if (a.name == "mode" && a.s != "nearest") return false;
+    if (a.name == "coordinate_transformation_mode" && a.s == "tf_crop_and_resize") return false;
+  }
   return true;
 }
 
@@ -45,6 +27,7 @@ bool MovesOrSelects(const Node& op, int64_t opset) {
   static const std::set<std::string> kAnyOpset = {"Flatten", "Reshape", "Transpose", "Squeeze",
                                                   "Unsqueeze", "Identity"};
   if (kAnyOpset.count(op.op_type)) return true;
+  if (op.op_type == "Resize" || op.op_type == "Upsample") return NearestCopies(op);
   return op.op_type == "MaxPool" && opset >= 12;  // 8-bit MaxPool from opset 12
 }
 

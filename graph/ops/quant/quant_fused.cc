@@ -214,9 +214,14 @@ class QLinearMatMulBiasOp final : public Op {
 };
 
 }  // namespace
+
+// QdqBinary (qdq_binary.cc).
+void RegisterQdqBinaryOp(OpRegistry& registry);
+
 }  // namespace quant_fused
 
 void RegisterQuantFusedOps(OpRegistry& registry) {
+  quant_fused::RegisterQdqBinaryOp(registry);
   registry.Register("simplecpp.fused", "DynamicQuantizeConv", 1,
                     MakeFactory<quant_fused::DynamicQuantizeConvOp>());
   registry.Register("simplecpp.fused", "QLinearMatMulBias", 1,
