@@ -1,6 +1,7 @@
 // Depthwise convolution kernel (see kernels/conv/depthwise_conv.h): per output row, interior
 // columns accumulate every tap in vector registers (stride 1 or 2 along the row) and store once;
-// edge columns and other strides use the same tap order with scalar FMAs.
+// other strides use the same tap order with scalar FMAs. Padded inputs are copied into a
+// zero-bordered plane first, so that every column is interior.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/conv/depthwise_conv.cc"
 #include "kernels/hwy_policy.h"
@@ -12,6 +13,7 @@
 #include <cmath>
 
 #include "kernels/conv/depthwise_conv.h"
+#include "kernels/gemm/gemm_internal.h"  // ThreadScratch
 
 HWY_BEFORE_NAMESPACE();
 namespace simplecpp::kernels {
@@ -132,6 +134,19 @@ void DepthwiseChannel(const float* HWY_RESTRICT xc, const float* HWY_RESTRICT wc
   }
 }
 
+// plane [HP, WP] = x [H, W] placed at row PH, column PW, zeros around it.
+void PadPlane(const float* HWY_RESTRICT x, int64_t H, int64_t W, int64_t PH, int64_t PW,
+              int64_t HP, int64_t WP, float* HWY_RESTRICT plane) {
+  std::fill(plane, plane + PH * WP, 0.0f);
+  for (int64_t r = 0; r < H; ++r) {
+    float* row = plane + (PH + r) * WP;
+    std::fill(row, row + PW, 0.0f);
+    std::copy(x + r * W, x + (r + 1) * W, row + PW);
+    std::fill(row + PW + W, row + WP, 0.0f);
+  }
+  std::fill(plane + (PH + H) * WP, plane + HP * WP, 0.0f);
+}
+
 void DepthwiseConvF32Impl(const ConvGeometry& g, const float* x, int64_t channels,
                           int64_t multiplier, const float* w, const float* bias, float* y,
                           const Parallel& parallel, const PostOpF32& post) {
@@ -147,13 +162,36 @@ void DepthwiseConvF32Impl(const ConvGeometry& g, const float* x, int64_t channel
   const int64_t per_task = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, OH * OW));
   const int64_t tasks = (out_channels + per_task - 1) / per_task;
   const Parallel& par = ParallelForMacs(parallel, out_channels * OH * OW * KH * KW);
+  // A padded plane (or one whose last taps reach past it) is first copied into a zero-bordered
+  // plane, so that every row and column is interior: the vector paths then cover the whole
+  // output instead of scalar edge loops (a large share of the time on small feature maps). The
+  // padding taps then add w * 0 in their place in the tap order, as an explicitly zero-padded
+  // input (and im2col + GEMM) does.
+  const int64_t HP = std::max(H + PH, (OH - 1) * SH + (KH - 1) * DH + 1);
+  // One float past the last tap's column: stride 2's vectors load it.
+  const int64_t WP = std::max(W + PW, (OW - 1) * SW + (KW - 1) * DW + 1) + 1;
+  const bool pad_plane = PH > 0 || PW > 0 || HP > H || WP - 1 > W;
   par.For(tasks, [&](int64_t t0, int64_t t1) {
+    static thread_local ThreadScratch tls_plane;
+    float* plane = pad_plane ? tls_plane.Get(HP * WP) : nullptr;
+    int64_t plane_channel = -1;
     const int64_t oc_end = std::min(out_channels, t1 * per_task);
     for (int64_t oc = t0 * per_task; oc < oc_end; ++oc) {
-      DepthwiseChannel(x + (oc / multiplier) * H * W, w + oc * KH * KW,
-                       bias != nullptr ? bias[oc] : 0.0f, y + oc * OH * OW, H, W, OH, OW, KH, KW,
-                       SH, SW, DH, DW, PH, PW);
-      if (post) post(y + oc * OH * OW, OH * OW);
+      const int64_t c = oc / multiplier;
+      const float* xc = x + c * H * W;
+      const float* wc = w + oc * KH * KW;
+      const float b = bias != nullptr ? bias[oc] : 0.0f;
+      float* yc = y + oc * OH * OW;
+      if (pad_plane) {
+        if (plane_channel != c) {
+          PadPlane(xc, H, W, PH, PW, HP, WP, plane);
+          plane_channel = c;
+        }
+        DepthwiseChannel(plane, wc, b, yc, HP, WP, OH, OW, KH, KW, SH, SW, DH, DW, 0, 0);
+      } else {
+        DepthwiseChannel(xc, wc, b, yc, H, W, OH, OW, KH, KW, SH, SW, DH, DW, PH, PW);
+      }
+      if (post) post(yc, OH * OW);
     }
   });
 }
