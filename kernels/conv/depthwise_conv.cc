@@ -20,6 +20,17 @@ namespace simplecpp::kernels {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// acc + the 5 taps of one kernel row (stride 1, dilation 1) in kx order.
+template <class D>
+HWY_INLINE hn::Vec<D> RowTaps5(D d, const float* HWY_RESTRICT wp, const float* HWY_RESTRICT xp,
+                               hn::Vec<D> acc) {
+  acc = hn::MulAdd(hn::Set(d, wp[0]), hn::LoadU(d, xp), acc);
+  acc = hn::MulAdd(hn::Set(d, wp[1]), hn::LoadU(d, xp + 1), acc);
+  acc = hn::MulAdd(hn::Set(d, wp[2]), hn::LoadU(d, xp + 2), acc);
+  acc = hn::MulAdd(hn::Set(d, wp[3]), hn::LoadU(d, xp + 3), acc);
+  return hn::MulAdd(hn::Set(d, wp[4]), hn::LoadU(d, xp + 4), acc);
+}
+
 // One output channel: yc[oy][ox] = b + sum over taps (ky, then kx, ascending) of
 // w[ky][kx] * x[iy][ix], skipping taps that fall into the padding. The columns where every tap
 // is inside the row (the interior) accumulate a vector of outputs in registers and store it once;
@@ -65,6 +76,10 @@ void DepthwiseChannel(const float* HWY_RESTRICT xc, const float* HWY_RESTRICT wc
         for (int64_t ky = ky_lo; ky < ky_hi; ++ky) {
           const float* xp = xc + (iy0 + ky * DH) * W + o - PW;
           const float* wp = wc + ky * KW;
+          if (KW == 5 && DW == 1) {
+            acc = RowTaps5(d, wp, xp, acc);  // the same taps, unrolled
+            continue;
+          }
           for (int64_t kx = 0; kx < KW; ++kx) {
             acc = hn::MulAdd(hn::Set(d, wp[kx]), hn::LoadU(d, xp + kx * DW), acc);
           }

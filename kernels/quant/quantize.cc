@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "kernels/quant/quantize.h"
 #include "quant/quant_params.h"
@@ -575,11 +576,44 @@ void RequantizeTail(const int32_t* acc, int64_t n, const int32_t* bias, int64_t 
   }
 }
 
+// Lanes that every target's float32 vector divides (AVX-512: 16).
+constexpr int64_t kMaxFloatLanes = 16;
+// Largest group of rows RequantizeRows flattens (elements).
+constexpr int64_t kMaxGroupElements = 4096;
+
 template <typename T, typename Impl>
 void RequantizeRows(Impl impl, const int32_t* acc, int64_t lda, int64_t rows, int64_t cols,
                     const int32_t* bias, int64_t bias_step, const float* mult, int64_t mult_step,
                     int32_t zp, int32_t lo, int32_t hi, T* out, int64_t ldo) {
   if (rows <= 0 || cols <= 0) return;
+  // Dense rows with one parameter per column whose length is no multiple of the vector (a
+  // convolution's block of positions x a few output channels, e.g. 24): `group` rows at a time
+  // are one row of whole vectors, with the parameters repeated per row, instead of each row
+  // leaving a scalar tail. The same operations per element, so the same bytes.
+  int64_t g = kMaxFloatLanes;
+  for (int64_t a = cols % kMaxFloatLanes; a != 0;) {
+    const int64_t t = g % a;
+    g = a;
+    a = t;
+  }
+  const int64_t group = kMaxFloatLanes / g;  // kMaxFloatLanes / gcd(cols, kMaxFloatLanes)
+  if (group > 1 && lda == cols && ldo == cols && mult_step == 1 && (!bias || bias_step == 1) &&
+      rows >= group && group * cols <= kMaxGroupElements) {
+    const int64_t n = group * cols;
+    std::vector<float> gm(static_cast<size_t>(n));
+    std::vector<int32_t> gb(bias ? static_cast<size_t>(n) : 0);
+    for (int64_t r = 0; r < group; ++r) {
+      std::copy(mult, mult + cols, gm.begin() + r * cols);
+      if (bias) std::copy(bias, bias + cols, gb.begin() + r * cols);
+    }
+    const int64_t whole = rows / group * group;
+    RequantizeRows(impl, acc, n, whole / group, n, bias ? gb.data() : nullptr, 1, gm.data(), 1,
+                   zp, lo, hi, out, n);
+    if (whole == rows) return;
+    acc += whole * lda;
+    out += whole * ldo;
+    rows -= whole;
+  }
   const int64_t done =
       impl(acc, lda, rows, cols, bias, bias_step, mult, mult_step, zp, lo, hi, out, ldo);
   if (done == cols) return;

@@ -324,9 +324,13 @@ void QConvPlan::RunDepthwise(const kernels::Parallel& pool, const void* x, const
   // One task per (image, input channel): x - x_zero_point widened (padding reads 0, which is
   // x_zero_point padded), its output channels' exact sums, then requantized or stored.
   par.For(batch * channels, [&](int64_t t0, int64_t t1) {
-    std::vector<float> xin(static_cast<size_t>(in_size));
-    std::vector<float> sums(static_cast<size_t>(mult * positions));
-    std::vector<int32_t> acc(rq ? static_cast<size_t>(mult * positions) : 0);
+    // Per-thread buffers kept between calls: every element is written before it is read, so
+    // neither a fresh allocation nor zero-filling is needed per task.
+    static thread_local std::vector<float> xin, sums;
+    static thread_local std::vector<int32_t> acc;
+    xin.resize(std::max(xin.size(), static_cast<size_t>(in_size)));
+    sums.resize(std::max(sums.size(), static_cast<size_t>(mult * positions)));
+    if (rq) acc.resize(std::max(acc.size(), static_cast<size_t>(mult * positions)));
     const int32_t lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t n = t / channels, c = t % channels;

@@ -305,6 +305,44 @@ TEST_CASE("RequantizeBias adds the int32 bias with wrapping, then requantizes, o
   }
 }
 
+TEST_CASE("RequantizeBias of dense rows with per-column parameters (grouped rows) is exact") {
+  // A convolution block's sums [positions, channels] with per-channel bias and multiplier:
+  // widths that no vector length divides are requantized several rows at a time.
+  std::mt19937 rng(29);
+  std::uniform_int_distribution<int32_t> small(-3000, 3000);
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (int64_t cols : {1, 3, 8, 12, 17, 24, 40, 100, 300}) {
+      for (int64_t rows : {1, 2, 5, 16, 37}) {
+        CAPTURE(cols);
+        CAPTURE(rows);
+        std::vector<int32_t> acc(static_cast<size_t>(rows * cols)), bias(static_cast<size_t>(cols));
+        std::vector<float> m(static_cast<size_t>(cols));
+        for (auto& v : acc) v = small(rng);
+        for (int64_t j = 0; j < cols; ++j) {
+          bias[j] = small(rng);
+          m[j] = j % 3 == 0 ? 0.5f : (j % 3 == 1 ? 0.25f : 0.0123f);  // .5 ties
+        }
+        std::vector<uint8_t> got(acc.size(), 0xAB);
+        RequantizeBiasRowsI32ToU8(acc.data(), cols, rows, cols, bias.data(), 1, m.data(), 1, 7, 0,
+                                  255, got.data(), cols);
+        std::vector<int8_t> got_s(acc.size(), 0x5A);
+        RequantizeBiasRowsI32ToI8(acc.data(), cols, rows, cols, bias.data(), 1, m.data(), 1, -3,
+                                  -128, 127, got_s.data(), cols);
+        for (int64_t r = 0; r < rows; ++r) {
+          std::vector<int32_t> sum(static_cast<size_t>(cols));
+          for (int64_t j = 0; j < cols; ++j) sum[j] = acc[r * cols + j] + bias[j];
+          const auto want = RequantizeRef<uint8_t>(sum, m, 1, 7, 0, 255);
+          CHECK(std::equal(want.begin(), want.end(), got.begin() + r * cols));
+          const auto want_s = RequantizeRef<int8_t>(sum, m, 1, -3, -128, 127);
+          CHECK(std::equal(want_s.begin(), want_s.end(), got_s.begin() + r * cols));
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("SumU8 / SumI8 are exact on every target") {
   for (const auto& t : CompiledTargets()) {
     ScopedTarget st(t);
