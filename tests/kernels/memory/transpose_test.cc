@@ -111,6 +111,23 @@ TEST_CASE("TransposeByteMatrix: strided blocks and edges on every target") {
         CHECK(ok);
       }
     }
+    // Dense matrices (ldi == cols), as a convolution's [positions, channels] tile: the last
+    // row's loads must stay inside the matrix.
+    for (int64_t rows : {5, 16, 64, 70}) {
+      for (int64_t cols : {8, 12, 18, 24, 36, 72}) {
+        CAPTURE(rows);
+        CAPTURE(cols);
+        std::vector<uint8_t> in(static_cast<size_t>(rows * cols));
+        for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(i * 53 + 7);
+        std::vector<uint8_t> out(static_cast<size_t>(cols * rows), 0xEE);
+        TransposeByteMatrix(in.data(), cols, out.data(), rows, rows, cols);
+        bool ok = true;
+        for (int64_t j = 0; j < cols; ++j) {
+          for (int64_t i = 0; i < rows; ++i) ok = ok && out[j * rows + i] == in[i * cols + j];
+        }
+        CHECK(ok);
+      }
+    }
   }
 }
 
