@@ -34,26 +34,95 @@ using quant_ops::ZeroPointsAsI32;
 
 // Elements per block: three float32 blocks of 1 KiB each stay in L1.
 constexpr int64_t kBlock = 256;
+// Stretches shorter than this are dequantized through the 256-entry table, one load per
+// element, instead of a kernel call (a squeeze-and-excitation Mul's runs are a channel's few
+// pixels).
+constexpr int64_t kMinKernelRun = 32;
 
 struct QdqParams {
   float a_scale = 1.0f, b_scale = 1.0f, y_scale = 1.0f;
   int32_t a_zp = 0, b_zp = 0, y_zp = 0;
 };
 
-// Dequantizes n elements of q (8-bit, step 1; or one element repeated, step 0) into out, through
-// the DequantizeLinear kernel. A repeated element is dequantized once and copied.
-void DequantizeBlock(const void* q, bool is_signed, int64_t offset, int64_t step, int64_t n,
-                     const float* scale, const int32_t* zp, float* out) {
-  const int64_t count = step == 0 ? 1 : n;
-  if (is_signed) {
-    kernels::DequantizeI8ToF32(static_cast<const int8_t*>(q) + offset, count, scale, 0, zp, 0,
-                               out);
-  } else {
-    kernels::DequantizeU8ToF32(static_cast<const uint8_t*>(q) + offset, count, scale, 0, zp, 0,
-                               out);
+// One operand: its bytes, signedness and parameters, and the DequantizeLinear kernel's value for
+// each of the 256 bit patterns (the same float32 values the kernel gives element by element).
+struct Operand {
+  const uint8_t* q = nullptr;
+  bool is_signed = false;
+  float scale = 1.0f;
+  int32_t zp = 0;
+  float table[256];
+
+  Operand(const void* data, bool sign, float s, int32_t z)
+      : q(static_cast<const uint8_t*>(data)), is_signed(sign), scale(s), zp(z) {
+    uint8_t all[256];
+    for (int v = 0; v < 256; ++v) all[v] = static_cast<uint8_t>(v);
+    Dequantize(all, 256, table);
   }
-  if (step == 0) std::fill(out + 1, out + n, out[0]);
-}
+  void Dequantize(const uint8_t* src, int64_t n, float* out) const {
+    if (is_signed) {
+      kernels::DequantizeI8ToF32(reinterpret_cast<const int8_t*>(src), n, &scale, 0, &zp, 0, out);
+    } else {
+      kernels::DequantizeU8ToF32(src, n, &scale, 0, &zp, 0, out);
+    }
+  }
+  // out[j] = the dequantized element offset + j * step, j < n.
+  void Fill(int64_t offset, int64_t step, int64_t n, float* out) const {
+    if (step == 0) {
+      std::fill(out, out + n, table[q[offset]]);
+    } else if (n >= kMinKernelRun) {
+      Dequantize(q + offset, n, out);
+    } else {
+      for (int64_t j = 0; j < n; ++j) out[j] = table[q[offset + j]];
+    }
+  }
+};
+
+// Output elements gathered from consecutive runs into blocks: both operands dequantized, then the
+// binary op and the quantization per block.
+class BlockWriter {
+ public:
+  BlockWriter(const Operand& a, const Operand& b, kernels::BinaryOp op, const QdqParams& p,
+              bool y_signed, void* y)
+      : a_(a), b_(b), op_(op), p_(p), y_signed_(y_signed), y_(y) {}
+  ~BlockWriter() { Flush(); }
+
+  // Output elements [o, o + n) from a's and b's elements in[0] + j * steps[0] (b: in[1], ...).
+  void Add(int64_t o, const int64_t* in, const int64_t* steps, int64_t n) {
+    for (int64_t j = 0; j < n;) {
+      if (count_ == kBlock || (count_ > 0 && o + j != start_ + count_)) Flush();
+      if (count_ == 0) start_ = o + j;
+      const int64_t m = std::min(kBlock - count_, n - j);
+      a_.Fill(in[0] + j * steps[0], steps[0], m, fa_ + count_);
+      b_.Fill(in[1] + j * steps[1], steps[1], m, fb_ + count_);
+      count_ += m;
+      j += m;
+    }
+  }
+
+  void Flush() {
+    if (count_ == 0) return;
+    kernels::BinaryF32(op_, fa_, 1, fb_, 1, fy_, count_);
+    if (y_signed_) {
+      kernels::QuantizeF32ToI8(fy_, count_, &p_.y_scale, 0, &p_.y_zp, 0, -128, 127,
+                               static_cast<int8_t*>(y_) + start_);
+    } else {
+      kernels::QuantizeF32ToU8(fy_, count_, &p_.y_scale, 0, &p_.y_zp, 0, 0, 255,
+                               static_cast<uint8_t*>(y_) + start_);
+    }
+    count_ = 0;
+  }
+
+ private:
+  const Operand& a_;
+  const Operand& b_;
+  kernels::BinaryOp op_;
+  QdqParams p_;
+  bool y_signed_;
+  void* y_;
+  int64_t start_ = 0, count_ = 0;
+  float fa_[kBlock], fb_[kBlock], fy_[kBlock];
+};
 
 class QdqBinaryOp final : public Op {
  public:
@@ -103,33 +172,47 @@ class QdqBinaryOp final : public Op {
     const bool b_signed = ctx.input_dtype(3) == DType::kInt8;
     const bool y_signed = yt == DType::kInt8;
     const kernels::BinaryOp op = op_;
-    return [plan, a_signed, b_signed, y_signed, op](RunContext& rc) {
+    // The fusion pass only writes constant parameters: read once here (a model naming the op
+    // with computed parameters gets them read per run).
+    bool constant = true;
+    for (int i : {1, 2, 4, 5, 6, 7}) constant = constant && ctx.input_value(i) != nullptr;
+    auto read = [](auto&& input) {
       QdqParams p;
-      p.a_scale = ScalesAsF32(rc.input(1))[0];
-      p.a_zp = ZeroPointsAsI32(rc.input(2))[0];
-      p.b_scale = ScalesAsF32(rc.input(4))[0];
-      p.b_zp = ZeroPointsAsI32(rc.input(5))[0];
-      p.y_scale = ScalesAsF32(rc.input(6))[0];
-      p.y_zp = ZeroPointsAsI32(rc.input(7))[0];
-      const void* a = rc.input(0).raw_data();
-      const void* b = rc.input(3).raw_data();
+      p.a_scale = ScalesAsF32(input(1))[0];
+      p.a_zp = ZeroPointsAsI32(input(2))[0];
+      p.b_scale = ScalesAsF32(input(4))[0];
+      p.b_zp = ZeroPointsAsI32(input(5))[0];
+      p.y_scale = ScalesAsF32(input(6))[0];
+      p.y_zp = ZeroPointsAsI32(input(7))[0];
+      return p;
+    };
+    QdqParams fixed;
+    if (constant) fixed = read([&](int i) -> const Tensor& { return *ctx.input_value(i); });
+    return [plan, a_signed, b_signed, y_signed, op, constant, fixed, read](RunContext& rc) {
+      const QdqParams p =
+          constant ? fixed : read([&](int i) -> const Tensor& { return rc.input(i); });
+      const Operand a(rc.input(0).raw_data(), a_signed, p.a_scale, p.a_zp);
+      const Operand b(rc.input(3).raw_data(), b_signed, p.b_scale, p.b_zp);
       void* y = rc.output(0).raw_data();
-      const int64_t a_step = plan.step(0), b_step = plan.step(1);
-      plan.Run(rc.parallel(), [&](int64_t o, const int64_t* in, int64_t n) {
-        float fa[kBlock], fb[kBlock], fy[kBlock];
-        for (int64_t i = 0; i < n; i += kBlock) {
-          const int64_t m = std::min(kBlock, n - i);
-          DequantizeBlock(a, a_signed, in[0] + i * a_step, a_step, m, &p.a_scale, &p.a_zp, fa);
-          DequantizeBlock(b, b_signed, in[1] + i * b_step, b_step, m, &p.b_scale, &p.b_zp, fb);
-          kernels::BinaryF32(op, fa, 1, fb, 1, fy, m);
-          if (y_signed) {
-            kernels::QuantizeF32ToI8(fy, m, &p.y_scale, 0, &p.y_zp, 0, -128, 127,
-                                     static_cast<int8_t*>(y) + o + i);
-          } else {
-            kernels::QuantizeF32ToU8(fy, m, &p.y_scale, 0, &p.y_zp, 0, 0, 255,
-                                     static_cast<uint8_t*>(y) + o + i);
-          }
-        }
+      const int64_t steps[2] = {plan.step(0), plan.step(1)};
+      if (plan.run_length() >= kBlock) {
+        // Long runs: the plan's own tasks (pieces of runs), each run a whole number of blocks.
+        plan.Run(rc.parallel(), [&](int64_t o, const int64_t* in, int64_t n) {
+          BlockWriter(a, b, op, p, y_signed, y).Add(o, in, steps, n);
+        });
+        return;
+      }
+      // Short runs (a per-channel operand over small images): blocks span runs; tasks are ranges
+      // of whole runs, fixed by the shapes.
+      const int64_t runs = plan.num_runs();
+      const int64_t run_length = std::max<int64_t>(1, plan.run_length());
+      const int64_t per_task = std::max<int64_t>(1, BroadcastPlan::kTaskElements / run_length);
+      const kernels::Parallel& par =
+          kernels::ParallelForElements(rc.parallel(), 3 * plan.num_elements());
+      par.For((runs + per_task - 1) / per_task, [&](int64_t t0, int64_t t1) {
+        BlockWriter w(a, b, op, p, y_signed, y);
+        plan.ForEachRun(t0 * per_task, std::min(runs, t1 * per_task),
+                        [&](int64_t o, const int64_t* in, int64_t n) { w.Add(o, in, steps, n); });
       });
     };
   }

@@ -163,6 +163,18 @@ TEST_CASE("QuantFusion: QdqBinary broadcasts like the float op") {
     c.b_dims = {2, 3, 1, 1};
     CheckQdqBinary(c, true);
   }
+  SUBCASE("short runs: a per-channel operand over small images (blocks span runs)") {
+    c.op = "Mul";
+    c.ys = 0.0025f;
+    c.a_dims = {3, 40, 3, 4};
+    c.b_dims = {3, 40, 1, 1};
+    CheckQdqBinary(c, true);
+  }
+  SUBCASE("short runs with both operands read contiguously") {
+    c.a_dims = {2, 1, 3, 5};
+    c.b_dims = {2, 7, 3, 5};
+    CheckQdqBinary(c, true);
+  }
   SUBCASE("one-element operand") {
     c.b_dims = {1, 1, 1, 1};
     CheckQdqBinary(c, true);
