@@ -31,6 +31,7 @@
 #include "kernels/conv/col2im.h"
 #include "kernels/conv/conv.h"
 #include "kernels/gemm/gemm.h"
+#include "kernels/parallel.h"
 
 namespace simplecpp::graph {
 namespace {
@@ -78,8 +79,48 @@ void PadsForOutputSize(int64_t full, int64_t out, AutoPad auto_pad, int64_t* pb,
   }
 }
 
+// col = W_g^T x X_g for input positions [p0, p0 + pc) of one image and group.
+void ColChunk(const ConvTransposeF32Plan& p, const float* w, int64_t gi, const float* xg,
+              int64_t p0, int64_t pc, float* col, const kernels::Parallel& par) {
+  if (!p.packed.empty()) {
+    kernels::GemmPackedAF32(*p.packed[gi], false, pc, 1.0f, xg + p0, p.p_in, 0.0f, col, pc, par);
+  } else {
+    kernels::GemmF32(true, false, p.m, pc, p.cg, 1.0f, w + gi * p.cg * p.m, p.m, xg + p0, p.p_in,
+                     0.0f, col, pc, par);
+  }
+}
+
+// Disjoint taps: the chunks write disjoint parts of Y, so they are the parallel tasks, each with
+// its own col (one parallel region per call instead of three per chunk).
+void RunDisjointChunksF32(const ConvTransposeF32Plan& p, RunContext& rc) {
+  const float* x = rc.input(0).data<float>();
+  const float* w = rc.input(1).data<float>();
+  const float* b = p.has_bias ? rc.input(2).data<float>() : nullptr;
+  float* y = rc.output(0).data<float>();
+  const int64_t chunks = (p.p_in + p.chunk - 1) / p.chunk;
+  const kernels::Parallel& par =
+      kernels::ParallelForMacs(rc.parallel(), p.batch * p.group * p.m * p.p_in * p.cg);
+  par.For(p.batch * p.group * chunks, [&](int64_t t0, int64_t t1) {
+    static thread_local std::vector<float> col;
+    col.resize(std::max(col.size(), static_cast<size_t>(p.m * p.chunk)));
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t ng = t / chunks, gi = ng % p.group;
+      const int64_t p0 = (t % chunks) * p.chunk, pc = std::min(p.chunk, p.p_in - p0);
+      const float* xg = x + (ng * p.cg) * p.p_in;  // image n, group gi: channels ng * cg ...
+      float* yg = y + ng * p.og * p.p_out;
+      ColChunk(p, w, gi, xg, p0, pc, col.data(), kernels::SerialParallel());
+      kernels::Col2ImDisjointF32(p.g, col.data(), p.og, p0, pc, b ? b + gi * p.og : nullptr, yg,
+                                 kernels::SerialParallel());
+    }
+  });
+}
+
 // Per image and group: Y_g = bias + col2im(W_g^T x X_g), col a chunk of input positions at a time.
 void RunConvTransposeF32(const ConvTransposeF32Plan& p, RunContext& rc) {
+  if (p.disjoint && p.cg > 0) {
+    RunDisjointChunksF32(p, rc);
+    return;
+  }
   const float* x = rc.input(0).data<float>();
   const float* w = rc.input(1).data<float>();
   const float* b = p.has_bias ? rc.input(2).data<float>() : nullptr;
@@ -88,28 +129,15 @@ void RunConvTransposeF32(const ConvTransposeF32Plan& p, RunContext& rc) {
   float* col = scratch.data<float>();
   for (int64_t n = 0; n < p.batch; ++n) {
     float* yn = y + n * p.out_channels * p.p_out;
-    if (!p.disjoint || p.cg == 0) {
-      kernels::Col2ImInitF32(p.out_channels, p.p_out, b, yn, rc.parallel());
-    }
+    kernels::Col2ImInitF32(p.out_channels, p.p_out, b, yn, rc.parallel());
     if (p.cg == 0) continue;
     for (int64_t gi = 0; gi < p.group; ++gi) {
       const float* xg = x + (n * p.channels + gi * p.cg) * p.p_in;
       float* yg = yn + gi * p.og * p.p_out;
       for (int64_t p0 = 0; p0 < p.p_in; p0 += p.chunk) {
         const int64_t pc = std::min(p.chunk, p.p_in - p0);
-        if (!p.packed.empty()) {
-          kernels::GemmPackedAF32(*p.packed[gi], false, pc, 1.0f, xg + p0, p.p_in, 0.0f, col, pc,
-                                  rc.parallel());
-        } else {
-          kernels::GemmF32(true, false, p.m, pc, p.cg, 1.0f, w + gi * p.cg * p.m, p.m, xg + p0,
-                           p.p_in, 0.0f, col, pc, rc.parallel());
-        }
-        if (p.disjoint) {
-          kernels::Col2ImDisjointF32(p.g, col, p.og, p0, pc, b ? b + gi * p.og : nullptr, yg,
-                                     rc.parallel());
-        } else {
-          kernels::Col2ImF32(p.g, col, p.og, p0, pc, yg, rc.parallel());
-        }
+        ColChunk(p, w, gi, xg, p0, pc, col, rc.parallel());
+        kernels::Col2ImF32(p.g, col, p.og, p0, pc, yg, rc.parallel());
       }
     }
   }
@@ -271,6 +299,8 @@ class ConvTransposeOp final : public Op {
       }
     }
     p.chunk = std::max<int64_t>(kColBudget / std::max<int64_t>(p.m, 1), 16);
+    // Disjoint taps run the chunks as parallel tasks: at least 8 of them where the input allows.
+    if (p.disjoint) p.chunk = std::min(p.chunk, std::max<int64_t>(64, (p.p_in + 7) / 8));
     p.chunk = std::max<int64_t>(std::min(p.chunk, p.p_in), 1);
     return [plan](RunContext& rc) { RunConvTransposeF32(*plan, rc); };
   }

@@ -128,36 +128,39 @@ bool ConvDirectImpl(const ConvGeometry& g, const float* x, int64_t channels, con
   static thread_local ThreadScratch tls_image;
   const int64_t image = channels * phases * plane;
   float* xp = tls_image.Get(image + static_cast<int64_t>(kL));
-  for (int64_t c = 0; c < channels; ++c) {
-    const float* src = x + c * in_h * in_w;
-    for (int64_t phy = 0; phy < sh; ++phy) {
-      for (int64_t phx = 0; phx < sw; ++phx) {
-        float* dst = xp + ((c * sh + phy) * sw + phx) * plane;
-        for (int64_t qy = 0; qy < hq; ++qy) {
-          float* row = dst + qy * wq;
-          const int64_t iy = qy * sh + phy - pad_t;
-          if (iy < 0 || iy >= in_h) {
-            std::fill(row, row + wq, 0.0f);
-            continue;
-          }
-          const float* srow = src + iy * in_w;
-          if (sw == 1) {
-            // qx in [lo, hi) maps to input columns [lo - pad_l, hi - pad_l).
-            const int64_t lo = std::min(std::max<int64_t>(pad_l, 0), wq);
-            const int64_t hi = std::max(std::min(in_w + pad_l, wq), lo);
-            for (int64_t i = 0; i < lo; ++i) row[i] = 0.0f;
-            CopyFloats(srow + (lo - pad_l), row + lo, hi - lo);
-            for (int64_t i = hi; i < wq; ++i) row[i] = 0.0f;
-          } else {
-            for (int64_t qx = 0; qx < wq; ++qx) {
-              const int64_t ix = qx * sw + phx - pad_l;
-              row[qx] = ix >= 0 && ix < in_w ? srow[ix] : 0.0f;
+  // The copy is split over channels (a large image's copy is a serial pass otherwise).
+  ParallelForElements(parallel, 2 * image).For(channels, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      const float* src = x + c * in_h * in_w;
+      for (int64_t phy = 0; phy < sh; ++phy) {
+        for (int64_t phx = 0; phx < sw; ++phx) {
+          float* dst = xp + ((c * sh + phy) * sw + phx) * plane;
+          for (int64_t qy = 0; qy < hq; ++qy) {
+            float* row = dst + qy * wq;
+            const int64_t iy = qy * sh + phy - pad_t;
+            if (iy < 0 || iy >= in_h) {
+              std::fill(row, row + wq, 0.0f);
+              continue;
+            }
+            const float* srow = src + iy * in_w;
+            if (sw == 1) {
+              // qx in [lo, hi) maps to input columns [lo - pad_l, hi - pad_l).
+              const int64_t lo = std::min(std::max<int64_t>(pad_l, 0), wq);
+              const int64_t hi = std::max(std::min(in_w + pad_l, wq), lo);
+              for (int64_t i = 0; i < lo; ++i) row[i] = 0.0f;
+              CopyFloats(srow + (lo - pad_l), row + lo, hi - lo);
+              for (int64_t i = hi; i < wq; ++i) row[i] = 0.0f;
+            } else {
+              for (int64_t qx = 0; qx < wq; ++qx) {
+                const int64_t ix = qx * sw + phx - pad_l;
+                row[qx] = ix >= 0 && ix < in_w ? srow[ix] : 0.0f;
+              }
             }
           }
         }
       }
     }
-  }
+  });
   std::fill(xp + image, xp + image + kL, 0.0f);
   std::vector<int32_t> koff(static_cast<size_t>(kdim));
   for (int64_t c = 0, k = 0; c < channels; ++c) {
