@@ -177,6 +177,20 @@ template <typename M>
 void CopyRowsRun(const M& m, int64_t src_stride, int64_t dst_stride, int64_t rows, int64_t row_len,
                  const Parallel& parallel) {
   if (rows == 0 || row_len == 0) return;
+  constexpr int64_t kTaskElements = int64_t{1} << 14;
+  if (row_len > 2 * kTaskElements) {
+    // Long rows (Concat of whole feature maps) are cut into pieces of a task's size, so that
+    // several threads share even a single row.
+    const int64_t pieces = (row_len + kTaskElements - 1) / kTaskElements;
+    parallel.For(rows * pieces, [&](int64_t tb, int64_t te) {
+      for (int64_t t = tb; t < te; ++t) {
+        const int64_t r = t / pieces, at = (t % pieces) * kTaskElements;
+        const int64_t n = std::min(kTaskElements, row_len - at);
+        m.Copy(r * dst_stride + at, r * src_stride + at, n);
+      }
+    });
+    return;
+  }
   const int64_t rpt = RowsPerTask(row_len);
   parallel.For((rows + rpt - 1) / rpt, [&](int64_t tb, int64_t te) {
     const int64_t r1 = std::min(rows, te * rpt);

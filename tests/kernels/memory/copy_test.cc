@@ -101,3 +101,39 @@ TEST_CASE("AxisGatherStrings matches the plain gather") {
 
 }  // namespace
 }  // namespace simplecpp::kernels
+
+namespace {
+
+// Runs tasks in reverse order, one at a time, claiming 3 threads: as a pool might interleave them.
+struct ReversedParallel : simplecpp::kernels::Parallel {
+  int num_threads() const override { return 3; }
+  void For(int64_t n, simplecpp::kernels::TaskFn fn) const override {
+    for (int64_t t = n; t-- > 0;) fn(t, t + 1);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("CopyRowsBytes copies long rows in pieces and short rows whole, any task order") {
+  const ReversedParallel reversed;
+  for (int64_t row_len : {1, 7, 40000, 100003}) {
+    for (int64_t rows : {1, 3}) {
+      CAPTURE(row_len);
+      CAPTURE(rows);
+      const int64_t src_stride = row_len + 5, dst_stride = row_len + 11;
+      std::vector<uint16_t> src(static_cast<size_t>(rows * src_stride));
+      for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint16_t>(i * 2654435761u >> 7);
+      std::vector<uint16_t> dst(static_cast<size_t>(rows * dst_stride), 0xBEEF);
+      simplecpp::kernels::CopyRowsBytes(src.data(), src_stride, dst.data(), dst_stride, rows,
+                                        row_len, sizeof(uint16_t), reversed);
+      bool ok = true;
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t j = 0; j < dst_stride; ++j) {
+          const uint16_t want = j < row_len ? src[r * src_stride + j] : 0xBEEF;
+          ok = ok && dst[r * dst_stride + j] == want;
+        }
+      }
+      CHECK(ok);
+    }
+  }
+}
