@@ -133,7 +133,8 @@ void GroupGemmF32(const ConvF32Plan& p, const float* w, int64_t gi, const float*
   }
 }
 
-// Pointwise: col_g is X_g itself, [cg, P] with ld = P.
+// Pointwise: col_g is X_g itself, [cg, P] with ld = P. With constant W and rows of whole
+// vectors the direct convolution's tiles read X_g in place (no packed copy of X; the same bits).
 void RunPointwiseF32(const ConvF32Plan& p, RunContext& rc) {
   const float* x = rc.input(0).data<float>();
   const float* w = rc.input(1).data<float>();
@@ -141,9 +142,14 @@ void RunPointwiseF32(const ConvF32Plan& p, RunContext& rc) {
   float* y = rc.output(0).data<float>();
   for (int64_t n = 0; n < p.batch; ++n) {
     for (int64_t gi = 0; gi < p.group; ++gi) {
-      GroupGemmF32(p, w, gi, x + (n * p.channels + gi * p.cg) * p.P, p.P, p.P,
-                   b ? b + gi * p.og : nullptr, y + (n * p.out_channels + gi * p.og) * p.P,
-                   rc.parallel());
+      const float* xg = x + (n * p.channels + gi * p.cg) * p.P;
+      const float* bg = b ? b + gi * p.og : nullptr;
+      float* yg = y + (n * p.out_channels + gi * p.og) * p.P;
+      if (!p.packed.empty() && kernels::ConvPointwiseInPlaceF32(p.g, xg, p.cg, *p.packed[gi], bg,
+                                                                 yg, rc.parallel(), p.post)) {
+        continue;
+      }
+      GroupGemmF32(p, w, gi, xg, p.P, p.P, bg, yg, rc.parallel());
     }
   }
 }

@@ -58,6 +58,12 @@ class PackedAF32;
 bool ConvDirectF32(const ConvGeometry& g, const float* x, int64_t channels, const PackedAF32& w,
                    const float* bias, float* y, const Parallel& parallel,
                    const PostOpF32& post = {});
+// A pointwise convolution (1x1, stride 1, no padding) as ConvDirectF32 reading x in place, with
+// no copy at all, where that is safe (rows of whole vectors: no partial vector reads past x).
+// Returns false, doing nothing, elsewhere. Bitwise equal to GemmPackedAF32 on x.
+bool ConvPointwiseInPlaceF32(const ConvGeometry& g, const float* x, int64_t channels,
+                             const PackedAF32& w, const float* bias, float* y,
+                             const Parallel& parallel, const PostOpF32& post = {});
 // Same from 16-bit x (float16 / bfloat16 bits), widened to float32 into col.
 void Im2Col16(Float16Kind kind, const ConvGeometry& g, const uint16_t* x, int64_t channels,
               int64_t p_begin, int64_t p_count, float* col, const Parallel& parallel);

@@ -107,10 +107,20 @@ HWY_INLINE void CopyFloats(const float* HWY_RESTRICT src, float* HWY_RESTRICT ds
   for (; i < n; ++i) dst[i] = src[i];
 }
 
+// Whether x itself is the phase-plane image: a 1x1 kernel, stride 1, no padding, and rows of
+// whole vectors (a partial slot's vector would read past the last row of x).
+bool InPlaceImage(const ConvGeometry& g) {
+  return g.rank == 2 && g.kernel[0] == 1 && g.kernel[1] == 1 && g.stride[0] == 1 &&
+         g.stride[1] == 1 && g.pad[0] == 0 && g.pad[1] == 0 && g.out[0] == g.in[0] &&
+         g.out[1] == g.in[1] && g.out[1] % static_cast<int64_t>(kL) == 0;
+}
+
 bool ConvDirectImpl(const ConvGeometry& g, const float* x, int64_t channels, const float* wpack,
                     int64_t mr, int64_t cout, const float* bias, float* y,
-                    const Parallel& parallel, const PostOpF32& post) {
+                    const Parallel& parallel, const PostOpF32& post, bool in_place_only) {
   if (mr != static_cast<int64_t>(kMR)) return false;
+  const bool in_place = InPlaceImage(g);
+  if (in_place_only && !in_place) return false;
   const int64_t kh = g.kernel[0], kw = g.kernel[1];
   const int64_t in_h = g.in[0], in_w = g.in[1];
   const int64_t out_h = g.out[0], out_w = g.out[1];
@@ -127,41 +137,44 @@ bool ConvDirectImpl(const ConvGeometry& g, const float* x, int64_t channels, con
   // The phase planes with kL floats of slack: a partial slot's vector reads past its row.
   static thread_local ThreadScratch tls_image;
   const int64_t image = channels * phases * plane;
-  float* xp = tls_image.Get(image + static_cast<int64_t>(kL));
-  // The copy is split over channels (a large image's copy is a serial pass otherwise).
-  ParallelForElements(parallel, 2 * image).For(channels, [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c) {
-      const float* src = x + c * in_h * in_w;
-      for (int64_t phy = 0; phy < sh; ++phy) {
-        for (int64_t phx = 0; phx < sw; ++phx) {
-          float* dst = xp + ((c * sh + phy) * sw + phx) * plane;
-          for (int64_t qy = 0; qy < hq; ++qy) {
-            float* row = dst + qy * wq;
-            const int64_t iy = qy * sh + phy - pad_t;
-            if (iy < 0 || iy >= in_h) {
-              std::fill(row, row + wq, 0.0f);
-              continue;
-            }
-            const float* srow = src + iy * in_w;
-            if (sw == 1) {
-              // qx in [lo, hi) maps to input columns [lo - pad_l, hi - pad_l).
-              const int64_t lo = std::min(std::max<int64_t>(pad_l, 0), wq);
-              const int64_t hi = std::max(std::min(in_w + pad_l, wq), lo);
-              for (int64_t i = 0; i < lo; ++i) row[i] = 0.0f;
-              CopyFloats(srow + (lo - pad_l), row + lo, hi - lo);
-              for (int64_t i = hi; i < wq; ++i) row[i] = 0.0f;
-            } else {
-              for (int64_t qx = 0; qx < wq; ++qx) {
-                const int64_t ix = qx * sw + phx - pad_l;
-                row[qx] = ix >= 0 && ix < in_w ? srow[ix] : 0.0f;
+  // In place, x is read as it is (DirectTile only reads through xp).
+  float* xp = in_place ? const_cast<float*>(x) : tls_image.Get(image + static_cast<int64_t>(kL));
+  if (!in_place) {
+    // The copy is split over channels (a large image's copy is a serial pass otherwise).
+    ParallelForElements(parallel, 2 * image).For(channels, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) {
+        const float* src = x + c * in_h * in_w;
+        for (int64_t phy = 0; phy < sh; ++phy) {
+          for (int64_t phx = 0; phx < sw; ++phx) {
+            float* dst = xp + ((c * sh + phy) * sw + phx) * plane;
+            for (int64_t qy = 0; qy < hq; ++qy) {
+              float* row = dst + qy * wq;
+              const int64_t iy = qy * sh + phy - pad_t;
+              if (iy < 0 || iy >= in_h) {
+                std::fill(row, row + wq, 0.0f);
+                continue;
+              }
+              const float* srow = src + iy * in_w;
+              if (sw == 1) {
+                // qx in [lo, hi) maps to input columns [lo - pad_l, hi - pad_l).
+                const int64_t lo = std::min(std::max<int64_t>(pad_l, 0), wq);
+                const int64_t hi = std::max(std::min(in_w + pad_l, wq), lo);
+                for (int64_t i = 0; i < lo; ++i) row[i] = 0.0f;
+                CopyFloats(srow + (lo - pad_l), row + lo, hi - lo);
+                for (int64_t i = hi; i < wq; ++i) row[i] = 0.0f;
+              } else {
+                for (int64_t qx = 0; qx < wq; ++qx) {
+                  const int64_t ix = qx * sw + phx - pad_l;
+                  row[qx] = ix >= 0 && ix < in_w ? srow[ix] : 0.0f;
+                }
               }
             }
           }
         }
       }
-    }
-  });
-  std::fill(xp + image, xp + image + kL, 0.0f);
+    });
+    std::fill(xp + image, xp + image + kL, 0.0f);
+  }
   std::vector<int32_t> koff(static_cast<size_t>(kdim));
   for (int64_t c = 0, k = 0; c < channels; ++c) {
     for (int64_t ky = 0; ky < kh; ++ky) {
@@ -248,7 +261,16 @@ bool ConvDirectF32(const ConvGeometry& g, const float* x, int64_t channels, cons
   if (!ConvDirectApplies(g, channels) || w.k() != channels * g.KernelSize()) return false;
   if (w.m() <= 0) return true;
   return HWY_DYNAMIC_DISPATCH(ConvDirectImpl)(g, x, channels, w.data(), w.mr(), w.m(), bias, y,
-                                              parallel, post);
+                                              parallel, post, false);
+}
+
+bool ConvPointwiseInPlaceF32(const ConvGeometry& g, const float* x, int64_t channels,
+                             const PackedAF32& w, const float* bias, float* y,
+                             const Parallel& parallel, const PostOpF32& post) {
+  if (!ConvDirectApplies(g, channels) || w.k() != channels * g.KernelSize()) return false;
+  if (w.m() <= 0) return true;
+  return HWY_DYNAMIC_DISPATCH(ConvDirectImpl)(g, x, channels, w.data(), w.mr(), w.m(), bias, y,
+                                              parallel, post, true);
 }
 
 }  // namespace simplecpp::kernels

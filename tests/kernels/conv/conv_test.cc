@@ -329,5 +329,42 @@ TEST_CASE("Im2ColPackedF32 + GemmPackedABF32 and ConvDirectF32 equal im2col + GE
   }
 }
 
+TEST_CASE("ConvPointwiseInPlaceF32 reads x in place and equals the packed GEMM bitwise") {
+  std::mt19937 rng(17);
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    // Widths that are whole vectors on every target (16, 32, 64) and ones that are not.
+    for (int64_t width : {16, 32, 64, 20, 7}) {
+      for (int64_t channels : {1, 5, 24}) {
+        CAPTURE(width);
+        CAPTURE(channels);
+        ConvGeometry g;
+        g.rank = 2;
+        g.in[0] = g.out[0] = 3;
+        g.in[1] = g.out[1] = width;
+        const int64_t P = g.OutSize(), cout = 11;
+        const auto x = RandomVector(rng, channels * P);
+        const auto w = RandomVector(rng, cout * channels);
+        const auto bias = RandomVector(rng, cout);
+        const auto pa = PackedAF32::Pack(false, cout, channels, w.data(), channels);
+        GemmEpilogue e;
+        e.row_bias = bias.data();
+        std::vector<float> want(static_cast<size_t>(cout * P), -7.0f);
+        GemmPackedAF32(*pa, false, P, 1.0f, x.data(), P, 0.0f, want.data(), P, SerialParallel(),
+                       e);
+        ReverseParallel reverse;
+        std::vector<float> got(static_cast<size_t>(cout * P), -7.0f);
+        const bool ran =
+            ConvPointwiseInPlaceF32(g, x.data(), channels, *pa, bias.data(), got.data(), reverse);
+        if (width % 16 == 0) CHECK(ran);   // whole vectors on every target
+        if (width % 4 != 0) CHECK(!ran);   // a partial vector on every target
+        if (ran) CHECK(SameBits(got, want));
+        if (!ran) CHECK(got == std::vector<float>(got.size(), -7.0f));  // nothing written
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace simplecpp::kernels
