@@ -740,7 +740,12 @@ std::vector<Value> Executor::RunValues(const std::map<std::string, Value>& input
     if (profiling_) {
       const double ms = std::chrono::duration<double, std::milli>(
                             std::chrono::steady_clock::now() - start).count();
-      profile_.push_back(Timing{&step.node, ms});
+      Timing t{&step.node, ms, {}, false};
+      if (!specs->empty() && !(*specs)[0].dynamic) {
+        t.output_dims = (*specs)[0].dims;
+        t.output_dims_known = true;
+      }
+      profile_.push_back(std::move(t));
     }
   }
   in_ptrs_.clear();

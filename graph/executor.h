@@ -124,6 +124,8 @@ class Executor {
   struct Timing {
     const Node* node;
     double milliseconds;
+    Dims output_dims;  // the first output's dims when Prepare fixed them, else empty
+    bool output_dims_known = false;
   };
   const std::vector<Timing>& last_profile() const { return profile_; }
   const Plan& plan() const { return *plan_; }

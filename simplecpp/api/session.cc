@@ -79,7 +79,8 @@ void Session::set_profiling(bool on) { impl_->executor->set_profiling(on); }
 std::vector<Session::NodeTiming> Session::last_profile() const {
   std::vector<NodeTiming> out;
   for (const auto& t : impl_->executor->last_profile()) {
-    out.push_back(NodeTiming{t.node->name, t.node->op_type, t.milliseconds});
+    out.push_back(NodeTiming{t.node->name, t.node->op_type, t.milliseconds, t.output_dims,
+                             t.output_dims_known});
   }
   return out;
 }

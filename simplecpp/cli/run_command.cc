@@ -140,11 +140,20 @@ void PrintProfile(const std::vector<Session::NodeTiming>& profile, int64_t runs)
   }
   std::printf("  %-28s %6zu %12.4f\n", "total", profile.size(), total);
   std::printf("profile by node:\n");
-  std::printf("  %5s  %-32s %-24s %12s\n", "#", "node", "op", "ms");
+  std::printf("  %5s  %-32s %-24s %12s  %s\n", "#", "node", "op", "ms", "output shape");
   for (size_t i = 0; i < profile.size(); ++i) {
     const auto& t = profile[i];
-    std::printf("  %5zu  %-32s %-24s %12.4f\n", i, t.node_name.empty() ? "-" : t.node_name.c_str(),
-                t.op_type.c_str(), t.milliseconds);
+    std::string shape = "?";
+    if (t.output_shape_known) {
+      shape = "[";
+      for (size_t d = 0; d < t.output_shape.size(); ++d) {
+        shape += (d ? "," : "") + std::to_string(t.output_shape[d]);
+      }
+      shape += "]";
+    }
+    std::printf("  %5zu  %-32s %-24s %12.4f  %s\n", i,
+                t.node_name.empty() ? "-" : t.node_name.c_str(), t.op_type.c_str(), t.milliseconds,
+                shape.c_str());
   }
 }
 

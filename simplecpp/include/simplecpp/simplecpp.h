@@ -123,6 +123,10 @@ class Session {
     std::string node_name;
     std::string op_type;
     double milliseconds = 0;
+    // The node's first output shape where it is fixed before the node runs (no data-dependent
+    // dims); otherwise output_shape_known is false.
+    std::vector<int64_t> output_shape;
+    bool output_shape_known = false;
   };
   std::vector<NodeTiming> last_profile() const;
 
