@@ -77,5 +77,30 @@ TEST_CASE("Model::initializer_bytes counts the weights") {
   CHECK(LoadBuiltin("cnn").initializer_bytes() == expected);
 }
 
+TEST_CASE("Session::last_profile: one timing per node, with the output shapes Prepare fixed") {
+  const Model model = LoadBuiltin("cnn");
+  Session session(model, SessionOptions{});
+  session.set_profiling(true);
+  const auto inputs = InputsFor(model);
+  const auto outputs = session.Run(inputs);
+  const auto profile = session.last_profile();
+  REQUIRE_FALSE(profile.empty());
+  int known = 0;
+  for (const auto& t : profile) {
+    CHECK(t.milliseconds >= 0.0);
+    CHECK_FALSE(t.op_type.empty());
+    if (!t.output_shape_known) continue;
+    ++known;
+    for (int64_t d : t.output_shape) CHECK(d >= 0);
+  }
+  CHECK(known > 0);  // a static CNN: every shape is fixed before its node runs
+  // The last node writes the graph's output: its shape is the output tensor's.
+  const auto& last = profile.back();
+  REQUIRE(last.output_shape_known);
+  bool matches_an_output = false;
+  for (const auto& [name, t] : outputs) matches_an_output |= t.dims() == last.output_shape;
+  CHECK(matches_an_output);
+}
+
 }  // namespace
 }  // namespace simplecpp
