@@ -329,6 +329,43 @@ TEST_CASE("Im2ColPackedF32 + GemmPackedABF32 and ConvDirectF32 equal im2col + GE
   }
 }
 
+TEST_CASE("ConvDirectF32 on large images (row-interleaved copy) equals im2col + GEMM bitwise") {
+  std::mt19937 rng(19);
+  struct Case {
+    int64_t channels, in_h, in_w, stride, out_channels;
+  };
+  // 16 channels x 1 phase and 8 channels x 4 stride phases, both above the interleaving size.
+  for (const Case c : {Case{16, 256, 258, 1, 9}, Case{8, 520, 523, 2, 5}}) {
+    CAPTURE(c.channels);
+    CAPTURE(c.stride);
+    ConvGeometry g;
+    g.rank = 2;
+    for (int d = 0; d < 2; ++d) {
+      g.in[d] = d == 0 ? c.in_h : c.in_w;
+      g.kernel[d] = 3;
+      g.stride[d] = c.stride;
+      g.pad[d] = 1;
+      g.out[d] = (g.in[d] + 2 - 3) / c.stride + 1;
+    }
+    REQUIRE(ConvDirectApplies(g, c.channels));
+    const int64_t kdim = c.channels * 9, P = g.OutSize();
+    const auto x = RandomVector(rng, c.channels * g.InSize());
+    const auto w = RandomVector(rng, c.out_channels * kdim);
+    const auto bias = RandomVector(rng, c.out_channels);
+    const auto pa = PackedAF32::Pack(false, c.out_channels, kdim, w.data(), kdim);
+    GemmEpilogue e;
+    e.row_bias = bias.data();
+    std::vector<float> col(static_cast<size_t>(kdim * P));
+    Im2ColF32(g, x.data(), c.channels, 0, P, col.data(), SerialParallel());
+    std::vector<float> want(static_cast<size_t>(c.out_channels * P));
+    GemmPackedAF32(*pa, false, P, 1.0f, col.data(), P, 0.0f, want.data(), P, SerialParallel(), e);
+    ReverseParallel reverse;
+    std::vector<float> got(static_cast<size_t>(c.out_channels * P), -7.0f);
+    REQUIRE(ConvDirectF32(g, x.data(), c.channels, *pa, bias.data(), got.data(), reverse));
+    CHECK(SameBits(got, want));
+  }
+}
+
 TEST_CASE("ConvPointwiseInPlaceF32 reads x in place and equals the packed GEMM bitwise") {
   std::mt19937 rng(17);
   for (const auto& t : CompiledTargets()) {
