@@ -15,8 +15,7 @@
 // is then y's layout). QLinearConv requantizes each block's sums right there (QConvRequant), so
 // no int32 tensor of the whole output exists. Large convolutions run their blocks as the
 // parallel tasks (one scratch slot per thread); small ones parallelize inside the GEMM.
-// Depthwise convolutions (one input channel per group) skip the GEMM: their exact sums come from
-// the float32 depthwise kernel (QConvPlan::depthwise_float says why that is exact).
+// Depthwise convolutions (one input channel per group) skip the GEMM: conv_integer_depthwise.cc.
 #include <algorithm>
 #include <atomic>
 #include <limits>
@@ -26,7 +25,6 @@
 
 #include "graph/ops/quant/quant_ops_internal.h"
 #include "graph/registry.h"
-#include "kernels/conv/depthwise_conv.h"
 #include "kernels/memory/transpose.h"
 #include "kernels/quant/qgemm.h"
 #include "kernels/quant/quantize.h"
@@ -168,12 +166,10 @@ QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttributes& attrs, int x_in, 
   return p;
 }
 
-namespace {
-
 // rq's requantization of `rows` rows of n sums (row stride lda) into out (row stride ldo): one
 // output channel `ch` for the whole block (ch_step 0), or channels ch.. along each row (1).
-void Requant(const QConvRequant& rq, const int32_t* acc, int64_t lda, int64_t rows, int64_t n,
-             int64_t ch, int64_t ch_step, uint8_t* out, int64_t ldo) {
+void RequantConv(const QConvRequant& rq, const int32_t* acc, int64_t lda, int64_t rows, int64_t n,
+                 int64_t ch, int64_t ch_step, uint8_t* out, int64_t ldo) {
   const int32_t* bias = rq.bias ? rq.bias + ch : nullptr;
   const float* mult = rq.mult + ch * rq.mult_step;
   const int64_t ms = rq.mult_step * ch_step;
@@ -186,7 +182,6 @@ void Requant(const QConvRequant& rq, const int32_t* acc, int64_t lda, int64_t ro
   }
 }
 
-}  // namespace
 
 void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w, int32_t xzp,
                     const int32_t* wzp, int64_t wzp_step, int32_t* y, int32_t* scratch_c,
@@ -262,7 +257,7 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
                           0, rq ? c : yg + p0, rq ? pc : positions, inner);
           if (rq) {
             for (int64_t o = 0; o < og; ++o) {
-              Requant(*rq, c + o * pc, pc, 1, pc, gi * og + o, 0, y8 + o * positions + p0,
+              RequantConv(*rq, c + o * pc, pc, 1, pc, gi * og + o, 0, y8 + o * positions + p0,
                       positions);
             }
           }
@@ -272,7 +267,7 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
         if (rq) {
           // Each position's og sums (one per output channel) are requantized into the byte
           // tile [pc, og], which is transposed into y's [og, positions] layout.
-          Requant(*rq, c, og, pc, og, gi * og, 1, tile, og);
+          RequantConv(*rq, c, og, pc, og, gi * og, 1, tile, og);
           kernels::TransposeByteMatrix(tile, og, y8 + p0, positions, pc, og);
         } else {
           TransposeToChannelsFirst(c, pc, og, yg + p0, positions);
@@ -298,64 +293,6 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
       });
     }
   }
-}
-
-void QConvPlan::RunDepthwise(const kernels::Parallel& pool, const void* x, const void* w,
-                             int32_t xzp, const int32_t* wzp, int64_t wzp_step, int32_t* y,
-                             const QConvRequant* rq) const {
-  const int64_t ksize = g.KernelSize();
-  const int64_t mult = og;  // output channels per input channel
-  const float one = 1.0f;
-  // w - w_zero_point as float32, per output channel (small: out_channels * ksize).
-  std::vector<float> wf(static_cast<size_t>(out_channels * ksize));
-  for (int64_t oc = 0; oc < out_channels; ++oc) {
-    const int32_t* wz = wzp ? wzp + oc * wzp_step : nullptr;
-    const int64_t at = oc * ksize;
-    if (w_signed) {
-      kernels::DequantizeI8ToF32(static_cast<const int8_t*>(w) + at, ksize, &one, 0, wz, 0,
-                                 wf.data() + at);
-    } else {
-      kernels::DequantizeU8ToF32(static_cast<const uint8_t*>(w) + at, ksize, &one, 0, wz, 0,
-                                 wf.data() + at);
-    }
-  }
-  const kernels::Parallel& par =
-      kernels::ParallelForMacs(pool, batch * out_channels * positions * ksize);
-  // One task per (image, input channel): x - x_zero_point widened (padding reads 0, which is
-  // x_zero_point padded), its output channels' exact sums, then requantized or stored.
-  par.For(batch * channels, [&](int64_t t0, int64_t t1) {
-    // Per-thread buffers kept between calls: every element is written before it is read, so
-    // neither a fresh allocation nor zero-filling is needed per task.
-    static thread_local std::vector<float> xin, sums;
-    static thread_local std::vector<int32_t> acc;
-    xin.resize(std::max(xin.size(), static_cast<size_t>(in_size)));
-    sums.resize(std::max(sums.size(), static_cast<size_t>(mult * positions)));
-    if (rq) acc.resize(std::max(acc.size(), static_cast<size_t>(mult * positions)));
-    const int32_t lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t n = t / channels, c = t % channels;
-      if (x_signed) {
-        kernels::DequantizeI8ToF32(static_cast<const int8_t*>(x) + t * in_size, in_size, &one, 0,
-                                   &xzp, 0, xin.data());
-      } else {
-        kernels::DequantizeU8ToF32(static_cast<const uint8_t*>(x) + t * in_size, in_size, &one, 0,
-                                   &xzp, 0, xin.data());
-      }
-      kernels::DepthwiseConvF32(g, xin.data(), 1, mult, wf.data() + c * mult * ksize, nullptr,
-                                sums.data(), kernels::SerialParallel());
-      const int64_t oc0 = c * mult;
-      const int64_t out_at = (n * out_channels + oc0) * positions;
-      int32_t* dst = rq ? acc.data() : y + out_at;
-      kernels::QuantizeF32ToI32(sums.data(), mult * positions, &one, 0, nullptr, 0, lo, hi, dst);
-      if (rq) {
-        uint8_t* y8 = static_cast<uint8_t*>(rq->y) + out_at;
-        for (int64_t o = 0; o < mult; ++o) {
-          Requant(*rq, acc.data() + o * positions, positions, 1, positions, oc0 + o, 0,
-                  y8 + o * positions, positions);
-        }
-      }
-    }
-  });
 }
 
 namespace {

@@ -99,6 +99,11 @@ struct QConvRequant {
   void* y = nullptr;        // [N, M, out...] 8-bit
 };
 
+// rq's requantization of `rows` rows of n sums (row stride lda) into out (row stride ldo): one
+// output channel `ch` for the whole block (ch_step 0), or channels ch.. along each row (1).
+void RequantConv(const QConvRequant& rq, const int32_t* acc, int64_t lda, int64_t rows, int64_t n,
+                 int64_t ch, int64_t ch_step, uint8_t* out, int64_t ldo);
+
 // An integer convolution (ConvInteger, QLinearConv): x and w uint8 or int8, x zero point per
 // tensor, w zero point per tensor or per output channel; writes y [N, M, out...] int32, or its
 // requantization (QConvRequant). Work goes in blocks of `chunk` output positions.
@@ -146,6 +151,8 @@ struct QConvPlan {
   // sums are computed by the float32 depthwise kernel on x - x_zero_point and w - w_zero_point.
   // Exact: every product is an integer of magnitude <= 255 * 255 and the sum of at most 256 of
   // them stays below 2^24, so no float32 partial sum ever rounds.
+  // Where the SIMD target has it (kernels/quant/depthwise_q8.h) and w - w_zero_point fits int8,
+  // the byte kernel computes the same sums in integers instead (RunDepthwiseBytes).
   bool depthwise_float = false;
   static constexpr int64_t kMaxExactFloatTaps = 256;
 
@@ -153,6 +160,10 @@ struct QConvPlan {
   void RunDepthwise(const kernels::Parallel& par, const void* x, const void* w, int32_t xzp,
                     const int32_t* wzp, int64_t wzp_step, int32_t* y,
                     const QConvRequant* rq) const;
+  // The byte kernel's path; false (nothing done) where it does not apply.
+  bool RunDepthwiseBytes(const kernels::Parallel& par, const void* x, const void* w, int32_t xzp,
+                         const int32_t* wzp, int64_t wzp_step, int32_t* y,
+                         const QConvRequant* rq) const;
 };
 // w_zp_in: input index of w's zero point (checked: one value or [M]).
 QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttributes& attrs, int x_in, int w_in, int w_zp_in);

@@ -1,0 +1,177 @@
+// The depthwise part of the integer convolution plan (graph/ops/quant/conv_integer.cc): one input
+// channel per group. Where the SIMD target has the byte kernel (kernels/quant/depthwise_q8.h) and
+// w - w_zero_point fits int8, exact int32 sums come from it; elsewhere from the float32 depthwise
+// kernel on exactly representable values (QConvPlan::depthwise_float says why that is exact).
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "graph/ops/quant/quant_ops_internal.h"
+#include "kernels/conv/depthwise_conv.h"
+#include "kernels/quant/depthwise_q8.h"
+#include "kernels/quant/quantize.h"
+
+namespace simplecpp::graph {
+namespace quant_ops {
+
+bool QConvPlan::RunDepthwiseBytes(const kernels::Parallel& pool, const void* x, const void* w,
+                                  int32_t xzp, const int32_t* wzp, int64_t wzp_step, int32_t* y,
+                                  const QConvRequant* rq) const {
+  // 1-D is 2-D with a leading height of 1.
+  const bool two = g.rank == 2;
+  const int64_t H = two ? g.in[0] : 1, W = two ? g.in[1] : g.in[0];
+  const int64_t PH = two ? g.pad[0] : 0, PW = two ? g.pad[1] : g.pad[0];
+  const bool dilated = g.dilation[0] != 1 || (two && g.dilation[1] != 1);
+  if (dilated) return false;
+  kernels::DepthwiseQ8Shape s;
+  s.OH = two ? g.out[0] : 1;
+  s.OW = two ? g.out[1] : g.out[0];
+  s.KH = two ? g.kernel[0] : 1;
+  s.KW = two ? g.kernel[1] : g.kernel[0];
+  s.SH = two ? g.stride[0] : 1;
+  s.SW = two ? g.stride[1] : g.stride[0];
+  // The zero-point-padded plane: every tap of every output inside it.
+  s.H = std::max(H + PH, (s.OH - 1) * s.SH + s.KH);
+  s.W = std::max(W + PW, (s.OW - 1) * s.SW + s.KW);
+  if (!kernels::DepthwiseQ8Available(s)) return false;
+  const int64_t ksize = s.KH * s.KW, mult = og;
+  // w - w_zero_point as int8 (the kernel's signed operand), and its sum per output channel.
+  std::vector<int8_t> w8(static_cast<size_t>(out_channels * ksize));
+  std::vector<int32_t> wsum(static_cast<size_t>(out_channels), 0);
+  for (int64_t oc = 0; oc < out_channels; ++oc) {
+    const int32_t z = wzp ? wzp[oc * wzp_step] : 0;
+    for (int64_t k = 0; k < ksize; ++k) {
+      const uint8_t b = static_cast<const uint8_t*>(w)[oc * ksize + k];
+      const int32_t v = (w_signed ? static_cast<int32_t>(static_cast<int8_t>(b)) : b) - z;
+      if (v < -128 || v > 127) return false;
+      w8[oc * ksize + k] = static_cast<int8_t>(v);
+      wsum[oc] += v;
+    }
+  }
+  // The kernel reads x as uint8: int8 x is shifted by 128 (a flipped top bit), its zero point
+  // with it. Padding holds the zero point, so padded taps add (zp - zp) * w = 0 once the
+  // zero point's share, zp * sum(w), is subtracted.
+  const uint8_t flip = x_signed ? 0x80 : 0x00;
+  const int32_t zp8 = x_signed ? xzp + 128 : xzp;
+  std::vector<int32_t> correction(static_cast<size_t>(out_channels));
+  for (int64_t oc = 0; oc < out_channels; ++oc) {
+    correction[oc] = (rq && rq->bias ? rq->bias[oc] : 0) - zp8 * wsum[oc];
+  }
+  QConvRequant adjusted;
+  if (rq) {
+    adjusted = *rq;
+    adjusted.bias = correction.data();
+  }
+  const kernels::Parallel& par =
+      kernels::ParallelForMacs(pool, batch * out_channels * positions * ksize);
+  par.For(batch * channels, [&](int64_t t0, int64_t t1) {
+    static thread_local std::vector<uint8_t> plane;
+    static thread_local std::vector<int32_t> acc;
+    const size_t plane_bytes = static_cast<size_t>(s.H * s.W + kernels::kDepthwiseQ8Slack);
+    plane.resize(std::max(plane.size(), plane_bytes));
+    acc.resize(std::max(acc.size(), static_cast<size_t>(positions)));
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t n = t / channels, c = t % channels;
+      const uint8_t* xc = static_cast<const uint8_t*>(x) + t * in_size;
+      uint8_t* pl = plane.data();
+      const uint8_t pad = static_cast<uint8_t>(zp8);
+      // The border and the slack hold the zero point; the rows in between are x's (shifted).
+      std::memset(pl, pad, static_cast<size_t>(PH * s.W + PW));
+      for (int64_t r = 0; r < H; ++r) {
+        uint8_t* row = pl + (PH + r) * s.W + PW;
+        if (flip) {
+          const uint8_t* src = xc + r * W;
+          for (int64_t i = 0; i < W; ++i) row[i] = static_cast<uint8_t>(src[i] ^ 0x80);
+        } else {
+          std::memcpy(row, xc + r * W, static_cast<size_t>(W));
+        }
+        // The right border of this row and the left border of the next one.
+        const int64_t gap = r + 1 < H ? s.W - W : s.W - W - PW;
+        std::memset(row + W, pad, static_cast<size_t>(gap));
+      }
+      const int64_t tail = (PH + H) * s.W;
+      std::memset(pl + tail, pad,
+                  static_cast<size_t>(s.H * s.W - tail + kernels::kDepthwiseQ8Slack));
+      for (int64_t o = 0; o < mult; ++o) {
+        const int64_t oc = c * mult + o;
+        const int64_t out_at = (n * out_channels + oc) * positions;
+        int32_t* dst = rq ? acc.data() : y + out_at;
+        kernels::DepthwiseQ8Sums(s, plane.data(), w8.data() + oc * ksize, dst);
+        if (rq) {
+          RequantConv(adjusted, dst, positions, 1, positions, oc, 0,
+                  static_cast<uint8_t*>(rq->y) + out_at, positions);
+        } else {
+          for (int64_t i = 0; i < positions; ++i) {
+            dst[i] = static_cast<int32_t>(static_cast<uint32_t>(dst[i]) +
+                                          static_cast<uint32_t>(correction[oc]));
+          }
+        }
+      }
+    }
+  });
+  return true;
+}
+
+void QConvPlan::RunDepthwise(const kernels::Parallel& pool, const void* x, const void* w,
+                             int32_t xzp, const int32_t* wzp, int64_t wzp_step, int32_t* y,
+                             const QConvRequant* rq) const {
+  if (RunDepthwiseBytes(pool, x, w, xzp, wzp, wzp_step, y, rq)) return;
+  const int64_t ksize = g.KernelSize();
+  const int64_t mult = og;  // output channels per input channel
+  const float one = 1.0f;
+  // w - w_zero_point as float32, per output channel (small: out_channels * ksize).
+  std::vector<float> wf(static_cast<size_t>(out_channels * ksize));
+  for (int64_t oc = 0; oc < out_channels; ++oc) {
+    const int32_t* wz = wzp ? wzp + oc * wzp_step : nullptr;
+    const int64_t at = oc * ksize;
+    if (w_signed) {
+      kernels::DequantizeI8ToF32(static_cast<const int8_t*>(w) + at, ksize, &one, 0, wz, 0,
+                                 wf.data() + at);
+    } else {
+      kernels::DequantizeU8ToF32(static_cast<const uint8_t*>(w) + at, ksize, &one, 0, wz, 0,
+                                 wf.data() + at);
+    }
+  }
+  const kernels::Parallel& par =
+      kernels::ParallelForMacs(pool, batch * out_channels * positions * ksize);
+  // One task per (image, input channel): x - x_zero_point widened (padding reads 0, which is
+  // x_zero_point padded), its output channels' exact sums, then requantized or stored.
+  par.For(batch * channels, [&](int64_t t0, int64_t t1) {
+    // Per-thread buffers kept between calls: every element is written before it is read, so
+    // neither a fresh allocation nor zero-filling is needed per task.
+    static thread_local std::vector<float> xin, sums;
+    static thread_local std::vector<int32_t> acc;
+    xin.resize(std::max(xin.size(), static_cast<size_t>(in_size)));
+    sums.resize(std::max(sums.size(), static_cast<size_t>(mult * positions)));
+    if (rq) acc.resize(std::max(acc.size(), static_cast<size_t>(mult * positions)));
+    const int32_t lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t n = t / channels, c = t % channels;
+      if (x_signed) {
+        kernels::DequantizeI8ToF32(static_cast<const int8_t*>(x) + t * in_size, in_size, &one, 0,
+                                   &xzp, 0, xin.data());
+      } else {
+        kernels::DequantizeU8ToF32(static_cast<const uint8_t*>(x) + t * in_size, in_size, &one, 0,
+                                   &xzp, 0, xin.data());
+      }
+      kernels::DepthwiseConvF32(g, xin.data(), 1, mult, wf.data() + c * mult * ksize, nullptr,
+                                sums.data(), kernels::SerialParallel());
+      const int64_t oc0 = c * mult;
+      const int64_t out_at = (n * out_channels + oc0) * positions;
+      int32_t* dst = rq ? acc.data() : y + out_at;
+      kernels::QuantizeF32ToI32(sums.data(), mult * positions, &one, 0, nullptr, 0, lo, hi, dst);
+      if (rq) {
+        uint8_t* y8 = static_cast<uint8_t*>(rq->y) + out_at;
+        for (int64_t o = 0; o < mult; ++o) {
+          RequantConv(*rq, acc.data() + o * positions, positions, 1, positions, oc0 + o, 0,
+                  y8 + o * positions, positions);
+        }
+      }
+    }
+  });
+}
+
+}  // namespace quant_ops
+}  // namespace simplecpp::graph

@@ -1,0 +1,32 @@
+// Exact int32 sums of one depthwise-convolution channel on 8-bit data: the integer core of a
+// quantized depthwise convolution (QLinearConv / ConvInteger with one input channel per group).
+#pragma once
+
+#include <cstdint>
+
+namespace simplecpp::kernels {
+
+// One channel's geometry on an already padded plane: the plane is [H][W] bytes (row stride W),
+// output (oy, ox) reads rows oy * SH + ky and columns ox * SW + kx (dilation 1, no padding left to
+// apply), for ky < KH, kx < KW.
+struct DepthwiseQ8Shape {
+  int64_t H = 0, W = 0, OH = 0, OW = 0, KH = 0, KW = 0, SH = 1, SW = 1;
+};
+
+// Bytes the plane buffer must hold past its last row (the kernel loads 64-byte windows that
+// start up to 4 bytes past a row's last kernel column).
+constexpr int64_t kDepthwiseQ8Slack = 128;
+
+// Whether this SIMD target has the byte kernel for `s` (AVX-512 VBMI + VNNI: kernels up to 8
+// columns wide, SW 1 or 2). Elsewhere callers take their portable path (the float32 depthwise
+// kernel on exactly representable values: graph/ops/quant/conv_integer.cc).
+bool DepthwiseQ8Available(const DepthwiseQ8Shape& s);
+
+// sums[oy * OW + ox] = sum over (ky, kx) of plane[oy*SH + ky][ox*SW + kx] * w[ky * KW + kx],
+// plane bytes read as uint8 and weights as int8: exact (each sum is below 2^31 for KH * KW <=
+// 64 taps). The plane buffer holds H * W + kDepthwiseQ8Slack bytes. Only where
+// DepthwiseQ8Available(s).
+void DepthwiseQ8Sums(const DepthwiseQ8Shape& s, const uint8_t* plane, const int8_t* w,
+                     int32_t* sums);
+
+}  // namespace simplecpp::kernels

@@ -1,0 +1,78 @@
+// kernels/quant/depthwise_q8.h against a scalar int64 reference written here: every kernel size
+// the byte kernel takes (up to 8 columns), strides 1 and 2, widths around the 16-lane vector and
+// the 64-column block, the extreme products 255 * -128; on every compiled target that has the
+// kernel (elsewhere DepthwiseQ8Available says no and the callers keep their float32 path).
+#include "kernels/quant/depthwise_q8.h"
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "kernels/targets.h"
+
+namespace simplecpp::kernels {
+namespace {
+
+TEST_CASE("DepthwiseQ8Sums equals the int64 sums of uint8 x int8") {
+  std::mt19937 rng(41);
+  std::uniform_int_distribution<int> byte(0, 255);
+  int checked = 0;
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (int64_t kh : {1, 3, 5}) {
+      for (int64_t kw : {1, 2, 3, 4, 5, 7, 8}) {
+        for (int64_t sw : {1, 2}) {
+          for (int64_t ow : {1, 15, 16, 17, 40, 64, 65, 130}) {
+            DepthwiseQ8Shape s;
+            s.KH = kh;
+            s.KW = kw;
+            s.SW = sw;
+            s.SH = sw;
+            s.OH = 3;
+            s.OW = ow;
+            s.H = (s.OH - 1) * s.SH + kh;
+            s.W = (ow - 1) * sw + kw + static_cast<int64_t>(ow % 3);  // sometimes wider
+            if (!DepthwiseQ8Available(s)) continue;
+            CAPTURE(kh);
+            CAPTURE(kw);
+            CAPTURE(sw);
+            CAPTURE(ow);
+            // Exactly the bytes the kernel may read: an overread shows under AddressSanitizer.
+            std::vector<uint8_t> plane(static_cast<size_t>(s.H * s.W + kDepthwiseQ8Slack));
+            for (auto& b : plane) b = static_cast<uint8_t>(byte(rng));
+            std::vector<int8_t> w(static_cast<size_t>(kh * kw));
+            for (auto& v : w) v = static_cast<int8_t>(byte(rng) - 128);
+            if (ow == 16) {  // the extremes everywhere: 255 * -128 per tap
+              for (int64_t i = 0; i < s.H * s.W; ++i) plane[i] = 255;
+              for (auto& v : w) v = -128;
+            }
+            std::vector<int32_t> got(static_cast<size_t>(s.OH * ow + 1), 0x5EED);
+            DepthwiseQ8Sums(s, plane.data(), w.data(), got.data());
+            bool ok = true;
+            for (int64_t oy = 0; oy < s.OH; ++oy) {
+              for (int64_t ox = 0; ox < ow; ++ox) {
+                int64_t want = 0;
+                for (int64_t ky = 0; ky < kh; ++ky) {
+                  for (int64_t kx = 0; kx < kw; ++kx) {
+                    want += int64_t{plane[(oy * s.SH + ky) * s.W + ox * sw + kx]} * w[ky * kw + kx];
+                  }
+                }
+                ok = ok && got[oy * ow + ox] == want;
+              }
+            }
+            CHECK(ok);
+            CHECK(got[s.OH * ow] == 0x5EED);  // nothing written past the output
+            ++checked;
+          }
+        }
+      }
+    }
+  }
+  MESSAGE("shapes checked on targets with the byte kernel: " << checked);
+}
+
+}  // namespace
+}  // namespace simplecpp::kernels
