@@ -259,6 +259,77 @@ int64_t QuantizeF32To8Vec(const float* HWY_RESTRICT x, int64_t n, const float* H
   }
   return i;
 }
+// QdqBinary8 (kernels/quant/quantize.h): per lane exactly Dequantize8Vec's operations on a and on
+// b, the IEEE binary op, and QuantizeF32To8Vec's operations with one scale and zero point, with
+// no float32 tensor in between. Whole vectors only; returns the elements done.
+template <typename TA, typename TB, typename TY>
+int64_t QdqBinaryVec(QdqBinaryOp op, const TA* HWY_RESTRICT a, int64_t a_step,
+                     const TB* HWY_RESTRICT b, int64_t b_step, const QdqBinaryParams& p,
+                     TY* HWY_RESTRICT out, int64_t n) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Rebind<TA, decltype(df)> da;
+  const hn::Rebind<TB, decltype(df)> db;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  const float inv = 1.0f / p.y_scale;
+  if (!(std::isnormal(p.y_scale) && std::isnormal(inv))) return 0;  // the caller divides
+  const auto a_scale = hn::Set(df, p.a_scale), b_scale = hn::Set(df, p.b_scale);
+  const auto a_zp = hn::Set(di, p.a_zp), b_zp = hn::Set(di, p.b_zp);
+  const auto y_scale = hn::Set(df, p.y_scale), vinv = hn::Set(df, inv);
+  const auto vz = hn::Set(df, static_cast<float>(p.y_zp));
+  const auto vlo = hn::Set(df, static_cast<float>(p.lo));
+  const auto vhi = hn::Set(df, static_cast<float>(p.hi));
+  const auto near_half = hn::Set(df, 0.5f - 1.0f / 256.0f);
+  // (q - zp) converted, times the scale: Dequantize8Vec's steps.
+  auto dequantize = [&](hn::Vec<decltype(di)> q, hn::Vec<decltype(di)> zp,
+                        hn::Vec<decltype(df)> scale) {
+    return hn::Mul(hn::ConvertTo(df, hn::Sub(q, zp)), scale);
+  };
+  // A broadcast operand (step 0) is dequantized once.
+  const auto a_one = dequantize(hn::Set(di, static_cast<int32_t>(a[0])), a_zp, a_scale);
+  const auto b_one = dequantize(hn::Set(di, static_cast<int32_t>(b[0])), b_zp, b_scale);
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto fa =
+        a_step ? dequantize(hn::PromoteTo(di, hn::LoadU(da, a + i)), a_zp, a_scale) : a_one;
+    const auto fb =
+        b_step ? dequantize(hn::PromoteTo(di, hn::LoadU(db, b + i)), b_zp, b_scale) : b_one;
+    hn::Vec<decltype(df)> x;
+    switch (op) {
+      case QdqBinaryOp::kAdd: x = hn::Add(fa, fb); break;
+      case QdqBinaryOp::kSub: x = hn::Sub(fa, fb); break;
+      case QdqBinaryOp::kMul: x = hn::Mul(fa, fb); break;
+      default: x = hn::Div(fa, fb); break;
+    }
+    const auto t = hn::Mul(x, vinv);
+    auto r = hn::Round(t);
+    if (HWY_UNLIKELY(!hn::AllFalse(df, hn::Gt(hn::Abs(hn::Sub(t, r)), near_half)))) {
+      r = hn::Round(hn::Div(x, y_scale));
+    }
+    auto v = hn::Add(r, vz);
+    v = hn::IfThenElse(hn::Eq(v, v), v, vz);  // NaN -> the zero point
+    v = hn::Min(hn::Max(v, vlo), vhi);
+    StoreLowBytes(di, hn::ConvertTo(di, v), out + i);
+  }
+  return i;
+}
+
+int64_t QdqBinary8Impl(QdqBinaryOp op, bool a_signed, const void* a, int64_t a_step, bool b_signed,
+                       const void* b, int64_t b_step, const QdqBinaryParams& p, bool y_signed,
+                       void* out, int64_t n) {
+  // Eight signedness combinations, one instantiation each.
+  auto with_y = [&](const auto* ta, const auto* tb) -> int64_t {
+    if (y_signed) return QdqBinaryVec(op, ta, a_step, tb, b_step, p, static_cast<int8_t*>(out), n);
+    return QdqBinaryVec(op, ta, a_step, tb, b_step, p, static_cast<uint8_t*>(out), n);
+  };
+  auto with_b = [&](const auto* ta) -> int64_t {
+    if (b_signed) return with_y(ta, static_cast<const int8_t*>(b));
+    return with_y(ta, static_cast<const uint8_t*>(b));
+  };
+  if (a_signed) return with_b(static_cast<const int8_t*>(a));
+  return with_b(static_cast<const uint8_t*>(a));
+}
+
 int64_t QuantizeF32ToU8Impl(const float* x, int64_t n, const float* scale, int64_t scale_step,
                             const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi,
                             uint8_t* out) {
@@ -427,6 +498,7 @@ namespace simplecpp::kernels {
 HWY_EXPORT(QuantizeF32ToI32Impl);
 HWY_EXPORT(RequantizeI32ToU8Impl);
 HWY_EXPORT(DequantizeU8ToF32Impl);
+HWY_EXPORT(QdqBinary8Impl);
 HWY_EXPORT(DequantizeI8ToF32Impl);
 HWY_EXPORT(RequantizeI32ToI8Impl);
 HWY_EXPORT(MinMaxF32Impl);
@@ -684,6 +756,14 @@ void MinMaxF32(const float* x, int64_t n, float* min_out, float* max_out) {
   }
   *min_out = lo;
   *max_out = hi;
+}
+
+int64_t QdqBinary8(QdqBinaryOp op, bool a_signed, const void* a, int64_t a_step, bool b_signed,
+                   const void* b, int64_t b_step, const QdqBinaryParams& p, bool y_signed,
+                   void* out, int64_t n) {
+  if (n <= 0) return 0;
+  return HWY_DYNAMIC_DISPATCH(QdqBinary8Impl)(op, a_signed, a, a_step, b_signed, b, b_step, p,
+                                              y_signed, out, n);
 }
 
 }  // namespace simplecpp::kernels

@@ -34,6 +34,21 @@ void QuantizeF32ToU16(const float* x, int64_t n, const float* scale, int64_t sca
 void QuantizeF32ToI16(const float* x, int64_t n, const float* scale, int64_t scale_step,
                       const int32_t* zp, int64_t zp_step, int32_t lo, int32_t hi, int16_t* out);
 
+// QuantizeLinear(op(DequantizeLinear(a), DequantizeLinear(b))) on 8-bit data with per-tensor
+// parameters, in one pass: for each i < n, exactly the float32 steps of DequantizeU8ToF32 /
+// I8ToF32 on a[i * a_step] and b[i * b_step] (step 1, or 0 for one repeated element), the IEEE
+// add / subtract / multiply / divide, and QuantizeF32ToU8 / I8 with one scale and zero point, so
+// the bytes equal those three calls'. Whole vectors only (and nothing when y's scale or its
+// reciprocal is not a normal float): returns the elements done; the caller finishes the rest.
+enum class QdqBinaryOp { kAdd, kSub, kMul, kDiv };
+struct QdqBinaryParams {
+  float a_scale = 1.0f, b_scale = 1.0f, y_scale = 1.0f;
+  int32_t a_zp = 0, b_zp = 0, y_zp = 0, lo = 0, hi = 255;  // lo / hi: y's 8-bit range
+};
+int64_t QdqBinary8(QdqBinaryOp op, bool a_signed, const void* a, int64_t a_step, bool b_signed,
+                   const void* b, int64_t b_step, const QdqBinaryParams& p, bool y_signed,
+                   void* out, int64_t n);
+
 // out[i] = (q[i] - zp[i*zp_step]) * scale[i*scale_step]; zp may be nullptr.
 void DequantizeU8ToF32(const uint8_t* q, int64_t n, const float* scale, int64_t scale_step,
                        const int32_t* zp, int64_t zp_step, float* out);

@@ -7,11 +7,12 @@
 //     scales float32 and zero points of the data's dtype, one element each; y has y_zero_point's
 //     dtype.
 //
-// It runs the unfused graph's own float32 steps on blocks of elements that stay in L1: the
-// DequantizeLinear kernel on each operand, the float32 binary op, the QuantizeLinear kernel.
-// Every element goes through the same operations (each IEEE-rounded, no contraction), so the
-// bytes are identical to the unfused graph's; what goes away is the float32 tensors between the
-// nodes (3 bytes moved per element instead of about 27).
+// Every element goes through the unfused graph's own float32 steps (each IEEE-rounded, no
+// contraction): kernels::QdqBinary8 does them in registers, one pass per run; tails and short
+// runs run the DequantizeLinear kernel (or its 256-entry table), the float32 binary op and the
+// QuantizeLinear kernel on blocks that stay in L1. So the bytes are identical to the unfused
+// graph's; what goes away is the float32 tensors between the nodes (3 bytes moved per element
+// instead of about 27).
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -78,18 +79,43 @@ struct Operand {
   }
 };
 
+// Runs from this length on go through kernels::QdqBinary8 (whole vectors in one pass).
+constexpr int64_t kMinFusedRun = 32;
+
 // Output elements gathered from consecutive runs into blocks: both operands dequantized, then the
 // binary op and the quantization per block.
 class BlockWriter {
  public:
   BlockWriter(const Operand& a, const Operand& b, kernels::BinaryOp op, const QdqParams& p,
               bool y_signed, void* y)
-      : a_(a), b_(b), op_(op), p_(p), y_signed_(y_signed), y_(y) {}
+      : a_(a), b_(b), op_(op), p_(p), y_signed_(y_signed), y_(y) {
+    fused_op_ = op == kernels::BinaryOp::kAdd   ? kernels::QdqBinaryOp::kAdd
+                : op == kernels::BinaryOp::kSub ? kernels::QdqBinaryOp::kSub
+                : op == kernels::BinaryOp::kMul ? kernels::QdqBinaryOp::kMul
+                                                : kernels::QdqBinaryOp::kDiv;
+    fused_.a_scale = a.scale;
+    fused_.a_zp = a.zp;
+    fused_.b_scale = b.scale;
+    fused_.b_zp = b.zp;
+    fused_.y_scale = p.y_scale;
+    fused_.y_zp = p.y_zp;
+    fused_.lo = y_signed ? -128 : 0;
+    fused_.hi = y_signed ? 127 : 255;
+  }
   ~BlockWriter() { Flush(); }
 
   // Output elements [o, o + n) from a's and b's elements in[0] + j * steps[0] (b: in[1], ...).
+  // Runs of at least kMinFusedRun take the one-pass kernel for their whole vectors.
   void Add(int64_t o, const int64_t* in, const int64_t* steps, int64_t n) {
-    for (int64_t j = 0; j < n;) {
+    int64_t j = 0;
+    if (n >= kMinFusedRun) {
+      Flush();  // the pending block's outputs come before o
+      const size_t yo = static_cast<size_t>(o);
+      j = kernels::QdqBinary8(fused_op_, a_.is_signed, a_.q + in[0], steps[0], b_.is_signed,
+                              b_.q + in[1], steps[1], fused_, y_signed_,
+                              static_cast<uint8_t*>(y_) + yo, n);
+    }
+    while (j < n) {
       if (count_ == kBlock || (count_ > 0 && o + j != start_ + count_)) Flush();
       if (count_ == 0) start_ = o + j;
       const int64_t m = std::min(kBlock - count_, n - j);
@@ -120,6 +146,8 @@ class BlockWriter {
   QdqParams p_;
   bool y_signed_;
   void* y_;
+  kernels::QdqBinaryOp fused_op_;
+  kernels::QdqBinaryParams fused_;
   int64_t start_ = 0, count_ = 0;
   float fa_[kBlock], fb_[kBlock], fy_[kBlock];
 };

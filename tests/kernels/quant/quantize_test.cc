@@ -343,6 +343,85 @@ TEST_CASE("RequantizeBias of dense rows with per-column parameters (grouped rows
   }
 }
 
+TEST_CASE("QdqBinary8 equals dequantize, the float32 op and quantize, on every target") {
+  std::mt19937 rng(31);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (int combo = 0; combo < 8; ++combo) {
+      const bool as = combo & 1, bs = (combo >> 1) & 1, ys = (combo >> 2) & 1;
+      for (QdqBinaryOp op : {QdqBinaryOp::kAdd, QdqBinaryOp::kSub, QdqBinaryOp::kMul,
+                             QdqBinaryOp::kDiv}) {
+        for (int steps = 0; steps < 3; ++steps) {
+          const int64_t a_step = steps == 2 ? 0 : 1, b_step = steps == 1 ? 0 : 1;
+          const int64_t n = 97;
+          CAPTURE(combo);
+          CAPTURE(static_cast<int>(op));
+          CAPTURE(steps);
+          std::vector<uint8_t> a(n), b(n);
+          for (int64_t i = 0; i < n; ++i) {
+            a[i] = static_cast<uint8_t>(byte(rng));
+            b[i] = static_cast<uint8_t>(byte(rng));
+          }
+          QdqBinaryParams p;
+          p.a_scale = 0.05f;  // power-of-two ratios to y's scale: many exact .5 ties
+          p.b_scale = op == QdqBinaryOp::kMul ? 0.025f : 0.05f;
+          p.y_scale = op == QdqBinaryOp::kMul ? 0.0025f : 0.1f;
+          p.a_zp = as ? -3 : 131;
+          p.b_zp = bs ? 5 : 127;
+          p.y_zp = ys ? -7 : 3;
+          p.lo = ys ? -128 : 0;
+          p.hi = ys ? 127 : 255;
+          // The three kernels of the unfused graph.
+          std::vector<float> fa(n), fb(n), fy(n);
+          for (int64_t i = 0; i < n; ++i) {
+            const uint8_t qa = a[i * a_step], qb = b[i * b_step];
+            if (as) {
+              DequantizeI8ToF32(reinterpret_cast<const int8_t*>(&qa), 1, &p.a_scale, 0, &p.a_zp,
+                                0, &fa[i]);
+            } else {
+              DequantizeU8ToF32(&qa, 1, &p.a_scale, 0, &p.a_zp, 0, &fa[i]);
+            }
+            if (bs) {
+              DequantizeI8ToF32(reinterpret_cast<const int8_t*>(&qb), 1, &p.b_scale, 0, &p.b_zp,
+                                0, &fb[i]);
+            } else {
+              DequantizeU8ToF32(&qb, 1, &p.b_scale, 0, &p.b_zp, 0, &fb[i]);
+            }
+            fy[i] = op == QdqBinaryOp::kAdd   ? fa[i] + fb[i]
+                    : op == QdqBinaryOp::kSub ? fa[i] - fb[i]
+                    : op == QdqBinaryOp::kMul ? fa[i] * fb[i]
+                                              : fa[i] / fb[i];
+          }
+          std::vector<uint8_t> want(n);
+          if (ys) {
+            QuantizeF32ToI8(fy.data(), n, &p.y_scale, 0, &p.y_zp, 0, p.lo, p.hi,
+                            reinterpret_cast<int8_t*>(want.data()));
+          } else {
+            QuantizeF32ToU8(fy.data(), n, &p.y_scale, 0, &p.y_zp, 0, p.lo, p.hi, want.data());
+          }
+          std::vector<uint8_t> got(n, 0xAB);
+          const int64_t done =
+              QdqBinary8(op, as, a.data(), a_step, bs, b.data(), b_step, p, ys, got.data(), n);
+          CHECK(done <= n);
+          CHECK(done >= n - 16);  // whole vectors only
+          bool ok = true;
+          for (int64_t i = 0; i < done; ++i) ok = ok && got[i] == want[i];
+          CHECK(ok);
+          for (int64_t i = done; i < n; ++i) CHECK(got[i] == 0xAB);  // the tail is the caller's
+        }
+      }
+    }
+  }
+  // A y scale whose reciprocal is not a normal float: nothing done (the caller divides).
+  QdqBinaryParams p;
+  p.y_scale = 1e-39f;
+  std::vector<uint8_t> a(64, 1), b(64, 2), y(64, 0);
+  CHECK(QdqBinary8(QdqBinaryOp::kAdd, false, a.data(), 1, false, b.data(), 1, p, false, y.data(),
+                   64) == 0);
+}
+
 TEST_CASE("SumU8 / SumI8 are exact on every target") {
   for (const auto& t : CompiledTargets()) {
     ScopedTarget st(t);
