@@ -205,6 +205,25 @@ void ForEachRun(const std::vector<QRun>& runs, int64_t total, const kernels::Par
   const int64_t nruns = static_cast<int64_t>(runs.size());
   if (nruns == 0) return;
   const int64_t avg = std::max<int64_t>(1, total / nruns);
+  if (avg > 2 * kTaskElements) {
+    // Long runs (one per tensor, per channel of a large image): pieces of kTaskElements are the
+    // tasks, so that even a single run uses every thread. Pieces are elementwise-independent.
+    std::vector<std::pair<int64_t, int64_t>> pieces;  // (run, first element)
+    for (int64_t r = 0; r < nruns; ++r) {
+      for (int64_t at = 0; at < runs[r].length; at += kTaskElements) pieces.push_back({r, at});
+    }
+    par.For(static_cast<int64_t>(pieces.size()), [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        QRun q = runs[pieces[t].first];
+        const int64_t at = pieces[t].second;
+        q.x_offset += at;
+        q.param_offset += at * q.param_step;
+        q.length = std::min(kTaskElements, q.length - at);
+        fn(q);
+      }
+    });
+    return;
+  }
   const int64_t per_task = std::max<int64_t>(1, kTaskElements / avg);
   const int64_t tasks = (nruns + per_task - 1) / per_task;
   auto body = [&](int64_t t0, int64_t t1) {
