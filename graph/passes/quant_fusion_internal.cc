@@ -209,4 +209,14 @@ bool PerTensorParams(const PatternGraph& g, const Node& n, PerTensor* p) {
   return true;
 }
 
+int QuantizedProducer(const PatternGraph& g, int q_idx, PerTensor* yq) {
+  const Node& q = g.node(q_idx);
+  int64_t out_dtype = 0;
+  if (!IsOp(q, "QuantizeLinear", 3, 3) || !PlainQuantize(q, &out_dtype)) return -1;
+  if (!PerTensorParams(g, q, yq)) return -1;
+  if (out_dtype != 0 && out_dtype != static_cast<int64_t>(yq->zp->dtype())) return -1;
+  if (!g.SingleUse(q.inputs[0])) return -1;
+  return g.AnyProducer(q.inputs[0]);
+}
+
 }  // namespace simplecpp::graph::passes::quant_fusion

@@ -122,6 +122,11 @@ struct PerTensor {
 };
 bool PerTensorParams(const PatternGraph& g, const Node& n, PerTensor* p);
 
+// The node whose output QuantizeLinear node q_idx alone reads, when q is a plain per-tensor
+// QuantizeLinear (PerTensorParams; *yq gets its parameters) of a value that is no graph output;
+// -1 otherwise.
+int QuantizedProducer(const PatternGraph& g, int q_idx, PerTensor* yq);
+
 // The patterns, each matched from one node outwards. On a match they fill *rw and return true;
 // otherwise they return false and leave the graph's fresh names unchanged.
 

@@ -35,14 +35,8 @@ bool MovesOrSelects(const Node& op, int64_t opset) {
 
 bool MatchQdqAround(const PatternGraph& g, int q_idx, Rewrite* rw) {
   const Node& q = g.node(q_idx);
-  int64_t out_dtype = 0;
-  if (!IsOp(q, "QuantizeLinear", 3, 3) || !PlainQuantize(q, &out_dtype)) return false;
   PerTensor yq;
-  if (!PerTensorParams(g, q, &yq)) return false;
-  if (out_dtype != 0 && out_dtype != static_cast<int64_t>(yq.zp->dtype())) return false;
-  const std::string& y = q.inputs[0];
-  if (!g.SingleUse(y)) return false;
-  const int op_idx = g.AnyProducer(y);
+  const int op_idx = QuantizedProducer(g, q_idx, &yq);
   if (op_idx < 0) return false;
   const Node& op = g.node(op_idx);
   if (!CanonicalDomain(op.domain).empty() || op.outputs.size() != 1 || op.inputs.empty())

@@ -40,10 +40,8 @@ constexpr int64_t kBlock = 256;
 // pixels).
 constexpr int64_t kMinKernelRun = 32;
 
-struct QdqParams {
-  float a_scale = 1.0f, b_scale = 1.0f, y_scale = 1.0f;
-  int32_t a_zp = 0, b_zp = 0, y_zp = 0;
-};
+// The per-tensor parameters, and y's 8-bit range.
+using QdqParams = kernels::QdqBinaryParams;
 
 // One operand: its bytes, signedness and parameters, and the DequantizeLinear kernel's value for
 // each of the 256 bit patterns (the same float32 values the kernel gives element by element).
@@ -93,14 +91,6 @@ class BlockWriter {
                 : op == kernels::BinaryOp::kSub ? kernels::QdqBinaryOp::kSub
                 : op == kernels::BinaryOp::kMul ? kernels::QdqBinaryOp::kMul
                                                 : kernels::QdqBinaryOp::kDiv;
-    fused_.a_scale = a.scale;
-    fused_.a_zp = a.zp;
-    fused_.b_scale = b.scale;
-    fused_.b_zp = b.zp;
-    fused_.y_scale = p.y_scale;
-    fused_.y_zp = p.y_zp;
-    fused_.lo = y_signed ? -128 : 0;
-    fused_.hi = y_signed ? 127 : 255;
   }
   ~BlockWriter() { Flush(); }
 
@@ -112,7 +102,7 @@ class BlockWriter {
       Flush();  // the pending block's outputs come before o
       const size_t yo = static_cast<size_t>(o);
       j = kernels::QdqBinary8(fused_op_, a_.is_signed, a_.q + in[0], steps[0], b_.is_signed,
-                              b_.q + in[1], steps[1], fused_, y_signed_,
+                              b_.q + in[1], steps[1], p_, y_signed_,
                               static_cast<uint8_t*>(y_) + yo, n);
     }
     while (j < n) {
@@ -130,10 +120,10 @@ class BlockWriter {
     if (count_ == 0) return;
     kernels::BinaryF32(op_, fa_, 1, fb_, 1, fy_, count_);
     if (y_signed_) {
-      kernels::QuantizeF32ToI8(fy_, count_, &p_.y_scale, 0, &p_.y_zp, 0, -128, 127,
+      kernels::QuantizeF32ToI8(fy_, count_, &p_.y_scale, 0, &p_.y_zp, 0, p_.lo, p_.hi,
                                static_cast<int8_t*>(y_) + start_);
     } else {
-      kernels::QuantizeF32ToU8(fy_, count_, &p_.y_scale, 0, &p_.y_zp, 0, 0, 255,
+      kernels::QuantizeF32ToU8(fy_, count_, &p_.y_scale, 0, &p_.y_zp, 0, p_.lo, p_.hi,
                                static_cast<uint8_t*>(y_) + start_);
     }
     count_ = 0;
@@ -147,7 +137,6 @@ class BlockWriter {
   bool y_signed_;
   void* y_;
   kernels::QdqBinaryOp fused_op_;
-  kernels::QdqBinaryParams fused_;
   int64_t start_ = 0, count_ = 0;
   float fa_[kBlock], fb_[kBlock], fy_[kBlock];
 };
@@ -204,7 +193,7 @@ class QdqBinaryOp final : public Op {
     // with computed parameters gets them read per run).
     bool constant = true;
     for (int i : {1, 2, 4, 5, 6, 7}) constant = constant && ctx.input_value(i) != nullptr;
-    auto read = [](auto&& input) {
+    auto read = [y_signed](auto&& input) {
       QdqParams p;
       p.a_scale = ScalesAsF32(input(1))[0];
       p.a_zp = ZeroPointsAsI32(input(2))[0];
@@ -212,6 +201,8 @@ class QdqBinaryOp final : public Op {
       p.b_zp = ZeroPointsAsI32(input(5))[0];
       p.y_scale = ScalesAsF32(input(6))[0];
       p.y_zp = ZeroPointsAsI32(input(7))[0];
+      p.lo = y_signed ? -128 : 0;
+      p.hi = y_signed ? 127 : 255;
       return p;
     };
     QdqParams fixed;
