@@ -143,8 +143,8 @@ bool ConvDirectImpl(const ConvGeometry& g, const float* x, int64_t channels, con
   // Where row qy of (channel, phase) cp starts: qy * qy_stride + cp * cp_stride. A large copy
   // with many planes is laid out row-major by qy with every (channel, phase)'s row of that qy
   // side by side, so the input rows a band of output rows reads (all channels) are one
-  // contiguous stretch for the prefetchers instead of one stream per plane (PP-OCR's 96-channel
-  // 3x3 layers at 120 x 160: 8% faster; smaller images and few planes were faster as planes).
+  // contiguous stretch for the prefetchers instead of one stream per plane. Small images and
+  // few planes stay faster as planes (bench/README.md, "Fewer passes over memory").
   const bool interleave = !in_place && channels * phases >= kInterleaveMinPlanes &&
                           image >= kInterleaveMinFloats;
   const int64_t qy_stride = interleave ? channels * phases * wq : wq;
