@@ -45,9 +45,12 @@ bool DepthwiseQ8AvailableImpl(const DepthwiseQ8Shape& s) {
 }
 
 #if HWY_TARGET == HWY_AVX3_DL
-__attribute__((target("avx512vnni"))) void SumsVnni(const DepthwiseQ8Shape& s,
-                                                    const uint8_t* plane, const int8_t* w,
-                                                    int32_t* sums) {
+// The target's own features are named again with VNNI: clang's target attribute replaces the
+// ones Highway's pragma gives the function (VBMI's vpermb would be missing) instead of adding.
+__attribute__((target(HWY_TARGET_STR ",avx512vnni"))) void SumsVnni(const DepthwiseQ8Shape& s,
+                                                                    const uint8_t* plane,
+                                                                    const int8_t* w,
+                                                                    int32_t* sums) {
   const int64_t groups = (s.KW + 3) / 4;
   // The weight dword of kernel row ky, taps 4g .. 4g + 3 (zero past KW).
   std::vector<int32_t> wd(static_cast<size_t>(s.KH * groups));
