@@ -57,7 +57,9 @@ bool QConvPlan::RunDepthwiseBytes(const kernels::Parallel& pool, const void* x, 
   const int32_t zp8 = x_signed ? xzp + 128 : xzp;
   std::vector<int32_t> correction(static_cast<size_t>(out_channels));
   for (int64_t oc = 0; oc < out_channels; ++oc) {
-    correction[oc] = (rq && rq->bias ? rq->bias[oc] : 0) - zp8 * wsum[oc];
+    // In uint32, as the requantization adds the bias (wrapping): the same sum modulo 2^32.
+    const uint32_t bias = rq && rq->bias ? static_cast<uint32_t>(rq->bias[oc]) : 0u;
+    correction[oc] = static_cast<int32_t>(bias - static_cast<uint32_t>(zp8 * wsum[oc]));
   }
   QConvRequant adjusted;
   if (rq) {
