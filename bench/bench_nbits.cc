@@ -3,6 +3,7 @@
 //   float32: the path MatMul takes for a constant B (PackedBF32 + GemmPackedBMixed, M = 1)
 //   int4 / int8: GemvNBitsF32, block 32, packed uint8 zero points (Int4 / Int8) or none, the
 //                symmetric form (Int4Sym / Int8Sym)
+//   int4 / int8 with int8 A: GemvNBitsQ8 (accuracy_level 4), the same weights (Int4Q8 / Int8Q8)
 //   DRAM: a read-sum of a 256 MiB buffer (the bound of a read-only stream) and a 256 MiB memcpy.
 // Every line reports GB/s of bytes moved (weights + scales + zero points + A for the GEMVs).
 // After the runs it prints the speed ratios to float32 and the fraction of the best read stream
@@ -19,6 +20,7 @@
 #include "bench/bench_common.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/quant/matmul_nbits.h"
+#include "kernels/quant/matmul_nbits_q8.h"
 #include "kernels/targets.h"
 
 namespace simplecpp::bench {
@@ -47,7 +49,7 @@ void BM_GemvF32(benchmark::State& state) {
   SetBytes(state, 4.0 * kN * kK + 4.0 * kK);
 }
 
-void GemvNBits(benchmark::State& state, int bits, bool zero_points) {
+void GemvNBits(benchmark::State& state, int bits, bool zero_points, bool int8_a = false) {
   kernels::NBitsWeights w;
   w.bits = bits;
   w.n = kN;
@@ -71,7 +73,11 @@ void GemvNBits(benchmark::State& state, int bits, bool zero_points) {
   std::vector<float> y(kN);
   auto pool = graph::MakeThreadPool(1);
   for (auto _ : state) {
-    kernels::GemvNBitsF32(1, a.data(), kK, w, nullptr, y.data(), kN, *pool);
+    if (int8_a) {
+      kernels::GemvNBitsQ8(1, a.data(), kK, w, nullptr, y.data(), kN, *pool);
+    } else {
+      kernels::GemvNBitsF32(1, a.data(), kK, w, nullptr, y.data(), kN, *pool);
+    }
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }
@@ -82,6 +88,8 @@ void BM_GemvInt4(benchmark::State& state) { GemvNBits(state, 4, true); }
 void BM_GemvInt8(benchmark::State& state) { GemvNBits(state, 8, true); }
 void BM_GemvInt4Sym(benchmark::State& state) { GemvNBits(state, 4, false); }
 void BM_GemvInt8Sym(benchmark::State& state) { GemvNBits(state, 8, false); }
+void BM_GemvInt4Q8(benchmark::State& state) { GemvNBits(state, 4, true, true); }
+void BM_GemvInt8Q8(benchmark::State& state) { GemvNBits(state, 8, true, true); }
 
 // Sum of 64-bit words (an integer reduction the compiler vectorizes), each cache line asked for
 // 1 KiB ahead as the kernels do: a pure read stream.
@@ -116,6 +124,8 @@ BENCHMARK(BM_GemvInt4)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_GemvInt8)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_GemvInt4Sym)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_GemvInt8Sym)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GemvInt4Q8)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GemvInt8Q8)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DramReadSum)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DramMemcpy)->UseRealTime()->Unit(benchmark::kMillisecond);
 
@@ -165,7 +175,8 @@ int main(int argc, char** argv) {
   // The bandwidth bound: the faster of the plain read stream and the float32 GEMV's own stream
   // (which prefetches and can beat a simple loop).
   const double read_bw = std::max(reporter.GBps("BM_DramReadSum"), reporter.GBps("BM_GemvF32"));
-  for (const char* name : {"BM_GemvInt4", "BM_GemvInt8", "BM_GemvInt4Sym", "BM_GemvInt8Sym"}) {
+  for (const char* name : {"BM_GemvInt4", "BM_GemvInt8", "BM_GemvInt4Sym", "BM_GemvInt8Sym",
+                           "BM_GemvInt4Q8", "BM_GemvInt8Q8"}) {
     const double t = reporter.Seconds(name);
     if (t <= 0.0 || f32 <= 0.0) continue;
     std::printf(

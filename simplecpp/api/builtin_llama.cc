@@ -327,9 +327,13 @@ class LlamaBuilder {
     std::vector<float> scales = quant::NBitsScales(q);
     b_.Initializer(wname + ".nbits", std::move(packed));
     b_.Floats(wname + ".scales", {n * kb}, std::move(scales));
-    const std::string y = b_.OpN(
-        "MatMulNBits", name, {x, wname + ".nbits", wname + ".scales"}, {out},
-        {AttrInt("K", k), AttrInt("N", n), AttrInt("bits", 4), AttrInt("block_size", kBlock)})[0];
+    std::vector<graph::Attribute> attrs = {AttrInt("K", k), AttrInt("N", n), AttrInt("bits", 4),
+                                           AttrInt("block_size", kBlock)};
+    if (c_.nbits_accuracy_level != 0) {
+      attrs.push_back(AttrInt("accuracy_level", c_.nbits_accuracy_level));
+    }
+    const std::string y = b_.OpN("MatMulNBits", name, {x, wname + ".nbits", wname + ".scales"},
+                                 {out}, std::move(attrs))[0];
     b_.graph()->nodes.back().domain = kMs;
     return y;
   }

@@ -53,6 +53,9 @@ struct LlamaConfig {
   float rope_theta = 10000.0f;
   uint64_t seed = 0x11A3A;
   int64_t max_positions = 2048;  // rows of the rotary cos / sin caches
+  // kMsft: MatMulNBits's accuracy_level (4: A may be quantized to int8 per block, as ONNX
+  // Runtime's LLM exporters write for CPUs; 0: float32 A).
+  int64_t nbits_accuracy_level = 0;
 };
 
 enum class LlamaForm { kFloat32, kOnnxInt4, kMsft };

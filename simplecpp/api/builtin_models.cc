@@ -203,6 +203,12 @@ graph::Model MakeBuiltinModel(const std::string& name) {
   if (name == "llama-tiny") return MakeLlamaModel(SmallLlamaConfig(), LlamaForm::kFloat32);
   if (name == "llama-tiny-int4") return MakeLlamaModel(SmallLlamaConfig(), LlamaForm::kOnnxInt4);
   if (name == "llama-tiny-msft") return MakeLlamaModel(SmallLlamaConfig(), LlamaForm::kMsft);
+  // Unlisted: llama-msft with MatMulNBits accuracy_level 4 (int8 A in decode steps).
+  if (name == "llama-msft-acc4" || name == "llama-tiny-msft-acc4") {
+    LlamaConfig c = name == "llama-msft-acc4" ? LlamaConfig{} : SmallLlamaConfig();
+    c.nbits_accuracy_level = 4;
+    return MakeLlamaModel(c, LlamaForm::kMsft);
+  }
   std::string known;
   for (const std::string& n : BuiltinModelNames()) known += (known.empty() ? "" : ", ") + n;
   throw Error(ErrorCode::kInvalidArgument,

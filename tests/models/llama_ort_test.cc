@@ -59,7 +59,8 @@ Feeds MakeFeeds(const LlamaConfig& c, LlamaForm form, const std::vector<int64_t>
   return f;
 }
 
-void CheckClose(const Tensor& ours, const std::vector<float>& ref, const char* what) {
+void CheckClose(const Tensor& ours, const std::vector<float>& ref, const char* what,
+                double tolerance) {
   REQUIRE(static_cast<size_t>(ours.num_elements()) == ref.size());
   double scale = 1.0, worst = 0.0;
   for (float r : ref) scale = std::max(scale, std::fabs(static_cast<double>(r)));
@@ -67,7 +68,7 @@ void CheckClose(const Tensor& ours, const std::vector<float>& ref, const char* w
     worst = std::max(worst, std::fabs(static_cast<double>(ours.data<float>()[i]) - ref[i]));
   }
   MESSAGE(std::string(what) << ": max |ours - ORT| = " << worst << " (max |ORT| " << scale << ")");
-  CHECK(worst <= 1e-4 * scale);
+  CHECK(worst <= tolerance * scale);
 }
 
 int64_t ArgmaxLast(const std::vector<float>& logits, int64_t vocab) {
@@ -75,14 +76,17 @@ int64_t ArgmaxLast(const std::vector<float>& logits, int64_t vocab) {
   return std::max_element(row, row + vocab) - row;
 }
 
-void CompareForm(LlamaForm form, const char* tag) {
+// tolerance: relative to max(1, max |ORT logit|).
+void CompareForm(LlamaForm form, const char* tag, int64_t accuracy_level = 0,
+                 double tolerance = 1e-4) {
   std::string why;
   const std::string ort_dir = testing::OrtNodeDir(&why);
   if (ort_dir.empty()) {
     MESSAGE("skipped: " << why);
     return;
   }
-  const LlamaConfig c = builtin::SmallLlamaConfig();
+  LlamaConfig c = builtin::SmallLlamaConfig();
+  c.nbits_accuracy_level = accuracy_level;
   const std::string bytes = onnx::WriteModel(builtin::MakeLlamaModel(c, form));
   const Model model = Model::LoadFromBytes(bytes.data(), bytes.size());
   SessionOptions one;
@@ -100,7 +104,7 @@ void CompareForm(LlamaForm form, const char* tag) {
       error);
   REQUIRE(ref.size() == static_cast<size_t>(1 + 2 * c.layers));
   const auto ours = session.Run(std::map<std::string, Tensor>(pre.begin(), pre.end()));
-  CheckClose(ours.at("logits"), ref[0], "prefill logits");
+  CheckClose(ours.at("logits"), ref[0], "prefill logits", tolerance);
   const int64_t next = ArgmaxLast(ref[0], c.vocab);
 
   // One decode step on ORT's cache, in both.
@@ -113,8 +117,8 @@ void CompareForm(LlamaForm form, const char* tag) {
       testing::RunOrtReference(ort_dir, bytes, step, std::string("llama-") + tag, &ref, &error),
       error);
   const auto ours_step = session.Run(std::map<std::string, Tensor>(step.begin(), step.end()));
-  CheckClose(ours_step.at("logits"), ref[0], "decode logits");
-  CheckClose(ours_step.at("present.1.value"), ref[4], "decode present.1.value");
+  CheckClose(ours_step.at("logits"), ref[0], "decode logits", tolerance);
+  CheckClose(ours_step.at("present.1.value"), ref[4], "decode present.1.value", tolerance);
 }
 
 TEST_CASE("llama float32 (opset 23 Attention, RotaryEmbedding, RMSNormalization) vs onnxruntime") {
@@ -127,6 +131,14 @@ TEST_CASE("llama int4 (DequantizeLinear block 32 -> MatMul) vs onnxruntime") {
 
 TEST_CASE("llama com.microsoft (MatMulNBits, GroupQueryAttention) vs onnxruntime") {
   CompareForm(LlamaForm::kMsft, "msft");
+}
+
+// accuracy_level 4: both runtimes quantize A to int8 per block of 32 (scale max|a| / 127, round
+// half to even), so the logits agree as closely as in float32 here; an A value computed a few
+// ulps differently by the two may still round to the neighbouring int8 step, hence the looser
+// bound.
+TEST_CASE("llama com.microsoft with MatMulNBits accuracy_level 4 vs onnxruntime") {
+  CompareForm(LlamaForm::kMsft, "msft-acc4", 4, 1e-3);
 }
 
 }  // namespace

@@ -8,7 +8,11 @@
 // simplecpp's load pass writes it, for ggml's Q4_1 weights, graph/passes/blocked_dequant_fusion.h).
 // T1 is float32, float16 or bfloat16; 16-bit A, scales, zero points and bias are widened to
 // float32 (A per run, the others at Prepare when constant) and Y is rounded once at the end.
-// accuracy_level is read and ignored: A is never quantized or narrowed here.
+// accuracy_level 4 ("int8 compute", what ONNX Runtime's int8 kernels and LLM exporters for CPUs
+// use) quantizes A to int8 per block for fewer than kNBitsViaF32MinRows rows of A
+// (kernels/quant/matmul_nbits_q8.h: a decode step at a few integer operations per 64 weights),
+// where the weights allow it (NBitsQ8Applies); every other level, and larger M, computes in
+// float32 on the exact dequantized weights.
 //
 // Memory: B, float32 scales and packed zero points are used in place by the kernel
 // (kernels/quant/matmul_nbits.h reads ONNX Runtime's layout directly), so nothing is repacked and
@@ -23,6 +27,7 @@
 #include "graph/registry.h"
 #include "kernels/float16/float16.h"
 #include "kernels/quant/matmul_nbits.h"
+#include "kernels/quant/matmul_nbits_q8.h"
 
 namespace simplecpp::graph {
 namespace {
@@ -46,9 +51,8 @@ class MatMulNBitsOp final : public Op {
     n_ = init.RequireInt("N");
     bits_ = init.GetInt("bits", 4);
     block_size_ = init.RequireInt("block_size");
-    // accuracy_level only allows a runtime to compute in lower precision; it never changes
-    // what is computed here.
-    (void)init.GetInt("accuracy_level", 0);
+    // accuracy_level 0-3 leave A in float32 here; 4 allows int8 A (see the file comment).
+    int8_a_ = init.GetInt("accuracy_level", 0) == 4;
     if (init.GetInt("weight_prepacked", 0) != 0)
       init.Unsupported("weight_prepacked = 1 (a runtime-specific layout of B) is not supported");
     if (bits_ != 4 && bits_ != 8)
@@ -139,6 +143,17 @@ class MatMulNBitsOp final : public Op {
       }
     }
     const int64_t n = n_, k = k_, bits = bits_, block_size = block_size_;
+    // int8 A: decided from the shapes and attributes only, so every target takes the same path.
+    const bool int8_a = int8_a_ && m < kernels::kNBitsViaF32MinRows;
+    auto matmul = [int8_a](int64_t rows, const float* a, int64_t lda,
+                           const kernels::NBitsWeights& w, const float* bias, float* y,
+                           int64_t ldy, const kernels::Parallel& parallel) {
+      if (int8_a && kernels::NBitsQ8Applies(w)) {
+        kernels::GemvNBitsQ8(rows, a, lda, w, bias, y, ldy, parallel);
+      } else {
+        kernels::MatMulNBitsF32(rows, a, lda, w, bias, y, ldy, parallel);
+      }
+    };
     return [=](RunContext& rc) {
       kernels::NBitsWeights w;
       w.bits = static_cast<int>(bits);
@@ -166,8 +181,8 @@ class MatMulNBitsOp final : public Op {
         bias = wide ? bb->data() : rc.input(kBias).data<float>();
       }
       if (!wide) {
-        kernels::MatMulNBitsF32(m, rc.input(kA).data<float>(), k, w, bias,
-                                rc.output(0).data<float>(), n, rc.parallel());
+        matmul(m, rc.input(kA).data<float>(), k, w, bias, rc.output(0).data<float>(), n,
+               rc.parallel());
         return;
       }
       const kernels::Float16Kind kind = Float16KindOf(t1);
@@ -175,8 +190,7 @@ class MatMulNBitsOp final : public Op {
       kernels::Widen16(kind, rc.input(kA).data<uint16_t>(), a32.data<float>(),
                        static_cast<size_t>(m * k));
       Tensor y32 = rc.Scratch(DType::kFloat32, {m * n});
-      kernels::MatMulNBitsF32(m, a32.data<float>(), k, w, bias, y32.data<float>(), n,
-                              rc.parallel());
+      matmul(m, a32.data<float>(), k, w, bias, y32.data<float>(), n, rc.parallel());
       kernels::Narrow16(kind, y32.data<float>(), rc.output(0).data<uint16_t>(),
                         static_cast<size_t>(m * n));
     };
@@ -200,6 +214,7 @@ class MatMulNBitsOp final : public Op {
   }
 
   int64_t k_ = 0, n_ = 0, bits_ = 4, block_size_ = 0;
+  bool int8_a_ = false;
 };
 
 }  // namespace

@@ -1,7 +1,8 @@
 // Tests for com.microsoft MatMulNBits (graph/ops/quant/matmul_nbits.cc) through the executor: float32
 // against a float64 reference written from the operator's definition (4 and 8 bits, zero points
 // absent / packed / float, bias, 3-D A, constant and run-time weights, several threads),
-// float16 / bfloat16 against the float32 op, and the Prepare errors naming node and op.
+// float16 / bfloat16 against the float32 op, accuracy_level 4 (int8 A) against the kernel and
+// where it does not apply, and the Prepare errors naming node and op.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -14,6 +15,7 @@
 
 #include "graph/op_test_util.h"
 #include "graph/ops/float16_compare.h"
+#include "kernels/quant/matmul_nbits_q8.h"
 #include "simplecpp/error.h"
 
 namespace simplecpp::testing {
@@ -37,11 +39,12 @@ Tensor U8(Dims dims, uint32_t seed) {
 
 struct NBits {
   int64_t k, n, bits, block;
+  int64_t accuracy = 0;  // accuracy_level: 4 quantizes A to int8 for small M
   int64_t kb() const { return (k + block - 1) / block; }
   int64_t blob() const { return block * bits / 8; }
   std::vector<graph::Attribute> Attrs() const {
     return {AttrInt("K", k), AttrInt("N", n), AttrInt("bits", bits), AttrInt("block_size", block),
-            AttrInt("accuracy_level", 4)};
+            AttrInt("accuracy_level", accuracy)};
   }
 };
 
@@ -167,6 +170,62 @@ TEST_CASE("NBits op: float16 and bfloat16 round the float32 result once") {
     f16::Check16Both("MatMulNBits", {a, b, scales, zp_float, Tensor(), bias}, p.Attrs(),
                      Ms({1, 2, 3, 5}));
     f16::Check16Both("MatMulNBits", {a, b, scales}, p.Attrs(), Ms());
+  }
+}
+
+// The kernel's view of constant-input test tensors.
+kernels::NBitsWeights View(const NBits& p, const Tensor& b, const Tensor& scales,
+                           const Tensor* zp) {
+  kernels::NBitsWeights w;
+  w.bits = static_cast<int>(p.bits);
+  w.n = p.n;
+  w.k = p.k;
+  w.block_size = p.block;
+  w.packed = b.data<uint8_t>();
+  w.scales = scales.data<float>();
+  if (zp != nullptr) {
+    w.zp_kind = kernels::NBitsZeroPoints::kPackedU8;
+    w.zp_packed = zp->data<uint8_t>();
+  }
+  return w;
+}
+
+TEST_CASE("NBits op: accuracy_level 4 quantizes A to int8 for small M, only there") {
+  uint32_t seed = 100;
+  for (int64_t bits : {4, 8}) {
+    for (int64_t block : {32, 64}) {
+      const NBits exact{block * 5 + 3, 21, bits, block};
+      NBits q8 = exact;
+      q8.accuracy = 4;
+      INFO("bits " << bits << " block " << block);
+      const Tensor b = U8({q8.n, q8.kb(), q8.blob()}, seed++);
+      const Tensor scales = Scales(q8, seed++);
+      const Tensor zp = U8({q8.n * ((q8.kb() * bits + 7) / 8)}, seed++);
+      const Tensor bias = RandomF32({q8.n}, seed++);
+      for (int64_t m : {1, 3}) {
+        const Tensor a = RandomF32({m, q8.k}, seed++);
+        const auto y = RunNode("MatMulNBits", {a, b, scales, zp, Tensor(), bias}, q8.Attrs(),
+                               Ms({1, 2, 3}, 2));
+        std::vector<float> want(static_cast<size_t>(m * q8.n));
+        kernels::GemvNBitsQ8(m, a.data<float>(), q8.k, View(q8, b, scales, &zp),
+                             bias.data<float>(), want.data(), q8.n, kernels::SerialParallel());
+        CHECK(std::memcmp(y[0].raw_data(), want.data(), want.size() * sizeof(float)) == 0);
+        // Not the float32 result: A's rounding shows.
+        const auto y_exact = RunNode("MatMulNBits", {a, b, scales, zp, Tensor(), bias},
+                                     exact.Attrs(), Ms({1, 2, 3}));
+        CHECK(std::memcmp(y[0].raw_data(), y_exact[0].raw_data(), want.size() * 4) != 0);
+      }
+      // 16 rows and more, and float zero points: the float32 kernels, as at level 0.
+      const Tensor a16 = RandomF32({16, q8.k}, seed++);
+      const auto y16 = RunNode("MatMulNBits", {a16, b, scales, zp}, q8.Attrs(), Ms({1, 2, 3}));
+      const auto e16 = RunNode("MatMulNBits", {a16, b, scales, zp}, exact.Attrs(), Ms({1, 2, 3}));
+      CHECK(std::memcmp(y16[0].raw_data(), e16[0].raw_data(), 16 * q8.n * sizeof(float)) == 0);
+      const Tensor a1 = RandomF32({1, q8.k}, seed++);
+      const Tensor zpf = RandomF32({q8.n, q8.kb()}, seed++, 0.0f, 8.0f);
+      const auto yf = RunNode("MatMulNBits", {a1, b, scales, zpf}, q8.Attrs(), Ms({1, 2, 3}));
+      const auto ef = RunNode("MatMulNBits", {a1, b, scales, zpf}, exact.Attrs(), Ms({1, 2, 3}));
+      CHECK(std::memcmp(yf[0].raw_data(), ef[0].raw_data(), q8.n * sizeof(float)) == 0);
+    }
   }
 }
 
