@@ -190,11 +190,21 @@ __attribute__((target(HWY_TARGET_STR ",avx512vnni"))) inline __m512i BlockSums(
   }
 }
 
+// nbits_q8::ReduceLanes16 in registers: each step adds the same two lanes as the scalar tree
+// (lane i += lane i + h), so the bits are the same.
+__attribute__((target(HWY_TARGET_STR ",avx512vnni"))) inline float ReduceLanes16(__m512 t) {
+  t = _mm512_add_ps(t, _mm512_shuffle_f32x4(t, t, 0x4E));  // h = 8: 256-bit halves swapped
+  t = _mm512_add_ps(t, _mm512_shuffle_f32x4(t, t, 0xB1));  // h = 4: 128-bit lanes swapped
+  t = _mm512_add_ps(t, _mm512_permute_ps(t, 0x4E));        // h = 2: 64-bit pairs swapped
+  t = _mm512_add_ps(t, _mm512_permute_ps(t, 0xB1));        // h = 1: neighbours swapped
+  return _mm512_cvtss_f32(t);
+}
+
 // Output n for row i of A; blocks of 32; qp: A in the order BlockSums reads. One row at a time:
 // a single sequential stream of codes, which the hardware prefetchers follow better than the
 // interleaved streams of several rows (8-bit weights from DRAM: 0.8 -> 0.55 ms, bench/README.md).
 template <int kBits>
-__attribute__((target(HWY_TARGET_STR ",avx512vnni"))) float RowVnni(
+__attribute__((target(HWY_TARGET_STR ",avx512vnni"))) inline float RowVnni(
     const nbits_q8::Problem& p, const int8_t* HWY_RESTRICT qp, int64_t i, int64_t n) {
   constexpr int64_t kBytesPerBlock = 32 * kBits / 8;
   const NBitsWeights& w = *p.w;
@@ -226,9 +236,7 @@ __attribute__((target(HWY_TARGET_STR ",avx512vnni"))) float RowVnni(
         _mm512_mul_ps(_mm512_maskz_loadu_ps(valid, scales + b0), _mm512_loadu_ps(sa + b0));
     acc = _mm512_add_ps(acc, _mm512_mul_ps(f, scale));
   }
-  alignas(64) float t[kGroup];
-  _mm512_store_ps(t, acc);
-  return nbits_q8::ReduceLanes16(t);
+  return ReduceLanes16(acc);
 }
 
 // qp [m][k_pad] = qa with each 128 weights reordered to [64 even | 64 odd] (4-bit codes).
