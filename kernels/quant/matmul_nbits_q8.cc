@@ -65,45 +65,166 @@ namespace HWY_NAMESPACE {
 
 using nbits_q8::kGroup;
 
-// Exact integer dot product of one block's codes with its int8 A values.
-inline int32_t BlockDot(int bits, const uint8_t* HWY_RESTRICT codes,
-                        const int8_t* HWY_RESTRICT qa, int64_t block_size) {
-  int32_t s = 0;
-  if (bits == 4) {
-    for (int64_t t = 0; t < block_size / 2; ++t) {
-      s += static_cast<int32_t>(codes[t] & 15) * qa[2 * t] +
-           static_cast<int32_t>(codes[t] >> 4) * qa[2 * t + 1];
+namespace hn = hwy::HWY_NAMESPACE;
+
+// The portable path reads A as int16 in the order of the codes: steps of S code bytes (S = the
+// lanes of D16); 4-bit: [S even | S odd] weights of 2S consecutive ones, 8-bit: k order.
+template <class D16>
+void WidenA(D16 d16, const nbits_q8::Problem& p, int16_t* HWY_RESTRICT out) {
+  const int64_t S = static_cast<int64_t>(hn::Lanes(d16));
+  for (int64_t i = 0; i < p.m; ++i) {
+    const int8_t* src = p.qa + i * p.k_pad;
+    int16_t* dst = out + i * p.k_pad;
+    if (p.w->bits == 8) {
+      for (int64_t k = 0; k < p.k_pad; ++k) dst[k] = src[k];
+      continue;
     }
-  } else {
-    for (int64_t t = 0; t < block_size; ++t) s += static_cast<int32_t>(codes[t]) * qa[t];
+    for (int64_t s = 0; s < p.k_pad; s += 2 * S) {
+      for (int64_t j = 0; j < S; ++j) {
+        dst[s + j] = src[s + 2 * j];
+        dst[s + S + j] = src[s + 2 * j + 1];
+      }
+    }
   }
-  return s;
 }
 
-// Output n for row i of A, any shape NBitsQ8Applies accepts.
-float RowPortable(const nbits_q8::Problem& p, int64_t i, int64_t n) {
+// The exact integer sum of one block's codes times A, as lanes to be summed (any order: exact).
+template <bool kFour, class D16>
+HWY_INLINE hn::Vec<hn::Repartition<int32_t, D16>> BlockLanes(D16 d16, int64_t blob,
+                                                             const uint8_t* HWY_RESTRICT codes,
+                                                             const int16_t* HWY_RESTRICT qb) {
+  const hn::Repartition<int32_t, D16> d32;
+  const hn::Rebind<uint8_t, D16> d8;
+  const int64_t S = static_cast<int64_t>(hn::Lanes(d16));
+  auto s0 = hn::Zero(d32), s1 = hn::Zero(d32);
+  for (int64_t t = 0; t < blob; t += S) {
+    const auto v = hn::PromoteTo(d16, hn::LoadU(d8, codes + t));
+    if constexpr (kFour) {
+      s0 = hn::ReorderWidenMulAccumulate(d32, hn::And(v, hn::Set(d16, 15)),
+                                         hn::LoadU(d16, qb + 2 * t), s0, s1);
+      s0 = hn::ReorderWidenMulAccumulate(d32, hn::ShiftRight<4>(v),
+                                         hn::LoadU(d16, qb + 2 * t + S), s0, s1);
+    } else {
+      s0 = hn::ReorderWidenMulAccumulate(d32, v, hn::LoadU(d16, qb + t), s0, s1);
+    }
+  }
+  return hn::Add(s0, s1);
+}
+
+// Lane m of each 128-bit block of the result: the sum of that block's 4 lanes of v[m].
+template <class D, class V>
+HWY_INLINE V Fold4(D d, const V* v) {
+  const hn::Repartition<int64_t, D> d64;
+  const V s01 = hn::Add(hn::InterleaveLower(d, v[0], v[1]), hn::InterleaveUpper(d, v[0], v[1]));
+  const V s23 = hn::Add(hn::InterleaveLower(d, v[2], v[3]), hn::InterleaveUpper(d, v[2], v[3]));
+  const auto a = hn::BitCast(d64, s01), b = hn::BitCast(d64, s23);
+  return hn::Add(hn::BitCast(d, hn::InterleaveLower(d64, a, b)),
+                 hn::BitCast(d, hn::InterleaveUpper(d64, a, b)));
+}
+
+// The 128-bit blocks of v added into one (4 int32 lanes), stored to out.
+template <class D, class V>
+HWY_INLINE void StoreBlockSum(D d, V v, int32_t* HWY_RESTRICT out) {
+  if constexpr (hn::MaxLanes(D()) > 4) {
+    const hn::Half<D> dh;
+    StoreBlockSum(dh, hn::Add(hn::LowerHalf(dh, v), hn::UpperHalf(dh, v)), out);
+  } else {
+    hn::StoreU(v, d, out);
+  }
+}
+
+// Output n for row i of A, any shape NBitsQ8Applies accepts: each block's exact integer sum from
+// 16-bit multiply-adds (pairwise into 32 bits), 4 blocks' lanes folded together, then the
+// contract's epilogue 16 blocks at a time.
+template <bool kFour, class D16>
+float RowPortable(D16 d16, const nbits_q8::Problem& p, const int16_t* HWY_RESTRICT qa16,
+                  int64_t i, int64_t n) {
+  const hn::Repartition<int32_t, D16> d32;
+  const hn::CappedTag<float, kGroup> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Rebind<uint8_t, decltype(df)> d8f;
+  using VF = decltype(hn::Zero(df));
+  using VI = decltype(hn::Zero(d32));
+  constexpr size_t L = hn::MaxLanes(decltype(df)());
+  constexpr size_t kVecs = kGroup / L;
   const NBitsWeights& w = *p.w;
-  const int64_t kb = w.k_blocks(), blob = w.blob_bytes(), zp_row = w.zp_row_bytes();
-  const int8_t* qa = p.qa + i * p.k_pad;
+  const int64_t kb = w.k_blocks(), blob = w.blob_bytes();
+  const int64_t bs = w.block_size;
   const float* sa = p.sa + i * p.kb_pad;
   const float* asum = p.asum + i * p.kb_pad;
   const uint8_t* row = w.packed + n * kb * blob;
   const float* scales = w.scales + n * kb;
-  float acc[kGroup] = {};
-  for (int64_t g = 0; g < p.kb_pad; g += kGroup) {
-    for (int64_t j = 0; j < kGroup; ++j) {
-      const int64_t b = g + j;
-      float f = 0.0f, scale = 0.0f;
-      if (b < kb) {
-        const int32_t s = BlockDot(w.bits, row + b * blob, qa + b * w.block_size, w.block_size);
-        // Exact: integers below 2^24 (see the header).
-        f = static_cast<float>(s) - w.ZeroPointIn(n, b, kb, zp_row) * asum[b];
-        scale = scales[b] * sa[b];
+  const uint8_t* zrow =
+      w.zp_kind == NBitsZeroPoints::kPackedU8 ? w.zp_packed + n * w.zp_row_bytes() : nullptr;
+  const VF default_zp = hn::Set(df, static_cast<float>(1 << (w.bits - 1)));
+  VF acc[kVecs];
+  for (size_t v = 0; v < kVecs; ++v) acc[v] = hn::Zero(df);
+  for (int64_t g = 0; g < kb; g += kGroup) {
+    const int64_t rem = std::min(kGroup, kb - g);
+    HWY_ALIGN int32_t sums[kGroup];
+    HWY_ALIGN float sc[kGroup];
+    HWY_ALIGN uint8_t zb[kGroup];
+    for (int64_t c = 0; c < kGroup; c += 4) {
+      VI v[4];
+      for (int64_t q = 0; q < 4; ++q) {
+        const int64_t b = g + c + q;
+        v[q] = b < kb ? BlockLanes<kFour>(d16, blob, row + b * blob, qa16 + b * bs) : hn::Zero(d32);
       }
-      acc[j] = acc[j] + f * scale;
+      if constexpr (hn::MaxLanes(decltype(d32)()) >= 4) {
+        StoreBlockSum(d32, Fold4(d32, v), sums + c);
+      } else {
+        for (int64_t q = 0; q < 4; ++q) sums[c + q] = hn::GetLane(hn::SumOfLanes(d32, v[q]));
+      }
+    }
+    // Zero points as bytes (padding blocks: 0) and scales (padding: 0) of the group.
+    if (zrow != nullptr) {
+      for (int64_t j = 0; j < kGroup; ++j) {
+        const int64_t b = g + j;
+        zb[j] = j >= rem ? 0 : kFour ? (zrow[b / 2] >> (4 * (b & 1))) & 15 : zrow[b];
+      }
+    }
+    const float* sg = scales + g;
+    if (rem < kGroup) {
+      for (int64_t j = 0; j < kGroup; ++j) sc[j] = j < rem ? scales[g + j] : 0.0f;
+      sg = sc;
+    }
+    for (size_t v = 0; v < kVecs; ++v) {
+      const size_t j = v * L;
+      const VF zp = zrow != nullptr ? hn::ConvertTo(df, hn::BitCast(di, hn::PromoteTo(
+                                                            hn::RebindToUnsigned<decltype(df)>(),
+                                                            hn::Load(d8f, zb + j))))
+                                    : default_zp;
+      // Exact: integers below 2^24 (see the header).
+      const VF f = hn::Sub(hn::ConvertTo(df, hn::Load(di, sums + j)),
+                           hn::Mul(zp, hn::LoadU(df, asum + g + j)));
+      const VF scale = hn::Mul(hn::LoadU(df, sg + j), hn::LoadU(df, sa + g + j));
+      acc[v] = hn::Add(acc[v], hn::Mul(f, scale));
     }
   }
-  return nbits_q8::ReduceLanes16(acc);
+  HWY_ALIGN float t[kGroup];
+  for (size_t v = 0; v < kVecs; ++v) hn::Store(acc[v], df, t + v * L);
+  return nbits_q8::ReduceLanes16(t);
+}
+
+// The portable path over the tasks, with D16 steps of at most half a 4-bit block.
+template <class D16>
+void RunPortable(D16 d16, const nbits_q8::Problem& p, const Parallel& parallel) {
+  const NBitsWeights& w = *p.w;
+  static thread_local ThreadScratch tls_qa16;
+  int16_t* const qa16 = reinterpret_cast<int16_t*>(tls_qa16.Get((p.m * p.k_pad + 1) / 2));
+  WidenA(d16, p, qa16);
+  const int64_t tasks = (w.n + kNBitsRowsPerTask - 1) / kNBitsRowsPerTask;
+  parallel.For(tasks, [&](int64_t t0, int64_t t1) {
+    const int64_t n_end = std::min(w.n, t1 * kNBitsRowsPerTask);
+    for (int64_t i = 0; i < p.m; ++i) {
+      for (int64_t n = t0 * kNBitsRowsPerTask; n < n_end; ++n) {
+        const int16_t* qi = qa16 + i * p.k_pad;
+        const float v = w.bits == 4 ? RowPortable<true>(d16, p, qi, i, n)
+                                    : RowPortable<false>(d16, p, qi, i, n);
+        p.y[i * p.ldy + n] = p.bias != nullptr ? v + p.bias[n] : v;
+      }
+    }
+  });
 }
 
 #if HWY_TARGET == HWY_AVX3_DL
@@ -256,12 +377,12 @@ void PermuteForVnni(const nbits_q8::Problem& p, int8_t* HWY_RESTRICT qp) {
 
 void GemvNBitsQ8Impl(const nbits_q8::Problem& p, const Parallel& parallel) {
   const NBitsWeights& w = *p.w;
-  auto finish = [&p](int64_t i, int64_t n, float v) {
-    p.y[i * p.ldy + n] = p.bias != nullptr ? v + p.bias[n] : v;
-  };
-  const int64_t tasks = (w.n + kNBitsRowsPerTask - 1) / kNBitsRowsPerTask;
 #if HWY_TARGET == HWY_AVX3_DL
   if (HasVnni512() && w.block_size == 32) {
+    auto finish = [&p](int64_t i, int64_t n, float v) {
+      p.y[i * p.ldy + n] = p.bias != nullptr ? v + p.bias[n] : v;
+    };
+    const int64_t tasks = (w.n + kNBitsRowsPerTask - 1) / kNBitsRowsPerTask;
     const int8_t* qp = p.qa;  // 8-bit codes are in k order, as qa
     if (w.bits == 4) {
       static thread_local ThreadScratch tls_qp;
@@ -282,12 +403,12 @@ void GemvNBitsQ8Impl(const nbits_q8::Problem& p, const Parallel& parallel) {
     return;
   }
 #endif
-  parallel.For(tasks, [&](int64_t t0, int64_t t1) {
-    const int64_t n_end = std::min(w.n, t1 * kNBitsRowsPerTask);
-    for (int64_t i = 0; i < p.m; ++i) {
-      for (int64_t n = t0 * kNBitsRowsPerTask; n < n_end; ++n) finish(i, n, RowPortable(p, i, n));
-    }
-  });
+  // Steps of S code bytes, S <= a 4-bit block's bytes (8 for blocks of 16).
+  if (w.blob_bytes() < 16) {
+    RunPortable(hn::CappedTag<int16_t, 8>(), p, parallel);
+  } else {
+    RunPortable(hn::CappedTag<int16_t, 16>(), p, parallel);
+  }
 }
 
 }  // namespace HWY_NAMESPACE
