@@ -3,13 +3,15 @@
 // A is quantized once per call, on the calling thread, by scalar code shared by every target.
 // The weights are then streamed once per row of A by tasks of kNBitsRowsPerTask outputs.
 //
-// AVX3_DL, 4-bit blocks of 32: 64 code bytes (4 blocks, 128 weights) of a row per step. The low
-// nibbles are the 64 even weights and the high nibbles the 64 odd ones, so A is permuted per
-// 128 weights to [64 even | 64 odd] and two vpdpbusd multiply the unsigned codes by the int8 A
-// with no unpacking beyond a mask and a shift. Each 128-bit lane of the result holds one
-// block's 4 partial sums; four steps (16 blocks) are folded into one vector of 16 block sums by
-// an unpack tree, and the epilogue (zero point, scale, sum) runs on that vector. Everything else
-// takes the portable loop: integer block sums, then the same epilogue one block at a time.
+// AVX3_DL (with VNNI), blocks of 32, one weight row at a time (one sequential stream): 64 code
+// bytes per step, 4-bit: 4 blocks, whose low nibbles are the 64 even weights and high nibbles
+// the 64 odd ones, so A is permuted per 128 weights to [64 even | 64 odd] and two vpdpbusd
+// multiply the unsigned codes by the int8 A after a mask and a shift; 8-bit: 2 blocks, one
+// vpdpbusd. Each 128-bit lane of a result holds a quarter or half block's 4 partial sums; the
+// steps of 16 blocks are folded into one vector of 16 block sums by an unpack tree, and the
+// epilogue (zero point, scale, sum) runs on that vector.
+// Everywhere else (other targets, other block sizes): 16-bit multiply-adds per block, the lanes
+// of 4 blocks folded together, then the same epilogue in vectors.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/quant/matmul_nbits_q8.cc"
 #include "kernels/hwy_policy.h"
