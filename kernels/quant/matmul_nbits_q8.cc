@@ -237,6 +237,11 @@ inline bool HasVnni512() {
   return has;
 }
 
+// Short rows (at most kPairRowBytes of codes) go two at a time, sharing A's loads and the
+// per-group setup: a 32000 x 1024 4-bit output layer took 0.86 -> 0.77 ms. Longer rows go one at
+// a time: two streams a row apart slowed 8-bit 4096 x 4096 by half (bench/README.md).
+constexpr int64_t kPairRowBytes = 512;
+
 // How far ahead of each weight row stream the kernel prefetches.
 constexpr int64_t kPrefetchBytes = 768;
 
@@ -323,43 +328,50 @@ __attribute__((target(HWY_TARGET_STR ",avx512vnni"))) inline float ReduceLanes16
   return _mm512_cvtss_f32(t);
 }
 
-// Output n for row i of A; blocks of 32; qp: A in the order BlockSums reads. One row at a time:
-// a single sequential stream of codes, which the hardware prefetchers follow better than the
-// interleaved streams of several rows (8-bit weights from DRAM: 0.8 -> 0.55 ms, bench/README.md).
-template <int kBits>
-__attribute__((target(HWY_TARGET_STR ",avx512vnni"))) inline float RowVnni(
-    const nbits_q8::Problem& p, const int8_t* HWY_RESTRICT qp, int64_t i, int64_t n) {
+// Outputs n .. n + R - 1 for row i of A; blocks of 32; qp: A in the order BlockSums reads. One
+// row at a time (R = 1) is a single sequential stream of codes, which the hardware prefetchers
+// follow better than the interleaved streams of several rows (8-bit weights from DRAM: 0.8 ->
+// 0.55 ms, bench/README.md); R = 2 for short rows (kPairRowBytes).
+template <int kBits, int R>
+__attribute__((target(HWY_TARGET_STR ",avx512vnni"))) inline void RowsVnni(
+    const nbits_q8::Problem& p, const int8_t* HWY_RESTRICT qp, int64_t i, int64_t n,
+    float* HWY_RESTRICT out) {
   constexpr int64_t kBytesPerBlock = 32 * kBits / 8;
   const NBitsWeights& w = *p.w;
-  const int64_t kb = w.k_blocks();
+  const int64_t kb = w.k_blocks(), zp_row = w.zp_row_bytes();
   const float* sa = p.sa + i * p.kb_pad;
   const float* asum = p.asum + i * p.kb_pad;
   const uint8_t* row = w.packed + n * kb * kBytesPerBlock;
   const float* scales = w.scales + n * kb;
   const uint8_t* zps =
-      w.zp_kind == NBitsZeroPoints::kPackedU8 ? w.zp_packed + n * w.zp_row_bytes() : nullptr;
+      w.zp_kind == NBitsZeroPoints::kPackedU8 ? w.zp_packed + n * zp_row : nullptr;
   const __m512 default_zp = _mm512_set1_ps(static_cast<float>(1 << (kBits - 1)));
-  __m512 acc = _mm512_setzero_ps();
+  __m512 acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
   for (int64_t b0 = 0; b0 < kb; b0 += kGroup) {
     const int64_t rem = std::min(kGroup, kb - b0);
     // 8 vectors of A per group of 16 blocks (512 weights), in the order of the codes.
     __m512i qv[8];
     for (int c = 0; c < 8; ++c) qv[c] = _mm512_loadu_si512(qp + b0 * 32 + c * 64);
     const __mmask16 valid = static_cast<__mmask16>((1u << rem) - 1);
-    const __m512i sums = BlockSums<kBits>(row + b0 * kBytesPerBlock, qv, rem);
-    __m512 zp = default_zp;
-    if (zps != nullptr) {
-      zp = kBits == 4 ? ZeroPoints4(zps + b0 / 2, (rem + 1) / 2)
-                      : _mm512_cvtepi32_ps(
-                            _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(valid, zps + b0)));
+    const __m512 asum16 = _mm512_loadu_ps(asum + b0), sa16 = _mm512_loadu_ps(sa + b0);
+    for (int r = 0; r < R; ++r) {
+      const __m512i sums =
+          BlockSums<kBits>(row + (r * kb + b0) * kBytesPerBlock, qv, rem);
+      __m512 zp = default_zp;
+      if (zps != nullptr) {
+        const uint8_t* z = zps + r * zp_row;
+        zp = kBits == 4 ? ZeroPoints4(z + b0 / 2, (rem + 1) / 2)
+                        : _mm512_cvtepi32_ps(
+                              _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(valid, z + b0)));
+      }
+      const __m512 f = _mm512_sub_ps(_mm512_cvtepi32_ps(sums), _mm512_mul_ps(zp, asum16));
+      const __m512 scale =
+          _mm512_mul_ps(_mm512_maskz_loadu_ps(valid, scales + r * kb + b0), sa16);
+      acc[r] = _mm512_add_ps(acc[r], _mm512_mul_ps(f, scale));
     }
-    const __m512 f =
-        _mm512_sub_ps(_mm512_cvtepi32_ps(sums), _mm512_mul_ps(zp, _mm512_loadu_ps(asum + b0)));
-    const __m512 scale =
-        _mm512_mul_ps(_mm512_maskz_loadu_ps(valid, scales + b0), _mm512_loadu_ps(sa + b0));
-    acc = _mm512_add_ps(acc, _mm512_mul_ps(f, scale));
   }
-  return ReduceLanes16(acc);
+  for (int r = 0; r < R; ++r) out[r] = ReduceLanes16(acc[r]);
 }
 
 // qp [m][k_pad] = qa with each 128 weights reordered to [64 even | 64 odd] (4-bit codes).
@@ -393,12 +405,29 @@ void GemvNBitsQ8Impl(const nbits_q8::Problem& p, const Parallel& parallel) {
       qp = permuted;
     }
     const bool four = w.bits == 4;
+    const bool pairs = w.k_blocks() * 32 * w.bits / 8 <= kPairRowBytes;
     parallel.For(tasks, [&](int64_t t0, int64_t t1) {
       const int64_t n_end = std::min(w.n, t1 * kNBitsRowsPerTask);
       for (int64_t i = 0; i < p.m; ++i) {
         const int8_t* qpi = qp + i * p.k_pad;
-        for (int64_t n = t0 * kNBitsRowsPerTask; n < n_end; ++n) {
-          finish(i, n, four ? RowVnni<4>(p, qpi, i, n) : RowVnni<8>(p, qpi, i, n));
+        int64_t n = t0 * kNBitsRowsPerTask;
+        float out[2];
+        for (; pairs && n + 2 <= n_end; n += 2) {
+          if (four) {
+            RowsVnni<4, 2>(p, qpi, i, n, out);
+          } else {
+            RowsVnni<8, 2>(p, qpi, i, n, out);
+          }
+          finish(i, n, out[0]);
+          finish(i, n + 1, out[1]);
+        }
+        for (; n < n_end; ++n) {
+          if (four) {
+            RowsVnni<4, 1>(p, qpi, i, n, out);
+          } else {
+            RowsVnni<8, 1>(p, qpi, i, n, out);
+          }
+          finish(i, n, out[0]);
         }
       }
     });
