@@ -270,7 +270,7 @@ commands:
   export-builtin NAME PATH
       Writes the built-in model NAME (cnn, transformer, mlp, vad, crnn, segmentation,
       segmentation-int8, bert, cnn-base, transformer-base, llama, llama-int4, llama-msft) as an
-      ONNX file.
+      ONNX file; also llama-msft-acc4 (llama-msft with MatMulNBits accuracy_level 4: int8 A).
   generate MODEL|--builtin NAME --prompt ID,ID,... [--tokens N] [--threads N] [--warmup]
       Greedy decoding with a KV cache on a decoder with onnxruntime-genai's names (input_ids,
       optional attention_mask / position_ids, past_key_values.{i}.key|value -> logits,
