@@ -293,16 +293,17 @@ commands:
       11, qdq to 13 (per-channel DequantizeLinear; 11 and per-tensor weights when an op cannot be
       upgraded to 13).
   quantize --mode weights [--bits 4|8] [--block B] [--symmetric] [--format onnx|msft]
-      [--input NAME=FILE]... IN.onnx OUT.onnx
+      [--accuracy-level 0-4] [--input NAME=FILE]... IN.onnx OUT.onnx
       Weight-only block quantization (activations stay float): every MatMul/Gemm with a constant
       float32/float16 rank-2 weight [K, N] (K >= B; Gemm's transB applied, alpha folded in) gets
       --bits codes (default 4) in blocks of B along K (default 32), asymmetric (unsigned codes,
       zero point from each block's min/max) or --symmetric (signed codes, scale
       max|w| / (2^(bits-1) - 1)).
       --format onnx (default): DequantizeLinear(block_size B, axis 0) -> MatMul, opset raised to 21.
-      msft: com.microsoft MatMulNBits (B a power of two >= 16). Prints per-weight SQNR, the
-      output error of float vs quantized on a seeded input (or the --input files) and the file
-      sizes.
+      msft: com.microsoft MatMulNBits (B a power of two >= 16), with --accuracy-level as its
+      accuracy_level (4: int8 A allowed, decode steps run integer kernels). Prints per-weight
+      SQNR, the output error of float vs quantized on a seeded input (or the --input files) and
+      the file sizes.
   convert --to float16 IN.onnx OUT.onnx
       float32 -> float16: initializers, graph inputs/outputs, value types, Constant values and
       Cast targets; quantization ops keep float32 behind Casts, and inputs ONNX types as float32

@@ -97,20 +97,24 @@ void PrintFileSizes(const std::string& in, const std::string& out) {
 
 int QuantizeCommand(const std::vector<std::string>& args) {
   const ParsedArgs a =
-      ParseArgs(args, {"--mode", "--input", "--bits", "--block", "--format"},
+      ParseArgs(args, {"--mode", "--input", "--bits", "--block", "--format", "--accuracy-level"},
                 {"--per-channel", "--per-tensor", "--no-gemm", "--no-conv", "--symmetric"});
   if (a.positional.size() != 2) throw UsageError("quantize needs IN.onnx and OUT.onnx");
   const std::string mode = a.Get("--mode", "dynamic");
   const graph::Model model = onnx::ReadModelFile(a.positional[0]);
   graph::Model out;
   convert::QuantizeReport report;
-  const bool weights_only = a.Has("--bits") || a.Has("--block") || a.Has("--symmetric") || a.Has("--format");
+  const bool weights_only = a.Has("--bits") || a.Has("--block") || a.Has("--symmetric") ||
+                            a.Has("--format") || a.Has("--accuracy-level");
   if (weights_only && mode != "weights") {
-    throw UsageError("--bits, --block, --symmetric and --format are for --mode weights");
+    throw UsageError(
+        "--bits, --block, --symmetric, --format and --accuracy-level are for --mode weights");
   }
   if (mode == "weights") {
     if (a.Has("--per-tensor") || a.Has("--per-channel") || a.Has("--no-gemm") || a.Has("--no-conv")) {
-      throw UsageError("--mode weights takes --bits, --block, --symmetric, --format and --input only");
+      throw UsageError(
+          "--mode weights takes --bits, --block, --symmetric, --format, --accuracy-level and "
+          "--input only");
     }
     // --input NAME=FILE: the input of the accuracy check (default: seeded).
     std::map<std::string, Tensor> inputs;
@@ -127,6 +131,11 @@ int QuantizeCommand(const std::vector<std::string>& args) {
       throw UsageError("--format must be onnx or msft, not '" + format + "'");
     }
     o.format = format == "msft" ? convert::WeightOptions::kMsft : convert::WeightOptions::kOnnx;
+    o.accuracy_level = a.GetInt("--accuracy-level", 0, 0);
+    if (o.accuracy_level > 4) throw UsageError("--accuracy-level must be 0 to 4");
+    if (o.accuracy_level != 0 && o.format != convert::WeightOptions::kMsft) {
+      throw UsageError("--accuracy-level is for --format msft (a MatMulNBits attribute)");
+    }
     convert::WeightReport wr;
     out = convert::QuantizeWeights(model, o, &wr);
     PrintPreparation(wr.prepare);

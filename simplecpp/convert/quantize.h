@@ -100,6 +100,9 @@ struct WeightOptions {
   int64_t block = 32;   // >= 2 (msft: a power of two >= 16)
   bool symmetric = false;
   enum Format { kOnnx, kMsft } format = kOnnx;
+  // kMsft: MatMulNBits's accuracy_level, 0 to 4 (4: A may be quantized to int8, as ONNX
+  // Runtime's LLM exporters write for CPUs); written only when not 0.
+  int64_t accuracy_level = 0;
 };
 
 // One quantized weight (after transB / alpha), however many nodes read it.

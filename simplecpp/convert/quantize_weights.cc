@@ -181,10 +181,12 @@ class WeightQuantizer {
       } else if (w.zero_points.empty()) {
         inputs.pop_back();
       }
+      std::vector<graph::Attribute> attrs = {IntAttr("K", w.k), IntAttr("N", w.n),
+                                             IntAttr("bits", o_.bits),
+                                             IntAttr("block_size", o_.block)};
+      if (o_.accuracy_level != 0) attrs.push_back(IntAttr("accuracy_level", o_.accuracy_level));
       graph::Node mm = MakeNode("MatMulNBits", UniqueName(base + "_quant", &taken_), inputs,
-                                {product},
-                                {IntAttr("K", w.k), IntAttr("N", w.n), IntAttr("bits", o_.bits),
-                                 IntAttr("block_size", o_.block)});
+                                {product}, std::move(attrs));
       mm.domain = kMsDomain;
       nodes->push_back(std::move(mm));
     }
@@ -287,6 +289,15 @@ void CheckOptions(const WeightOptions& o) {
     throw Error(ErrorCode::kInvalidArgument,
                 "weight quantization: MatMulNBits needs a block that is a power of two >= 16, not " +
                     std::to_string(o.block));
+  }
+  if (o.accuracy_level < 0 || o.accuracy_level > 4) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "weight quantization: accuracy_level must be 0 to 4, not " +
+                    std::to_string(o.accuracy_level));
+  }
+  if (o.accuracy_level != 0 && o.format != WeightOptions::kMsft) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "weight quantization: accuracy_level is a MatMulNBits attribute (format msft)");
   }
 }
 

@@ -286,6 +286,42 @@ TEST_CASE("weight quantization: float16 weights get float16 scales and stay with
   }
 }
 
+TEST_CASE("weight quantization: msft accuracy_level is written when asked, and checked") {
+  graph::Model m = builtin::detail::NewModel("acc", "one weight", 17);
+  builtin::detail::Builder b(&m.graph, 5);
+  m.graph.inputs.push_back(builtin::detail::TensorValue("x", {1, 64}));
+  b.Op("MatMul", "y", {"x", b.Weight("w", {64, 16}, 0.3f)});
+  m.graph.outputs.push_back(builtin::detail::TensorValue("y", {1, 16}));
+  auto level_of = [](const graph::Model& q) -> int64_t {
+    for (const graph::Node& n : q.graph.nodes) {
+      if (n.op_type != "MatMulNBits") continue;
+      for (const graph::Attribute& a : n.attributes) {
+        if (a.name == "accuracy_level") return a.i;
+      }
+      return -1;  // absent: the default, 0
+    }
+    return -2;
+  };
+  convert::WeightOptions o = Options(4, false, convert::WeightOptions::kMsft);
+  CHECK(level_of(convert::QuantizeWeights(m, o)) == -1);
+  o.accuracy_level = 4;
+  const graph::Model q4 = convert::QuantizeWeights(m, o);
+  CHECK(level_of(q4) == 4);
+  // The int8-A kernel runs it: close to the float model, not equal to the level-0 one.
+  Tensor x = builtin::RandomFloatTensor({1, 64}, 3, -1.0f, 1.0f);
+  const Tensor want = RunModel(m, {{"x", x}}).at("y");
+  const Tensor got = RunModel(q4, {{"x", x}}).at("y");
+  o.accuracy_level = 0;
+  const Tensor got0 = RunModel(convert::QuantizeWeights(m, o), {{"x", x}}).at("y");
+  CHECK(MaxAbsDiff(got, want) <= 0.2 * MaxAbs(want));
+  CHECK(MaxAbsDiff(got, got0) > 0.0);
+  o.accuracy_level = 5;
+  CHECK_THROWS_AS(convert::QuantizeWeights(m, o), Error);
+  o.accuracy_level = 4;
+  o.format = convert::WeightOptions::kOnnx;
+  CHECK_THROWS_AS(convert::QuantizeWeights(m, o), Error);
+}
+
 TEST_CASE("weight quantization: seeded report inputs keep ids inside the table they index") {
   // ids [2, -1] int64 -> Gather(table [7, 40]) -> MatMul(w [40, 16]).
   graph::Model m = builtin::detail::NewModel("ids", "embedding then a weight", 17);
