@@ -238,12 +238,15 @@ inline bool HasVnni512() {
 }
 
 // Short rows (at most kPairRowBytes of codes) go two at a time, sharing A's loads and the
-// per-group setup: a 32000 x 1024 4-bit output layer took 0.86 -> 0.77 ms. Longer rows go one at
-// a time: two streams a row apart slowed 8-bit 4096 x 4096 by half (bench/README.md).
+// per-group setup. Longer rows go one at a time: two streams a row apart were slower
+// (bench/README.md).
 constexpr int64_t kPairRowBytes = 512;
 
-// How far ahead of each weight row stream the kernel prefetches.
-constexpr int64_t kPrefetchBytes = 768;
+// How far ahead of each weight row stream the kernel prefetches: 8-bit rows, which bring twice
+// the bytes per step, gain from a longer distance; for 4-bit ones it made no difference
+// (bench/README.md).
+template <int kBits>
+constexpr int64_t kPrefetchBytes = kBits == 8 ? 8192 : 768;
 
 // Mask of the first `count` (0..64) bytes.
 inline __mmask64 FirstBytes(int64_t count) {
@@ -283,7 +286,7 @@ __attribute__((target(HWY_TARGET_STR ",avx512vnni"))) inline __m512i BlockSums(
   __m512i v[kSteps];
   for (int c = 0; c < kSteps; ++c) {
     const uint8_t* p = src + c * 64;
-    _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes<kBits>), _MM_HINT_T0);
     const int64_t bytes = (rem - c * (64 / kBytesPerBlock)) * kBytesPerBlock;
     const __m512i codes = rem == kGroup ? _mm512_loadu_si512(p)
                                         : _mm512_maskz_loadu_epi8(
@@ -330,8 +333,8 @@ __attribute__((target(HWY_TARGET_STR ",avx512vnni"))) inline float ReduceLanes16
 
 // Outputs n .. n + R - 1 for row i of A; blocks of 32; qp: A in the order BlockSums reads. One
 // row at a time (R = 1) is a single sequential stream of codes, which the hardware prefetchers
-// follow better than the interleaved streams of several rows (8-bit weights from DRAM: 0.8 ->
-// 0.55 ms, bench/README.md); R = 2 for short rows (kPairRowBytes).
+// follow better than the interleaved streams of several rows (bench/README.md); R = 2 for short
+// rows (kPairRowBytes).
 template <int kBits, int R>
 __attribute__((target(HWY_TARGET_STR ",avx512vnni"))) inline void RowsVnni(
     const nbits_q8::Problem& p, const int8_t* HWY_RESTRICT qp, int64_t i, int64_t n,
