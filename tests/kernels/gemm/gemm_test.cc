@@ -9,42 +9,16 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
-#include <thread>
 #include <vector>
 
 #include "kernels/parallel.h"
+#include "reference/threads_parallel.h"
 #include "kernels/targets.h"
 
 namespace simplecpp::kernels {
 namespace {
 
-// Runs the tasks on `threads` std::threads, each taking an interleaved share of single tasks,
-// so any dependence of the result on task-to-thread assignment would show.
-class TestParallel final : public Parallel {
- public:
-  explicit TestParallel(int threads) : threads_(threads) {}
-  int num_threads() const override { return threads_; }
-  void For(int64_t num_tasks, kernels::TaskFn fn) const override {
-#if !defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__)
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads_; ++t) {
-      pool.emplace_back([&, t] {
-        for (int64_t i = num_tasks - 1 - t; i >= 0; i -= threads_) fn(i, i + 1);
-      });
-    }
-    for (auto& th : pool) th.join();
-#else
-    // WebAssembly without pthreads has no threads: run each share in turn, which still
-    // reorders the tasks the way the threaded run would split them.
-    for (int t = 0; t < threads_; ++t) {
-      for (int64_t i = num_tasks - 1 - t; i >= 0; i -= threads_) fn(i, i + 1);
-    }
-#endif
-  }
-
- private:
-  int threads_;
-};
+using TestParallel = test_util::ThreadsParallel;
 
 struct GemmCase {
   bool ta = false, tb = false;

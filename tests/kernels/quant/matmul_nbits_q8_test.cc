@@ -16,39 +16,16 @@
 #include <limits>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "kernels/parallel.h"
+#include "reference/threads_parallel.h"
 #include "kernels/targets.h"
 
 namespace simplecpp::kernels {
 namespace {
 
-// Runs task i on thread (num_tasks - 1 - i) % threads.
-class ThreadsParallel final : public Parallel {
- public:
-  explicit ThreadsParallel(int threads) : threads_(threads) {}
-  int num_threads() const override { return threads_; }
-  void For(int64_t num_tasks, TaskFn fn) const override {
-#if !defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__)
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads_; ++t) {
-      pool.emplace_back([&, t] {
-        for (int64_t i = num_tasks - 1 - t; i >= 0; i -= threads_) fn(i, i + 1);
-      });
-    }
-    for (auto& th : pool) th.join();
-#else
-    for (int t = 0; t < threads_; ++t) {
-      for (int64_t i = num_tasks - 1 - t; i >= 0; i -= threads_) fn(i, i + 1);
-    }
-#endif
-  }
-
- private:
-  int threads_;
-};
+using ThreadsParallel = test_util::ThreadsParallel;
 
 struct Case {
   int bits;
