@@ -119,8 +119,12 @@ Model Model::Load(const std::string& path, const LoadOptions& options) {
                                                std::to_string(options.limits.max_model_bytes));
   }
   std::shared_ptr<const io::MappedFile> file;
-  std::shared_ptr<const detail::ModelImpl> impl = detail::CompileModel(
-      onnx::ReadModelFile(path, detail::ToReadOptions(options), &file), options, file);
+  // Read first: `file` is set by the read, and the order in which a call's arguments are
+  // evaluated is unspecified (GCC copied the still-empty `file` first, so the pages of weights
+  // repacked at load were never given back while compiling).
+  graph::Model read = onnx::ReadModelFile(path, detail::ToReadOptions(options), &file);
+  std::shared_ptr<const detail::ModelImpl> impl =
+      detail::CompileModel(std::move(read), options, file);
   detail::ReleaseUnreadWeightPages(*impl, *file);
   return Model(std::move(impl));
 }
