@@ -166,25 +166,29 @@ void CheckDepthwise2D(ConvRefParams p, std::mt19937& rng) {
   }
 }
 
-TEST_CASE("DepthwiseConvF32 3x3 rows of every width around the vector length") {
-  // The 3x3 register path, the overlapping last vector and the scalar edges, pad 0..2.
+TEST_CASE("DepthwiseConvF32 stride 1 rows of every width around the vector length") {
+  // Runs of 8, 4, 2 and 1 vectors, the overlapping last vector and the scalar edges: 3x3 and
+  // 5x5, pad 0..2, heights where some kernel rows fall into the padding.
   std::mt19937 rng(11);
-  for (int64_t width : {1, 2, 3, 4, 15, 16, 17, 18, 31, 33, 47, 56}) {
-    for (int64_t pad : {0, 1, 2}) {
-      for (int64_t height : {1, 3, 5}) {
-        CAPTURE(width);
-        CAPTURE(pad);
-        CAPTURE(height);
-        ConvRefParams p;
-        p.in = {height, width};
-        p.kernel = {3, 3};
-        p.stride = {1, 1};
-        p.dilation = {1, 1};
-        p.pad_begin = {pad, pad};
-        p.out = {height + 2 * pad - 2, width + 2 * pad - 2};
-        if (p.out[0] <= 0 || p.out[1] <= 0) continue;
-        p.channels = 3;
-        CheckDepthwise2D(p, rng);
+  for (int64_t k : {3, 5}) {
+    for (int64_t width : {1, 2, 3, 4, 15, 16, 17, 18, 31, 33, 47, 56, 96, 100, 130, 257, 263}) {
+      for (int64_t pad : {0, 1, 2}) {
+        for (int64_t height : {1, 2, 3, 5}) {
+          CAPTURE(k);
+          CAPTURE(width);
+          CAPTURE(pad);
+          CAPTURE(height);
+          ConvRefParams p;
+          p.in = {height, width};
+          p.kernel = {k, k};
+          p.stride = {1, 1};
+          p.dilation = {1, 1};
+          p.pad_begin = {pad, pad};
+          p.out = {height + 2 * pad - (k - 1), width + 2 * pad - (k - 1)};
+          if (p.out[0] <= 0 || p.out[1] <= 0) continue;
+          p.channels = 3;
+          CheckDepthwise2D(p, rng);
+        }
       }
     }
   }
@@ -196,7 +200,8 @@ TEST_CASE("DepthwiseConvF32 stride 2 rows of every width around the vector lengt
   std::mt19937 rng(13);
   for (int64_t k : {3, 5}) {
     for (int64_t dil : {1, 2}) {
-      for (int64_t width : {1, 2, 5, 16, 17, 31, 32, 33, 34, 35, 47, 64, 65, 66, 67, 97}) {
+      for (int64_t width :
+           {1, 2, 5, 16, 17, 31, 32, 33, 34, 35, 47, 64, 65, 66, 67, 97, 200, 263, 530}) {
         for (int64_t pad : {0, 1, 2}) {
           CAPTURE(k);
           CAPTURE(dil);
