@@ -109,13 +109,32 @@ class FusedElementwiseOp final : public Op {
     const std::vector<FusedStep> steps = program_.steps;
     const int slots = program_.num_slots;
     if (dt == DType::kFloat32) {
-      return [steps, slots](RunContext& c) { Run<float>(c, steps, slots, StepKernelsF32{}); };
+      const FusedProgram program = program_;
+      return [program](RunContext& c) {
+        if (!RunRegisterChain(c, program)) {
+          Run<float>(c, program.steps, program.num_slots, StepKernelsF32{});
+        }
+      };
     }
     const StepKernels16 k16{Float16KindOf(dt)};
     return [steps, slots, k16](RunContext& c) { Run<uint16_t>(c, steps, slots, k16); };
   }
 
  private:
+  // The float32 program in registers, when it has that form (false: nothing ran).
+  static bool RunRegisterChain(RunContext& c, const FusedProgram& program) {
+    std::vector<float> constants(static_cast<size_t>(c.num_inputs()), 0.0f);
+    for (int i = 1; i < c.num_inputs(); ++i) constants[i] = c.input(i).data<float>()[0];
+    std::vector<kernels::ChainStepF32> chain;
+    if (!ToRegisterChain(program, constants.data(), &chain)) return false;
+    const float* x = c.input(0).data<float>();
+    float* y = c.output(0).data<float>();
+    ForChunks(c.parallel(), c.input(0).num_elements(), [&](int64_t b, int64_t e) {
+      kernels::ChainF32(chain.data(), static_cast<int>(chain.size()), x + b, y + b, e - b);
+    });
+    return true;
+  }
+
   template <typename T, typename Kernels>
   static void Run(RunContext& c, const std::vector<FusedStep>& steps, int num_slots,
                   const Kernels& k) {
@@ -146,6 +165,48 @@ std::unique_ptr<Op> MakeFusedElementwiseOp(FusedProgram program, int num_inputs)
   return std::make_unique<FusedElementwiseOp>(std::move(program), num_inputs);
 }
 
+bool ToRegisterChain(const FusedProgram& program, const float* c,
+                     std::vector<kernels::ChainStepF32>* out) {
+  using Chain = kernels::ChainStepF32;
+  out->clear();
+  if (program.steps.size() > static_cast<size_t>(kernels::kChainMaxSteps) ||
+      program.num_slots > kernels::kChainMaxSlots) {
+    return false;
+  }
+  for (const FusedStep& s : program.steps) {
+    Chain step;
+    step.save_slot = static_cast<int8_t>(s.save_slot);
+    if (s.kind == FusedStep::Kind::kClip) {
+      step.kind = Chain::Kind::kClip;
+      step.lo = s.clip_lo;
+      step.hi = s.clip_hi;
+    } else if (s.kind == FusedStep::Kind::kUnary) {
+      if (s.unary != kernels::UnaryOp::kRelu) return false;
+      step.kind = Chain::Kind::kRelu;
+    } else {
+      switch (s.binary) {
+        case kernels::BinaryOp::kAdd: step.kind = Chain::Kind::kAdd; break;
+        case kernels::BinaryOp::kSub: step.kind = Chain::Kind::kSub; break;
+        case kernels::BinaryOp::kMul: step.kind = Chain::Kind::kMul; break;
+        case kernels::BinaryOp::kDiv: step.kind = Chain::Kind::kDiv; break;
+        default: return false;
+      }
+      step.running_is_lhs = s.running_is_lhs;
+      if (s.operand_slot >= 0) {
+        step.operand = Chain::Operand::kSlot;
+        step.operand_slot = static_cast<int8_t>(s.operand_slot);
+      } else if (s.operand == 0) {
+        step.operand = Chain::Operand::kInput;
+      } else {
+        step.operand = Chain::Operand::kConstant;
+        step.constant = c[s.operand];
+      }
+    }
+    out->push_back(step);
+  }
+  return true;
+}
+
 namespace {
 
 bool ReadsXLater(const FusedProgram& program) {
@@ -160,6 +221,9 @@ bool ReadsXLater(const FusedProgram& program) {
 FusedChain::FusedChain(FusedProgram program, std::vector<float> constants)
     : program_(std::move(program)), constants_f32_(std::move(constants)) {
   reads_x_later_ = ReadsXLater(program_);
+  if (!ToRegisterChain(program_, constants_f32_.data(), &register_chain_)) {
+    register_chain_.clear();
+  }
 }
 
 FusedChain::FusedChain(FusedProgram program, kernels::Float16Kind kind,
@@ -193,6 +257,11 @@ void FusedChain::Run(T* data, int64_t n, const std::vector<T>& constants,
 }
 
 void FusedChain::RunInPlaceF32(float* data, int64_t n) const {
+  if (!register_chain_.empty()) {
+    kernels::ChainF32(register_chain_.data(), static_cast<int>(register_chain_.size()), data,
+                      data, n);
+    return;
+  }
   Run<float>(data, n, constants_f32_, StepKernelsF32{});
 }
 

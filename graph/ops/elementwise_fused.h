@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "graph/op.h"
+#include "kernels/elementwise/chain_f32.h"
 #include "kernels/elementwise/elementwise.h"
 #include "kernels/elementwise/post_op.h"
 #include "kernels/float16/float16.h"
@@ -73,6 +74,13 @@ struct FusedProgram {
 // Op::AsFusedProgram returns the program.
 std::unique_ptr<Op> MakeFusedElementwiseOp(FusedProgram program, int num_inputs);
 
+// The program as a register chain (kernels/elementwise/chain_f32.h), constant k being c[k]
+// (k > 0): false when a step has no register form (unary ops other than Relu) or the program is
+// longer, or uses more slots, than ChainF32 takes. ChainF32 then gives the same bits as the
+// step-by-step kernels.
+bool ToRegisterChain(const FusedProgram& program, const float* c,
+                     std::vector<kernels::ChainStepF32>* out);
+
 // A chain run in place on its input (a producer's output, graph/passes/conv_post_fusion.h), with
 // its one-element constant operands captured: constant k is the value of the chain's input k
 // (k > 0; entry 0 is unused). float32, or float16 / bfloat16 with every step rounding to 16 bits
@@ -100,6 +108,7 @@ class FusedChain {
   std::vector<float> constants_f32_;
   std::vector<uint16_t> constants_16_;
   bool reads_x_later_ = false;  // some step reads the chain input after the first one ran
+  std::vector<kernels::ChainStepF32> register_chain_;  // float32, when ToRegisterChain takes it
 };
 
 }  // namespace simplecpp::graph::elementwise

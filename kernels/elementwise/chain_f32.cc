@@ -1,0 +1,138 @@
+// Float32 chain programs in registers (kernels/elementwise/chain_f32.h): four vectors at a time
+// go through every step (one branch per step and four vectors, not per element), the saved
+// values in a small aligned buffer; the tail runs the same code on a zero-padded copy.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/elementwise/chain_f32.cc"
+#include "kernels/hwy_policy.h"
+// Policy first: it decides what foreach_target compiles.
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <cstring>
+
+#include "kernels/elementwise/chain_f32.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace simplecpp::kernels {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DF = hn::ScalableTag<float>;
+using VF = hn::Vec<DF>;
+using Step = ChainStepF32;
+
+constexpr size_t kMaxLanes = HWY_MAX_BYTES / sizeof(float);
+constexpr size_t kGroup = 4;  // vectors per pass through the steps
+
+// The binary steps as BinaryF32's vector loop computes them (kernels/elementwise/
+// elementwise_binary.cc), whose scalar tail gives the same IEEE results.
+HWY_INLINE VF Arith(Step::Kind kind, VF a, VF b) {
+  switch (kind) {
+    case Step::Kind::kAdd: return hn::Add(a, b);
+    case Step::Kind::kSub: return hn::Sub(a, b);
+    case Step::Kind::kMul: return hn::Mul(a, b);
+    default: return hn::Div(a, b);
+  }
+}
+
+// One group of kGroup vectors at in / out (out may equal in). slots: kChainMaxSlots * kGroup
+// vectors.
+HWY_INLINE void RunGroup(const Step* steps, int num_steps, const float* in, float* out,
+                         float* HWY_RESTRICT slots) {
+  const DF d;
+  const size_t N = hn::Lanes(d);
+  const VF x0 = hn::LoadU(d, in), x1 = hn::LoadU(d, in + N);
+  const VF x2 = hn::LoadU(d, in + 2 * N), x3 = hn::LoadU(d, in + 3 * N);
+  VF r0 = x0, r1 = x1, r2 = x2, r3 = x3;
+  for (int k = 0; k < num_steps; ++k) {
+    const Step& s = steps[k];
+    if (s.kind == Step::Kind::kClip) {
+      // ClipF32's blends, in its order.
+      const VF lo = hn::Set(d, s.lo), hi = hn::Set(d, s.hi);
+      auto clip = [&](VF v) {
+        v = hn::IfThenElse(hn::Lt(v, lo), lo, v);
+        return hn::IfThenElse(hn::Gt(v, hi), hi, v);
+      };
+      r0 = clip(r0);
+      r1 = clip(r1);
+      r2 = clip(r2);
+      r3 = clip(r3);
+    } else if (s.kind == Step::Kind::kRelu) {
+      const VF zero = hn::Zero(d);
+      r0 = hn::IfThenZeroElse(hn::Lt(r0, zero), r0);
+      r1 = hn::IfThenZeroElse(hn::Lt(r1, zero), r1);
+      r2 = hn::IfThenZeroElse(hn::Lt(r2, zero), r2);
+      r3 = hn::IfThenZeroElse(hn::Lt(r3, zero), r3);
+    } else {
+      VF o0, o1, o2, o3;
+      if (s.operand == Step::Operand::kConstant) {
+        o0 = o1 = o2 = o3 = hn::Set(d, s.constant);
+      } else if (s.operand == Step::Operand::kInput) {
+        o0 = x0;
+        o1 = x1;
+        o2 = x2;
+        o3 = x3;
+      } else {
+        const float* p = slots + static_cast<size_t>(s.operand_slot) * kGroup * N;
+        o0 = hn::Load(d, p);
+        o1 = hn::Load(d, p + N);
+        o2 = hn::Load(d, p + 2 * N);
+        o3 = hn::Load(d, p + 3 * N);
+      }
+      if (s.running_is_lhs) {
+        r0 = Arith(s.kind, r0, o0);
+        r1 = Arith(s.kind, r1, o1);
+        r2 = Arith(s.kind, r2, o2);
+        r3 = Arith(s.kind, r3, o3);
+      } else {
+        r0 = Arith(s.kind, o0, r0);
+        r1 = Arith(s.kind, o1, r1);
+        r2 = Arith(s.kind, o2, r2);
+        r3 = Arith(s.kind, o3, r3);
+      }
+    }
+    if (s.save_slot >= 0) {
+      float* p = slots + static_cast<size_t>(s.save_slot) * kGroup * N;
+      hn::Store(r0, d, p);
+      hn::Store(r1, d, p + N);
+      hn::Store(r2, d, p + 2 * N);
+      hn::Store(r3, d, p + 3 * N);
+    }
+  }
+  hn::StoreU(r0, d, out);
+  hn::StoreU(r1, d, out + N);
+  hn::StoreU(r2, d, out + 2 * N);
+  hn::StoreU(r3, d, out + 3 * N);
+}
+
+void ChainF32Impl(const Step* steps, int num_steps, const float* x, float* y, size_t n) {
+  const DF d;
+  const size_t per_group = kGroup * hn::Lanes(d);
+  HWY_ALIGN float slots[kChainMaxSlots * kGroup * kMaxLanes];
+  size_t i = 0;
+  for (; i + per_group <= n; i += per_group) RunGroup(steps, num_steps, x + i, y + i, slots);
+  if (i < n) {
+    // Lanes past n hold zeros: whatever the steps make of them is dropped.
+    HWY_ALIGN float tail[kGroup * kMaxLanes] = {};
+    std::memcpy(tail, x + i, (n - i) * sizeof(float));
+    RunGroup(steps, num_steps, tail, tail, slots);
+    std::memcpy(y + i, tail, (n - i) * sizeof(float));
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace simplecpp::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace simplecpp::kernels {
+
+HWY_EXPORT(ChainF32Impl);
+
+void ChainF32(const ChainStepF32* steps, int num_steps, const float* x, float* y, int64_t n) {
+  if (n <= 0) return;
+  HWY_DYNAMIC_DISPATCH(ChainF32Impl)(steps, num_steps, x, y, static_cast<size_t>(n));
+}
+
+}  // namespace simplecpp::kernels
+#endif  // HWY_ONCE

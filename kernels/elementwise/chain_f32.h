@@ -1,0 +1,35 @@
+// A short float32 elementwise program evaluated in registers: the spelled-out activations a
+// graph fuses into a chain (HardSwish as Add, Clip, Mul, Div; Relu after an affine step) run as
+// one pass with no per-step call, instead of one kernel call and one pass over memory per step.
+// Every step rounds exactly as the kernel of its op (BinaryF32, ClipF32, UnaryF32 kRelu), so the
+// result is bit-identical to calling those kernels one after the other.
+#pragma once
+
+#include <cstdint>
+
+namespace simplecpp::kernels {
+
+constexpr int kChainMaxSteps = 16;
+constexpr int kChainMaxSlots = 4;
+
+struct ChainStepF32 {
+  // kAdd..kDiv: the running value and the operand; kClip: ClipF32's blends (NaN passes, lo > hi
+  // gives hi); kRelu: UnaryF32's kRelu (x < 0 ? 0 : x, NaN and -0 pass).
+  enum class Kind : uint8_t { kAdd, kSub, kMul, kDiv, kClip, kRelu };
+  // The binary steps' other operand: a constant, the program's input x, or a value an earlier
+  // step saved in a slot.
+  enum class Operand : uint8_t { kConstant, kInput, kSlot };
+  Kind kind = Kind::kAdd;
+  Operand operand = Operand::kConstant;
+  bool running_is_lhs = true;  // running value op operand (else operand op running value)
+  int8_t operand_slot = -1;    // kSlot: which slot
+  int8_t save_slot = -1;       // >= 0: the step's result is also kept in that slot
+  float constant = 0.0f;       // kConstant operand
+  float lo = 0.0f, hi = 0.0f;  // kClip bounds
+};
+
+// y[i] = the steps applied in order to x[i], for i < n; y may equal x. At most kChainMaxSteps
+// steps and slots below kChainMaxSlots (callers check; larger programs keep the kernel calls).
+void ChainF32(const ChainStepF32* steps, int num_steps, const float* x, float* y, int64_t n);
+
+}  // namespace simplecpp::kernels

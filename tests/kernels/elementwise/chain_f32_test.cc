@@ -1,0 +1,215 @@
+// Tests for kernels/elementwise/chain_f32.h on every compiled Highway target: the register chain
+// against a scalar evaluation of the same steps (each step one float32 rounding, as its op
+// defines it) and against the step-by-step kernels it replaces (BinaryF32, ClipF32,
+// UnaryF32 kRelu), bit for bit, on sizes around the group width, in place and not, with
+// infinities, NaN, signed zeros, subnormals and values where the steps tie.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/elementwise/chain_f32.h"
+#include "kernels/elementwise/elementwise.h"
+#include "kernels/targets.h"
+
+namespace simplecpp::kernels {
+namespace {
+
+using Step = ChainStepF32;
+
+Step Binary(Step::Kind kind, Step::Operand operand, float constant = 0.0f, bool lhs = true,
+            int operand_slot = -1, int save_slot = -1) {
+  Step s;
+  s.kind = kind;
+  s.operand = operand;
+  s.constant = constant;
+  s.running_is_lhs = lhs;
+  s.operand_slot = static_cast<int8_t>(operand_slot);
+  s.save_slot = static_cast<int8_t>(save_slot);
+  return s;
+}
+
+Step Clip(float lo, float hi) {
+  Step s;
+  s.kind = Step::Kind::kClip;
+  s.lo = lo;
+  s.hi = hi;
+  return s;
+}
+
+Step Relu() {
+  Step s;
+  s.kind = Step::Kind::kRelu;
+  return s;
+}
+
+struct Program {
+  std::string name;
+  std::vector<Step> steps;
+};
+
+std::vector<Program> Programs() {
+  using K = Step::Kind;
+  using O = Step::Operand;
+  return {
+      // x * Clip(x + 3, 0, 6) / 6, the Mul's running value on the right (Mul(x, clip)).
+      {"hardswish",
+       {Binary(K::kAdd, O::kConstant, 3.0f), Clip(0.0f, 6.0f),
+        Binary(K::kMul, O::kInput, 0.0f, false), Binary(K::kDiv, O::kConstant, 6.0f)}},
+      // v = x * 0.75 + 0.5 kept in slot 0, then v * Clip(v + 3, 0, 6) / 6.
+      {"affine hardswish",
+       {Binary(K::kMul, O::kConstant, 0.75f), Binary(K::kAdd, O::kConstant, 0.5f, true, -1, 0),
+        Binary(K::kAdd, O::kConstant, 3.0f), Clip(0.0f, 6.0f),
+        Binary(K::kMul, O::kSlot, 0.0f, true, 0), Binary(K::kDiv, O::kConstant, 6.0f)}},
+      // Relu(1.5 - x), then 1 / that, then minus x: the running value on the right.
+      {"sub relu div",
+       {Binary(K::kSub, O::kConstant, 1.5f, false), Relu(),
+        Binary(K::kDiv, O::kConstant, 1.0f, false), Binary(K::kSub, O::kInput)}},
+      // Two slots, a clip with lo > hi (gives hi) and a division by the input.
+      {"slots",
+       {Binary(K::kAdd, O::kInput, 0.0f, true, -1, 1), Clip(2.0f, -1.0f),
+        Binary(K::kMul, O::kSlot, 0.0f, false, 1, 0), Binary(K::kDiv, O::kInput),
+        Binary(K::kSub, O::kSlot, 0.0f, true, 0)}},
+      // NaN through Clip and Relu alone (a Max/Min clip would turn it into a bound).
+      {"clip relu", {Clip(-2.0f, 4.0f), Relu(), Binary(K::kAdd, O::kConstant, 1.0f)}},
+  };
+}
+
+float Apply(Step::Kind kind, float a, float b) {
+  volatile float r;  // one rounding per step, never contracted with the next
+  switch (kind) {
+    case Step::Kind::kAdd: r = a + b; break;
+    case Step::Kind::kSub: r = a - b; break;
+    case Step::Kind::kMul: r = a * b; break;
+    default: r = a / b; break;
+  }
+  return r;
+}
+
+// The steps on one element, each as its op defines it.
+float ScalarChain(const std::vector<Step>& steps, float x) {
+  float slots[kChainMaxSlots] = {};
+  float v = x;
+  for (const Step& s : steps) {
+    if (s.kind == Step::Kind::kClip) {
+      v = v < s.lo ? s.lo : v;
+      v = v > s.hi ? s.hi : v;
+    } else if (s.kind == Step::Kind::kRelu) {
+      v = v < 0.0f ? 0.0f : v;
+    } else {
+      const float o = s.operand == Step::Operand::kConstant ? s.constant
+                      : s.operand == Step::Operand::kInput  ? x
+                                                            : slots[s.operand_slot];
+      v = s.running_is_lhs ? Apply(s.kind, v, o) : Apply(s.kind, o, v);
+    }
+    if (s.save_slot >= 0) slots[s.save_slot] = v;
+  }
+  return v;
+}
+
+BinaryOp ToBinaryOp(Step::Kind kind) {
+  switch (kind) {
+    case Step::Kind::kAdd: return BinaryOp::kAdd;
+    case Step::Kind::kSub: return BinaryOp::kSub;
+    case Step::Kind::kMul: return BinaryOp::kMul;
+    default: return BinaryOp::kDiv;
+  }
+}
+
+// The same steps through the kernels the unfused ops call, one pass each.
+std::vector<float> StepByStep(const std::vector<Step>& steps, const std::vector<float>& x) {
+  const int64_t n = static_cast<int64_t>(x.size());
+  std::vector<float> v = x;
+  std::vector<std::vector<float>> slots(kChainMaxSlots, std::vector<float>(x.size()));
+  for (const Step& s : steps) {
+    if (s.kind == Step::Kind::kClip) {
+      ClipF32(v.data(), v.data(), n, s.lo, s.hi);
+    } else if (s.kind == Step::Kind::kRelu) {
+      UnaryF32(UnaryOp::kRelu, UnaryParams{}, v.data(), v.data(), n);
+    } else {
+      const float* o = s.operand == Step::Operand::kConstant ? &s.constant
+                       : s.operand == Step::Operand::kInput  ? x.data()
+                                                             : slots[s.operand_slot].data();
+      const int64_t step = s.operand == Step::Operand::kConstant ? 0 : 1;
+      if (s.running_is_lhs) {
+        BinaryF32(ToBinaryOp(s.kind), v.data(), 1, o, step, v.data(), n);
+      } else {
+        BinaryF32(ToBinaryOp(s.kind), o, step, v.data(), 1, v.data(), n);
+      }
+    }
+    if (s.save_slot >= 0) slots[s.save_slot] = v;
+  }
+  return v;
+}
+
+bool SameFloat(float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  return std::memcmp(&a, &b, sizeof(float)) == 0;  // -0 and +0 differ
+}
+
+std::vector<float> Inputs(int64_t n, uint32_t seed) {
+  const float specials[] = {0.0f,
+                            -0.0f,
+                            -3.0f,
+                            3.0f,
+                            1.5f,
+                            -1.5f,
+                            std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN(),
+                            std::numeric_limits<float>::denorm_min(),
+                            -std::numeric_limits<float>::denorm_min(),
+                            std::numeric_limits<float>::max(),
+                            1e-30f,
+                            -6.0f};
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-9.0f, 9.0f);
+  std::vector<float> x(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = rng() % 4 == 0 ? specials[rng() % (sizeof(specials) / sizeof(float))] : dist(rng);
+  }
+  return x;
+}
+
+TEST_CASE("ChainF32 equals the scalar steps and the step-by-step kernels on every target") {
+  std::vector<int64_t> sizes;
+  for (int64_t n = 0; n <= 70; ++n) sizes.push_back(n);
+  sizes.push_back(1000);
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (const Program& p : Programs()) {
+      CAPTURE(p.name);
+      for (int64_t n : sizes) {
+        CAPTURE(n);
+        const std::vector<float> x = Inputs(n, static_cast<uint32_t>(n) * 31 + 5);
+        std::vector<float> y(static_cast<size_t>(n), -7.0f);
+        ChainF32(p.steps.data(), static_cast<int>(p.steps.size()), x.data(), y.data(), n);
+        std::vector<float> in_place = x;
+        ChainF32(p.steps.data(), static_cast<int>(p.steps.size()), in_place.data(),
+                 in_place.data(), n);
+        const std::vector<float> kernels = StepByStep(p.steps, x);
+        int bad = 0;
+        for (int64_t i = 0; i < n && bad < 3; ++i) {
+          const float want = ScalarChain(p.steps, x[i]);
+          const bool ok = SameFloat(y[i], want) && SameFloat(in_place[i], want) &&
+                          SameFloat(kernels[i], want);
+          if (!ok) {
+            ++bad;
+            FAIL_CHECK("x[" << i << "] = " << x[i] << ": chain " << y[i] << ", in place "
+                            << in_place[i] << ", kernels " << kernels[i] << ", scalar " << want);
+          }
+        }
+        CHECK(bad == 0);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace simplecpp::kernels
