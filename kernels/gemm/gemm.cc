@@ -745,6 +745,12 @@ void GemmPackedAF32(const PackedAF32& a, bool trans_b, int64_t n, float alpha, c
     pa = repacked.get();
   }
   const int64_t k = pa->k();
+  if (n == 1) {
+    // One column: the rows are the vector lanes (the tiles would waste all but one column).
+    GemvPackedAF32(pa->data(), pa->m(), k, b, trans_b ? 1 : ldb, alpha, beta, c, ldc, epilogue,
+                   parallel);
+    return;
+  }
   FloatBuffer pb((n + shape.nr - 1) / shape.nr * shape.nr * k);
   PackBForCall(trans_b, k, n, b, ldb, shape.nr, pb.p, parallel);
   GemmProblem p;

@@ -49,6 +49,13 @@ void PackBPanels16(Float16Kind kind, bool trans_b, int64_t k, int64_t n, const u
 void PackABlock16(Float16Kind kind, bool trans_a, const uint16_t* a, int64_t lda, int64_t i0,
                   int64_t rows, int64_t k0, int64_t kc, int64_t mr, float* out);
 
+// C[M,1] = alpha * A * b + beta * C, then the epilogue, with A packed for the current target
+// (strips of [K][mr]); b[k] at b[k * b_step]. The same bits as the GEMM's tiles
+// (kernels/gemm/gemv_packed_a.cc).
+void GemvPackedAF32(const float* pa, int64_t m, int64_t k, const float* b, int64_t b_step,
+                    float alpha, float beta, float* c, int64_t ldc, const GemmEpilogue& e,
+                    const Parallel& parallel);
+
 // One GEMM call as the per-target driver sees it. B is always packed (nr of the target); A is
 // either packed (pa != nullptr, mr of the target, strips of [K][mr]) or raw.
 struct GemmProblem {
