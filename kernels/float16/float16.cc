@@ -26,111 +26,15 @@
 
 #include "core/bit_cast.h"
 #include "kernels/float16/float16.h"
+// Per target, before this file's own HWY_BEFORE_NAMESPACE.
+#include "kernels/float16/float16-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace simplecpp::kernels {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-#define SIMPLECPP_F16C 1
-#else
-#define SIMPLECPP_F16C 0
-#endif
-
-using DF = hn::ScalableTag<float>;
-using DU32 = hn::RebindToUnsigned<DF>;
-using DI32 = hn::RebindToSigned<DF>;
-using DU16 = hn::Rebind<uint16_t, DF>;  // half-width vectors of 16-bit lanes, one per float lane
-
-// Widens one vector of float16 bits (as u32 lanes) to float32 bits, integer-SIMD path.
-HWY_INLINE hn::Vec<DF> HalfBitsToFloatVec(hn::Vec<DU32> h) {
-  const DF df;
-  const DU32 du;
-  const auto sign = hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000u)));
-  const auto em = hn::And(h, hn::Set(du, 0x7FFFu));
-  const auto shifted = hn::ShiftLeft<13>(em);
-  // Finite values (normal and subnormal): the bits em << 13 read as a float are the value times
-  // 2^-112; one exact multiply rescales them.
-  const auto two112 = hn::BitCast(df, hn::Set(du, 0x77800000u));  // 2^112
-  const auto finite = hn::BitCast(du, hn::Mul(hn::BitCast(df, shifted), two112));
-  // Inf / NaN: exponent all ones; NaNs get the quiet bit.
-  const auto is_infnan = hn::Gt(hn::BitCast(DI32(), em), hn::Set(DI32(), 0x7BFF));
-  const auto is_nan = hn::Gt(hn::BitCast(DI32(), em), hn::Set(DI32(), 0x7C00));
-  auto special = hn::Or(shifted, hn::Set(du, 0x7F800000u));
-  special = hn::Or(special, hn::IfThenElseZero(hn::RebindMask(du, is_nan), hn::Set(du, 0x00400000u)));
-  const auto r = hn::IfThenElse(hn::RebindMask(du, is_infnan), special, finite);
-  return hn::BitCast(df, hn::Or(r, sign));
-}
-
-// Narrows one vector of float32 to float16 bits (in u32 lanes), integer-SIMD path.
-HWY_INLINE hn::Vec<DU32> FloatToHalfBitsVec(hn::Vec<DF> f) {
-  const DF df;
-  const DU32 du;
-  const DI32 di;
-  const auto x = hn::BitCast(du, f);
-  const auto sign = hn::And(hn::ShiftRight<16>(x), hn::Set(du, 0x8000u));
-  const auto ax = hn::And(x, hn::Set(du, 0x7FFFFFFFu));
-  const auto axi = hn::BitCast(di, ax);
-  // Normal float16 results: rebias 127 -> 15 and round 23 -> 10 bits to nearest even.
-  auto r = hn::Sub(ax, hn::Set(du, 112u << 23));
-  r = hn::Add(r, hn::Add(hn::Set(du, 0xFFFu), hn::And(hn::ShiftRight<13>(r), hn::Set(du, 1u))));
-  const auto normal = hn::ShiftRight<13>(r);
-  // Subnormal (and zero) results: adding 0.5 puts the float16 subnormal grid (2^-24) at the last
-  // bit of the sum's significand, so the FPU's rounding is the wanted one; subtracting 0.5's bits
-  // leaves the code (0x400 when it rounds up to the smallest normal).
-  const auto sub = hn::Sub(hn::BitCast(du, hn::Add(hn::BitCast(df, ax), hn::Set(df, 0.5f))),
-                           hn::Set(du, 0x3F000000u));
-  auto out = hn::IfThenElse(hn::RebindMask(du, hn::Lt(axi, hn::Set(di, 0x38800000))), sub, normal);
-  // 65520 and above (after rounding) is Inf; NaN keeps its top payload bits and gets quieted.
-  out = hn::IfThenElse(hn::RebindMask(du, hn::Gt(axi, hn::Set(di, 0x477FEFFF))), hn::Set(du, 0x7C00u), out);
-  const auto nan = hn::Or(hn::Set(du, 0x7E00u), hn::And(hn::ShiftRight<13>(ax), hn::Set(du, 0x3FFu)));
-  out = hn::IfThenElse(hn::RebindMask(du, hn::Gt(axi, hn::Set(di, 0x7F800000))), nan, out);
-  return hn::Or(out, sign);
-}
-
-HWY_INLINE hn::Vec<DF> LoadHalf(const uint16_t* HWY_RESTRICT p) {
-#if SIMPLECPP_F16C
-  const hn::Rebind<hwy::float16_t, DF> dh;
-  return hn::PromoteTo(DF(), hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(p)));
-#else
-  return HalfBitsToFloatVec(hn::PromoteTo(DU32(), hn::LoadU(DU16(), p)));
-#endif
-}
-
-HWY_INLINE void StoreHalf(hn::Vec<DF> v, uint16_t* HWY_RESTRICT p) {
-#if SIMPLECPP_F16C
-  const hn::Rebind<hwy::float16_t, DF> dh;
-  hn::StoreU(hn::DemoteTo(dh, v), dh, reinterpret_cast<hwy::float16_t*>(p));
-#else
-  const auto h = FloatToHalfBitsVec(v);
-  hn::StoreU(hn::DemoteTo(DU16(), hn::BitCast(DI32(), h)), DU16(), p);
-#endif
-}
-
-HWY_INLINE hn::Vec<DF> LoadBF16(const uint16_t* HWY_RESTRICT p) {
-  const DU32 du;
-  const DI32 di;
-  auto x = hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(DU16(), p)));
-  const auto is_nan = hn::Gt(hn::BitCast(di, hn::And(x, hn::Set(du, 0x7FFFFFFFu))),
-                             hn::Set(di, 0x7F800000));
-  x = hn::Or(x, hn::IfThenElseZero(hn::RebindMask(du, is_nan), hn::Set(du, 0x00400000u)));
-  return hn::BitCast(DF(), x);
-}
-
-HWY_INLINE void StoreBF16(hn::Vec<DF> v, uint16_t* HWY_RESTRICT p) {
-  const DU32 du;
-  const DI32 di;
-  const auto x = hn::BitCast(du, v);
-  const auto rounded = hn::ShiftRight<16>(
-      hn::Add(x, hn::Add(hn::Set(du, 0x7FFFu), hn::And(hn::ShiftRight<16>(x), hn::Set(du, 1u)))));
-  const auto nan = hn::Or(hn::ShiftRight<16>(x), hn::Set(du, 0x0040u));
-  const auto is_nan = hn::Gt(hn::BitCast(di, hn::And(x, hn::Set(du, 0x7FFFFFFFu))),
-                             hn::Set(di, 0x7F800000));
-  const auto out = hn::IfThenElse(hn::RebindMask(du, is_nan), nan, rounded);
-  // Every lane is <= 0xFFFF, so the saturating demotion is exact.
-  hn::StoreU(hn::DemoteTo(DU16(), hn::BitCast(di, out)), DU16(), p);
-}
+using namespace f16vec;  // NOLINT: the per-target vector conversions
 
 // Bulk loops: whole vectors, then the tail through full-width stack buffers (same arithmetic).
 template <bool kBF16>
@@ -178,7 +82,6 @@ void BFloat16ToFloatImpl(const uint16_t* in, float* out, size_t n) { WidenImpl<t
 void FloatToHalfImpl(const float* in, uint16_t* out, size_t n) { NarrowImpl<false>(in, out, n); }
 void FloatToBFloat16Impl(const float* in, uint16_t* out, size_t n) { NarrowImpl<true>(in, out, n); }
 
-#undef SIMPLECPP_F16C
 
 }  // namespace HWY_NAMESPACE
 }  // namespace simplecpp::kernels
