@@ -106,10 +106,8 @@ class FusedElementwiseOp final : public Op {
     if (!BroadcastShape(shapes, &out, &why)) ctx.Fail(why);
     const DType dt = ctx.input_dtype(0);
     ctx.set_output(0, dt, out);  // same element count and order as x: operands are one element
-    const std::vector<FusedStep> steps = program_.steps;
-    const int slots = program_.num_slots;
+    const FusedProgram program = program_;
     if (dt == DType::kFloat32) {
-      const FusedProgram program = program_;
       return [program](RunContext& c) {
         if (!RunRegisterChain(c, program)) {
           Run<float>(c, program.steps, program.num_slots, StepKernelsF32{});
@@ -117,7 +115,11 @@ class FusedElementwiseOp final : public Op {
       };
     }
     const StepKernels16 k16{Float16KindOf(dt)};
-    return [steps, slots, k16](RunContext& c) { Run<uint16_t>(c, steps, slots, k16); };
+    return [program, k16](RunContext& c) {
+      if (!RunRegisterChain16(c, program, k16.kind)) {
+        Run<uint16_t>(c, program.steps, program.num_slots, k16);
+      }
+    };
   }
 
  private:
@@ -131,6 +133,23 @@ class FusedElementwiseOp final : public Op {
     float* y = c.output(0).data<float>();
     ForChunks(c.parallel(), c.input(0).num_elements(), [&](int64_t b, int64_t e) {
       kernels::ChainF32(chain.data(), static_cast<int>(chain.size()), x + b, y + b, e - b);
+    });
+    return true;
+  }
+
+  // The same on 16-bit storage.
+  static bool RunRegisterChain16(RunContext& c, const FusedProgram& program,
+                                 kernels::Float16Kind kind) {
+    std::vector<float> constants(static_cast<size_t>(c.num_inputs()), 0.0f);
+    for (int i = 1; i < c.num_inputs(); ++i) {
+      constants[i] = kernels::Widen16One(kind, c.input(i).data<uint16_t>()[0]);
+    }
+    std::vector<kernels::ChainStepF32> chain;
+    if (!ToRegisterChain(program, constants.data(), &chain)) return false;
+    const uint16_t* x = c.input(0).data<uint16_t>();
+    uint16_t* y = c.output(0).data<uint16_t>();
+    ForChunks(c.parallel(), c.input(0).num_elements(), [&](int64_t b, int64_t e) {
+      kernels::Chain16(kind, chain.data(), static_cast<int>(chain.size()), x + b, y + b, e - b);
     });
     return true;
   }
@@ -228,8 +247,16 @@ FusedChain::FusedChain(FusedProgram program, std::vector<float> constants)
 
 FusedChain::FusedChain(FusedProgram program, kernels::Float16Kind kind,
                        std::vector<uint16_t> constants)
-    : program_(std::move(program)), is_16bit_(true), kind_(kind), constants_16_(std::move(constants)) {
+    : program_(std::move(program)),
+      is_16bit_(true),
+      kind_(kind),
+      constants_16_(std::move(constants)) {
   reads_x_later_ = ReadsXLater(program_);
+  std::vector<float> widened(constants_16_.size());
+  for (size_t i = 0; i < widened.size(); ++i) {
+    widened[i] = kernels::Widen16One(kind_, constants_16_[i]);
+  }
+  if (!ToRegisterChain(program_, widened.data(), &register_chain_)) register_chain_.clear();
 }
 
 template <typename T, typename Kernels>
@@ -266,6 +293,11 @@ void FusedChain::RunInPlaceF32(float* data, int64_t n) const {
 }
 
 void FusedChain::RunInPlace16(uint16_t* data, int64_t n) const {
+  if (!register_chain_.empty()) {
+    kernels::Chain16(kind_, register_chain_.data(), static_cast<int>(register_chain_.size()),
+                     data, data, n);
+    return;
+  }
   Run<uint16_t>(data, n, constants_16_, StepKernels16{kind_});
 }
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "graph/op.h"
-#include "kernels/elementwise/chain_f32.h"
+#include "kernels/elementwise/chain.h"
 #include "kernels/elementwise/elementwise.h"
 #include "kernels/elementwise/post_op.h"
 #include "kernels/float16/float16.h"
@@ -74,7 +74,7 @@ struct FusedProgram {
 // Op::AsFusedProgram returns the program.
 std::unique_ptr<Op> MakeFusedElementwiseOp(FusedProgram program, int num_inputs);
 
-// The program as a register chain (kernels/elementwise/chain_f32.h), constant k being c[k]
+// The program as a register chain (kernels/elementwise/chain.h), constant k being c[k]
 // (k > 0): false when a step has no register form (unary ops other than Relu) or the program is
 // longer, or uses more slots, than ChainF32 takes. ChainF32 then gives the same bits as the
 // step-by-step kernels.

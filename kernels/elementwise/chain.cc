@@ -1,8 +1,10 @@
-// Float32 chain programs in registers (kernels/elementwise/chain_f32.h): four vectors at a time
-// go through every step (one branch per step and four vectors, not per element), the saved
-// values in a small aligned buffer; the tail runs the same code on a zero-padded copy.
+// Chain programs in registers (kernels/elementwise/chain.h): four vectors at a time go through
+// every step (one branch per step and four vectors, not per element), the saved values in a
+// small aligned buffer; the tail runs the same code on a zero-padded copy. 16-bit storage is
+// widened on load, rounded to 16 bits after every step in registers with the conversions of
+// kernels/float16/float16-inl.h (the bulk Narrow16 / Widen16 rounding), and stored narrowed.
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "kernels/elementwise/chain_f32.cc"
+#define HWY_TARGET_INCLUDE "kernels/elementwise/chain.cc"
 #include "kernels/hwy_policy.h"
 // Policy first: it decides what foreach_target compiles.
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -10,7 +12,9 @@
 
 #include <cstring>
 
-#include "kernels/elementwise/chain_f32.h"
+#include "kernels/elementwise/chain.h"
+// Per target, before this file's own HWY_BEFORE_NAMESPACE.
+#include "kernels/float16/float16-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace simplecpp::kernels {
@@ -35,14 +39,51 @@ HWY_INLINE VF Arith(Step::Kind kind, VF a, VF b) {
   }
 }
 
+enum class Storage { kF32, kHalf, kBF16 };
+
+template <Storage S, typename T>
+HWY_INLINE VF LoadAs(const T* p) {
+  if constexpr (S == Storage::kF32) {
+    return hn::LoadU(DF(), p);
+  } else if constexpr (S == Storage::kHalf) {
+    return f16vec::LoadHalf(p);
+  } else {
+    return f16vec::LoadBF16(p);
+  }
+}
+
+template <Storage S, typename T>
+HWY_INLINE void StoreAs(VF v, T* p) {
+  if constexpr (S == Storage::kF32) {
+    hn::StoreU(v, DF(), p);
+  } else if constexpr (S == Storage::kHalf) {
+    f16vec::StoreHalf(v, p);
+  } else {
+    f16vec::StoreBF16(v, p);
+  }
+}
+
+// What the step's 16-bit output holds: its float32 result rounded to the storage format.
+template <Storage S>
+HWY_INLINE VF Round(VF v) {
+  if constexpr (S == Storage::kF32) {
+    return v;
+  } else if constexpr (S == Storage::kHalf) {
+    return f16vec::RoundToHalf(v);
+  } else {
+    return f16vec::RoundToBF16(v);
+  }
+}
+
 // One group of kGroup vectors at in / out (out may equal in). slots: kChainMaxSlots * kGroup
 // vectors.
-HWY_INLINE void RunGroup(const Step* steps, int num_steps, const float* in, float* out,
+template <Storage S, typename T>
+HWY_INLINE void RunGroup(const Step* steps, int num_steps, const T* in, T* out,
                          float* HWY_RESTRICT slots) {
   const DF d;
   const size_t N = hn::Lanes(d);
-  const VF x0 = hn::LoadU(d, in), x1 = hn::LoadU(d, in + N);
-  const VF x2 = hn::LoadU(d, in + 2 * N), x3 = hn::LoadU(d, in + 3 * N);
+  const VF x0 = LoadAs<S>(in), x1 = LoadAs<S>(in + N);
+  const VF x2 = LoadAs<S>(in + 2 * N), x3 = LoadAs<S>(in + 3 * N);
   VF r0 = x0, r1 = x1, r2 = x2, r3 = x3;
   for (int k = 0; k < num_steps; ++k) {
     const Step& s = steps[k];
@@ -91,6 +132,12 @@ HWY_INLINE void RunGroup(const Step* steps, int num_steps, const float* in, floa
         r3 = Arith(s.kind, o3, r3);
       }
     }
+    if constexpr (S != Storage::kF32) {
+      r0 = Round<S>(r0);
+      r1 = Round<S>(r1);
+      r2 = Round<S>(r2);
+      r3 = Round<S>(r3);
+    }
     if (s.save_slot >= 0) {
       float* p = slots + static_cast<size_t>(s.save_slot) * kGroup * N;
       hn::Store(r0, d, p);
@@ -99,24 +146,38 @@ HWY_INLINE void RunGroup(const Step* steps, int num_steps, const float* in, floa
       hn::Store(r3, d, p + 3 * N);
     }
   }
-  hn::StoreU(r0, d, out);
-  hn::StoreU(r1, d, out + N);
-  hn::StoreU(r2, d, out + 2 * N);
-  hn::StoreU(r3, d, out + 3 * N);
+  StoreAs<S>(r0, out);
+  StoreAs<S>(r1, out + N);
+  StoreAs<S>(r2, out + 2 * N);
+  StoreAs<S>(r3, out + 3 * N);
 }
 
-void ChainF32Impl(const Step* steps, int num_steps, const float* x, float* y, size_t n) {
+template <Storage S, typename T>
+void RunChain(const Step* steps, int num_steps, const T* x, T* y, size_t n) {
   const DF d;
   const size_t per_group = kGroup * hn::Lanes(d);
   HWY_ALIGN float slots[kChainMaxSlots * kGroup * kMaxLanes];
   size_t i = 0;
-  for (; i + per_group <= n; i += per_group) RunGroup(steps, num_steps, x + i, y + i, slots);
+  for (; i + per_group <= n; i += per_group) RunGroup<S>(steps, num_steps, x + i, y + i, slots);
   if (i < n) {
     // Lanes past n hold zeros: whatever the steps make of them is dropped.
-    HWY_ALIGN float tail[kGroup * kMaxLanes] = {};
-    std::memcpy(tail, x + i, (n - i) * sizeof(float));
-    RunGroup(steps, num_steps, tail, tail, slots);
-    std::memcpy(y + i, tail, (n - i) * sizeof(float));
+    HWY_ALIGN T tail[kGroup * kMaxLanes] = {};
+    std::memcpy(tail, x + i, (n - i) * sizeof(T));
+    RunGroup<S>(steps, num_steps, tail, tail, slots);
+    std::memcpy(y + i, tail, (n - i) * sizeof(T));
+  }
+}
+
+void ChainF32Impl(const Step* steps, int num_steps, const float* x, float* y, size_t n) {
+  RunChain<Storage::kF32>(steps, num_steps, x, y, n);
+}
+
+void Chain16Impl(Float16Kind kind, const Step* steps, int num_steps, const uint16_t* x,
+                 uint16_t* y, size_t n) {
+  if (kind == Float16Kind::kBFloat16) {
+    RunChain<Storage::kBF16>(steps, num_steps, x, y, n);
+  } else {
+    RunChain<Storage::kHalf>(steps, num_steps, x, y, n);
   }
 }
 
@@ -128,10 +189,17 @@ HWY_AFTER_NAMESPACE();
 namespace simplecpp::kernels {
 
 HWY_EXPORT(ChainF32Impl);
+HWY_EXPORT(Chain16Impl);
 
 void ChainF32(const ChainStepF32* steps, int num_steps, const float* x, float* y, int64_t n) {
   if (n <= 0) return;
   HWY_DYNAMIC_DISPATCH(ChainF32Impl)(steps, num_steps, x, y, static_cast<size_t>(n));
+}
+
+void Chain16(Float16Kind kind, const ChainStepF32* steps, int num_steps, const uint16_t* x,
+             uint16_t* y, int64_t n) {
+  if (n <= 0) return;
+  HWY_DYNAMIC_DISPATCH(Chain16Impl)(kind, steps, num_steps, x, y, static_cast<size_t>(n));
 }
 
 }  // namespace simplecpp::kernels

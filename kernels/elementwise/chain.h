@@ -1,11 +1,14 @@
 // A short float32 elementwise program evaluated in registers: the spelled-out activations a
 // graph fuses into a chain (HardSwish as Add, Clip, Mul, Div; Relu after an affine step) run as
 // one pass with no per-step call, instead of one kernel call and one pass over memory per step.
-// Every step rounds exactly as the kernel of its op (BinaryF32, ClipF32, UnaryF32 kRelu), so the
+// Every step rounds exactly as the kernel of its op (BinaryF32, ClipF32, UnaryF32 kRelu; on
+// 16-bit storage Binary16, Clip16, Unary16: float32 arithmetic, then rounded to 16 bits), so the
 // result is bit-identical to calling those kernels one after the other.
 #pragma once
 
 #include <cstdint>
+
+#include "kernels/float16/float16.h"
 
 namespace simplecpp::kernels {
 
@@ -31,5 +34,10 @@ struct ChainStepF32 {
 // y[i] = the steps applied in order to x[i], for i < n; y may equal x. At most kChainMaxSteps
 // steps and slots below kChainMaxSlots (callers check; larger programs keep the kernel calls).
 void ChainF32(const ChainStepF32* steps, int num_steps, const float* x, float* y, int64_t n);
+
+// The same on float16 / bfloat16 bits: every step's result is rounded to `kind` (the chain input,
+// the constants and the clip bounds are the 16-bit values, widened exactly).
+void Chain16(Float16Kind kind, const ChainStepF32* steps, int num_steps, const uint16_t* x,
+             uint16_t* y, int64_t n);
 
 }  // namespace simplecpp::kernels

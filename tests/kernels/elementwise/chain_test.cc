@@ -1,8 +1,9 @@
-// Tests for kernels/elementwise/chain_f32.h on every compiled Highway target: the register chain
+// Tests for kernels/elementwise/chain.h on every compiled Highway target: the register chain
 // against a scalar evaluation of the same steps (each step one float32 rounding, as its op
-// defines it) and against the step-by-step kernels it replaces (BinaryF32, ClipF32,
-// UnaryF32 kRelu), bit for bit, on sizes around the group width, in place and not, with
-// infinities, NaN, signed zeros, subnormals and values where the steps tie.
+// defines it, then on 16-bit storage one rounding to 16 bits) and against the step-by-step
+// kernels it replaces (BinaryF32, ClipF32, UnaryF32 kRelu; Binary16, Clip16, Unary16), bit for
+// bit, on sizes around the group width, in place and not, with infinities, NaN, signed zeros,
+// subnormals and values where the steps tie.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -13,8 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "kernels/elementwise/chain_f32.h"
+#include "kernels/elementwise/chain.h"
 #include "kernels/elementwise/elementwise.h"
+#include "kernels/float16/float16.h"
 #include "kernels/targets.h"
 
 namespace simplecpp::kernels {
@@ -91,8 +93,10 @@ float Apply(Step::Kind kind, float a, float b) {
   return r;
 }
 
-// The steps on one element, each as its op defines it.
-float ScalarChain(const std::vector<Step>& steps, float x) {
+// The steps on one element, each as its op defines it; `round` is applied to every step's result
+// (the identity for float32 storage).
+template <typename Round>
+float ScalarChain(const std::vector<Step>& steps, float x, Round round) {
   float slots[kChainMaxSlots] = {};
   float v = x;
   for (const Step& s : steps) {
@@ -107,9 +111,14 @@ float ScalarChain(const std::vector<Step>& steps, float x) {
                                                             : slots[s.operand_slot];
       v = s.running_is_lhs ? Apply(s.kind, v, o) : Apply(s.kind, o, v);
     }
+    v = round(v);
     if (s.save_slot >= 0) slots[s.save_slot] = v;
   }
   return v;
+}
+
+float ScalarChain(const std::vector<Step>& steps, float x) {
+  return ScalarChain(steps, x, [](float v) { return v; });
 }
 
 BinaryOp ToBinaryOp(Step::Kind kind) {
@@ -140,6 +149,34 @@ std::vector<float> StepByStep(const std::vector<Step>& steps, const std::vector<
         BinaryF32(ToBinaryOp(s.kind), v.data(), 1, o, step, v.data(), n);
       } else {
         BinaryF32(ToBinaryOp(s.kind), o, step, v.data(), 1, v.data(), n);
+      }
+    }
+    if (s.save_slot >= 0) slots[s.save_slot] = v;
+  }
+  return v;
+}
+
+// The same through the 16-bit kernels.
+std::vector<uint16_t> StepByStep16(Float16Kind kind, const std::vector<Step>& steps,
+                                   const std::vector<uint16_t>& x) {
+  const int64_t n = static_cast<int64_t>(x.size());
+  std::vector<uint16_t> v = x;
+  std::vector<std::vector<uint16_t>> slots(kChainMaxSlots, std::vector<uint16_t>(x.size()));
+  for (const Step& s : steps) {
+    if (s.kind == Step::Kind::kClip) {
+      Clip16(kind, v.data(), v.data(), n, s.lo, s.hi);
+    } else if (s.kind == Step::Kind::kRelu) {
+      Unary16(kind, UnaryOp::kRelu, UnaryParams{}, v.data(), v.data(), n);
+    } else {
+      const uint16_t constant = Narrow16One(kind, s.constant);
+      const uint16_t* o = s.operand == Step::Operand::kConstant ? &constant
+                          : s.operand == Step::Operand::kInput  ? x.data()
+                                                                : slots[s.operand_slot].data();
+      const int64_t step = s.operand == Step::Operand::kConstant ? 0 : 1;
+      if (s.running_is_lhs) {
+        Binary16(kind, ToBinaryOp(s.kind), v.data(), 1, o, step, v.data(), n);
+      } else {
+        Binary16(kind, ToBinaryOp(s.kind), o, step, v.data(), 1, v.data(), n);
       }
     }
     if (s.save_slot >= 0) slots[s.save_slot] = v;
@@ -206,6 +243,50 @@ TEST_CASE("ChainF32 equals the scalar steps and the step-by-step kernels on ever
           }
         }
         CHECK(bad == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("Chain16 equals the scalar steps and the 16-bit kernels on every target") {
+  std::vector<int64_t> sizes;
+  for (int64_t n = 0; n <= 70; ++n) sizes.push_back(n);
+  sizes.push_back(1000);
+  for (const Float16Kind kind : {Float16Kind::kHalf, Float16Kind::kBFloat16}) {
+    CAPTURE(static_cast<int>(kind));
+    auto round = [kind](float v) { return Widen16One(kind, Narrow16One(kind, v)); };
+    for (const auto& t : CompiledTargets()) {
+      ScopedTarget st(t);
+      CAPTURE(t.name);
+      for (const Program& p : Programs()) {
+        CAPTURE(p.name);
+        for (int64_t n : sizes) {
+          CAPTURE(n);
+          const std::vector<float> xf = Inputs(n, static_cast<uint32_t>(n) * 17 + 3);
+          std::vector<uint16_t> x(xf.size());
+          for (size_t i = 0; i < x.size(); ++i) x[i] = Narrow16One(kind, xf[i]);
+          std::vector<uint16_t> y(x.size(), 0x7E7Eu);
+          Chain16(kind, p.steps.data(), static_cast<int>(p.steps.size()), x.data(), y.data(), n);
+          std::vector<uint16_t> in_place = x;
+          Chain16(kind, p.steps.data(), static_cast<int>(p.steps.size()), in_place.data(),
+                  in_place.data(), n);
+          const std::vector<uint16_t> kernels = StepByStep16(kind, p.steps, x);
+          int bad = 0;
+          for (int64_t i = 0; i < n && bad < 3; ++i) {
+            const float want = ScalarChain(p.steps, Widen16One(kind, x[i]), round);
+            const bool ok = SameFloat(Widen16One(kind, y[i]), want) &&
+                            SameFloat(Widen16One(kind, in_place[i]), want) &&
+                            SameFloat(Widen16One(kind, kernels[i]), want);
+            if (!ok) {
+              ++bad;
+              FAIL_CHECK("x[" << i << "] = " << Widen16One(kind, x[i]) << ": chain "
+                              << Widen16One(kind, y[i]) << ", in place "
+                              << Widen16One(kind, in_place[i]) << ", kernels "
+                              << Widen16One(kind, kernels[i]) << ", scalar " << want);
+            }
+          }
+          CHECK(bad == 0);
+        }
       }
     }
   }
