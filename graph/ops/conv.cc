@@ -438,29 +438,37 @@ class ConvOp final : public Op {
     Conv16Plan& p = *plan;
     static_cast<ConvShape&>(p) = shape;
     const kernels::ConvGeometry& g = p.g;
-    const int64_t cg = p.cg, out_channels = p.out_channels;
+    const int64_t cg = p.cg;
     p.kind = kind;
     p.type = kernels::GemmTypeOf(kind);
-    if (p.has_bias) {
-      if (const Tensor* bc = ctx.input_value(2); bc != nullptr) {
-        p.const_bias.resize(static_cast<size_t>(out_channels));
-        kernels::Widen16(kind, bc->data<uint16_t>(), p.const_bias.data(), p.const_bias.size());
+    // W and B are float32 constants after a BatchNormalization was folded into them
+    // (graph/passes/conv_batchnorm_fold.h); they are taken as they are.
+    auto to_f32 = [kind](const Tensor& t, std::vector<float>* out) {
+      out->resize(static_cast<size_t>(t.num_elements()));
+      if (t.dtype() == DType::kFloat32) {
+        std::copy(t.data<float>(), t.data<float>() + out->size(), out->begin());
+      } else {
+        kernels::Widen16(kind, t.data<uint16_t>(), out->data(), out->size());
       }
+    };
+    if (p.has_bias) {
+      if (const Tensor* bc = ctx.input_value(2); bc != nullptr) to_f32(*bc, &p.const_bias);
     }
     p.chain = post_;
     p.post16 = p.chain ? p.chain->AsPostOp16() : kernels::PostOp16{};
     if (p.group > 1 && cg == 1 && g.rank <= 2) {
-      if (const Tensor* wc = ctx.input_value(1); wc != nullptr) {
-        p.const_depthwise_w.resize(static_cast<size_t>(out_channels * p.ksize));
-        kernels::Widen16(kind, wc->data<uint16_t>(), p.const_depthwise_w.data(),
-                         p.const_depthwise_w.size());
-      }
+      if (const Tensor* wc = ctx.input_value(1); wc != nullptr) to_f32(*wc, &p.const_depthwise_w);
       return [plan](RunContext& rc) { RunDepthwise16(*plan, rc); };
     }
     if (const Tensor* wc = ctx.input_value(1); wc != nullptr) {
       for (int64_t gi = 0; gi < p.group; ++gi) {
-        p.packed.push_back(kernels::PackedAF32::Pack16(
-            kind, false, p.og, p.kdim, wc->data<uint16_t>() + gi * p.og * p.kdim, p.kdim));
+        const int64_t offset = gi * p.og * p.kdim;
+        p.packed.push_back(
+            wc->dtype() == DType::kFloat32
+                ? kernels::PackedAF32::Pack(false, p.og, p.kdim, wc->data<float>() + offset,
+                                            p.kdim)
+                : kernels::PackedAF32::Pack16(kind, false, p.og, p.kdim,
+                                              wc->data<uint16_t>() + offset, p.kdim));
       }
     }
     if (IsPointwise(g)) return [plan](RunContext& rc) { RunPointwise16(*plan, rc); };

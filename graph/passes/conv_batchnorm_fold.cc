@@ -6,14 +6,28 @@
 #include <map>
 #include <set>
 
+#include "kernels/float16/float16.h"
+
 namespace simplecpp::graph {
 namespace {
 
-// A float32 constant of shape [channels].
-bool ChannelConstant(const std::vector<ValueState>& values, int id, int64_t channels) {
+bool Is16Bit(DType dt) { return dt == DType::kFloat16 || dt == DType::kBFloat16; }
+
+// A constant of shape [channels] in float32 or in the 16-bit type `dt16` (DType::kFloat32 when
+// the Conv is float32: then float32 only).
+bool ChannelConstant(const std::vector<ValueState>& values, int id, int64_t channels, DType dt16) {
   if (id < 0) return false;
   const ValueState& v = values[id];
-  return v.is_constant && v.dtype == DType::kFloat32 && v.constant.dims() == Dims{channels};
+  return v.is_constant && (v.dtype == DType::kFloat32 || v.dtype == dt16) &&
+         v.constant.dtype() == v.dtype && v.constant.dims() == Dims{channels};
+}
+
+// Element i of a float32 or 16-bit float constant, exactly.
+double ValueAt(const Tensor& t, int64_t i) {
+  if (t.dtype() == DType::kFloat32) return t.data<float>()[i];
+  const kernels::Float16Kind kind =
+      t.dtype() == DType::kFloat16 ? kernels::Float16Kind::kHalf : kernels::Float16Kind::kBFloat16;
+  return kernels::Widen16One(kind, t.data<uint16_t>()[i]);
 }
 
 }  // namespace
@@ -41,10 +55,13 @@ std::vector<size_t> FoldConvBatchNorm(std::vector<PlanStep>* steps,
     }
     const int y = conv.outputs[0], w = conv.inputs[1];
     const int bias = conv.inputs.size() > 2 ? conv.inputs[2] : -1;
-    if (vals[y].dtype != DType::kFloat32 || kept.count(y) || uses[y] != 1 || w < 0) continue;
+    const DType dt = vals[y].dtype;
+    if ((dt != DType::kFloat32 && !Is16Bit(dt)) || kept.count(y) || uses[y] != 1 || w < 0) {
+      continue;
+    }
     const ValueState& wv = vals[w];
-    if (!wv.is_constant || wv.dtype != DType::kFloat32 || wv.constant.rank() < 3 ||
-        uses[w] != 1 || kept.count(w)) {
+    if (!wv.is_constant || wv.dtype != dt || wv.constant.dtype() != dt ||
+        wv.constant.rank() < 3 || uses[w] != 1 || kept.count(w)) {
       continue;
     }
     const int64_t m = wv.constant.dim(0);
@@ -59,39 +76,41 @@ std::vector<size_t> FoldConvBatchNorm(std::vector<PlanStep>* steps,
     const Attribute* training = bn.node.FindAttribute("training_mode");
     if (extra_outputs || (training != nullptr && training->i != 0)) continue;
     bool channel_params = true;
-    for (int i = 1; i < 5; ++i) channel_params &= ChannelConstant(vals, bn.inputs[i], m);
+    for (int i = 1; i < 5; ++i) channel_params &= ChannelConstant(vals, bn.inputs[i], m, dt);
     if (!channel_params) continue;
     // Where the folded bias goes: the Conv's own bias, or BatchNorm's B when the Conv has none;
     // either must be read by this step alone (its constant is replaced).
     int bias_slot = bias;
     if (bias >= 0) {
-      if (!ChannelConstant(vals, bias, m) || uses[bias] != 1 || kept.count(bias)) continue;
+      if (!ChannelConstant(vals, bias, m, dt) || uses[bias] != 1 || kept.count(bias)) continue;
     } else {
       bias_slot = bn.inputs[2];
       if (uses[bias_slot] != 1 || kept.count(bias_slot)) continue;
     }
     const Attribute* eps_attr = bn.node.FindAttribute("epsilon");
     const double eps = eps_attr != nullptr ? eps_attr->f : 1e-5;
-    const float* scale = vals[bn.inputs[1]].constant.data<float>();
-    const float* shift = vals[bn.inputs[2]].constant.data<float>();
-    const float* mean = vals[bn.inputs[3]].constant.data<float>();
-    const float* var = vals[bn.inputs[4]].constant.data<float>();
-    const float* b = bias >= 0 ? vals[bias].constant.data<float>() : nullptr;
+    const Tensor& scale = vals[bn.inputs[1]].constant;
+    const Tensor& shift = vals[bn.inputs[2]].constant;
+    const Tensor& mean = vals[bn.inputs[3]].constant;
+    const Tensor& var = vals[bn.inputs[4]].constant;
+    // A 16-bit Conv gets float32 weights and bias: it widens them to float32 anyway (one
+    // rounding per output, to 16 bits), so folding costs no 16-bit rounding of the weights.
     Tensor new_w(DType::kFloat32, wv.constant.dims());
     Tensor new_b(DType::kFloat32, {m});
     const int64_t per_channel = wv.constant.num_elements() / std::max<int64_t>(m, 1);
-    const float* old_w = wv.constant.data<float>();
     for (int64_t c = 0; c < m; ++c) {
-      const double a = static_cast<double>(scale[c]) / std::sqrt(static_cast<double>(var[c]) + eps);
+      const double a = ValueAt(scale, c) / std::sqrt(ValueAt(var, c) + eps);
       for (int64_t i = 0; i < per_channel; ++i) {
         new_w.data<float>()[c * per_channel + i] =
-            static_cast<float>(static_cast<double>(old_w[c * per_channel + i]) * a);
+            static_cast<float>(ValueAt(wv.constant, c * per_channel + i) * a);
       }
-      const double b0 = b != nullptr ? static_cast<double>(b[c]) : 0.0;
-      new_b.data<float>()[c] = static_cast<float>((b0 - mean[c]) * a + shift[c]);
+      const double b0 = bias >= 0 ? ValueAt(vals[bias].constant, c) : 0.0;
+      new_b.data<float>()[c] = static_cast<float>((b0 - ValueAt(mean, c)) * a + ValueAt(shift, c));
     }
     vals[w].constant = new_w;
+    vals[w].dtype = DType::kFloat32;
     vals[bias_slot].constant = new_b;
+    vals[bias_slot].dtype = DType::kFloat32;
     if (bias < 0) {
       conv.inputs.resize(3, -1);
       conv.inputs[2] = bias_slot;

@@ -1,8 +1,11 @@
 // Conv + BatchNormalization folding: an inference-mode BatchNormalization that is the only
-// consumer of a float32 Conv with constant weights becomes part of the Conv's weights and bias:
+// consumer of a float32, float16 or bfloat16 Conv with constant weights becomes part of the
+// Conv's weights and bias:
 //   a[c] = scale[c] / sqrt(var[c] + epsilon)
 //   W'[c, ...] = W[c, ...] * a[c]        b'[c] = (b[c] - mean[c]) * a[c] + B[c]
-// computed in double and rounded once. Not bit-identical to the unfused plan (the products are
+// computed in double and rounded once to float32 (also for a 16-bit Conv: it computes in float32
+// and rounds each output once to 16 bits, where the unfused plan rounds the Conv's output and
+// then BatchNorm's). Not bit-identical to the unfused plan (the products are
 // rounded in a different place); tests bound the difference. Exporters that keep BatchNorm after
 // every convolution (paddle2onnx) then lose one pass over every activation, and the activation
 // after the BatchNorm can fuse into the Conv (graph/passes/conv_post_fusion.h).

@@ -1,7 +1,7 @@
 // Conv + BatchNormalization folding (graph/passes/conv_batchnorm_fold.h): folded plans stay
 // within float32 rounding of the unfused ones (with and without a Conv bias, depthwise, grouped,
-// a Relu after the BatchNorm that then fuses into the Conv), and the folds that must not happen
-// do not.
+// a Relu after the BatchNorm that then fuses into the Conv), float16 and bfloat16 plans within
+// their own rounding, and the folds that must not happen do not.
 #include "graph/passes/conv_batchnorm_fold.h"
 
 #include <doctest/doctest.h>
@@ -13,6 +13,7 @@
 #include "graph/executor.h"
 #include "graph/graph_builder_util.h"
 #include "graph/thread_pool.h"
+#include "kernels/float16/float16.h"
 
 namespace simplecpp::graph {
 namespace {
@@ -117,6 +118,62 @@ TEST_CASE("Conv + BatchNormalization folding stays within float32 rounding of th
       }
       CAPTURE(worst);
       CHECK(worst <= 2e-6);
+    }
+  }
+}
+
+// The float32 graph's tensors rounded to a 16-bit type (inputs, initializers, output types).
+Graph To16Bit(Graph g, DType dt) {
+  const kernels::Float16Kind kind =
+      dt == DType::kFloat16 ? kernels::Float16Kind::kHalf : kernels::Float16Kind::kBFloat16;
+  for (auto& [name, t] : g.initializers) {
+    Tensor r(dt, t.dims());
+    for (int64_t i = 0; i < t.num_elements(); ++i) {
+      r.data<uint16_t>()[i] = kernels::Narrow16One(kind, t.data<float>()[i]);
+    }
+    t = r;
+  }
+  for (ValueInfo& in : g.inputs) in.type.dtype = dt;
+  return g;
+}
+
+TEST_CASE("Conv + BatchNormalization folding of float16 and bfloat16 Convs") {
+  const FoldCase cases[] = {
+      {"bias", 4, 6, 1, true, false},
+      {"relu after, depthwise", 8, 8, 8, false, true},
+      {"grouped", 6, 4, 2, true, false},
+  };
+  for (const DType dt : {DType::kFloat16, DType::kBFloat16}) {
+    const kernels::Float16Kind kind =
+        dt == DType::kFloat16 ? kernels::Float16Kind::kHalf : kernels::Float16Kind::kBFloat16;
+    // One rounding to 16 bits is at most half an ulp: 2^-11 (float16), 2^-8 (bfloat16)
+    // relative; the unfused plan rounds twice, the folded one once.
+    const double ulp = dt == DType::kFloat16 ? 1.0 / 1024 : 1.0 / 128;
+    for (const FoldCase& c : cases) {
+      CAPTURE(c.name);
+      CAPTURE(DTypeName(dt));
+      const Graph g = To16Bit(ConvBnGraph(c), dt);
+      auto folded = BuildPlan(g, true);
+      auto plain = BuildPlan(g, false);
+      CHECK(Count(*folded, "BatchNormalization") == 0);
+      CHECK(folded->steps().size() == 1);
+      const Tensor xf = Uniform({2, c.channels, 9, 11}, 7, -2, 2);
+      Tensor x(dt, xf.dims());
+      for (int64_t i = 0; i < xf.num_elements(); ++i) {
+        x.data<uint16_t>()[i] = kernels::Narrow16One(kind, xf.data<float>()[i]);
+      }
+      const Tensor want = Run(plain, x, 1);
+      const Tensor got = Run(folded, x, 3);
+      REQUIRE(got.dims() == want.dims());
+      REQUIRE(got.dtype() == dt);
+      double worst = 0.0;
+      for (int64_t i = 0; i < got.num_elements(); ++i) {
+        const double w = kernels::Widen16One(kind, want.data<uint16_t>()[i]);
+        const double o = kernels::Widen16One(kind, got.data<uint16_t>()[i]);
+        worst = std::max(worst, std::fabs(o - w) / (1.0 + std::fabs(w)));
+      }
+      CAPTURE(worst);
+      CHECK(worst <= 2 * ulp);
     }
   }
 }
