@@ -236,7 +236,7 @@ const float* Bias16AsF32(const Conv16Plan& p, RunContext& rc, Tensor* holder) {
   return holder->data<float>();
 }
 
-// Depthwise: one task per (image, input channel); each widens its channel, computes its output
+// Depthwise: tasks of whole input channels; each widens its channels, computes their output
 // channels in float32 and rounds them.
 void RunDepthwise16(const Conv16Plan& p, RunContext& rc) {
   Tensor bias_holder, w_holder;
@@ -253,18 +253,27 @@ void RunDepthwise16(const Conv16Plan& p, RunContext& rc) {
   const uint16_t* x = rc.input(0).data<uint16_t>();
   uint16_t* y = rc.output(0).data<uint16_t>();
   const int64_t mult = p.og;
-  rc.parallel().For(p.batch * p.channels, [&](int64_t t0, int64_t t1) {
-    std::vector<float> xin(static_cast<size_t>(p.in_size));
-    std::vector<float> yout(static_cast<size_t>(mult * p.P));
+  // Tasks of a few thousand output elements (whole input channels; sizes from the shape only):
+  // one widening, one float32 depthwise call, one rounding and one post-op call per task rather
+  // than per channel, whose fixed costs outweighed the work on small planes.
+  const int64_t per_task = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, mult * p.P));
+  const int64_t groups = (p.channels + per_task - 1) / per_task;
+  const kernels::Parallel& par =
+      kernels::ParallelForMacs(rc.parallel(), p.batch * p.out_channels * p.P * p.ksize);
+  par.For(p.batch * groups, [&](int64_t t0, int64_t t1) {
+    std::vector<float> xin(static_cast<size_t>(per_task * p.in_size));
+    std::vector<float> yout(static_cast<size_t>(per_task * mult * p.P));
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t n = t / p.channels, c = t % p.channels;
-      kernels::Widen16(p.kind, x + t * p.in_size, xin.data(), static_cast<size_t>(p.in_size));
-      kernels::DepthwiseConvF32(p.g, xin.data(), 1, mult, w + c * mult * p.ksize,
-                                bias != nullptr ? bias + c * mult : nullptr, yout.data(),
+      const int64_t n = t / groups, c0 = (t % groups) * per_task;
+      const int64_t cc = std::min(per_task, p.channels - c0);
+      kernels::Widen16(p.kind, x + (n * p.channels + c0) * p.in_size, xin.data(),
+                       static_cast<size_t>(cc * p.in_size));
+      kernels::DepthwiseConvF32(p.g, xin.data(), cc, mult, w + c0 * mult * p.ksize,
+                                bias != nullptr ? bias + c0 * mult : nullptr, yout.data(),
                                 kernels::SerialParallel());
-      uint16_t* yc = y + (n * p.out_channels + c * mult) * p.P;
-      kernels::Narrow16(p.kind, yout.data(), yc, static_cast<size_t>(mult * p.P));
-      if (p.post16) p.post16(yc, mult * p.P);
+      uint16_t* yc = y + (n * p.out_channels + c0 * mult) * p.P;
+      kernels::Narrow16(p.kind, yout.data(), yc, static_cast<size_t>(cc * mult * p.P));
+      if (p.post16) p.post16(yc, cc * mult * p.P);
     }
   });
 }

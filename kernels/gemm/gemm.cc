@@ -607,6 +607,46 @@ void GemmPackedBMixed(GemmType type_a, GemmType type_c, bool trans_a, int64_t m,
   HWY_DYNAMIC_DISPATCH(GemmDriverImpl)(p, parallel);
 }
 
+namespace {
+
+// One column of GemmPackedAMixed: b widened to float32, GemvPackedAF32 into C, or into a
+// float32 column rounded once into a 16-bit C (as the tiles' float32 block is; the post-op is
+// not applied to 16-bit C there either).
+void GemvPackedAMixed(const PackedAF32& pa, GemmType type_b, GemmType type_c, bool trans_b,
+                      float alpha, const void* b, int64_t ldb, float beta, void* c, int64_t ldc,
+                      const Parallel& parallel, const GemmEpilogue& epilogue) {
+  const int64_t m = pa.m(), k = pa.k();
+  const int64_t b_step = trans_b ? 1 : ldb;
+  std::vector<float> bf;
+  const float* bp = static_cast<const float*>(b);
+  if (type_b != GemmType::kF32) {
+    const Float16Kind kind =
+        type_b == GemmType::kBF16 ? Float16Kind::kBFloat16 : Float16Kind::kHalf;
+    bf.resize(static_cast<size_t>(k));
+    const uint16_t* b16 = static_cast<const uint16_t*>(b);
+    for (int64_t kk = 0; kk < k; ++kk) bf[kk] = Widen16One(kind, b16[kk * b_step]);
+    bp = bf.data();
+  }
+  const int64_t step = type_b != GemmType::kF32 ? 1 : b_step;
+  if (type_c == GemmType::kF32) {
+    GemvPackedAF32(pa.data(), m, k, bp, step, alpha, beta, static_cast<float*>(c), ldc, epilogue,
+                   parallel);
+    return;
+  }
+  const Float16Kind kind = type_c == GemmType::kBF16 ? Float16Kind::kBFloat16 : Float16Kind::kHalf;
+  uint16_t* c16 = static_cast<uint16_t*>(c);
+  std::vector<float> cf(static_cast<size_t>(m), 0.0f);
+  if (beta != 0.0f) {
+    for (int64_t i = 0; i < m; ++i) cf[i] = Widen16One(kind, c16[i * ldc]);
+  }
+  GemmEpilogue e = epilogue;
+  e.post = PostOpF32{};
+  GemvPackedAF32(pa.data(), m, k, bp, step, alpha, beta, cf.data(), 1, e, parallel);
+  for (int64_t i = 0; i < m; ++i) c16[i * ldc] = Narrow16One(kind, cf[i]);
+}
+
+}  // namespace
+
 void GemmPackedAMixed(const PackedAF32& a, GemmType type_b, GemmType type_c, bool trans_b,
                       int64_t n, float alpha, const void* b, int64_t ldb, float beta, void* c,
                       int64_t ldc, const Parallel& parallel, const GemmEpilogue& epilogue) {
@@ -615,6 +655,11 @@ void GemmPackedAMixed(const PackedAF32& a, GemmType type_b, GemmType type_c, boo
   const PackedAF32* pa = CurrentPackedA(a, &keep);
   const int64_t nr = CurrentGemmTileShape().nr;
   const int64_t k = pa->k();
+  if (n == 1) {
+    GemvPackedAMixed(*pa, type_b, type_c, trans_b, alpha, b, ldb, beta, c, ldc, parallel,
+                     epilogue);
+    return;
+  }
   FloatBuffer pb((n + nr - 1) / nr * nr * k);
   PackBAnyForCall(type_b, trans_b, k, n, b, ldb, nr, pb.p, parallel);
   GemmProblem p;

@@ -164,8 +164,10 @@ TEST_CASE("GemmMixed with 16-bit A, B, C: bitwise the float32 GEMM rounded once;
     CAPTURE(t.name);
     for (const Format& f : kFormats) {
       CAPTURE(std::string(f.name));
-      const int64_t shapes[][3] = {{1, 1, 1}, {3, 17, 5}, {7, 33, 300}, {130, 50, 40}, {9, 1, 70},
-                                   {1, 200, 9}};
+      // n = 1 (a 1x1 convolution of a 1x1 image) takes GemmPackedAMixed's GEMV.
+      const int64_t shapes[][3] = {{1, 1, 1},    {3, 17, 5}, {7, 33, 300}, {130, 50, 40},
+                                   {9, 1, 70},   {1, 200, 9}, {200, 1, 50}, {50, 1, 200},
+                                   {13, 1, 0}};
       for (const auto& s : shapes) {
         const int64_t m = s[0], n = s[1], k = s[2];
         CAPTURE(m);
@@ -217,6 +219,16 @@ TEST_CASE("GemmMixed with 16-bit A, B, C: bitwise the float32 GEMM rounded once;
       GemmMixed(type, type, type, true, true, m, n, k, 0.5f, a.data(), m, b.data(), k, 2.0f,
                 c.data(), n, SerialParallel());
       CHECK(c == Narrowed(f.kind, fc));
+      // The same for one column of C (stride n) through prepacked A's GEMV, B transposed.
+      std::vector<float> fcol(static_cast<size_t>(m));
+      for (int64_t i = 0; i < m; ++i) fcol[i] = Widen16One(f.kind, c0[i * n]);
+      GemmF32(true, true, m, 1, k, 0.5f, fa.data(), m, fb.data(), k, 2.0f, fcol.data(), 1,
+              SerialParallel());
+      auto pa = PackedAF32::Pack16(f.kind, true, m, k, a.data(), m);
+      std::vector<uint16_t> col = c0;
+      GemmPackedAMixed(*pa, type, type, true, 1, 0.5f, b.data(), k, 2.0f, col.data(), n,
+                       SerialParallel());
+      for (int64_t i = 0; i < m; ++i) CHECK(col[i * n] == Narrow16One(f.kind, fcol[i]));
     }
   }
 }
