@@ -10,6 +10,7 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "kernels/elementwise/chain.h"
@@ -77,7 +78,7 @@ HWY_INLINE VF Round(VF v) {
 
 // One group of kGroup vectors at in / out (out may equal in). slots: kChainMaxSlots * kGroup
 // vectors.
-template <Storage S, typename T>
+template <Storage S, bool kRoundAll, typename T>
 HWY_INLINE void RunGroup(const Step* steps, int num_steps, const T* in, T* out,
                          float* HWY_RESTRICT slots) {
   const DF d;
@@ -132,7 +133,11 @@ HWY_INLINE void RunGroup(const Step* steps, int num_steps, const T* in, T* out,
         r3 = Arith(s.kind, o3, r3);
       }
     }
-    if constexpr (S != Storage::kF32) {
+    // Rounded to 16 bits after an arithmetic step. Not after Clip / Relu when their bounds are
+    // 16-bit values (kRoundAll false): they return their 16-bit input or such a bound, which
+    // rounding keeps. Not after the last step: the store rounds it the same way.
+    const bool arithmetic = s.kind != Step::Kind::kClip && s.kind != Step::Kind::kRelu;
+    if (S != Storage::kF32 && (arithmetic || kRoundAll) && k + 1 < num_steps) {
       r0 = Round<S>(r0);
       r1 = Round<S>(r1);
       r2 = Round<S>(r2);
@@ -152,18 +157,20 @@ HWY_INLINE void RunGroup(const Step* steps, int num_steps, const T* in, T* out,
   StoreAs<S>(r3, out + 3 * N);
 }
 
-template <Storage S, typename T>
+template <Storage S, bool kRoundAll = false, typename T>
 void RunChain(const Step* steps, int num_steps, const T* x, T* y, size_t n) {
   const DF d;
   const size_t per_group = kGroup * hn::Lanes(d);
   HWY_ALIGN float slots[kChainMaxSlots * kGroup * kMaxLanes];
   size_t i = 0;
-  for (; i + per_group <= n; i += per_group) RunGroup<S>(steps, num_steps, x + i, y + i, slots);
+  for (; i + per_group <= n; i += per_group) {
+    RunGroup<S, kRoundAll>(steps, num_steps, x + i, y + i, slots);
+  }
   if (i < n) {
     // Lanes past n hold zeros: whatever the steps make of them is dropped.
     HWY_ALIGN T tail[kGroup * kMaxLanes] = {};
     std::memcpy(tail, x + i, (n - i) * sizeof(T));
-    RunGroup<S>(steps, num_steps, tail, tail, slots);
+    RunGroup<S, kRoundAll>(steps, num_steps, tail, tail, slots);
     std::memcpy(y + i, tail, (n - i) * sizeof(T));
   }
 }
@@ -173,12 +180,13 @@ void ChainF32Impl(const Step* steps, int num_steps, const float* x, float* y, si
 }
 
 void Chain16Impl(Float16Kind kind, const Step* steps, int num_steps, const uint16_t* x,
-                 uint16_t* y, size_t n) {
+                 uint16_t* y, size_t n, bool round_all) {
   if (kind == Float16Kind::kBFloat16) {
-    RunChain<Storage::kBF16>(steps, num_steps, x, y, n);
-  } else {
-    RunChain<Storage::kHalf>(steps, num_steps, x, y, n);
+    if (round_all) return RunChain<Storage::kBF16, true>(steps, num_steps, x, y, n);
+    return RunChain<Storage::kBF16>(steps, num_steps, x, y, n);
   }
+  if (round_all) return RunChain<Storage::kHalf, true>(steps, num_steps, x, y, n);
+  RunChain<Storage::kHalf>(steps, num_steps, x, y, n);
 }
 
 }  // namespace HWY_NAMESPACE
@@ -199,7 +207,19 @@ void ChainF32(const ChainStepF32* steps, int num_steps, const float* x, float* y
 void Chain16(Float16Kind kind, const ChainStepF32* steps, int num_steps, const uint16_t* x,
              uint16_t* y, int64_t n) {
   if (n <= 0) return;
-  HWY_DYNAMIC_DISPATCH(Chain16Impl)(kind, steps, num_steps, x, y, static_cast<size_t>(n));
+  // Clip bounds that are not 16-bit values (Clip-6's float attributes) make Clip's result a
+  // value that must be rounded like any other step's.
+  bool round_all = false;
+  for (int k = 0; k < num_steps; ++k) {
+    const ChainStepF32& s = steps[k];
+    if (s.kind != ChainStepF32::Kind::kClip) continue;
+    for (const float bound : {s.lo, s.hi}) {
+      const float rounded = Widen16One(kind, Narrow16One(kind, bound));
+      round_all |= !(rounded == bound || (std::isnan(rounded) && std::isnan(bound)));
+    }
+  }
+  HWY_DYNAMIC_DISPATCH(Chain16Impl)(kind, steps, num_steps, x, y, static_cast<size_t>(n),
+                                    round_all);
 }
 
 }  // namespace simplecpp::kernels

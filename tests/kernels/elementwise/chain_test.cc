@@ -79,6 +79,8 @@ std::vector<Program> Programs() {
         Binary(K::kSub, O::kSlot, 0.0f, true, 0)}},
       // NaN through Clip and Relu alone (a Max/Min clip would turn it into a bound).
       {"clip relu", {Clip(-2.0f, 4.0f), Relu(), Binary(K::kAdd, O::kConstant, 1.0f)}},
+      // Bounds that no 16-bit format holds (Clip-6's float attributes): Clip's result is rounded.
+      {"inexact clip", {Clip(0.1f, 5.3f), Binary(K::kMul, O::kConstant, 1.5f)}},
   };
 }
 
