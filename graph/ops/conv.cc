@@ -103,6 +103,8 @@ struct ConvF32Plan : ConvShape {
   int64_t chunk = 0;    // output positions per im2col chunk
   bool direct = false;  // kernels::ConvDirectApplies
   std::vector<std::shared_ptr<const kernels::PackedAF32>> packed;  // per group; empty: W not constant
+  // Few output positions (RunFewPositionsF32): W^T [kdim, og] as the GEMM's B, instead of packed.
+  std::shared_ptr<const kernels::PackedBF32> packed_wt;
   // The fused chain, kept alive by the plan that applies it.
   std::shared_ptr<const elementwise::FusedChain> chain;
   kernels::PostOpF32 post;
@@ -191,6 +193,35 @@ void RunConstantWeightF32(const ConvF32Plan& p, RunContext& rc) {
   }
 }
 
+// Constant W, one group, at most kFewPositions output positions (the 1-D convolutions of a
+// speech model's encoder: 1 to 3 positions, 64 to 258 channels): Y^T [P, og] = col^T W^T, the
+// positions as the GEMM's rows and the channels as its vector lanes. Y [og, P] = W col would run
+// whole vectors of columns for P valid ones. Every element is the same FMA chain over k, then the
+// bias: the bits of the other paths.
+constexpr int64_t kFewPositions = 8;
+
+void RunFewPositionsF32(const ConvF32Plan& p, RunContext& rc) {
+  const float* x = rc.input(0).data<float>();
+  const float* b = p.has_bias ? rc.input(2).data<float>() : nullptr;
+  float* y = rc.output(0).data<float>();
+  Tensor col = rc.Scratch(DType::kFloat32, {p.kdim * p.P});
+  Tensor yt = rc.Scratch(DType::kFloat32, {p.P * p.og});
+  kernels::GemmEpilogue epi;
+  epi.col_bias = b;
+  for (int64_t n = 0; n < p.batch; ++n) {
+    float* yn = y + n * p.out_channels * p.P;
+    kernels::Im2ColF32(p.g, x + n * p.channels * p.in_size, p.cg, 0, p.P, col.data<float>(),
+                       kernels::SerialParallel());
+    kernels::GemmPackedBF32(true, p.P, 1.0f, col.data<float>(), p.P, *p.packed_wt, 0.0f,
+                            yt.data<float>(), p.og, rc.parallel(), epi);
+    const float* t = yt.data<float>();
+    for (int64_t m = 0; m < p.og; ++m) {
+      for (int64_t q = 0; q < p.P; ++q) yn[m * p.P + q] = t[q * p.og + m];
+    }
+    if (p.post) p.post(yn, p.og * p.P);
+  }
+}
+
 // Any W: im2col a chunk of output positions at a time, then the GEMM.
 void RunIm2ColF32(const ConvF32Plan& p, RunContext& rc) {
   const float* x = rc.input(0).data<float>();
@@ -221,6 +252,8 @@ struct Conv16Plan : ConvShape {
   std::vector<float> const_bias;         // widened at Prepare when constant
   std::vector<float> const_depthwise_w;  // depthwise: W widened at Prepare when constant
   std::vector<std::shared_ptr<const kernels::PackedAF32>> packed;  // per group; empty: W not constant
+  // Few output positions (RunFewPositionsF32): W^T [kdim, og] as the GEMM's B, instead of packed.
+  std::shared_ptr<const kernels::PackedBF32> packed_wt;
   // The fused chain (16-bit steps on the rounded output), kept alive by the plan.
   std::shared_ptr<const elementwise::FusedChain> chain;
   kernels::PostOp16 post16;
@@ -418,6 +451,12 @@ class ConvOp final : public Op {
     p.post = p.chain ? p.chain->AsPostOpF32() : kernels::PostOpF32{};
     if (p.group > 1 && cg == 1 && g.rank <= 2) {
       return [plan](RunContext& rc) { RunDepthwiseF32(*plan, rc); };
+    }
+    const Tensor* wconst = ctx.input_value(1);
+    if (wconst != nullptr && p.group == 1 && p.P <= kFewPositions) {
+      // W [og, kdim] row-major is B^T for B = W^T [kdim, og].
+      p.packed_wt = kernels::PackedBF32::Pack(true, p.kdim, p.og, wconst->data<float>(), p.kdim);
+      return [plan](RunContext& rc) { RunFewPositionsF32(*plan, rc); };
     }
     // W_g as the GEMM's A: [og, kdim] row-major at w + gi*og*kdim. Packed now when constant.
     if (const Tensor* wc = ctx.input_value(1); wc != nullptr) {

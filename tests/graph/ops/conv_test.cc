@@ -184,6 +184,49 @@ TEST_CASE("Conv random attribute combinations") {
   }
 }
 
+// A few output positions with constant W (a speech encoder's 1-D convs: 1 to 3 positions, up to
+// 258 channels) take the transposed GEMM: the reference bound, and the bits of the runtime-W
+// path (the same FMA chain per element).
+TEST_CASE("Conv with few output positions: transposed GEMM, same bits as runtime weights") {
+  struct FewCase {
+    std::vector<int64_t> in, kernel, strides;
+    int64_t channels, out_channels, batch;
+  };
+  const FewCase cases[] = {
+      {{576}, {256}, {128}, 1, 258, 1}, {{3}, {3}, {1}, 129, 128, 2}, {{3}, {3}, {2}, 64, 64, 1},
+      {{1}, {1}, {1}, 64, 200, 1},      {{4, 6}, {3, 3}, {1, 2}, 5, 17, 2},
+      {{9}, {2}, {1}, 3, 40, 1},  // 8 positions: the largest count that takes it
+      {{10}, {2}, {1}, 3, 40, 1},  // 9: the usual path
+  };
+  uint32_t seed = 5000;
+  for (const FewCase& f : cases) {
+    ConvCase c;
+    c.in = f.in;
+    c.kernel = f.kernel;
+    c.strides = f.strides;
+    c.channels = f.channels;
+    c.out_channels = f.out_channels;
+    c.batch = f.batch;
+    c.bias = true;
+    c.const_w = true;
+    RunCase(c, seed);
+    Dims xd = {c.batch, c.channels};
+    xd.insert(xd.end(), c.in.begin(), c.in.end());
+    Dims wd = {c.out_channels, c.channels};
+    wd.insert(wd.end(), c.kernel.begin(), c.kernel.end());
+    const std::vector<Tensor> inputs = {RandomF32(xd, seed), RandomF32(wd, seed + 1),
+                                        RandomF32({c.out_channels}, seed + 2)};
+    const std::vector<graph::Attribute> attrs = {AttrInts("strides", c.strides)};
+    RunNodeOptions constant;
+    constant.constant_inputs = {1, 2};
+    const Tensor y_const = RunNode("Conv", inputs, attrs, constant)[0];
+    const Tensor y_runtime = RunNode("Conv", inputs, attrs, RunNodeOptions{})[0];
+    CAPTURE(Describe(c));
+    CHECK(y_const.BitwiseEquals(y_runtime));
+    ++seed;
+  }
+}
+
 TEST_CASE("Conv validation errors") {
   const Tensor x = RandomF32({1, 4, 6, 6}, 1);
   const Tensor w = RandomF32({6, 2, 3, 3}, 2);
