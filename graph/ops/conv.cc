@@ -196,8 +196,9 @@ void RunConstantWeightF32(const ConvF32Plan& p, RunContext& rc) {
 // Constant W, one group, at most kFewPositions output positions (the 1-D convolutions of a
 // speech model's encoder: 1 to 3 positions, 64 to 258 channels): Y^T [P, og] = col^T W^T, the
 // positions as the GEMM's rows and the channels as its vector lanes. Y [og, P] = W col would run
-// whole vectors of columns for P valid ones. Every element is the same FMA chain over k, then the
-// bias: the bits of the other paths.
+// whole vectors of columns for P valid ones, and im2col's per-row setup would cost more than its
+// copies (im2row: a few contiguous runs per position). Every element is the same FMA chain over
+// k, then the bias: the bits of the other paths.
 constexpr int64_t kFewPositions = 8;
 
 void RunFewPositionsF32(const ConvF32Plan& p, RunContext& rc) {
@@ -210,9 +211,8 @@ void RunFewPositionsF32(const ConvF32Plan& p, RunContext& rc) {
   epi.col_bias = b;
   for (int64_t n = 0; n < p.batch; ++n) {
     float* yn = y + n * p.out_channels * p.P;
-    kernels::Im2ColF32(p.g, x + n * p.channels * p.in_size, p.cg, 0, p.P, col.data<float>(),
-                       kernels::SerialParallel());
-    kernels::GemmPackedBF32(true, p.P, 1.0f, col.data<float>(), p.P, *p.packed_wt, 0.0f,
+    kernels::Im2RowF32(p.g, x + n * p.channels * p.in_size, p.cg, 0, p.P, col.data<float>());
+    kernels::GemmPackedBF32(false, p.P, 1.0f, col.data<float>(), p.kdim, *p.packed_wt, 0.0f,
                             yt.data<float>(), p.og, rc.parallel(), epi);
     const float* t = yt.data<float>();
     for (int64_t m = 0; m < p.og; ++m) {

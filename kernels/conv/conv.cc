@@ -99,6 +99,48 @@ constexpr int64_t kSerialColFloats = int64_t{1} << 16;
 
 }  // namespace
 
+void Im2RowF32(const ConvGeometry& geometry, const float* x, int64_t channels, int64_t p_begin,
+               int64_t p_count, float* rows) {
+  const ConvGeometry3 g = WidenTo3(geometry);
+  const int64_t kx_count = g.kernel[2];
+  const int64_t row_len = channels * g.kernel[0] * g.kernel[1] * kx_count;
+  const int64_t in_size = g.in[0] * g.in[1] * g.in[2];
+  for (int64_t q = 0; q < p_count; ++q) {
+    const int64_t p = p_begin + q;
+    const int64_t ox = p % g.out[2], oy = (p / g.out[2]) % g.out[1];
+    const int64_t oz = p / (g.out[2] * g.out[1]);
+    float* dst = rows + q * row_len;
+    for (int64_t c = 0; c < channels; ++c) {
+      const float* xc = x + c * in_size;
+      for (int64_t kz = 0; kz < g.kernel[0]; ++kz) {
+        const int64_t iz = oz * g.stride[0] + kz * g.dilation[0] - g.pad[0];
+        for (int64_t ky = 0; ky < g.kernel[1]; ++ky, dst += kx_count) {
+          const int64_t iy = oy * g.stride[1] + ky * g.dilation[1] - g.pad[1];
+          if (iz < 0 || iz >= g.in[0] || iy < 0 || iy >= g.in[1]) {
+            std::fill(dst, dst + kx_count, 0.0f);
+            continue;
+          }
+          const float* src = xc + (iz * g.in[1] + iy) * g.in[2];
+          const int64_t ix0 = ox * g.stride[2] - g.pad[2];
+          if (g.dilation[2] == 1) {
+            // Taps kx in [lo, hi) read src[ix0 + kx], inside the row.
+            const int64_t lo = std::min(std::max<int64_t>(-ix0, 0), kx_count);
+            const int64_t hi = std::max(std::min(g.in[2] - ix0, kx_count), lo);
+            std::fill(dst, dst + lo, 0.0f);
+            std::copy(src + ix0 + lo, src + ix0 + hi, dst + lo);
+            std::fill(dst + hi, dst + kx_count, 0.0f);
+          } else {
+            for (int64_t kx = 0; kx < kx_count; ++kx) {
+              const int64_t ix = ix0 + kx * g.dilation[2];
+              dst[kx] = ix >= 0 && ix < g.in[2] ? src[ix] : 0.0f;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 void Im2ColPackedF32(const ConvGeometry& geometry, const float* x, int64_t channels,
                      int64_t p_begin, int64_t p_count, int64_t nr, float* out,
                      const Parallel& parallel) {

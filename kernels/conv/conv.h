@@ -28,6 +28,13 @@ struct ConvGeometry {
   int64_t KernelSize() const;  // product of kernel
 };
 
+// The transpose of Im2ColF32's col: rows = [p_count, channels * KernelSize()] row-major, row q
+// the patch of output position p_begin + q in the order of a weight tensor's row (zeros for taps
+// in the padding). For a few output positions (per position, each kernel row is one contiguous
+// run of the input when the dilation along the last dim is 1). Serial.
+void Im2RowF32(const ConvGeometry& g, const float* x, int64_t channels, int64_t p_begin,
+               int64_t p_count, float* rows);
+
 // Writes col = [channels * KernelSize(), p_count] row-major (row (c, k...) in the order of a
 // weight tensor [Cout, channels, k...]; column q = output position p_begin + q, positions
 // flattened row-major over out). Taps that fall into the padding are 0.

@@ -111,6 +111,27 @@ TEST_CASE("Im2ColF32 + GemmF32 match direct convolution (1-D, 2-D, 3-D, chunked)
   }
 }
 
+TEST_CASE("Im2RowF32 is Im2ColF32 transposed (1-D, 2-D, 3-D, any position range)") {
+  std::mt19937 rng(17);
+  for (int rep = 0; rep < 90; ++rep) {
+    const ConvRefParams p = RandomParams(rng, 1 + rep % 3);
+    const ConvGeometry g = ToGeometry(p);
+    CAPTURE(rep);
+    const auto x = RandomVector(rng, p.channels * g.InSize());
+    const int64_t P = g.OutSize(), K = p.channels * g.KernelSize();
+    const int64_t p0 = static_cast<int64_t>(rng() % static_cast<uint32_t>(P));
+    const int64_t pc = 1 + static_cast<int64_t>(rng() % static_cast<uint32_t>(P - p0));
+    std::vector<float> col(static_cast<size_t>(K * pc)), rows(static_cast<size_t>(K * pc), -7.0f);
+    Im2ColF32(g, x.data(), p.channels, p0, pc, col.data(), SerialParallel());
+    Im2RowF32(g, x.data(), p.channels, p0, pc, rows.data());
+    int bad = 0;
+    for (int64_t q = 0; q < pc; ++q) {
+      for (int64_t k = 0; k < K; ++k) bad += rows[q * K + k] != col[k * pc + q];
+    }
+    CHECK(bad == 0);
+  }
+}
+
 TEST_CASE("DepthwiseConvF32 matches direct convolution (1-D, 2-D, multipliers)") {
   std::mt19937 rng(7);
   for (int rep = 0; rep < 60; ++rep) {
