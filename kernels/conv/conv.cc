@@ -122,7 +122,7 @@ void Im2RowF32(const ConvGeometry& geometry, const float* x, int64_t channels, i
           }
           const float* src = xc + (iz * g.in[1] + iy) * g.in[2];
           const int64_t ix0 = ox * g.stride[2] - g.pad[2];
-          if (g.dilation[2] == 1) {
+          if (g.dilation[2] == 1 && kx_count > 16) {
             // Taps kx in [lo, hi) read src[ix0 + kx], inside the row.
             const int64_t lo = std::min(std::max<int64_t>(-ix0, 0), kx_count);
             const int64_t hi = std::max(std::min(g.in[2] - ix0, kx_count), lo);
@@ -130,6 +130,8 @@ void Im2RowF32(const ConvGeometry& geometry, const float* x, int64_t channels, i
             std::copy(src + ix0 + lo, src + ix0 + hi, dst + lo);
             std::fill(dst + hi, dst + kx_count, 0.0f);
           } else {
+            // Short kernel rows (or dilated ones) element by element: a library call per piece
+            // would cost more than the copy.
             for (int64_t kx = 0; kx < kx_count; ++kx) {
               const int64_t ix = ix0 + kx * g.dilation[2];
               dst[kx] = ix >= 0 && ix < g.in[2] ? src[ix] : 0.0f;

@@ -113,8 +113,20 @@ TEST_CASE("Im2ColF32 + GemmF32 match direct convolution (1-D, 2-D, 3-D, chunked)
 
 TEST_CASE("Im2RowF32 is Im2ColF32 transposed (1-D, 2-D, 3-D, any position range)") {
   std::mt19937 rng(17);
-  for (int rep = 0; rep < 90; ++rep) {
-    const ConvRefParams p = RandomParams(rng, 1 + rep % 3);
+  for (int rep = 0; rep < 120; ++rep) {
+    ConvRefParams p = RandomParams(rng, 1 + rep % 3);
+    if (rep >= 90) {
+      // Long kernel rows (a 1-D filter bank): copied as runs, padded at either end.
+      const int64_t k = 17 + rep % 7, pb = rep % 3, pe = rep % 4, in = 40 + rep % 5;
+      p = ConvRefParams{};
+      p.in = {in};
+      p.kernel = {k};
+      p.stride = {1 + rep % 4};
+      p.dilation = {1};
+      p.pad_begin = {pb};
+      p.out = {(in + pb + pe - k) / p.stride[0] + 1};
+      p.channels = 1 + rep % 2;
+    }
     const ConvGeometry g = ToGeometry(p);
     CAPTURE(rep);
     const auto x = RandomVector(rng, p.channels * g.InSize());
