@@ -52,15 +52,21 @@ __attribute__((target(HWY_TARGET_STR ",avx512vnni"))) void SumsVnni(const Depthw
                                                                     const int8_t* w,
                                                                     int32_t* sums) {
   const int64_t groups = (s.KW + 3) / 4;
-  // The weight dword of kernel row ky, taps 4g .. 4g + 3 (zero past KW).
-  std::vector<int32_t> wd(static_cast<size_t>(s.KH * groups));
+  // The weight dword of kernel row ky, taps 4g .. 4g + 3 (zero past KW), and the pad byte's
+  // share of each kernel row (KH * KW <= 64 taps: at most 64 rows and 128 dwords).
+  int32_t wd[128];
+  int32_t pad_row[64];
   for (int64_t ky = 0; ky < s.KH; ++ky) {
+    int32_t row_sum = 0;
     for (int64_t g = 0; g < groups; ++g) {
       int8_t b[4] = {0, 0, 0, 0};
       for (int64_t t = 0; t < 4 && 4 * g + t < s.KW; ++t) b[t] = w[ky * s.KW + 4 * g + t];
+      for (const int8_t v : b) row_sum += v;
       std::memcpy(&wd[ky * groups + g], b, 4);
     }
+    pad_row[ky] = static_cast<int32_t>(s.pad) * row_sum;
   }
+  const int64_t rows_end = s.rows_end < 0 ? s.H : s.rows_end;
   // Lane j (output column ox0 + j) takes window bytes j * SW + t, t < 4.
   alignas(64) uint8_t idx[64];
   for (int j = 0; j < 16; ++j) {
@@ -73,9 +79,15 @@ __attribute__((target(HWY_TARGET_STR ",avx512vnni"))) void SumsVnni(const Depthw
     int32_t* out = sums + oy * s.OW;
     for (int64_t ox0 = 0; ox0 < s.OW; ox0 += 16 * kVecs) {
       const int64_t vecs = std::min<int64_t>(kVecs, (s.OW - ox0 + 15) / 16);
-      __m512i acc[kVecs] = {_mm512_setzero_si512(), _mm512_setzero_si512(),
-                            _mm512_setzero_si512(), _mm512_setzero_si512()};
-      for (int64_t ky = 0; ky < s.KH; ++ky) {
+      // Kernel rows on border rows: their sums are known (exact integers, any order).
+      int64_t ky_lo = 0, ky_hi = s.KH;
+      while (ky_lo < s.KH && oy * s.SH + ky_lo < s.rows_begin) ++ky_lo;
+      while (ky_hi > ky_lo && oy * s.SH + ky_hi - 1 >= rows_end) --ky_hi;
+      int32_t border = 0;
+      for (int64_t ky = 0; ky < s.KH; ++ky) border += ky < ky_lo || ky >= ky_hi ? pad_row[ky] : 0;
+      const __m512i init = _mm512_set1_epi32(border);
+      __m512i acc[kVecs] = {init, init, init, init};
+      for (int64_t ky = ky_lo; ky < ky_hi; ++ky) {
         const uint8_t* row = plane + (oy * s.SH + ky) * s.W + ox0 * s.SW;
         for (int64_t g = 0; g < groups; ++g) {
           const __m512i wv = _mm512_set1_epi32(wd[ky * groups + g]);

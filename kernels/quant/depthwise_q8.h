@@ -11,6 +11,12 @@ namespace simplecpp::kernels {
 // apply), for ky < KH, kx < KW.
 struct DepthwiseQ8Shape {
   int64_t H = 0, W = 0, OH = 0, OW = 0, KH = 0, KW = 0, SH = 1, SW = 1;
+  // Rows [0, rows_begin) and [rows_end, H) hold only the byte `pad` (the zero-point border of a
+  // padded plane): their taps are added as pad * w without being read, so that a short plane
+  // under a tall kernel (2 image rows, 4 border rows under 5x5) costs its image rows only. The
+  // sums are the same.
+  int64_t rows_begin = 0, rows_end = -1;  // rows_end < 0: H
+  uint8_t pad = 0;
 };
 
 // Bytes the plane buffer must hold past its last row (the kernel loads 64-byte windows that

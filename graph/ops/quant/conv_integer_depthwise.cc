@@ -36,6 +36,9 @@ bool QConvPlan::RunDepthwiseBytes(const kernels::Parallel& pool, const void* x, 
   s.H = std::max(H + PH, (s.OH - 1) * s.SH + s.KH);
   s.W = std::max(W + PW, (s.OW - 1) * s.SW + s.KW);
   if (!kernels::DepthwiseQ8Available(s)) return false;
+  // The image rows of the padded plane below (the rest hold the zero point: not read).
+  s.rows_begin = PH;
+  s.rows_end = PH + H;
   const int64_t ksize = s.KH * s.KW, mult = og;
   // w - w_zero_point as int8 (the kernel's signed operand), and its sum per output channel.
   std::vector<int8_t> w8(static_cast<size_t>(out_channels * ksize));
@@ -55,6 +58,7 @@ bool QConvPlan::RunDepthwiseBytes(const kernels::Parallel& pool, const void* x, 
   // zero point's share, zp * sum(w), is subtracted.
   const uint8_t flip = x_signed ? 0x80 : 0x00;
   const int32_t zp8 = x_signed ? xzp + 128 : xzp;
+  s.pad = static_cast<uint8_t>(zp8);
   std::vector<int32_t> correction(static_cast<size_t>(out_channels));
   for (int64_t oc = 0; oc < out_channels; ++oc) {
     // In uint32, as the requantization adds the bias (wrapping): the same sum modulo 2^32.

@@ -74,5 +74,61 @@ TEST_CASE("DepthwiseQ8Sums equals the int64 sums of uint8 x int8") {
   MESSAGE("shapes checked on targets with the byte kernel: " << checked);
 }
 
+// Border rows given as rows_begin / rows_end / pad are not read: they must hold `pad`, and the
+// sums are those of the whole plane. Short planes under tall kernels (1 to 3 image rows, 5x5 and
+// 7x1), every split of the border between top and bottom, pad bytes 0, 128 and 255.
+TEST_CASE("DepthwiseQ8Sums with border rows equals the sums over the whole plane") {
+  std::mt19937 rng(43);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (int64_t kh : {3, 5, 7}) {
+      for (int64_t image_rows : {1, 2, 3}) {
+        for (int64_t top = 0; top < kh; ++top) {
+          for (const int pad : {0, 128, 255}) {
+            DepthwiseQ8Shape s;
+            s.KH = kh;
+            s.KW = kh == 7 ? 1 : kh;
+            s.SW = s.SH = image_rows == 3 ? 2 : 1;
+            const int64_t bottom = kh - 1 - top;
+            s.H = top + image_rows + bottom;
+            s.OH = (s.H - kh) / s.SH + 1;
+            s.OW = 37;
+            s.W = (s.OW - 1) * s.SW + s.KW;
+            if (!DepthwiseQ8Available(s)) continue;
+            CAPTURE(kh);
+            CAPTURE(image_rows);
+            CAPTURE(top);
+            CAPTURE(pad);
+            std::vector<uint8_t> plane(static_cast<size_t>(s.H * s.W + kDepthwiseQ8Slack),
+                                       static_cast<uint8_t>(pad));
+            for (int64_t i = top * s.W; i < (top + image_rows) * s.W; ++i) {
+              plane[i] = static_cast<uint8_t>(byte(rng));
+            }
+            std::vector<int8_t> w(static_cast<size_t>(s.KH * s.KW));
+            for (auto& v : w) v = static_cast<int8_t>(byte(rng) - 128);
+            std::vector<int32_t> whole(static_cast<size_t>(s.OH * s.OW));
+            DepthwiseQ8Sums(s, plane.data(), w.data(), whole.data());
+            DepthwiseQ8Shape bordered = s;
+            bordered.rows_begin = top;
+            bordered.rows_end = top + image_rows;
+            bordered.pad = static_cast<uint8_t>(pad);
+            // The border rows are not read: poison them.
+            std::vector<uint8_t> poisoned = plane;
+            for (int64_t i = 0; i < s.H * s.W; ++i) {
+              const int64_t r = i / s.W;
+              if (r < top || r >= top + image_rows) poisoned[i] = static_cast<uint8_t>(pad ^ 0x5A);
+            }
+            std::vector<int32_t> got(whole.size(), 0x5EED);
+            DepthwiseQ8Sums(bordered, poisoned.data(), w.data(), got.data());
+            CHECK(got == whole);
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace simplecpp::kernels
