@@ -222,6 +222,11 @@ void CastLoop(const void* in, void* out, int64_t n, const CastOptions& o) {
   for (int64_t i = 0; i < n; ++i) To::Store(out, i, From::Load(in, i), o);
 }
 
+template <typename From, typename To, void (*kConvert)(const From*, To*, size_t)>
+void BulkCast(const void* in, void* out, int64_t n, const CastOptions&) {
+  if (n > 0) kConvert(static_cast<const From*>(in), static_cast<To*>(out), static_cast<size_t>(n));
+}
+
 template <int kBits>
 void CopyElements(const void* in, void* out, int64_t n, const CastOptions&) {
   const size_t bytes = (static_cast<size_t>(n) * kBits + 7) / 8;
@@ -378,6 +383,21 @@ CastFn FindCastFn(DType from, DType to) {
       case 64: return &CopyElements<64>;
       default: return nullptr;
     }
+  }
+  // float32 <-> float16 / bfloat16: the SIMD bulk conversions, which give the scalar
+  // conversions' bits (kernels/float16/float16.cc); a Cast around an op kept in float32 is a
+  // whole tensor.
+  if (from == DType::kFloat32 && to == DType::kFloat16) {
+    return &BulkCast<float, uint16_t, FloatToHalf>;
+  }
+  if (from == DType::kFloat16 && to == DType::kFloat32) {
+    return &BulkCast<uint16_t, float, HalfToFloat>;
+  }
+  if (from == DType::kFloat32 && to == DType::kBFloat16) {
+    return &BulkCast<float, uint16_t, FloatToBFloat16>;
+  }
+  if (from == DType::kBFloat16 && to == DType::kFloat32) {
+    return &BulkCast<uint16_t, float, BFloat16ToFloat>;
   }
   CastFn fn = nullptr;
   VisitElem(from, [&](auto f) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <random>
 
 #include "graph/op_test_util.h"
 #include "graph/ops/tensor_test_util.h"
@@ -134,6 +135,40 @@ TEST_CASE("Cast: float16 / bfloat16 specials, float8 saturate") {
   auto e5 = CastTo(F32({2}, {1e6f, -INFINITY}), DType::kFloat8E5M2, 0);
   CHECK(e5.data<uint8_t>()[0] == 0x7C);
   CHECK(e5.data<uint8_t>()[1] == 0xFC);
+}
+
+// float32 <-> float16 / bfloat16 Casts run the bulk SIMD conversions: the scalar conversions'
+// bits on every float32 pattern class (random bits: NaN payloads, subnormals, overflow, ties)
+// and on every 16-bit pattern, at a length with a tail.
+TEST_CASE("Cast: float32 <-> float16 / bfloat16 equal the scalar conversions bit for bit") {
+  std::mt19937 rng(99);
+  const int64_t n = 100003;
+  Tensor x(DType::kFloat32, {n});
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t bits = rng();
+    std::memcpy(&x.data<float>()[i], &bits, 4);
+  }
+  const Tensor h = CastTo(x, DType::kFloat16), b = CastTo(x, DType::kBFloat16);
+  int bad = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x.data<float>()[i];
+    bad += h.data<uint16_t>()[i] != kernels::FloatToHalfBits(v);
+    bad += b.data<uint16_t>()[i] != kernels::FloatToBFloat16Bits(v);
+  }
+  CHECK(bad == 0);
+  for (const DType dt : {DType::kFloat16, DType::kBFloat16}) {
+    Tensor bits(dt, {65537});  // every pattern, then one more: a tail past whole vectors
+    for (int64_t i = 0; i < 65537; ++i) bits.data<uint16_t>()[i] = static_cast<uint16_t>(i);
+    const Tensor f = CastTo(bits, DType::kFloat32);
+    int wrong = 0;
+    for (int64_t i = 0; i < 65537; ++i) {
+      const uint16_t u = bits.data<uint16_t>()[i];
+      const float want = dt == DType::kFloat16 ? kernels::HalfBitsToFloat(u)
+                                               : kernels::BFloat16BitsToFloat(u);
+      wrong += std::memcmp(&f.data<float>()[i], &want, 4) != 0;
+    }
+    CHECK(wrong == 0);
+  }
 }
 
 TEST_CASE("Cast: packed int4 / uint4 / int2 wrap, odd element counts") {
