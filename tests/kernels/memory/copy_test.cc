@@ -26,7 +26,7 @@ std::vector<int64_t> Upsample(int64_t in_len, int64_t factor, int64_t stride) {
 std::vector<std::vector<std::vector<int64_t>>> Cases() {
   std::vector<std::vector<std::vector<int64_t>>> cases;
   const int64_t c_in = 70, b_in = 3;
-  for (int64_t f : {2, 3, 4}) {
+  for (int64_t f : {2, 3, 4, 8}) {
     // Nearest upsample along the last two axes (a row of 70 * f: no outer merging when long).
     cases.push_back({{0, b_in * c_in}, Upsample(b_in, f, c_in), Upsample(c_in, f, 1)});
     // A short row (merged with the axis above) and an upsample that breaks at the end.
