@@ -110,7 +110,8 @@ HWY_INLINE hn::Vec<DF> LoadBF16(const uint16_t* HWY_RESTRICT p) {
   return hn::BitCast(DF(), x);
 }
 
-HWY_INLINE void StoreBF16(hn::Vec<DF> v, uint16_t* HWY_RESTRICT p) {
+// The bfloat16 bits of v in u32 lanes (each <= 0xFFFF): round to nearest even, NaN quieted.
+HWY_INLINE hn::Vec<DU32> FloatToBF16BitsVec(hn::Vec<DF> v) {
   const DU32 du;
   const DI32 di;
   const auto x = hn::BitCast(du, v);
@@ -119,9 +120,12 @@ HWY_INLINE void StoreBF16(hn::Vec<DF> v, uint16_t* HWY_RESTRICT p) {
   const auto nan = hn::Or(hn::ShiftRight<16>(x), hn::Set(du, 0x0040u));
   const auto is_nan = hn::Gt(hn::BitCast(di, hn::And(x, hn::Set(du, 0x7FFFFFFFu))),
                              hn::Set(di, 0x7F800000));
-  const auto out = hn::IfThenElse(hn::RebindMask(du, is_nan), nan, rounded);
+  return hn::IfThenElse(hn::RebindMask(du, is_nan), nan, rounded);
+}
+
+HWY_INLINE void StoreBF16(hn::Vec<DF> v, uint16_t* HWY_RESTRICT p) {
   // Every lane is <= 0xFFFF, so the saturating demotion is exact.
-  hn::StoreU(hn::DemoteTo(DU16(), hn::BitCast(di, out)), DU16(), p);
+  hn::StoreU(hn::DemoteTo(DU16(), hn::BitCast(DI32(), FloatToBF16BitsVec(v))), DU16(), p);
 }
 
 // The 16-bit value nearest to v (the rounding of the Store functions), as float32: what a
@@ -136,17 +140,8 @@ HWY_INLINE hn::Vec<DF> RoundToHalf(hn::Vec<DF> v) {
 }
 
 HWY_INLINE hn::Vec<DF> RoundToBF16(hn::Vec<DF> v) {
-  const DU32 du;
-  const DI32 di;
-  const auto x = hn::BitCast(du, v);
-  const auto rounded = hn::ShiftRight<16>(
-      hn::Add(x, hn::Add(hn::Set(du, 0x7FFFu), hn::And(hn::ShiftRight<16>(x), hn::Set(du, 1u)))));
-  const auto nan = hn::Or(hn::ShiftRight<16>(x), hn::Set(du, 0x0040u));
-  const auto is_nan = hn::Gt(hn::BitCast(di, hn::And(x, hn::Set(du, 0x7FFFFFFFu))),
-                             hn::Set(di, 0x7F800000));
-  const auto bits = hn::IfThenElse(hn::RebindMask(du, is_nan), nan, rounded);
   // LoadBF16 of those bits: the NaNs are already quiet.
-  return hn::BitCast(DF(), hn::ShiftLeft<16>(bits));
+  return hn::BitCast(DF(), hn::ShiftLeft<16>(FloatToBF16BitsVec(v)));
 }
 
 #undef SIMPLECPP_F16C
