@@ -294,8 +294,11 @@ void RunDepthwise16(const Conv16Plan& p, RunContext& rc) {
   const kernels::Parallel& par =
       kernels::ParallelForMacs(rc.parallel(), p.batch * p.out_channels * p.P * p.ksize);
   par.For(p.batch * groups, [&](int64_t t0, int64_t t1) {
-    std::vector<float> xin(static_cast<size_t>(per_task * p.in_size));
-    std::vector<float> yout(static_cast<size_t>(per_task * mult * p.P));
+    // Kept per thread between calls: a fresh large buffer per call comes from mmap, as fresh
+    // pages the kernel faults in and zeroes.
+    static thread_local std::vector<float> xin, yout;
+    xin.resize(std::max(xin.size(), static_cast<size_t>(per_task * p.in_size)));
+    yout.resize(std::max(yout.size(), static_cast<size_t>(per_task * mult * p.P)));
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t n = t / groups, c0 = (t % groups) * per_task;
       const int64_t cc = std::min(per_task, p.channels - c0);

@@ -127,7 +127,7 @@ void Im2RowF32(const ConvGeometry& geometry, const float* x, int64_t channels, i
             const int64_t lo = std::min(std::max<int64_t>(-ix0, 0), kx_count);
             const int64_t hi = std::max(std::min(g.in[2] - ix0, kx_count), lo);
             std::fill(dst, dst + lo, 0.0f);
-            std::copy(src + ix0 + lo, src + ix0 + hi, dst + lo);
+            std::copy(src + (ix0 + lo), src + (ix0 + hi), dst + lo);
             std::fill(dst + hi, dst + kx_count, 0.0f);
           } else {
             // Short kernel rows (or dilated ones) element by element: a library call per piece
