@@ -128,6 +128,18 @@ TEST_CASE("float16/bfloat16 pools and normalizations") {
                              Opts(18, {}, 2));
     CHECK(o16[1].BitwiseEquals(o32[1]));
   }
+  // Enough planes for several tasks of planes (the later tasks' indices are offset by the
+  // planes before them).
+  const Tensor big = RandomF32({2, 40, 30, 31}, 31, -2.0f, 2.0f);
+  Check16("MaxPool", {big}, {AttrInts("kernel_shape", {3, 3}), AttrInts("strides", {2, 2})});
+  Check16("GlobalAveragePool", {big});
+  for (DType dt : {DType::kFloat16, DType::kBFloat16}) {
+    const auto o16 = RunNode("MaxPool", {To16(big, dt)}, {AttrInts("kernel_shape", {2, 2})},
+                             Opts(18, {}, 2));
+    const auto o32 = RunNode("MaxPool", {To32(To16(big, dt))}, {AttrInts("kernel_shape", {2, 2})},
+                             Opts(18, {}, 2));
+    CHECK(o16[1].BitwiseEquals(o32[1]));
+  }
 }
 
 }  // namespace
