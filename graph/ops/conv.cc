@@ -252,8 +252,6 @@ struct Conv16Plan : ConvShape {
   std::vector<float> const_bias;         // widened at Prepare when constant
   std::vector<float> const_depthwise_w;  // depthwise: W widened at Prepare when constant
   std::vector<std::shared_ptr<const kernels::PackedAF32>> packed;  // per group; empty: W not constant
-  // Few output positions (RunFewPositionsF32): W^T [kdim, og] as the GEMM's B, instead of packed.
-  std::shared_ptr<const kernels::PackedBF32> packed_wt;
   // The fused chain (16-bit steps on the rounded output), kept alive by the plan.
   std::shared_ptr<const elementwise::FusedChain> chain;
   kernels::PostOp16 post16;

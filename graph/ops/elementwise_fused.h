@@ -108,7 +108,7 @@ class FusedChain {
   std::vector<float> constants_f32_;
   std::vector<uint16_t> constants_16_;
   bool reads_x_later_ = false;  // some step reads the chain input after the first one ran
-  std::vector<kernels::ChainStepF32> register_chain_;  // float32, when ToRegisterChain takes it
+  std::vector<kernels::ChainStepF32> register_chain_;  // when ToRegisterChain takes the program
 };
 
 }  // namespace simplecpp::graph::elementwise

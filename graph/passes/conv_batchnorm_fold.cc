@@ -6,12 +6,11 @@
 #include <map>
 #include <set>
 
+#include "graph/ops/float16_kind.h"
 #include "kernels/float16/float16.h"
 
 namespace simplecpp::graph {
 namespace {
-
-bool Is16Bit(DType dt) { return dt == DType::kFloat16 || dt == DType::kBFloat16; }
 
 // A constant of shape [channels] in float32 or in the 16-bit type `dt16` (DType::kFloat32 when
 // the Conv is float32: then float32 only).
@@ -25,9 +24,7 @@ bool ChannelConstant(const std::vector<ValueState>& values, int id, int64_t chan
 // Element i of a float32 or 16-bit float constant, exactly.
 double ValueAt(const Tensor& t, int64_t i) {
   if (t.dtype() == DType::kFloat32) return t.data<float>()[i];
-  const kernels::Float16Kind kind =
-      t.dtype() == DType::kFloat16 ? kernels::Float16Kind::kHalf : kernels::Float16Kind::kBFloat16;
-  return kernels::Widen16One(kind, t.data<uint16_t>()[i]);
+  return kernels::Widen16One(Float16KindOf(t.dtype()), t.data<uint16_t>()[i]);
 }
 
 }  // namespace
@@ -56,7 +53,7 @@ std::vector<size_t> FoldConvBatchNorm(std::vector<PlanStep>* steps,
     const int y = conv.outputs[0], w = conv.inputs[1];
     const int bias = conv.inputs.size() > 2 ? conv.inputs[2] : -1;
     const DType dt = vals[y].dtype;
-    if ((dt != DType::kFloat32 && !Is16Bit(dt)) || kept.count(y) || uses[y] != 1 || w < 0) {
+    if ((dt != DType::kFloat32 && !Is16BitFloat(dt)) || kept.count(y) || uses[y] != 1 || w < 0) {
       continue;
     }
     const ValueState& wv = vals[w];
