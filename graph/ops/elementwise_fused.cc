@@ -148,8 +148,10 @@ class FusedElementwiseOp final : public Op {
     if (!ToRegisterChain(program, constants.data(), &chain)) return false;
     const uint16_t* x = c.input(0).data<uint16_t>();
     uint16_t* y = c.output(0).data<uint16_t>();
+    const int steps = static_cast<int>(chain.size());
+    const bool round_all = kernels::Chain16RoundsAll(kind, chain.data(), steps);
     ForChunks(c.parallel(), c.input(0).num_elements(), [&](int64_t b, int64_t e) {
-      kernels::Chain16(kind, chain.data(), static_cast<int>(chain.size()), x + b, y + b, e - b);
+      kernels::Chain16(kind, chain.data(), steps, round_all, x + b, y + b, e - b);
     });
     return true;
   }
@@ -257,6 +259,8 @@ FusedChain::FusedChain(FusedProgram program, kernels::Float16Kind kind,
     widened[i] = kernels::Widen16One(kind_, constants_16_[i]);
   }
   if (!ToRegisterChain(program_, widened.data(), &register_chain_)) register_chain_.clear();
+  register_round_all_ = kernels::Chain16RoundsAll(
+      kind_, register_chain_.data(), static_cast<int>(register_chain_.size()));
 }
 
 template <typename T, typename Kernels>
@@ -295,7 +299,7 @@ void FusedChain::RunInPlaceF32(float* data, int64_t n) const {
 void FusedChain::RunInPlace16(uint16_t* data, int64_t n) const {
   if (!register_chain_.empty()) {
     kernels::Chain16(kind_, register_chain_.data(), static_cast<int>(register_chain_.size()),
-                     data, data, n);
+                     register_round_all_, data, data, n);
     return;
   }
   Run<uint16_t>(data, n, constants_16_, StepKernels16{kind_});

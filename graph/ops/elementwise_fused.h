@@ -109,6 +109,7 @@ class FusedChain {
   std::vector<uint16_t> constants_16_;
   bool reads_x_later_ = false;  // some step reads the chain input after the first one ran
   std::vector<kernels::ChainStepF32> register_chain_;  // when ToRegisterChain takes the program
+  bool register_round_all_ = false;                     // 16-bit: kernels::Chain16RoundsAll
 };
 
 }  // namespace simplecpp::graph::elementwise

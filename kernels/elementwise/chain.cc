@@ -27,7 +27,14 @@ using VF = hn::Vec<DF>;
 using Step = ChainStepF32;
 
 constexpr size_t kMaxLanes = HWY_MAX_BYTES / sizeof(float);
-constexpr size_t kGroup = 4;  // vectors per pass through the steps
+// Vectors per pass through the steps: as many as the registers hold with the inputs kept; the
+// rest of a run goes in passes of kTailGroup.
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+constexpr size_t kGroup = 8;
+#else
+constexpr size_t kGroup = 4;
+#endif
+constexpr size_t kTailGroup = 4;
 
 // The binary steps as BinaryF32's vector loop computes them (kernels/elementwise/
 // elementwise_binary.cc), whose scalar tail gives the same IEEE results.
@@ -76,61 +83,43 @@ HWY_INLINE VF Round(VF v) {
   }
 }
 
-// One group of kGroup vectors at in / out (out may equal in). slots: kChainMaxSlots * kGroup
-// vectors.
-template <Storage S, bool kRoundAll, typename T>
+// One group of G vectors at in / out (out may equal in). slots: kChainMaxSlots * G vectors. The
+// vectors of a group are independent chains, so they hide each step's latency (Div's above all)
+// from one another.
+template <size_t kGroup, Storage S, bool kRoundAll, typename T>
 HWY_INLINE void RunGroup(const Step* steps, int num_steps, const T* in, T* out,
                          float* HWY_RESTRICT slots) {
   const DF d;
   const size_t N = hn::Lanes(d);
-  const VF x0 = LoadAs<S>(in), x1 = LoadAs<S>(in + N);
-  const VF x2 = LoadAs<S>(in + 2 * N), x3 = LoadAs<S>(in + 3 * N);
-  VF r0 = x0, r1 = x1, r2 = x2, r3 = x3;
+  VF x[kGroup], r[kGroup];
+  for (size_t v = 0; v < kGroup; ++v) r[v] = x[v] = LoadAs<S>(in + v * N);
   for (int k = 0; k < num_steps; ++k) {
     const Step& s = steps[k];
     if (s.kind == Step::Kind::kClip) {
       // ClipF32's blends, in its order.
       const VF lo = hn::Set(d, s.lo), hi = hn::Set(d, s.hi);
-      auto clip = [&](VF v) {
-        v = hn::IfThenElse(hn::Lt(v, lo), lo, v);
-        return hn::IfThenElse(hn::Gt(v, hi), hi, v);
-      };
-      r0 = clip(r0);
-      r1 = clip(r1);
-      r2 = clip(r2);
-      r3 = clip(r3);
+      for (size_t v = 0; v < kGroup; ++v) {
+        r[v] = hn::IfThenElse(hn::Lt(r[v], lo), lo, r[v]);
+        r[v] = hn::IfThenElse(hn::Gt(r[v], hi), hi, r[v]);
+      }
     } else if (s.kind == Step::Kind::kRelu) {
       const VF zero = hn::Zero(d);
-      r0 = hn::IfThenZeroElse(hn::Lt(r0, zero), r0);
-      r1 = hn::IfThenZeroElse(hn::Lt(r1, zero), r1);
-      r2 = hn::IfThenZeroElse(hn::Lt(r2, zero), r2);
-      r3 = hn::IfThenZeroElse(hn::Lt(r3, zero), r3);
+      for (size_t v = 0; v < kGroup; ++v) r[v] = hn::IfThenZeroElse(hn::Lt(r[v], zero), r[v]);
     } else {
-      VF o0, o1, o2, o3;
+      VF o[kGroup];
       if (s.operand == Step::Operand::kConstant) {
-        o0 = o1 = o2 = o3 = hn::Set(d, s.constant);
+        const VF c = hn::Set(d, s.constant);
+        for (size_t v = 0; v < kGroup; ++v) o[v] = c;
       } else if (s.operand == Step::Operand::kInput) {
-        o0 = x0;
-        o1 = x1;
-        o2 = x2;
-        o3 = x3;
+        for (size_t v = 0; v < kGroup; ++v) o[v] = x[v];
       } else {
         const float* p = slots + static_cast<size_t>(s.operand_slot) * kGroup * N;
-        o0 = hn::Load(d, p);
-        o1 = hn::Load(d, p + N);
-        o2 = hn::Load(d, p + 2 * N);
-        o3 = hn::Load(d, p + 3 * N);
+        for (size_t v = 0; v < kGroup; ++v) o[v] = hn::Load(d, p + v * N);
       }
       if (s.running_is_lhs) {
-        r0 = Arith(s.kind, r0, o0);
-        r1 = Arith(s.kind, r1, o1);
-        r2 = Arith(s.kind, r2, o2);
-        r3 = Arith(s.kind, r3, o3);
+        for (size_t v = 0; v < kGroup; ++v) r[v] = Arith(s.kind, r[v], o[v]);
       } else {
-        r0 = Arith(s.kind, o0, r0);
-        r1 = Arith(s.kind, o1, r1);
-        r2 = Arith(s.kind, o2, r2);
-        r3 = Arith(s.kind, o3, r3);
+        for (size_t v = 0; v < kGroup; ++v) r[v] = Arith(s.kind, o[v], r[v]);
       }
     }
     // Rounded to 16 bits after an arithmetic step. Not after Clip / Relu when their bounds are
@@ -138,39 +127,33 @@ HWY_INLINE void RunGroup(const Step* steps, int num_steps, const T* in, T* out,
     // rounding keeps. Not after the last step: the store rounds it the same way.
     const bool arithmetic = s.kind != Step::Kind::kClip && s.kind != Step::Kind::kRelu;
     if (S != Storage::kF32 && (arithmetic || kRoundAll) && k + 1 < num_steps) {
-      r0 = Round<S>(r0);
-      r1 = Round<S>(r1);
-      r2 = Round<S>(r2);
-      r3 = Round<S>(r3);
+      for (size_t v = 0; v < kGroup; ++v) r[v] = Round<S>(r[v]);
     }
     if (s.save_slot >= 0) {
       float* p = slots + static_cast<size_t>(s.save_slot) * kGroup * N;
-      hn::Store(r0, d, p);
-      hn::Store(r1, d, p + N);
-      hn::Store(r2, d, p + 2 * N);
-      hn::Store(r3, d, p + 3 * N);
+      for (size_t v = 0; v < kGroup; ++v) hn::Store(r[v], d, p + v * N);
     }
   }
-  StoreAs<S>(r0, out);
-  StoreAs<S>(r1, out + N);
-  StoreAs<S>(r2, out + 2 * N);
-  StoreAs<S>(r3, out + 3 * N);
+  for (size_t v = 0; v < kGroup; ++v) StoreAs<S>(r[v], out + v * N);
 }
 
 template <Storage S, bool kRoundAll = false, typename T>
 void RunChain(const Step* steps, int num_steps, const T* x, T* y, size_t n) {
   const DF d;
-  const size_t per_group = kGroup * hn::Lanes(d);
+  const size_t N = hn::Lanes(d);
   HWY_ALIGN float slots[kChainMaxSlots * kGroup * kMaxLanes];
   size_t i = 0;
-  for (; i + per_group <= n; i += per_group) {
-    RunGroup<S, kRoundAll>(steps, num_steps, x + i, y + i, slots);
+  for (; i + kGroup * N <= n; i += kGroup * N) {
+    RunGroup<kGroup, S, kRoundAll>(steps, num_steps, x + i, y + i, slots);
+  }
+  for (; i + kTailGroup * N <= n; i += kTailGroup * N) {
+    RunGroup<kTailGroup, S, kRoundAll>(steps, num_steps, x + i, y + i, slots);
   }
   if (i < n) {
     // Lanes past n hold zeros: whatever the steps make of them is dropped.
-    HWY_ALIGN T tail[kGroup * kMaxLanes] = {};
+    HWY_ALIGN T tail[kTailGroup * kMaxLanes] = {};
     std::memcpy(tail, x + i, (n - i) * sizeof(T));
-    RunGroup<S, kRoundAll>(steps, num_steps, tail, tail, slots);
+    RunGroup<kTailGroup, S, kRoundAll>(steps, num_steps, tail, tail, slots);
     std::memcpy(y + i, tail, (n - i) * sizeof(T));
   }
 }
@@ -204,11 +187,7 @@ void ChainF32(const ChainStepF32* steps, int num_steps, const float* x, float* y
   HWY_DYNAMIC_DISPATCH(ChainF32Impl)(steps, num_steps, x, y, static_cast<size_t>(n));
 }
 
-void Chain16(Float16Kind kind, const ChainStepF32* steps, int num_steps, const uint16_t* x,
-             uint16_t* y, int64_t n) {
-  if (n <= 0) return;
-  // Clip bounds that are not 16-bit values (Clip-6's float attributes) make Clip's result a
-  // value that must be rounded like any other step's.
+bool Chain16RoundsAll(Float16Kind kind, const ChainStepF32* steps, int num_steps) {
   bool round_all = false;
   for (int k = 0; k < num_steps; ++k) {
     const ChainStepF32& s = steps[k];
@@ -218,8 +197,20 @@ void Chain16(Float16Kind kind, const ChainStepF32* steps, int num_steps, const u
       round_all |= !(rounded == bound || (std::isnan(rounded) && std::isnan(bound)));
     }
   }
+  return round_all;
+}
+
+void Chain16(Float16Kind kind, const ChainStepF32* steps, int num_steps, bool round_all,
+             const uint16_t* x, uint16_t* y, int64_t n) {
+  if (n <= 0) return;
   HWY_DYNAMIC_DISPATCH(Chain16Impl)(kind, steps, num_steps, x, y, static_cast<size_t>(n),
                                     round_all);
+}
+
+void Chain16(Float16Kind kind, const ChainStepF32* steps, int num_steps, const uint16_t* x,
+             uint16_t* y, int64_t n) {
+  if (n <= 0) return;
+  Chain16(kind, steps, num_steps, Chain16RoundsAll(kind, steps, num_steps), x, y, n);
 }
 
 }  // namespace simplecpp::kernels

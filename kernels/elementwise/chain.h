@@ -40,4 +40,11 @@ void ChainF32(const ChainStepF32* steps, int num_steps, const float* x, float* y
 void Chain16(Float16Kind kind, const ChainStepF32* steps, int num_steps, const uint16_t* x,
              uint16_t* y, int64_t n);
 
+// Whether Chain16 must round Clip's results as well: Clip bounds that are not 16-bit values
+// (Clip-6's float attributes) make its result a value that needs rounding like any other step's.
+bool Chain16RoundsAll(Float16Kind kind, const ChainStepF32* steps, int num_steps);
+// Chain16 with that answer given (callers that run one chain on many short runs keep it).
+void Chain16(Float16Kind kind, const ChainStepF32* steps, int num_steps, bool round_all,
+             const uint16_t* x, uint16_t* y, int64_t n);
+
 }  // namespace simplecpp::kernels

@@ -218,7 +218,8 @@ std::vector<float> Inputs(int64_t n, uint32_t seed) {
 TEST_CASE("ChainF32 equals the scalar steps and the step-by-step kernels on every target") {
   std::vector<int64_t> sizes;
   for (int64_t n = 0; n <= 70; ++n) sizes.push_back(n);
-  sizes.push_back(1000);
+  // Around the AVX-512 group (8 vectors) and the 4-vector passes after it.
+  for (int64_t n : {127, 128, 129, 191, 192, 193, 255, 1000}) sizes.push_back(n);
   for (const auto& t : CompiledTargets()) {
     ScopedTarget st(t);
     CAPTURE(t.name);
@@ -253,7 +254,8 @@ TEST_CASE("ChainF32 equals the scalar steps and the step-by-step kernels on ever
 TEST_CASE("Chain16 equals the scalar steps and the 16-bit kernels on every target") {
   std::vector<int64_t> sizes;
   for (int64_t n = 0; n <= 70; ++n) sizes.push_back(n);
-  sizes.push_back(1000);
+  // Around the AVX-512 group (8 vectors) and the 4-vector passes after it.
+  for (int64_t n : {127, 128, 129, 191, 192, 193, 255, 1000}) sizes.push_back(n);
   for (const Float16Kind kind : {Float16Kind::kHalf, Float16Kind::kBFloat16}) {
     CAPTURE(static_cast<int>(kind));
     auto round = [kind](float v) { return Widen16One(kind, Narrow16One(kind, v)); };
