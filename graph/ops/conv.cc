@@ -12,7 +12,8 @@
 // float16 / bfloat16: the same paths on 16-bit storage with float32 arithmetic (see Prepare16).
 // An elementwise chain fused after the Conv (graph/passes/conv_post_fusion.h) runs on each
 // finished run of a float32 output inside the kernels (kernels::PostOpF32); on a 16-bit output,
-// once its rounding is done, per channel (depthwise) or per group (RunPost16).
+// on each finished run once its rounding is done (the GEMM's post16, NarrowInto), or per task of
+// channels (depthwise).
 #include "kernels/conv/conv.h"
 
 #include <algorithm>
@@ -54,19 +55,6 @@ int64_t Im2ColChunk(int64_t kdim, int64_t P) {
   int64_t chunk = kColBudget / std::max<int64_t>(kdim, 1);
   chunk = chunk >= kChunkColumns ? chunk / kChunkColumns * kChunkColumns : kChunkColumns;
   return std::min(chunk, P);
-}
-
-// A fused 16-bit chain over a whole output block y[0, n), in parallel blocks of fixed size. The
-// 16-bit paths apply their chain per group or channel, not per GEMM tile row: each 16-bit step
-// widens and rounds its operands, a cost per call that short rows would multiply.
-void RunPost16(const kernels::PostOp16& post, uint16_t* y, int64_t n,
-               const kernels::Parallel& parallel) {
-  if (!post || n <= 0) return;
-  constexpr int64_t kBlock = int64_t{1} << 15;
-  const int64_t tasks = (n + kBlock - 1) / kBlock;
-  parallel.For(tasks, [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) post(y + t * kBlock, std::min(kBlock, n - t * kBlock));
-  });
 }
 
 // The sizes every Conv path works with, from the resolved geometry.
@@ -318,6 +306,7 @@ void GroupGemm16(const Conv16Plan& p, const uint16_t* w, int64_t gi, kernels::Ge
                  const kernels::Parallel& par) {
   kernels::GemmEpilogue epi;
   epi.row_bias = bias;
+  epi.post16 = p.post16;  // on each finished row run, in cache
   if (!p.packed.empty()) {
     kernels::GemmPackedAMixed(*p.packed[gi], type_b, p.type, false, cols, 1.0f, b, ldb, 0.0f, y,
                               p.P, par, epi);
@@ -339,10 +328,24 @@ void RunPointwise16(const Conv16Plan& p, RunContext& rc) {
       uint16_t* yg = y + (n * p.out_channels + gi * p.og) * p.P;
       GroupGemm16(p, w, gi, p.type, x + (n * p.channels + gi * p.cg) * p.P, p.P, p.P,
                   b ? b + gi * p.og : nullptr, yg, rc.parallel());
-      RunPost16(p.post16, yg, p.og * p.P, rc.parallel());
     }
   }
 }
+
+// A float32 post-op that rounds each finished run of a float32 output block (base `from`) into
+// the same place of a 16-bit block (base `to`), then runs the 16-bit chain on it.
+struct NarrowInto {
+  const float* from;
+  uint16_t* to;
+  kernels::Float16Kind kind;
+  kernels::PostOp16 post16;
+  static void Run(const void* ctx, float* data, int64_t n) {
+    const auto& self = *static_cast<const NarrowInto*>(ctx);
+    uint16_t* out = self.to + (data - self.from);
+    kernels::Narrow16(self.kind, data, out, static_cast<size_t>(n));
+    if (self.post16) self.post16(out, n);
+  }
+};
 
 // General: direct convolution on the widened image when it applies, else im2col chunks (widened
 // from the image or from 16-bit X) and the mixed GEMM.
@@ -363,11 +366,13 @@ void RunIm2Col16(const Conv16Plan& p, RunContext& rc) {
       if (p.widen_image) {
         kernels::Widen16(p.kind, xg, image.data<float>(), static_cast<size_t>(p.cg * p.in_size));
       }
+      // The direct kernel's finished runs are rounded into y (and the chain run on them) while
+      // they are in cache.
+      const NarrowInto narrow{yf.data<float>(), yg, p.kind, p.post16};
+      const kernels::PostOpF32 narrow_post{&NarrowInto::Run, &narrow};
       if (p.direct && kernels::ConvDirectF32(p.g, image.data<float>(), p.cg, *p.packed[gi],
                                              b ? b + gi * p.og : nullptr, yf.data<float>(),
-                                             rc.parallel())) {
-        kernels::Narrow16(p.kind, yf.data<float>(), yg, static_cast<size_t>(p.og * p.P));
-        RunPost16(p.post16, yg, p.og * p.P, rc.parallel());
+                                             rc.parallel(), narrow_post)) {
         continue;
       }
       if (col == nullptr) {
@@ -384,7 +389,6 @@ void RunIm2Col16(const Conv16Plan& p, RunContext& rc) {
         GroupGemm16(p, w, gi, kernels::GemmType::kF32, col, pc, pc, b ? b + gi * p.og : nullptr,
                     yg + p0, rc.parallel());
       }
-      RunPost16(p.post16, yg, p.og * p.P, rc.parallel());
     }
   }
 }

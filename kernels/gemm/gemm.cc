@@ -30,6 +30,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/float16/float16-inl.h"
 #include "kernels/float16/float16.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/gemm/gemm_internal.h"
@@ -259,6 +260,40 @@ void PackAStrips(const float* HWY_RESTRICT a, int64_t lda, int64_t i0, int64_t r
   }
 }
 
+// Packs rows [k0, k0+kc) x columns [j0, j0+cols) of a 16-bit B ([K,N], ld = ldb) into panels of
+// [kc][kNR] at out + pn*kc*kNR, widened to float32 (exact) in registers; columns past `cols` are
+// zero, as in a whole packed B.
+void PackBBlock16(Float16Kind kind, const uint16_t* HWY_RESTRICT b, int64_t ldb, int64_t k0,
+                  int64_t kc, int64_t j0, int64_t cols, float* HWY_RESTRICT out) {
+  const DF df;
+  constexpr int64_t NR = static_cast<int64_t>(kNR);
+  const bool bf16 = kind == Float16Kind::kBFloat16;
+  auto load = [&](const uint16_t* src) {
+    return bf16 ? f16vec::LoadBF16(src) : f16vec::LoadHalf(src);
+  };
+  for (int64_t pn = 0; pn * NR < cols; ++pn) {
+    const int64_t w = std::min(NR, cols - pn * NR);
+    float* HWY_RESTRICT dst = out + pn * kc * NR;
+    const uint16_t* src = b + k0 * ldb + j0 + pn * NR;
+    if (w == NR) {
+      for (int64_t kk = 0; kk < kc; ++kk) {
+        for (size_t v = 0; v < kNV; ++v) {
+          hn::Store(load(src + kk * ldb + v * kL), df, dst + kk * NR + v * kL);
+        }
+      }
+      continue;
+    }
+    // A partial panel: through a zero-padded copy of each row (16-bit zero bits are +0.0).
+    HWY_ALIGN uint16_t row[kNR] = {};
+    for (int64_t kk = 0; kk < kc; ++kk) {
+      std::memcpy(row, src + kk * ldb, static_cast<size_t>(w) * sizeof(uint16_t));
+      for (size_t v = 0; v < kNV; ++v) {
+        hn::Store(load(row + v * kL), df, dst + kk * NR + v * kL);
+      }
+    }
+  }
+}
+
 // One task: rows [bm*kMC, +kMC) x columns [bn*kNC, +kNC) of C. whole_a: all of op(A) packed
 // (strips of [K][kMR]), or nullptr when the task packs its own A block per K block.
 void GemmBlock(const GemmProblem& p, const float* whole_a, int64_t bm, int64_t bn, int64_t num_kb,
@@ -277,6 +312,10 @@ void GemmBlock(const GemmProblem& p, const float* whole_a, int64_t bm, int64_t b
   const int64_t panels = (cols + NR - 1) / NR;
   const int64_t whole_panels = cols / NR;
   float* acc = tls_acc.Get(num_kb > 1 ? strips * panels * MR * NR : MR * NR * 4);
+  // A 16-bit B: this task's panels, packed per K block ([kc][kNR] each).
+  static thread_local ThreadScratch tls_bpack;
+  float* bpack =
+      p.b16 != nullptr ? tls_bpack.Get(panels * NR * std::max<int64_t>(kcs, 1)) : nullptr;
   float* apack =
       whole_a != nullptr ? nullptr : tls_apack.Get(strips * MR * std::max<int64_t>(kcs, 1));
   // 16-bit C: the task's block of C in float32 ([rows][kNC]), widened first when beta reads it,
@@ -310,6 +349,7 @@ void GemmBlock(const GemmProblem& p, const float* whole_a, int64_t bm, int64_t b
     const int64_t kc = std::min(kcs, p.k - k0);
     const bool first = kb == 0;
     const bool last = kb == num_kb - 1;
+    if (bpack != nullptr) PackBBlock16(p.b_kind, p.b16, p.ldb, k0, kc, j0, cols, bpack);
     if (apack != nullptr) {
       if (p.a16 != nullptr) {
         PackABlock16(p.a_kind, p.trans_a, p.a16, p.lda, i0, rows, k0, kc, MR, apack);
@@ -326,10 +366,13 @@ void GemmBlock(const GemmProblem& p, const float* whole_a, int64_t bm, int64_t b
       e.row_bias = p.epilogue.row_bias != nullptr ? p.epilogue.row_bias + ii : nullptr;
       const float* aptr =
           whole_a != nullptr ? whole_a + (ii / MR) * p.k * MR + k0 * MR : apack + s * kc * MR;
-      const float* bptr = p.pb + (jj / NR) * p.k * NR + k0 * NR;
+      // Panel pn's B block and the distance between panels (tiles spanning several panels).
+      const float* bptr =
+          bpack != nullptr ? bpack + pn * kc * NR : p.pb + (jj / NR) * p.k * NR + k0 * NR;
+      const int64_t panel_stride = bpack != nullptr ? kc * NR : p.k * NR;
       float* accp = num_kb > 1 ? acc + (s * panels + pn) * MR * NR : acc;
-      fn(aptr, bptr, static_cast<size_t>(p.k * NR), static_cast<size_t>(kc), accp, first, last, e,
-         c_at(ii, jj), static_cast<size_t>(ldc), static_cast<size_t>(cw));
+      fn(aptr, bptr, static_cast<size_t>(panel_stride), static_cast<size_t>(kc), accp, first,
+         last, e, c_at(ii, jj), static_cast<size_t>(ldc), static_cast<size_t>(cw));
     };
     auto vecs_of = [&](int64_t pn) {
       const int64_t cw = std::min(NR, p.n - (j0 + pn * NR));
@@ -355,8 +398,9 @@ void GemmBlock(const GemmProblem& p, const float* whole_a, int64_t bm, int64_t b
   }
   if (p.c16 != nullptr) {
     for (int64_t r = 0; r < rows; ++r) {
-      Narrow16(p.c_kind, ctile + r * kNC, p.c16 + (i0 + r) * p.ldc + j0,
-               static_cast<size_t>(cols));
+      uint16_t* c_row = p.c16 + (i0 + r) * p.ldc + j0;
+      Narrow16(p.c_kind, ctile + r * kNC, c_row, static_cast<size_t>(cols));
+      if (p.epilogue.post16) p.epilogue.post16(c_row, cols);
     }
   } else if (p.epilogue.post) {
     for (int64_t r = 0; r < rows; ++r) p.epilogue.post(p.c + (i0 + r) * p.ldc + j0, cols);
@@ -508,6 +552,14 @@ void SetC(GemmProblem* p, GemmType type_c, void* c) {
     p->c_kind = type_c == GemmType::kBF16 ? Float16Kind::kBFloat16 : Float16Kind::kHalf;
   }
 }
+// A 16-bit op(B) that is not transposed goes to the driver as it is (each task packs its own
+// panels, GemmProblem::b16); other B are packed for the whole call first.
+bool PackedPerTask(GemmType type_b, bool trans_b) { return type_b != GemmType::kF32 && !trans_b; }
+void SetB16(GemmProblem* p, GemmType type_b, const void* b, int64_t ldb) {
+  p->b16 = static_cast<const uint16_t*>(b);
+  p->b_kind = type_b == GemmType::kBF16 ? Float16Kind::kBFloat16 : Float16Kind::kHalf;
+  p->ldb = ldb;
+}
 // Packs op(B) of any storage type for the current target (see PackBForCall).
 void PackBAnyForCall(GemmType type_b, bool trans_b, int64_t k, int64_t n, const void* b,
                      int64_t ldb, int64_t nr, float* out, const Parallel& parallel) {
@@ -541,10 +593,16 @@ void GemmMixed(GemmType type_a, GemmType type_b, GemmType type_c, bool trans_a, 
               m, parallel, swapped);
     return;
   }
-  const int64_t nr = CurrentGemmTileShape().nr;
-  FloatBuffer pb((n + nr - 1) / nr * nr * k);
-  PackBAnyForCall(type_b, trans_b, k, n, b, ldb, nr, pb.p, parallel);
   GemmProblem p;
+  const int64_t nr = CurrentGemmTileShape().nr;
+  std::unique_ptr<FloatBuffer> pb;
+  if (PackedPerTask(type_b, trans_b)) {
+    SetB16(&p, type_b, b, ldb);
+  } else {
+    pb = std::make_unique<FloatBuffer>((n + nr - 1) / nr * nr * k);
+    PackBAnyForCall(type_b, trans_b, k, n, b, ldb, nr, pb->p, parallel);
+    p.pb = pb->p;
+  }
   p.m = m;
   p.n = n;
   p.k = k;
@@ -553,7 +611,6 @@ void GemmMixed(GemmType type_a, GemmType type_b, GemmType type_c, bool trans_a, 
   SetA(&p, type_a, a);
   p.lda = lda;
   p.trans_a = trans_a;
-  p.pb = pb.p;
   SetC(&p, type_c, c);
   p.ldc = ldc;
   p.epilogue = epilogue;
@@ -610,8 +667,8 @@ void GemmPackedBMixed(GemmType type_a, GemmType type_c, bool trans_a, int64_t m,
 namespace {
 
 // One column of GemmPackedAMixed: b widened to float32, GemvPackedAF32 into C, or into a
-// float32 column rounded once into a 16-bit C (as the tiles' float32 block is; the post-op is
-// not applied to 16-bit C there either).
+// float32 column rounded once into a 16-bit C (as the tiles' float32 block is; then post16, not
+// the float32 post-op, as there).
 void GemvPackedAMixed(const PackedAF32& pa, GemmType type_b, GemmType type_c, bool trans_b,
                       float alpha, const void* b, int64_t ldb, float beta, void* c, int64_t ldc,
                       const Parallel& parallel, const GemmEpilogue& epilogue) {
@@ -643,6 +700,12 @@ void GemvPackedAMixed(const PackedAF32& pa, GemmType type_b, GemmType type_c, bo
   e.post = PostOpF32{};
   GemvPackedAF32(pa.data(), m, k, bp, step, alpha, beta, cf.data(), 1, e, parallel);
   for (int64_t i = 0; i < m; ++i) c16[i * ldc] = Narrow16One(kind, cf[i]);
+  if (!epilogue.post16) return;
+  if (ldc == 1) {
+    epilogue.post16(c16, m);
+  } else {
+    for (int64_t i = 0; i < m; ++i) epilogue.post16(c16 + i * ldc, 1);
+  }
 }
 
 }  // namespace
@@ -660,16 +723,21 @@ void GemmPackedAMixed(const PackedAF32& a, GemmType type_b, GemmType type_c, boo
                      epilogue);
     return;
   }
-  FloatBuffer pb((n + nr - 1) / nr * nr * k);
-  PackBAnyForCall(type_b, trans_b, k, n, b, ldb, nr, pb.p, parallel);
   GemmProblem p;
+  std::unique_ptr<FloatBuffer> pb;
+  if (PackedPerTask(type_b, trans_b)) {
+    SetB16(&p, type_b, b, ldb);
+  } else {
+    pb = std::make_unique<FloatBuffer>((n + nr - 1) / nr * nr * k);
+    PackBAnyForCall(type_b, trans_b, k, n, b, ldb, nr, pb->p, parallel);
+    p.pb = pb->p;
+  }
   p.m = pa->m();
   p.n = n;
   p.k = k;
   p.alpha = alpha;
   p.beta = beta;
   p.pa = pa->data();
-  p.pb = pb.p;
   SetC(&p, type_c, c);
   p.ldc = ldc;
   p.epilogue = epilogue;

@@ -49,6 +49,9 @@ struct GemmEpilogue {
   // Applied after all of the above to each finished row run of a float32 C (at most one task's
   // block wide), while it is in cache. Not applied to 16-bit C.
   PostOpF32 post;
+  // The same for a 16-bit C, applied to each row run after its rounding to 16 bits (a graph's
+  // 16-bit activation chain, which rounds its own steps). Not applied to float32 C.
+  PostOp16 post16;
 };
 
 // C[M,N] = alpha * op(A) * op(B) + beta * C, then the epilogue.

@@ -56,8 +56,9 @@ void GemvPackedAF32(const float* pa, int64_t m, int64_t k, const float* b, int64
                     float alpha, float beta, float* c, int64_t ldc, const GemmEpilogue& e,
                     const Parallel& parallel);
 
-// One GEMM call as the per-target driver sees it. B is always packed (nr of the target); A is
-// either packed (pa != nullptr, mr of the target, strips of [K][mr]) or raw.
+// One GEMM call as the per-target driver sees it. B is packed (nr of the target), or 16-bit and
+// packed per task (b16); A is either packed (pa != nullptr, mr of the target, strips of
+// [K][mr]) or raw.
 struct GemmProblem {
   int64_t m = 0, n = 0, k = 0;
   float alpha = 1.0f, beta = 0.0f;
@@ -75,6 +76,12 @@ struct GemmProblem {
   Float16Kind a_kind = Float16Kind::kHalf;
   uint16_t* c16 = nullptr;
   Float16Kind c_kind = Float16Kind::kHalf;
+  // A 16-bit op(B) [K,N] stored as is (ld = ldb, not transposed), used when pb is nullptr: each
+  // task widens the panels of its own columns per K block while packing them, so no float32
+  // copy of the whole B is written and read back.
+  const uint16_t* b16 = nullptr;
+  Float16Kind b_kind = Float16Kind::kHalf;
+  int64_t ldb = 0;
 };
 
 }  // namespace simplecpp::kernels

@@ -27,6 +27,7 @@
 #include "kernels/gemm/gemm.h"
 #include "kernels/nn/softmax.h"
 #include "kernels/targets.h"
+#include "reference/threads_parallel.h"
 
 namespace {
 
@@ -229,6 +230,59 @@ TEST_CASE("GemmMixed with 16-bit A, B, C: bitwise the float32 GEMM rounded once;
       GemmPackedAMixed(*pa, type, type, true, 1, 0.5f, b.data(), k, 2.0f, col.data(), n,
                        SerialParallel());
       for (int64_t i = 0; i < m; ++i) CHECK(col[i * n] == Narrow16One(f.kind, fcol[i]));
+    }
+  }
+}
+
+// A 16-bit post-op that is not idempotent (x -> x/2 + 1, rounded): an element it reaches twice,
+// or never, shows.
+void HalvePlusOne(const void* ctx, uint16_t* data, int64_t n) {
+  const Float16Kind kind = *static_cast<const Float16Kind*>(ctx);
+  for (int64_t i = 0; i < n; ++i) data[i] = Narrow16One(kind, Widen16One(kind, data[i]) * 0.5f + 1);
+}
+
+TEST_CASE("16-bit B packed per task and post16: bitwise the float32 GEMM, post-op once each") {
+  const test_util::ThreadsParallel three(3);
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (const Format& f : kFormats) {
+      CAPTURE(std::string(f.name));
+      const GemmType type = GemmTypeOf(f.kind);
+      // Several blocks of M (> 128 rows), of N (> 192 columns, a partial panel) and of K (> 512);
+      // B with a leading dimension past N (a group's slice of a convolution's input).
+      const int64_t shapes[][3] = {{140, 200, 600}, {20, 50, 17}, {9, 193, 1030}, {5, 1, 40}};
+      for (const auto& s : shapes) {
+        const int64_t m = s[0], n = s[1], k = s[2], ldb = n + 7;
+        CAPTURE(m);
+        CAPTURE(n);
+        CAPTURE(k);
+        const auto a = Random16(f.kind, static_cast<size_t>(m * k), -1.0f, 1.0f);
+        const auto b = Random16(f.kind, static_cast<size_t>(k * ldb), -1.0f, 1.0f);
+        const auto fa = Widened(f.kind, a), fb = Widened(f.kind, b);
+        std::vector<float> bias(static_cast<size_t>(m));
+        for (auto& v : bias) v = Rand(-1.0f, 1.0f);
+        GemmEpilogue e;
+        e.row_bias = bias.data();
+        std::vector<float> want(static_cast<size_t>(m * n));
+        GemmF32(false, false, m, n, k, 1.0f, fa.data(), k, fb.data(), ldb, 0.0f, want.data(), n,
+                SerialParallel(), e);
+        std::vector<uint16_t> want16 = Narrowed(f.kind, want);
+        HalvePlusOne(&f.kind, want16.data(), m * n);
+        e.post16 = PostOp16{&HalvePlusOne, &f.kind};
+        for (const Parallel* par : {static_cast<const Parallel*>(&SerialParallel()),
+                                    static_cast<const Parallel*>(&three)}) {
+          std::vector<uint16_t> got(static_cast<size_t>(m * n));
+          GemmMixed(type, type, type, false, false, m, n, k, 1.0f, a.data(), k, b.data(), ldb,
+                    0.0f, got.data(), n, *par, e);
+          CHECK(got == want16);
+          auto pa = PackedAF32::Pack16(f.kind, false, m, k, a.data(), k);
+          std::vector<uint16_t> got2(static_cast<size_t>(m * n));
+          GemmPackedAMixed(*pa, type, type, false, n, 1.0f, b.data(), ldb, 0.0f, got2.data(), n,
+                           *par, e);
+          CHECK(got2 == want16);
+        }
+      }
     }
   }
 }
