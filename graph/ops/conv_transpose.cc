@@ -17,6 +17,8 @@
 //
 // float16 / bfloat16: 16-bit storage, float32 arithmetic (float16_wrap.h): a constant
 // W / B is widened once at Prepare (and packed), X per run, and Y is rounded once to 16 bits.
+// An elementwise chain after a float32 ConvTranspose fuses into it (graph/passes/
+// conv_post_fusion.h) and runs on each finished band of Y (see ConvTransposeF32Plan::chain).
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -24,6 +26,7 @@
 #include <vector>
 
 #include "graph/op.h"
+#include "graph/ops/elementwise_fused.h"
 #include "graph/ops/float16_kind.h"
 #include "graph/ops/float16_wrap.h"
 #include "graph/ops/window_attributes.h"
@@ -61,6 +64,13 @@ struct ConvTransposeF32Plan {
   bool disjoint = false;
   // W_g^T packed per group; empty when W is not constant (or there are no input channels).
   std::vector<std::shared_ptr<const kernels::PackedAF32>> packed;
+  // A fused elementwise chain (graph/passes/conv_post_fusion.h), kept alive by the plan. With
+  // disjoint taps the chunks are whole rows of X (whole planes in 3-D), so each writes one
+  // contiguous band of every output channel, which the chain then runs on while it is in cache;
+  // otherwise it runs per output channel once Y is complete.
+  std::shared_ptr<const elementwise::FusedChain> chain;
+  kernels::PostOpF32 post;
+  int64_t x_inner = 1, y_inner = 1;  // X's / Y's positions per index of the first spatial dim
 };
 
 // The pads of one dim whose output size is given (output_shape or auto_pad SAME_*): total =
@@ -111,6 +121,12 @@ void RunDisjointChunksF32(const ConvTransposeF32Plan& p, RunContext& rc) {
       ColChunk(p, w, gi, xg, p0, pc, col.data(), kernels::SerialParallel());
       kernels::Col2ImDisjointF32(p.g, col.data(), p.og, p0, pc, b ? b + gi * p.og : nullptr, yg,
                                  kernels::SerialParallel());
+      if (p.post) {
+        // Rows [p0, p0 + pc) / x_inner of X wrote rows of Y stride[0] times further on.
+        const int64_t band0 = p0 / p.x_inner * p.g.stride[0] * p.y_inner;
+        const int64_t band1 = (p0 + pc) / p.x_inner * p.g.stride[0] * p.y_inner;
+        for (int64_t c = 0; c < p.og; ++c) p.post(yg + c * p.p_out + band0, band1 - band0);
+      }
     }
   });
 }
@@ -139,6 +155,12 @@ void RunConvTransposeF32(const ConvTransposeF32Plan& p, RunContext& rc) {
         ColChunk(p, w, gi, xg, p0, pc, col, rc.parallel());
         kernels::Col2ImF32(p.g, col, p.og, p0, pc, yg, rc.parallel());
       }
+    }
+    if (p.post) {
+      kernels::ParallelForElements(rc.parallel(), 2 * p.out_channels * p.p_out)
+          .For(p.out_channels, [&](int64_t c0, int64_t c1) {
+            for (int64_t c = c0; c < c1; ++c) p.post(yn + c * p.p_out, p.p_out);
+          });
     }
   }
 }
@@ -170,10 +192,23 @@ class ConvTransposeOp final : public Op {
     ctx.set_output_dtype(0, ctx.input_dtype(0));
   }
 
+  // A float32 chain only: the 16-bit plan is the float32 one on widened data.
+  bool AttachPostChain(std::shared_ptr<const elementwise::FusedChain> chain) override {
+    if (post_ || !chain || chain->is_16bit()) return false;
+    post_ = std::move(chain);
+    return true;
+  }
+
   RunFn Prepare(PrepareContext& ctx) const override {
     const DType dt = ctx.input_dtype(0);
     if (Is16BitFloat(dt)) {
-      return widen16::PrepareWidened16(ctx, dt, {0, 1, 2},
+      // W and B may be float32 constants, after a folding (graph/passes/conv_batchnorm_fold.h)
+      // put the following per-channel affine steps into them: those are taken as they are.
+      std::vector<int> widen = {0};
+      for (int i : {1, 2}) {
+        if (ctx.has_input(i) && ctx.input_dtype(i) == dt) widen.push_back(i);
+      }
+      return widen16::PrepareWidened16(ctx, dt, widen,
                                        [this](PrepareContext& c) { return PrepareF32(c); });
     }
     return PrepareF32(ctx);
@@ -302,10 +337,21 @@ class ConvTransposeOp final : public Op {
     // Disjoint taps run the chunks as parallel tasks: at least 8 of them where the input allows.
     if (p.disjoint) p.chunk = std::min(p.chunk, std::max<int64_t>(64, (p.p_in + 7) / 8));
     p.chunk = std::max<int64_t>(std::min(p.chunk, p.p_in), 1);
+    if (post_) {
+      if (post_->is_16bit()) ctx.Fail("a fused 16-bit post-op on a float32 ConvTranspose");
+      p.chain = post_;
+      p.post = post_->AsPostOpF32();
+      for (int d = 1; d < p.g.rank; ++d) {
+        p.x_inner *= p.g.out[d];
+        p.y_inner *= p.g.in[d];
+      }
+      if (p.disjoint) p.chunk = std::max<int64_t>(1, p.chunk / p.x_inner) * p.x_inner;
+    }
     return [plan](RunContext& rc) { RunConvTransposeF32(*plan, rc); };
   }
 
   ConvAttributes attrs_;
+  std::shared_ptr<const elementwise::FusedChain> post_;  // in the output's dtype
   std::vector<int64_t> output_padding_, output_shape_;
   bool bfloat16_allowed_ = false;
 };

@@ -28,7 +28,9 @@ std::vector<size_t> FuseConvPostChains(std::vector<PlanStep>* steps,
   std::set<size_t> removed, fused;
   for (size_t s = 0; s < steps->size(); ++s) {
     PlanStep& conv = (*steps)[s];
-    if (conv.op == nullptr || conv.node.op_type != "Conv" || !conv.node.domain.empty() ||
+    if (conv.op == nullptr ||
+        (conv.node.op_type != "Conv" && conv.node.op_type != "ConvTranspose") ||
+        !conv.node.domain.empty() ||
         conv.outputs.size() != 1 || conv.outputs[0] < 0) {
       continue;
     }

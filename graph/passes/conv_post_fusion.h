@@ -1,6 +1,7 @@
-// Post-op fusion: a float32 Conv whose output feeds only an elementwise chain (a FusedElementwise
-// step, or one fusible elementwise step) runs that chain itself, on each finished run of its
-// output while it is in cache (kernels::PostOpF32), and produces the chain's result directly.
+// Post-op fusion: a Conv (float32 or 16-bit) or a float32 ConvTranspose whose output feeds only
+// an elementwise chain (a FusedElementwise step, or one fusible elementwise step) runs that chain
+// itself, on each finished run of its output while it is in cache (kernels::PostOpF32 / PostOp16),
+// and produces the chain's result directly.
 //
 // Runs on a plan's steps after elementwise chain fusion (graph/passes/elementwise_fusion.h). The
 // chain's operands must be one-element constants (captured as values) of rank <= 3, so that the

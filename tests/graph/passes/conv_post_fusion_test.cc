@@ -1,7 +1,7 @@
 // Conv + elementwise chain post-op fusion (graph/passes/conv_post_fusion.h): every Conv path
 // (depthwise, pointwise, direct, im2col with constant and with run-time weights, 1-D and 3-D), in
 // float32, float16 and bfloat16, gives byte-identical outputs with the chain fused into it, at 1
-// and 3 threads; and the cases that must not fuse stay apart.
+// and 3 threads, as does a float32 ConvTranspose; and the cases that must not fuse stay apart.
 #include "graph/passes/conv_post_fusion.h"
 
 #include <doctest/doctest.h>
@@ -72,6 +72,7 @@ struct ConvCase {
   bool pad;
   bool weights_are_input;
   Chain chain;
+  bool transpose = false;  // ConvTranspose (W [channels, out_channels / group, k...])
 };
 
 Graph ConvChainGraph(const ConvCase& c) {
@@ -79,7 +80,8 @@ Graph ConvChainGraph(const ConvCase& c) {
   Dims xdims = {2, c.channels};
   for (int64_t d : c.spatial) xdims.push_back(d);
   g.inputs.push_back(In("x", g_dtype, xdims));
-  Dims wdims = {c.out_channels, c.channels / c.group};
+  Dims wdims = c.transpose ? Dims{c.channels, c.out_channels / c.group}
+                           : Dims{c.out_channels, c.channels / c.group};
   for (int64_t k : c.kernel) wdims.push_back(k);
   if (c.weights_are_input) {
     g.inputs.push_back(In("w", g_dtype, wdims));
@@ -91,7 +93,7 @@ Graph ConvChainGraph(const ConvCase& c) {
   for (int pass = 0; pass < 2; ++pass) {
     for (int64_t k : c.kernel) pads.push_back(c.pad ? k / 2 : 0);
   }
-  g.nodes.push_back(N("Conv", {"x", "w", "b"}, {"conv"},
+  g.nodes.push_back(N(c.transpose ? "ConvTranspose" : "Conv", {"x", "w", "b"}, {"conv"},
                       {Ints("kernel_shape", c.kernel), Ints("strides", c.strides),
                        Ints("pads", pads), Int("group", c.group)}));
   switch (c.chain) {
@@ -128,6 +130,9 @@ Graph ConvChainGraph(const ConvCase& c) {
 std::shared_ptr<const Plan> BuildPlan(const Graph& g, bool fuse) {
   PlanOptions options;
   options.fuse_elementwise = fuse;
+  // The affine steps would otherwise fold into the weights (graph/passes/conv_batchnorm_fold.h),
+  // which is not bitwise; this test is about the chain alone.
+  options.fold_batch_norm = false;
   return Plan::Build(g, OpsetMap{{"", 13}}, options);
 }
 
@@ -180,6 +185,42 @@ TEST_CASE("Conv post-op fusion: every Conv path gives the unfused bytes") {
       CHECK(std::memcmp(got.raw_data(), want.raw_data(), got.byte_size()) == 0);
     }
   }
+  g_dtype = DType::kFloat32;
+}
+
+TEST_CASE("ConvTranspose post-op fusion: bands of rows and whole channels give the unfused bytes") {
+  const ConvCase cases[] = {
+      // Kernel == stride: the chunks' bands of rows (planes in 3-D) run the chain.
+      {"2x2 stride 2", 6, 4, 1, {37, 29}, {2, 2}, {2, 2}, false, false, Chain::kRelu, true},
+      {"2x2 stride 2 swish", 3, 1, 1, {40, 33}, {2, 2}, {2, 2}, false, false, Chain::kSwish, true},
+      {"grouped 2x2", 4, 6, 2, {21, 19}, {2, 2}, {2, 2}, false, false,
+       Chain::kAffineHardSwish, true},
+      {"1-D", 5, 3, 1, {301}, {4}, {4}, false, false, Chain::kClip, true},
+      {"3-D", 3, 2, 1, {9, 6, 7}, {2, 2, 2}, {2, 2, 2}, false, false, Chain::kRelu, true},
+      // Overlapping taps: the chain runs per channel once Y is complete.
+      {"3x3 stride 2 pad 1", 4, 5, 1, {17, 13}, {3, 3}, {2, 2}, true, false, Chain::kSwish, true},
+      {"run-time weights", 4, 6, 2, {11, 9}, {2, 2}, {2, 2}, false, true, Chain::kRelu, true},
+  };
+  for (const ConvCase& c : cases) {
+    CAPTURE(c.name);
+    const Graph g = ConvChainGraph(c);
+    auto fused = BuildPlan(g, true);
+    auto plain = BuildPlan(g, false);
+    REQUIRE(fused->steps().size() == 1);
+    CHECK(fused->steps()[0].node.op_type == "ConvTranspose");
+    CHECK(fused->steps()[0].node.doc.rfind("post-op:", 0) == 0);
+    const Tensor want = RunPlan(plain, g, 1)[0];
+    for (int threads : {1, 3}) {
+      CAPTURE(threads);
+      const Tensor got = RunPlan(fused, g, threads)[0];
+      REQUIRE(got.dims() == want.dims());
+      CHECK(std::memcmp(got.raw_data(), want.raw_data(), got.byte_size()) == 0);
+    }
+  }
+  // A 16-bit ConvTranspose runs its float32 plan on widened data: its chain stays a step.
+  g_dtype = DType::kFloat16;
+  const ConvCase c16 = cases[0];
+  CHECK(BuildPlan(ConvChainGraph(c16), true)->steps().size() == 2);
   g_dtype = DType::kFloat32;
 }
 
