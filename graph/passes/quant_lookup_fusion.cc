@@ -70,6 +70,14 @@ Tensor RunAlone(const PlanStep& step, const std::vector<ValueState>& values, con
   return exec.Run({{"x", input}})[0];
 }
 
+// The 256 byte values (int8: by bit pattern), in order.
+Tensor EveryByte(DType dt) {
+  Tensor bytes(dt, {256});
+  auto* p = static_cast<uint8_t*>(bytes.raw_data());
+  for (int b = 0; b < 256; ++b) p[b] = static_cast<uint8_t>(b);
+  return bytes;
+}
+
 }  // namespace
 
 std::vector<size_t> FuseQuantizedLookups(std::vector<PlanStep>* steps,
@@ -118,8 +126,7 @@ std::vector<size_t> FuseQuantizedLookups(std::vector<PlanStep>* steps,
       continue;
     }
     // The 256 results, from the ops themselves.
-    Tensor bytes(values[x].dtype, {256});
-    for (int b = 0; b < 256; ++b) static_cast<uint8_t*>(bytes.raw_data())[b] = static_cast<uint8_t>(b);
+    const Tensor bytes = EveryByte(values[x].dtype);
     Tensor table_out;
     try {
       Tensor floats = RunAlone(dq, values, bytes);
@@ -153,6 +160,79 @@ std::vector<size_t> FuseQuantizedLookups(std::vector<PlanStep>* steps,
     if (chain_index >= 0) removed.insert(static_cast<size_t>(chain_index));
     removed.insert(static_cast<size_t>(next));
     replaced.emplace(static_cast<size_t>(next), std::move(lookup));
+  }
+  // DequantizeLinear of each input -> Concat -> QuantizeLinear: one table per input.
+  std::map<int, size_t> producer;
+  for (size_t s = 0; s < steps->size(); ++s) {
+    for (int id : (*steps)[s].outputs) {
+      if (id >= 0) producer[id] = s;
+    }
+  }
+  for (size_t c = 0; c < steps->size(); ++c) {
+    const PlanStep& concat = (*steps)[c];
+    if (concat.op == nullptr || concat.node.op_type != "Concat" || !concat.node.domain.empty() ||
+        concat.inputs.empty() || concat.outputs.size() != 1 || concat.outputs[0] < 0 ||
+        removed.count(c) || values[concat.outputs[0]].dtype != DType::kFloat32) {
+      continue;
+    }
+    const int64_t next = only_consumer(concat.outputs[0]);
+    if (next < 0 || removed.count(static_cast<size_t>(next))) continue;
+    const PlanStep& q = (*steps)[next];
+    if (!IsPerTensorQdq(q, values, "QuantizeLinear") || !IsByteDType(values[q.outputs[0]].dtype)) {
+      continue;
+    }
+    std::vector<size_t> dqs;
+    for (int id : concat.inputs) {
+      auto it = producer.find(id);
+      if (id < 0 || it == producer.end() || only_consumer(id) != static_cast<int64_t>(c)) break;
+      const PlanStep& dq = (*steps)[it->second];
+      if (removed.count(it->second) || !IsPerTensorQdq(dq, values, "DequantizeLinear") ||
+          !IsByteDType(values[dq.inputs[0]].dtype)) {
+        break;
+      }
+      dqs.push_back(it->second);
+    }
+    if (dqs.size() != concat.inputs.size()) continue;
+    std::vector<std::shared_ptr<const ByteTable>> tables;
+    DType out_dtype = DType::kUndefined;
+    for (size_t dq_index : dqs) {
+      const PlanStep& dq = (*steps)[dq_index];
+      const Tensor bytes = EveryByte(values[dq.inputs[0]].dtype);
+      Tensor table_out;
+      try {
+        Tensor floats = RunAlone(dq, values, bytes);
+        if (floats.dtype() != DType::kFloat32 || floats.num_elements() != 256) break;
+        table_out = RunAlone(q, values, floats);
+      } catch (const Error&) {
+        break;  // the unfused steps report whatever is wrong, at run time
+      }
+      if (table_out.num_elements() != 256 || !IsByteDType(table_out.dtype())) break;
+      auto table = std::make_shared<ByteTable>();
+      std::memcpy(table->data(), table_out.raw_data(), 256);
+      tables.push_back(std::move(table));
+      out_dtype = table_out.dtype();
+    }
+    if (tables.size() != dqs.size()) continue;
+    const Attribute* axis = concat.node.FindAttribute("axis");
+    PlanStep fused;
+    fused.node.name = q.node.name;
+    fused.node.op_type = "QuantizedConcat";
+    fused.node.domain = "simplecpp";
+    fused.node.doc = "lookup: DequantizeLinear Concat QuantizeLinear";
+    fused.node.outputs = q.node.outputs;
+    for (size_t dq_index : dqs) {
+      const int x = (*steps)[dq_index].inputs[0];
+      fused.node.inputs.push_back(values[x].name);
+      fused.inputs.push_back(x);
+      removed.insert(dq_index);
+    }
+    fused.outputs = q.outputs;
+    fused.opset = 1;
+    fused.since_version = 1;
+    fused.op = MakeByteConcatLookupOp(std::move(tables), axis != nullptr ? axis->i : 1, out_dtype);
+    removed.insert(c);
+    removed.insert(static_cast<size_t>(next));
+    replaced.emplace(static_cast<size_t>(next), std::move(fused));
   }
   if (replaced.empty()) return {};
   // The lookup takes the QuantizeLinear's place: x exists before the DequantizeLinear, and the

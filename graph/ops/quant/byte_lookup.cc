@@ -1,8 +1,10 @@
 // The byte lookup op (graph/ops/quant/byte_lookup.h).
 #include "graph/ops/quant/byte_lookup.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "graph/ops/elementwise_common.h"
 #include "kernels/quant/byte_lookup.h"
@@ -41,7 +43,87 @@ class ByteLookupOp final : public Op {
   int min_rank_;
 };
 
+class ByteConcatLookupOp final : public Op {
+ public:
+  ByteConcatLookupOp(std::vector<std::shared_ptr<const ByteTable>> tables, int64_t axis,
+                     DType out_dtype)
+      : tables_(std::move(tables)), axis_(axis), out_dtype_(out_dtype) {}
+
+  void InferTypes(TypeContext& ctx) const override {
+    if (ctx.num_inputs() != static_cast<int>(tables_.size())) {
+      ctx.Fail("takes " + std::to_string(tables_.size()) + " inputs, got " +
+               std::to_string(ctx.num_inputs()));
+    }
+    for (int i = 0; i < ctx.num_inputs(); ++i) {
+      elementwise::RequireOneOf(ctx, i, {DType::kUInt8, DType::kInt8});
+    }
+    ctx.set_output_dtype(0, out_dtype_);
+  }
+
+  // The shapes are checked as Concat checks them.
+  RunFn Prepare(PrepareContext& ctx) const override {
+    const Dims& first = ctx.input_dims(0);
+    const int64_t r = static_cast<int64_t>(first.size());
+    if (r == 0) ctx.Fail("cannot concatenate scalars");
+    const int64_t axis = NormalizeAxis(axis_, r, [&](const std::string& m) { ctx.Fail(m); });
+    Dims out = first;
+    out[axis] = 0;
+    std::vector<int64_t> rows;  // bytes per outer index, per input
+    int64_t inner = 1;
+    for (int64_t k = axis + 1; k < r; ++k) inner *= first[k];
+    for (int i = 0; i < ctx.num_inputs(); ++i) {
+      const Dims& d = ctx.input_dims(i);
+      if (static_cast<int64_t>(d.size()) != r) {
+        ctx.Fail("input " + std::to_string(i) + " has rank " + std::to_string(d.size()) +
+                 ", input 0 has rank " + std::to_string(r));
+      }
+      for (int64_t k = 0; k < r; ++k) {
+        if (k != axis && d[k] != first[k]) {
+          ctx.Fail("input " + std::to_string(i) + " has shape " + DimsToString(d) +
+                   ", which differs from input 0 " + DimsToString(first) + " outside axis " +
+                   std::to_string(axis));
+        }
+      }
+      rows.push_back(d[axis] * inner);
+      out[axis] += d[axis];
+    }
+    int64_t outer = 1;
+    for (int64_t k = 0; k < axis; ++k) outer *= first[k];
+    ctx.set_output(0, out_dtype_, out);
+    const int64_t out_row = out[axis] * inner;
+    auto tables = tables_;
+    return [tables, rows, outer, out_row](RunContext& c) {
+      auto* y = static_cast<uint8_t*>(c.output(0).raw_data());
+      int64_t offset = 0;
+      for (size_t i = 0; i < rows.size(); ++i) {
+        const auto* x = static_cast<const uint8_t*>(c.input(static_cast<int>(i)).raw_data());
+        const uint8_t* table = tables[i]->data();
+        const int64_t row = rows[i];
+        // One lookup run per (outer index, input): chunks of the flattened runs.
+        elementwise::ForChunks(c.parallel(), outer * row, [&](int64_t b, int64_t e) {
+          while (b < e) {
+            const int64_t o = b / row, at = b % row, n = std::min(row - at, e - b);
+            kernels::LookupBytes(table, x + o * row + at, y + o * out_row + offset + at, n);
+            b += n;
+          }
+        });
+        offset += row;
+      }
+    };
+  }
+
+ private:
+  std::vector<std::shared_ptr<const ByteTable>> tables_;
+  int64_t axis_;
+  DType out_dtype_;
+};
+
 }  // namespace
+
+std::unique_ptr<Op> MakeByteConcatLookupOp(std::vector<std::shared_ptr<const ByteTable>> tables,
+                                           int64_t axis, DType out_dtype) {
+  return std::make_unique<ByteConcatLookupOp>(std::move(tables), axis, out_dtype);
+}
 
 std::unique_ptr<Op> MakeByteLookupOp(std::shared_ptr<const std::array<uint8_t, 256>> table,
                                      DType out_dtype, int min_rank) {

@@ -7,7 +7,9 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "graph/executor.h"
 #include "graph/graph_builder_util.h"
@@ -137,6 +139,100 @@ TEST_CASE("Quantized lookup fusion leaves patterns alone that are not a function
     g.nodes[1].inputs[0] = "fz";
     g.nodes.insert(g.nodes.begin() + 1, N("Mul", {"f", "z"}, {"fz"}));
     CHECK(BuildPlan(g, true, 13)->steps().size() == 3);
+  }
+}
+
+// x0 (uint8), x1 (int8), x2 (uint8), each through its own DequantizeLinear (odd zero points,
+// power-of-two scales: ties) -> Concat(axis) -> QuantizeLinear -> y (out).
+Graph ConcatGraph(DType out, int64_t axis, const std::vector<Dims>& dims) {
+  Graph g;
+  const DType types[] = {DType::kUInt8, DType::kInt8, DType::kUInt8};
+  const float scales[] = {0.0625f, 0.125f, 0.03125f};
+  const int zps[] = {131, -3, 7};
+  std::vector<std::string> floats;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const std::string n = std::to_string(i);
+    g.inputs.push_back(In("x" + n, types[i], dims[i]));
+    g.initializers.emplace_back("s" + n, F32(scales[i]));
+    g.initializers.emplace_back("z" + n, Byte(types[i], zps[i]));
+    g.nodes.push_back(N("DequantizeLinear", {"x" + n, "s" + n, "z" + n}, {"f" + n}));
+    floats.push_back("f" + n);
+  }
+  Attribute a;
+  a.name = "axis";
+  a.kind = AttrKind::kInt;
+  a.i = axis;
+  g.nodes.push_back(N("Concat", floats, {"c"}, {a}));
+  g.initializers.emplace_back("ys", F32(0.25f));
+  g.initializers.emplace_back("yz", Byte(out, out == DType::kInt8 ? 5 : 77));
+  g.nodes.push_back(N("QuantizeLinear", {"c", "ys", "yz"}, {"y"}));
+  g.outputs.push_back(Out("y"));
+  return g;
+}
+
+std::vector<Tensor> RunConcat(std::shared_ptr<const Plan> plan, const std::vector<Dims>& dims,
+                              int threads) {
+  const DType types[] = {DType::kUInt8, DType::kInt8, DType::kUInt8};
+  auto pool = MakeThreadPool(threads);
+  Executor exec(std::move(plan), pool.get());
+  std::map<std::string, Tensor> feeds;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    Tensor t = AllBytes(types[i], dims[i]);
+    auto* p = static_cast<uint8_t*>(t.raw_data());
+    for (int64_t k = 0; k < t.num_elements(); ++k) p[k] = static_cast<uint8_t>(p[k] + 31 * i);
+    feeds.emplace("x" + std::to_string(i), t);
+  }
+  return exec.Run(feeds);
+}
+
+TEST_CASE("Quantized Concat fusion: one table per input gives the unfused bytes") {
+  struct Case {
+    int64_t axis;
+    std::vector<Dims> dims;
+  };
+  const Case cases[] = {
+      {1, {{2, 3, 40, 41}, {2, 5, 40, 41}, {2, 1, 40, 41}}},
+      {-1, {{3, 7, 300}, {3, 7, 1}, {3, 7, 129}}},
+      {0, {{70000}, {1000}}},
+  };
+  for (const Case& c : cases) {
+    for (DType out : {DType::kUInt8, DType::kInt8}) {
+      CAPTURE(c.axis);
+      CAPTURE(DTypeName(out));
+      const Graph g = ConcatGraph(out, c.axis, c.dims);
+      auto fused = BuildPlan(g, true, 13);
+      REQUIRE(fused->steps().size() == 1);
+      CHECK(fused->steps()[0].node.op_type == "QuantizedConcat");
+      const Tensor want = RunConcat(BuildPlan(g, false, 13), c.dims, 1)[0];
+      for (int threads : {1, 3}) {
+        CAPTURE(threads);
+        const Tensor got = RunConcat(fused, c.dims, threads)[0];
+        REQUIRE(got.dtype() == want.dtype());
+        REQUIRE(got.dims() == want.dims());
+        CHECK(std::memcmp(got.raw_data(), want.raw_data(), got.byte_size()) == 0);
+      }
+    }
+  }
+  SUBCASE("a dequantized input read elsewhere, or a Concat input that is not dequantized") {
+    const std::vector<Dims> dims = {{2, 3}, {2, 4}};
+    Graph g = ConcatGraph(DType::kUInt8, 1, dims);
+    g.outputs.push_back(Out("f1"));
+    CHECK(BuildPlan(g, true, 13)->steps().size() == 4);
+    Graph h = ConcatGraph(DType::kUInt8, 1, dims);
+    h.inputs.push_back(In("extra", DType::kFloat32, {2, 2}));
+    h.nodes[2].inputs.push_back("extra");
+    CHECK(BuildPlan(h, true, 13)->steps().size() == 4);
+  }
+  SUBCASE("mismatched shapes fail at Prepare with the Concat's message") {
+    const std::vector<Dims> dims = {{2, 3}, {3, 4}};
+    const Graph g = ConcatGraph(DType::kUInt8, 1, dims);
+    bool threw = false;
+    try {
+      RunConcat(BuildPlan(g, true, 13), dims, 1);
+    } catch (const Error& e) {
+      threw = std::string(e.what()).find("differs from input 0") != std::string::npos;
+    }
+    CHECK(threw);
   }
 }
 
