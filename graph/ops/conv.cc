@@ -316,22 +316,6 @@ void GroupGemm16(const Conv16Plan& p, const uint16_t* w, int64_t gi, kernels::Ge
   }
 }
 
-// Pointwise: X (16-bit) is the GEMM's B as it is, widened while the GEMM packs it.
-void RunPointwise16(const Conv16Plan& p, RunContext& rc) {
-  Tensor bias_holder;
-  const float* b = Bias16AsF32(p, rc, &bias_holder);
-  const uint16_t* x = rc.input(0).data<uint16_t>();
-  const uint16_t* w = rc.input(1).data<uint16_t>();
-  uint16_t* y = rc.output(0).data<uint16_t>();
-  for (int64_t n = 0; n < p.batch; ++n) {
-    for (int64_t gi = 0; gi < p.group; ++gi) {
-      uint16_t* yg = y + (n * p.out_channels + gi * p.og) * p.P;
-      GroupGemm16(p, w, gi, p.type, x + (n * p.channels + gi * p.cg) * p.P, p.P, p.P,
-                  b ? b + gi * p.og : nullptr, yg, rc.parallel());
-    }
-  }
-}
-
 // A float32 post-op that rounds each finished run of a float32 output block (base `from`) into
 // the same place of a 16-bit block (base `to`), then runs the 16-bit chain on it.
 struct NarrowInto {
@@ -346,6 +330,34 @@ struct NarrowInto {
     if (self.post16) self.post16(out, n);
   }
 };
+
+// Pointwise: with constant W and rows of whole vectors, the float32 direct kernel reading X in
+// place (widening each vector as it loads), its finished runs rounded into Y in cache; else X
+// (16-bit) is the GEMM's B as it is, widened while the GEMM packs it.
+void RunPointwise16(const Conv16Plan& p, RunContext& rc) {
+  Tensor bias_holder, yf;
+  const float* b = Bias16AsF32(p, rc, &bias_holder);
+  const uint16_t* x = rc.input(0).data<uint16_t>();
+  const uint16_t* w = rc.input(1).data<uint16_t>();
+  uint16_t* y = rc.output(0).data<uint16_t>();
+  for (int64_t n = 0; n < p.batch; ++n) {
+    for (int64_t gi = 0; gi < p.group; ++gi) {
+      const uint16_t* xg = x + (n * p.channels + gi * p.cg) * p.P;
+      uint16_t* yg = y + (n * p.out_channels + gi * p.og) * p.P;
+      const float* bg = b ? b + gi * p.og : nullptr;
+      if (p.direct) {
+        if (yf.num_elements() == 0) yf = rc.Scratch(DType::kFloat32, {p.og * p.P});
+        const NarrowInto narrow{yf.data<float>(), yg, p.kind, p.post16};
+        const kernels::PostOpF32 narrow_post{&NarrowInto::Run, &narrow};
+        if (kernels::ConvPointwiseInPlace16(p.kind, p.g, xg, p.cg, *p.packed[gi], bg,
+                                            yf.data<float>(), rc.parallel(), narrow_post)) {
+          continue;
+        }
+      }
+      GroupGemm16(p, w, gi, p.type, xg, p.P, p.P, bg, yg, rc.parallel());
+    }
+  }
+}
 
 // General: direct convolution on the widened image when it applies, else im2col chunks (widened
 // from the image or from 16-bit X) and the mixed GEMM.
@@ -524,7 +536,12 @@ class ConvOp final : public Op {
                                               wc->data<uint16_t>() + offset, p.kdim));
       }
     }
-    if (IsPointwise(g)) return [plan](RunContext& rc) { RunPointwise16(*plan, rc); };
+    if (IsPointwise(g)) {
+      // The float32 output block of the in-place direct kernel is bounded as the direct
+      // convolution's scratch is.
+      p.direct = !p.packed.empty() && p.og * p.P <= kernels::kConvDirectMaxImage;
+      return [plan](RunContext& rc) { RunPointwise16(*plan, rc); };
+    }
     p.chunk = Im2ColChunk(p.kdim, p.P);
     // Constant W, 2-D: the float32 direct convolution (as in the float32 path) on the image
     // widened in one SIMD pass, into a float32 output rounded once per element: the same values

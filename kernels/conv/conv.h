@@ -71,6 +71,12 @@ bool ConvDirectF32(const ConvGeometry& g, const float* x, int64_t channels, cons
 bool ConvPointwiseInPlaceF32(const ConvGeometry& g, const float* x, int64_t channels,
                              const PackedAF32& w, const float* bias, float* y,
                              const Parallel& parallel, const PostOpF32& post = {});
+// ConvPointwiseInPlaceF32 on 16-bit x (float16 / bfloat16 bits), each vector widened as it
+// loads: the float32 results of the same FMA chains on the widened x (y stays float32; `post`
+// may round it). Returns false, doing nothing, where the float32 form would.
+bool ConvPointwiseInPlace16(Float16Kind kind, const ConvGeometry& g, const uint16_t* x,
+                            int64_t channels, const PackedAF32& w, const float* bias, float* y,
+                            const Parallel& parallel, const PostOpF32& post = {});
 // Same from 16-bit x (float16 / bfloat16 bits), widened to float32 into col.
 void Im2Col16(Float16Kind kind, const ConvGeometry& g, const uint16_t* x, int64_t channels,
               int64_t p_begin, int64_t p_count, float* col, const Parallel& parallel);

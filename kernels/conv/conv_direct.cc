@@ -21,9 +21,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/conv/conv.h"
+#include "kernels/float16/float16-inl.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/gemm/gemm_internal.h"
 #include "kernels/gemm/gemm_tile-inl.h"  // kMR, kNV: the packed W has kMR rows per strip
@@ -44,26 +46,43 @@ constexpr int64_t kSlotsPerTask = 24;
 // One tile: kRows output channels x kSlots slots. ap: the strip of packed W ([K][kMR]);
 // base[v]: slot v's first input float in xp (k = 0); koff[k]: offset of tap k; out[v]: slot v's
 // first output (channel 0 of the tile), channels ldy apart; cols[v]: valid positions of slot v.
-template <size_t kRows, size_t kSlots>
-HWY_NOINLINE void DirectTile(const float* HWY_RESTRICT ap, const float* const* base,
+// How x is stored: float32, or float16 / bfloat16 bits widened (exactly) as each vector loads.
+enum class Storage { kF32, kHalf, kBF16 };
+template <Storage S>
+using StorageType = std::conditional_t<S == Storage::kF32, float, uint16_t>;
+
+template <Storage S>
+HWY_INLINE hn::Vec<DF> LoadX(const StorageType<S>* HWY_RESTRICT p) {
+  if constexpr (S == Storage::kF32) {
+    return hn::LoadU(DF(), p);
+  } else if constexpr (S == Storage::kHalf) {
+    return f16vec::LoadHalf(p);
+  } else {
+    return f16vec::LoadBF16(p);
+  }
+}
+
+template <Storage S, size_t kRows, size_t kSlots>
+HWY_NOINLINE void DirectTile(const float* HWY_RESTRICT ap, const StorageType<S>* const* base,
                              const int32_t* HWY_RESTRICT koff, size_t kdim,
                              const float* HWY_RESTRICT bias, float* const* out, size_t ldy,
                              const size_t* cols) {
+  using T = StorageType<S>;
   const DF d;
   using V = hn::Vec<DF>;
   V acc[kRows][kSlots];
   for (size_t r = 0; r < kRows; ++r) {
     for (size_t v = 0; v < kSlots; ++v) acc[r][v] = hn::Zero(d);
   }
-  const float* HWY_RESTRICT b0 = base[0];
-  const float* HWY_RESTRICT b1 = kSlots > 1 ? base[1] : base[0];
-  const float* HWY_RESTRICT b2 = kSlots > 2 ? base[2] : base[0];
+  const T* HWY_RESTRICT b0 = base[0];
+  const T* HWY_RESTRICT b1 = kSlots > 1 ? base[1] : base[0];
+  const T* HWY_RESTRICT b2 = kSlots > 2 ? base[2] : base[0];
   for (size_t kk = 0; kk < kdim; ++kk) {
     const int32_t o = koff[kk];
     V b[kSlots];
-    b[0] = hn::LoadU(d, b0 + o);
-    if constexpr (kSlots > 1) b[1] = hn::LoadU(d, b1 + o);
-    if constexpr (kSlots > 2) b[2] = hn::LoadU(d, b2 + o);
+    b[0] = LoadX<S>(b0 + o);
+    if constexpr (kSlots > 1) b[1] = LoadX<S>(b1 + o);
+    if constexpr (kSlots > 2) b[2] = LoadX<S>(b2 + o);
     for (size_t r = 0; r < kRows; ++r) {
       const V a = hn::Set(d, ap[kk * kMR + r]);
       for (size_t v = 0; v < kSlots; ++v) acc[r][v] = hn::MulAdd(a, b[v], acc[r][v]);
@@ -86,19 +105,20 @@ HWY_NOINLINE void DirectTile(const float* HWY_RESTRICT ap, const float* const* b
   }
 }
 
-using DirectTileFn = void (*)(const float* HWY_RESTRICT, const float* const*,
+template <Storage S>
+using DirectTileFn = void (*)(const float* HWY_RESTRICT, const StorageType<S>* const*,
                               const int32_t* HWY_RESTRICT, size_t, const float* HWY_RESTRICT,
                               float* const*, size_t, const size_t*);
 
-template <size_t R, size_t S>
-DirectTileFn PickDirectTile(size_t rows, size_t slots) {
-  if constexpr (S > 1) {
-    if (slots < S) return PickDirectTile<R, S - 1>(rows, slots);
+template <Storage S, size_t R, size_t kSlots>
+DirectTileFn<S> PickDirectTile(size_t rows, size_t slots) {
+  if constexpr (kSlots > 1) {
+    if (slots < kSlots) return PickDirectTile<S, R, kSlots - 1>(rows, slots);
   }
   if constexpr (R > 1) {
-    if (rows < R) return PickDirectTile<R - 1, S>(rows, slots);
+    if (rows < R) return PickDirectTile<S, R - 1, kSlots>(rows, slots);
   }
-  return &DirectTile<R, S>;
+  return &DirectTile<S, R, kSlots>;
 }
 
 // dst[0, n) = src[0, n): rows are short (tens of floats), a libc call per row costs more.
@@ -118,12 +138,16 @@ bool InPlaceImage(const ConvGeometry& g) {
          g.out[1] == g.in[1] && g.out[1] % static_cast<int64_t>(kL) == 0;
 }
 
-bool ConvDirectImpl(const ConvGeometry& g, const float* x, int64_t channels, const float* wpack,
-                    int64_t mr, int64_t cout, const float* bias, float* y,
-                    const Parallel& parallel, const PostOpF32& post, bool in_place_only) {
+// The direct convolution on x stored as S. 16-bit x is only read in place (pointwise).
+template <Storage S>
+bool ConvDirectStored(const ConvGeometry& g, const StorageType<S>* x, int64_t channels,
+                      const float* wpack, int64_t mr, int64_t cout, const float* bias, float* y,
+                      const Parallel& parallel, const PostOpF32& post, bool in_place_only) {
+  using T = StorageType<S>;
   if (mr != static_cast<int64_t>(kMR)) return false;
   const bool in_place = InPlaceImage(g);
   if (in_place_only && !in_place) return false;
+  if (S != Storage::kF32 && !in_place) return false;
   const int64_t kh = g.kernel[0], kw = g.kernel[1];
   const int64_t in_h = g.in[0], in_w = g.in[1];
   const int64_t out_h = g.out[0], out_w = g.out[1];
@@ -150,42 +174,46 @@ bool ConvDirectImpl(const ConvGeometry& g, const float* x, int64_t channels, con
   const int64_t qy_stride = interleave ? channels * phases * wq : wq;
   const int64_t cp_stride = interleave ? wq : plane;
   // In place, x is read as it is (DirectTile only reads through xp).
-  float* xp = in_place ? const_cast<float*>(x) : tls_image.Get(image + static_cast<int64_t>(kL));
-  if (!in_place) {
-    // The copy is split over channels (a large image's copy is a serial pass otherwise).
-    ParallelForElements(parallel, 2 * image).For(channels, [&](int64_t c0, int64_t c1) {
-      for (int64_t c = c0; c < c1; ++c) {
-        const float* src = x + c * in_h * in_w;
-        for (int64_t phy = 0; phy < sh; ++phy) {
-          for (int64_t phx = 0; phx < sw; ++phx) {
-            float* dst = xp + ((c * sh + phy) * sw + phx) * cp_stride;
-            for (int64_t qy = 0; qy < hq; ++qy) {
-              float* row = dst + qy * qy_stride;
-              const int64_t iy = qy * sh + phy - pad_t;
-              if (iy < 0 || iy >= in_h) {
-                std::fill(row, row + wq, 0.0f);
-                continue;
-              }
-              const float* srow = src + iy * in_w;
-              if (sw == 1) {
-                // qx in [lo, hi) maps to input columns [lo - pad_l, hi - pad_l).
-                const int64_t lo = std::min(std::max<int64_t>(pad_l, 0), wq);
-                const int64_t hi = std::max(std::min(in_w + pad_l, wq), lo);
-                for (int64_t i = 0; i < lo; ++i) row[i] = 0.0f;
-                CopyFloats(srow + (lo - pad_l), row + lo, hi - lo);
-                for (int64_t i = hi; i < wq; ++i) row[i] = 0.0f;
-              } else {
-                for (int64_t qx = 0; qx < wq; ++qx) {
-                  const int64_t ix = qx * sw + phx - pad_l;
-                  row[qx] = ix >= 0 && ix < in_w ? srow[ix] : 0.0f;
+  const T* xp = x;
+  if constexpr (S == Storage::kF32) {
+    if (!in_place) {
+      float* copy = tls_image.Get(image + static_cast<int64_t>(kL));
+      // The copy is split over channels (a large image's copy is a serial pass otherwise).
+      ParallelForElements(parallel, 2 * image).For(channels, [&](int64_t c0, int64_t c1) {
+        for (int64_t c = c0; c < c1; ++c) {
+          const float* src = x + c * in_h * in_w;
+          for (int64_t phy = 0; phy < sh; ++phy) {
+            for (int64_t phx = 0; phx < sw; ++phx) {
+              float* dst = copy + ((c * sh + phy) * sw + phx) * cp_stride;
+              for (int64_t qy = 0; qy < hq; ++qy) {
+                float* row = dst + qy * qy_stride;
+                const int64_t iy = qy * sh + phy - pad_t;
+                if (iy < 0 || iy >= in_h) {
+                  std::fill(row, row + wq, 0.0f);
+                  continue;
+                }
+                const float* srow = src + iy * in_w;
+                if (sw == 1) {
+                  // qx in [lo, hi) maps to input columns [lo - pad_l, hi - pad_l).
+                  const int64_t lo = std::min(std::max<int64_t>(pad_l, 0), wq);
+                  const int64_t hi = std::max(std::min(in_w + pad_l, wq), lo);
+                  for (int64_t i = 0; i < lo; ++i) row[i] = 0.0f;
+                  CopyFloats(srow + (lo - pad_l), row + lo, hi - lo);
+                  for (int64_t i = hi; i < wq; ++i) row[i] = 0.0f;
+                } else {
+                  for (int64_t qx = 0; qx < wq; ++qx) {
+                    const int64_t ix = qx * sw + phx - pad_l;
+                    row[qx] = ix >= 0 && ix < in_w ? srow[ix] : 0.0f;
+                  }
                 }
               }
             }
           }
         }
-      }
-    });
-    std::fill(xp + image, xp + image + kL, 0.0f);
+      });
+      std::fill(copy + image, copy + image + kL, 0.0f);
+      xp = copy;
+    }
   }
   std::vector<int32_t> koff(static_cast<size_t>(kdim));
   for (int64_t c = 0, k = 0; c < channels; ++c) {
@@ -218,7 +246,7 @@ bool ConvDirectImpl(const ConvGeometry& g, const float* x, int64_t channels, con
       const float* bs = bias != nullptr ? bias + r0 : nullptr;
       for (int64_t q = q0; q < q1; q += static_cast<int64_t>(kNV)) {
         const size_t n = static_cast<size_t>(std::min<int64_t>(kNV, q1 - q));
-        const float* base[kNV];
+        const T* base[kNV];
         float* out[kNV];
         size_t cols[kNV];
         for (size_t v = 0; v < n; ++v) {
@@ -229,8 +257,8 @@ bool ConvDirectImpl(const ConvGeometry& g, const float* x, int64_t channels, con
           out[v] = y + r0 * p_count + oy * out_w + ox;
           cols[v] = static_cast<size_t>(std::min(L, out_w - ox));
         }
-        PickDirectTile<kMR, kNV>(rows, n)(ap, base, koff.data(), static_cast<size_t>(kdim), bs,
-                                          out, static_cast<size_t>(p_count), cols);
+        PickDirectTile<S, kMR, kNV>(rows, n)(ap, base, koff.data(), static_cast<size_t>(kdim),
+                                             bs, out, static_cast<size_t>(p_count), cols);
       }
       if (post) {
         // Slots q0..q1 cover one contiguous run of output positions per channel.
@@ -247,6 +275,25 @@ bool ConvDirectImpl(const ConvGeometry& g, const float* x, int64_t channels, con
   return true;
 }
 
+bool ConvDirectImpl(const ConvGeometry& g, const float* x, int64_t channels, const float* wpack,
+                    int64_t mr, int64_t cout, const float* bias, float* y,
+                    const Parallel& parallel, const PostOpF32& post, bool in_place_only) {
+  return ConvDirectStored<Storage::kF32>(g, x, channels, wpack, mr, cout, bias, y, parallel, post,
+                                         in_place_only);
+}
+
+bool ConvPointwiseInPlace16Impl(Float16Kind kind, const ConvGeometry& g, const uint16_t* x,
+                                int64_t channels, const float* wpack, int64_t mr, int64_t cout,
+                                const float* bias, float* y, const Parallel& parallel,
+                                const PostOpF32& post) {
+  if (kind == Float16Kind::kBFloat16) {
+    return ConvDirectStored<Storage::kBF16>(g, x, channels, wpack, mr, cout, bias, y, parallel,
+                                            post, true);
+  }
+  return ConvDirectStored<Storage::kHalf>(g, x, channels, wpack, mr, cout, bias, y, parallel, post,
+                                          true);
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace simplecpp::kernels
 HWY_AFTER_NAMESPACE();
@@ -255,6 +302,7 @@ HWY_AFTER_NAMESPACE();
 namespace simplecpp::kernels {
 
 HWY_EXPORT(ConvDirectImpl);
+HWY_EXPORT(ConvPointwiseInPlace16Impl);
 
 bool ConvDirectApplies(const ConvGeometry& g, int64_t channels) {
   if (g.rank != 2) return false;
@@ -283,6 +331,15 @@ bool ConvPointwiseInPlaceF32(const ConvGeometry& g, const float* x, int64_t chan
   if (w.m() <= 0) return true;
   return HWY_DYNAMIC_DISPATCH(ConvDirectImpl)(g, x, channels, w.data(), w.mr(), w.m(), bias, y,
                                               parallel, post, true);
+}
+
+bool ConvPointwiseInPlace16(Float16Kind kind, const ConvGeometry& g, const uint16_t* x,
+                            int64_t channels, const PackedAF32& w, const float* bias, float* y,
+                            const Parallel& parallel, const PostOpF32& post) {
+  if (!ConvDirectApplies(g, channels) || w.k() != channels * g.KernelSize()) return false;
+  if (w.m() <= 0) return true;
+  return HWY_DYNAMIC_DISPATCH(ConvPointwiseInPlace16Impl)(kind, g, x, channels, w.data(), w.mr(),
+                                                          w.m(), bias, y, parallel, post);
 }
 
 }  // namespace simplecpp::kernels

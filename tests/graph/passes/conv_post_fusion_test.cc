@@ -160,6 +160,9 @@ TEST_CASE("Conv post-op fusion: every Conv path gives the unfused bytes") {
       // Several row blocks of the GEMM (> 128 output channels), whose tasks each run the chain.
       {"pointwise 140 channels", 20, 140, 1, {9, 25}, {1, 1}, {1, 1}, false, false,
        Chain::kAffineHardSwish},
+      // Rows of whole vectors: the direct kernel reads X in place (16-bit: widened as it loads).
+      {"pointwise in place", 12, 20, 1, {5, 32}, {1, 1}, {1, 1}, false, false,
+       Chain::kAffineHardSwish},
       {"3x3 direct", 8, 20, 1, {23, 29}, {3, 3}, {1, 1}, true, false, Chain::kAffineHardSwish},
       {"3x3 stride 2 grouped", 8, 12, 2, {17, 15}, {3, 3}, {2, 2}, true, false, Chain::kClip},
       {"run-time weights", 6, 10, 1, {11, 13}, {3, 3}, {1, 1}, true, true, Chain::kSwish},

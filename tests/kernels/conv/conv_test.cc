@@ -441,5 +441,44 @@ TEST_CASE("ConvPointwiseInPlaceF32 reads x in place and equals the packed GEMM b
   }
 }
 
+TEST_CASE("ConvPointwiseInPlace16 widens x as it loads: bitwise the float32 kernel on widened x") {
+  std::mt19937 rng(23);
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (const Float16Kind kind : {Float16Kind::kHalf, Float16Kind::kBFloat16}) {
+      CAPTURE(static_cast<int>(kind));
+      for (int64_t width : {16, 32, 64, 20, 7}) {
+        for (int64_t channels : {1, 5, 24}) {
+          CAPTURE(width);
+          CAPTURE(channels);
+          ConvGeometry g;
+          g.rank = 2;
+          g.in[0] = g.out[0] = 3;
+          g.in[1] = g.out[1] = width;
+          const int64_t P = g.OutSize(), cout = 11;
+          const auto xf = RandomVector(rng, channels * P);
+          std::vector<uint16_t> x16(xf.size());
+          Narrow16(kind, xf.data(), x16.data(), xf.size());
+          std::vector<float> widened(xf.size());
+          Widen16(kind, x16.data(), widened.data(), xf.size());
+          const auto w = RandomVector(rng, cout * channels);
+          const auto bias = RandomVector(rng, cout);
+          const auto pa = PackedAF32::Pack(false, cout, channels, w.data(), channels);
+          ReverseParallel reverse;
+          std::vector<float> want(static_cast<size_t>(cout * P), -7.0f);
+          const bool ran_f32 = ConvPointwiseInPlaceF32(g, widened.data(), channels, *pa,
+                                                       bias.data(), want.data(), reverse);
+          std::vector<float> got(static_cast<size_t>(cout * P), -7.0f);
+          const bool ran = ConvPointwiseInPlace16(kind, g, x16.data(), channels, *pa,
+                                                  bias.data(), got.data(), reverse);
+          CHECK(ran == ran_f32);  // the same rule: rows of whole vectors
+          CHECK(SameBits(got, want));
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace simplecpp::kernels
