@@ -44,6 +44,40 @@ void CopyRows(const Tensor& src, int64_t src_offset, int64_t src_stride, Tensor&
 }
 
 // ---- Concat ----
+}  // namespace
+
+ConcatShape ResolveConcatShape(const PrepareContext& ctx, int64_t axis_attr) {
+  const Dims& first = ctx.input_dims(0);
+  const int64_t r = static_cast<int64_t>(first.size());
+  if (r == 0) ctx.Fail("cannot concatenate scalars");
+  const int64_t axis = NormalizeAxis(axis_attr, r, [&](const std::string& m) { ctx.Fail(m); });
+  ConcatShape shape;
+  shape.out = first;
+  shape.out[axis] = 0;
+  int64_t inner = 1;
+  for (int64_t k = 0; k < axis; ++k) shape.outer *= first[k];
+  for (int64_t k = axis + 1; k < r; ++k) inner *= first[k];
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    const Dims& d = ctx.input_dims(i);
+    if (static_cast<int64_t>(d.size()) != r) {
+      ctx.Fail("input " + std::to_string(i) + " has rank " + std::to_string(d.size()) +
+               ", input 0 has rank " + std::to_string(r));
+    }
+    for (int64_t k = 0; k < r; ++k) {
+      if (k != axis && d[k] != first[k]) {
+        ctx.Fail("input " + std::to_string(i) + " has shape " + DimsToString(d) +
+                 ", which differs from input 0 " + DimsToString(first) + " outside axis " +
+                 std::to_string(axis));
+      }
+    }
+    shape.rows.push_back(d[axis] * inner);
+    shape.out[axis] += d[axis];
+  }
+  return shape;
+}
+
+namespace {
+
 class ConcatOp : public Op {
  public:
   explicit ConcatOp(const OpInit& init) {
@@ -61,38 +95,16 @@ class ConcatOp : public Op {
     ctx.set_output_dtype(0, ctx.input_dtype(0));
   }
   RunFn Prepare(PrepareContext& ctx) const override {
-    const Dims& first = ctx.input_dims(0);
-    const int64_t r = static_cast<int64_t>(first.size());
-    if (r == 0) ctx.Fail("cannot concatenate scalars");
-    const int64_t axis = NormalizeAxis(axis_, r, [&](const std::string& m) { ctx.Fail(m); });
-    Dims out = first;
-    out[axis] = 0;
-    std::vector<int64_t> sizes;
-    for (int i = 0; i < ctx.num_inputs(); ++i) {
-      const Dims& d = ctx.input_dims(i);
-      if (static_cast<int64_t>(d.size()) != r) {
-        ctx.Fail("input " + std::to_string(i) + " has rank " + std::to_string(d.size()) +
-                 ", input 0 has rank " + std::to_string(r));
-      }
-      for (int64_t k = 0; k < r; ++k) {
-        if (k != axis && d[k] != first[k]) {
-          ctx.Fail("input " + std::to_string(i) + " has shape " + DimsToString(d) +
-                   ", which differs from input 0 " + DimsToString(first) + " outside axis " +
-                   std::to_string(axis));
-        }
-      }
-      sizes.push_back(d[axis]);
-      out[axis] += d[axis];
-    }
-    int64_t outer = 1, inner = 1;
-    for (int64_t k = 0; k < axis; ++k) outer *= first[k];
-    for (int64_t k = axis + 1; k < r; ++k) inner *= first[k];
-    ctx.set_output(0, ctx.input_dtype(0), out);
-    const int64_t out_row = out[axis] * inner;
-    return [sizes, outer, inner, out_row](RunContext& ctx) {
+    const ConcatShape shape = ResolveConcatShape(ctx, axis_);
+    ctx.set_output(0, ctx.input_dtype(0), shape.out);
+    int64_t out_row = 0;
+    for (int64_t row : shape.rows) out_row += row;
+    const std::vector<int64_t> rows = shape.rows;
+    const int64_t outer = shape.outer;
+    return [rows, outer, out_row](RunContext& ctx) {
       int64_t offset = 0;
-      for (size_t i = 0; i < sizes.size(); ++i) {
-        const int64_t row = sizes[i] * inner;
+      for (size_t i = 0; i < rows.size(); ++i) {
+        const int64_t row = rows[i];
         CopyRows(ctx.input(static_cast<int>(i)), 0, row, ctx.output(0), offset, out_row, outer, row,
                  ctx.parallel());
         offset += row;

@@ -16,6 +16,17 @@ void RegisterGatherOps(OpRegistry& registry);    // tensor_gather.cc
 void RegisterPadOps(OpRegistry& registry);       // tensor_pad.cc
 void RegisterConstantOps(OpRegistry& registry);  // tensor_constant.cc
 
+// Concat's output shape from its inputs' (all of the node's inputs) along axis_attr (negative
+// counts from the end), checked as Concat checks them (ctx.Fail names what is wrong): the output
+// dims, the product of the dims before the axis (outer), and each input's elements per outer
+// index (rows).
+struct ConcatShape {
+  Dims out;
+  int64_t outer = 1;
+  std::vector<int64_t> rows;
+};
+ConcatShape ResolveConcatShape(const PrepareContext& ctx, int64_t axis_attr);  // tensor_gather.cc
+
 // Registers one factory for several since_versions.
 template <typename OpT>
 void RegisterVersions(OpRegistry& registry, const char* op_type,

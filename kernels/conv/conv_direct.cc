@@ -21,7 +21,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <type_traits>
 #include <vector>
 
 #include "kernels/conv/conv.h"
@@ -46,21 +45,9 @@ constexpr int64_t kSlotsPerTask = 24;
 // One tile: kRows output channels x kSlots slots. ap: the strip of packed W ([K][kMR]);
 // base[v]: slot v's first input float in xp (k = 0); koff[k]: offset of tap k; out[v]: slot v's
 // first output (channel 0 of the tile), channels ldy apart; cols[v]: valid positions of slot v.
-// How x is stored: float32, or float16 / bfloat16 bits widened (exactly) as each vector loads.
-enum class Storage { kF32, kHalf, kBF16 };
-template <Storage S>
-using StorageType = std::conditional_t<S == Storage::kF32, float, uint16_t>;
-
-template <Storage S>
-HWY_INLINE hn::Vec<DF> LoadX(const StorageType<S>* HWY_RESTRICT p) {
-  if constexpr (S == Storage::kF32) {
-    return hn::LoadU(DF(), p);
-  } else if constexpr (S == Storage::kHalf) {
-    return f16vec::LoadHalf(p);
-  } else {
-    return f16vec::LoadBF16(p);
-  }
-}
+// x is stored as float32, or as float16 / bfloat16 bits widened (exactly) as each vector loads.
+using f16vec::Storage;
+using f16vec::StorageType;
 
 template <Storage S, size_t kRows, size_t kSlots>
 HWY_NOINLINE void DirectTile(const float* HWY_RESTRICT ap, const StorageType<S>* const* base,
@@ -80,9 +67,9 @@ HWY_NOINLINE void DirectTile(const float* HWY_RESTRICT ap, const StorageType<S>*
   for (size_t kk = 0; kk < kdim; ++kk) {
     const int32_t o = koff[kk];
     V b[kSlots];
-    b[0] = LoadX<S>(b0 + o);
-    if constexpr (kSlots > 1) b[1] = LoadX<S>(b1 + o);
-    if constexpr (kSlots > 2) b[2] = LoadX<S>(b2 + o);
+    b[0] = f16vec::LoadAs<S>(b0 + o);
+    if constexpr (kSlots > 1) b[1] = f16vec::LoadAs<S>(b1 + o);
+    if constexpr (kSlots > 2) b[2] = f16vec::LoadAs<S>(b2 + o);
     for (size_t r = 0; r < kRows; ++r) {
       const V a = hn::Set(d, ap[kk * kMR + r]);
       for (size_t v = 0; v < kSlots; ++v) acc[r][v] = hn::MulAdd(a, b[v], acc[r][v]);

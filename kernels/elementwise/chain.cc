@@ -47,41 +47,10 @@ HWY_INLINE VF Arith(Step::Kind kind, VF a, VF b) {
   }
 }
 
-enum class Storage { kF32, kHalf, kBF16 };
-
-template <Storage S, typename T>
-HWY_INLINE VF LoadAs(const T* p) {
-  if constexpr (S == Storage::kF32) {
-    return hn::LoadU(DF(), p);
-  } else if constexpr (S == Storage::kHalf) {
-    return f16vec::LoadHalf(p);
-  } else {
-    return f16vec::LoadBF16(p);
-  }
-}
-
-template <Storage S, typename T>
-HWY_INLINE void StoreAs(VF v, T* p) {
-  if constexpr (S == Storage::kF32) {
-    hn::StoreU(v, DF(), p);
-  } else if constexpr (S == Storage::kHalf) {
-    f16vec::StoreHalf(v, p);
-  } else {
-    f16vec::StoreBF16(v, p);
-  }
-}
-
-// What the step's 16-bit output holds: its float32 result rounded to the storage format.
-template <Storage S>
-HWY_INLINE VF Round(VF v) {
-  if constexpr (S == Storage::kF32) {
-    return v;
-  } else if constexpr (S == Storage::kHalf) {
-    return f16vec::RoundToHalf(v);
-  } else {
-    return f16vec::RoundToBF16(v);
-  }
-}
+using f16vec::LoadAs;
+using f16vec::RoundAs;
+using f16vec::Storage;
+using f16vec::StoreAs;
 
 // One group of G vectors at in / out (out may equal in). slots: kChainMaxSlots * G vectors. The
 // vectors of a group are independent chains, so they hide each step's latency (Div's above all)
@@ -127,7 +96,7 @@ HWY_INLINE void RunGroup(const Step* steps, int num_steps, const T* in, T* out,
     // rounding keeps. Not after the last step: the store rounds it the same way.
     const bool arithmetic = s.kind != Step::Kind::kClip && s.kind != Step::Kind::kRelu;
     if (S != Storage::kF32 && (arithmetic || kRoundAll) && k + 1 < num_steps) {
-      for (size_t v = 0; v < kGroup; ++v) r[v] = Round<S>(r[v]);
+      for (size_t v = 0; v < kGroup; ++v) r[v] = RoundAs<S>(r[v]);
     }
     if (s.save_slot >= 0) {
       float* p = slots + static_cast<size_t>(s.save_slot) * kGroup * N;

@@ -12,6 +12,7 @@
 #include <hwy/highway.h>
 
 #include <cstdint>
+#include <type_traits>
 
 HWY_BEFORE_NAMESPACE();
 namespace simplecpp::kernels {
@@ -145,6 +146,47 @@ HWY_INLINE hn::Vec<DF> RoundToBF16(hn::Vec<DF> v) {
 }
 
 #undef SIMPLECPP_F16C
+
+// How a kernel's data is stored: float32, or float16 / bfloat16 bits converted per vector.
+enum class Storage { kF32, kHalf, kBF16 };
+template <Storage S>
+using StorageType = std::conditional_t<S == Storage::kF32, float, uint16_t>;
+
+// One vector of float32 from data stored as S (16-bit: widened exactly).
+template <Storage S>
+HWY_INLINE hn::Vec<DF> LoadAs(const StorageType<S>* HWY_RESTRICT p) {
+  if constexpr (S == Storage::kF32) {
+    return hn::LoadU(DF(), p);
+  } else if constexpr (S == Storage::kHalf) {
+    return LoadHalf(p);
+  } else {
+    return LoadBF16(p);
+  }
+}
+
+// Stores v as S (16-bit: rounded to nearest even).
+template <Storage S>
+HWY_INLINE void StoreAs(hn::Vec<DF> v, StorageType<S>* HWY_RESTRICT p) {
+  if constexpr (S == Storage::kF32) {
+    hn::StoreU(v, DF(), p);
+  } else if constexpr (S == Storage::kHalf) {
+    StoreHalf(v, p);
+  } else {
+    StoreBF16(v, p);
+  }
+}
+
+// What storing v as S and loading it back gives (float32: v itself).
+template <Storage S>
+HWY_INLINE hn::Vec<DF> RoundAs(hn::Vec<DF> v) {
+  if constexpr (S == Storage::kF32) {
+    return v;
+  } else if constexpr (S == Storage::kHalf) {
+    return RoundToHalf(v);
+  } else {
+    return RoundToBF16(v);
+  }
+}
 
 }  // namespace f16vec
 }  // namespace HWY_NAMESPACE

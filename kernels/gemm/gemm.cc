@@ -552,14 +552,6 @@ void SetC(GemmProblem* p, GemmType type_c, void* c) {
     p->c_kind = type_c == GemmType::kBF16 ? Float16Kind::kBFloat16 : Float16Kind::kHalf;
   }
 }
-// A 16-bit op(B) that is not transposed goes to the driver as it is (each task packs its own
-// panels, GemmProblem::b16); other B are packed for the whole call first.
-bool PackedPerTask(GemmType type_b, bool trans_b) { return type_b != GemmType::kF32 && !trans_b; }
-void SetB16(GemmProblem* p, GemmType type_b, const void* b, int64_t ldb) {
-  p->b16 = static_cast<const uint16_t*>(b);
-  p->b_kind = type_b == GemmType::kBF16 ? Float16Kind::kBFloat16 : Float16Kind::kHalf;
-  p->ldb = ldb;
-}
 // Packs op(B) of any storage type for the current target (see PackBForCall).
 void PackBAnyForCall(GemmType type_b, bool trans_b, int64_t k, int64_t n, const void* b,
                      int64_t ldb, int64_t nr, float* out, const Parallel& parallel) {
@@ -578,6 +570,25 @@ void PackBAnyForCall(GemmType type_b, bool trans_b, int64_t k, int64_t n, const 
   });
 }
 
+// Puts B into the problem: a 16-bit op(B) that is not transposed goes to the driver as it is
+// (each task packs its own panels, GemmProblem::b16); any other B is packed for the whole call
+// into the returned buffer.
+std::unique_ptr<FloatBuffer> SetB(GemmProblem* p, GemmType type_b, bool trans_b, int64_t k,
+                                  int64_t n, const void* b, int64_t ldb,
+                                  const Parallel& parallel) {
+  if (type_b != GemmType::kF32 && !trans_b) {
+    p->b16 = static_cast<const uint16_t*>(b);
+    p->b_kind = type_b == GemmType::kBF16 ? Float16Kind::kBFloat16 : Float16Kind::kHalf;
+    p->ldb = ldb;
+    return nullptr;
+  }
+  const int64_t nr = CurrentGemmTileShape().nr;
+  auto pb = std::make_unique<FloatBuffer>((n + nr - 1) / nr * nr * k);
+  PackBAnyForCall(type_b, trans_b, k, n, b, ldb, nr, pb->p, parallel);
+  p->pb = pb->p;
+  return pb;
+}
+
 }  // namespace
 
 void GemmMixed(GemmType type_a, GemmType type_b, GemmType type_c, bool trans_a, bool trans_b,
@@ -594,15 +605,7 @@ void GemmMixed(GemmType type_a, GemmType type_b, GemmType type_c, bool trans_a, 
     return;
   }
   GemmProblem p;
-  const int64_t nr = CurrentGemmTileShape().nr;
-  std::unique_ptr<FloatBuffer> pb;
-  if (PackedPerTask(type_b, trans_b)) {
-    SetB16(&p, type_b, b, ldb);
-  } else {
-    pb = std::make_unique<FloatBuffer>((n + nr - 1) / nr * nr * k);
-    PackBAnyForCall(type_b, trans_b, k, n, b, ldb, nr, pb->p, parallel);
-    p.pb = pb->p;
-  }
+  const std::unique_ptr<FloatBuffer> pb = SetB(&p, type_b, trans_b, k, n, b, ldb, parallel);
   p.m = m;
   p.n = n;
   p.k = k;
@@ -716,7 +719,6 @@ void GemmPackedAMixed(const PackedAF32& a, GemmType type_b, GemmType type_c, boo
   if (a.m() <= 0 || n <= 0) return;
   std::shared_ptr<const PackedAF32> keep;
   const PackedAF32* pa = CurrentPackedA(a, &keep);
-  const int64_t nr = CurrentGemmTileShape().nr;
   const int64_t k = pa->k();
   if (n == 1) {
     GemvPackedAMixed(*pa, type_b, type_c, trans_b, alpha, b, ldb, beta, c, ldc, parallel,
@@ -724,14 +726,7 @@ void GemmPackedAMixed(const PackedAF32& a, GemmType type_b, GemmType type_c, boo
     return;
   }
   GemmProblem p;
-  std::unique_ptr<FloatBuffer> pb;
-  if (PackedPerTask(type_b, trans_b)) {
-    SetB16(&p, type_b, b, ldb);
-  } else {
-    pb = std::make_unique<FloatBuffer>((n + nr - 1) / nr * nr * k);
-    PackBAnyForCall(type_b, trans_b, k, n, b, ldb, nr, pb->p, parallel);
-    p.pb = pb->p;
-  }
+  const std::unique_ptr<FloatBuffer> pb = SetB(&p, type_b, trans_b, k, n, b, ldb, parallel);
   p.m = pa->m();
   p.n = n;
   p.k = k;

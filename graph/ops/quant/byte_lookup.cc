@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "graph/ops/elementwise_common.h"
+#include "graph/ops/tensor_ops_internal.h"
 #include "kernels/quant/byte_lookup.h"
 
 namespace simplecpp::graph {
@@ -62,35 +63,12 @@ class ByteConcatLookupOp final : public Op {
 
   // The shapes are checked as Concat checks them.
   RunFn Prepare(PrepareContext& ctx) const override {
-    const Dims& first = ctx.input_dims(0);
-    const int64_t r = static_cast<int64_t>(first.size());
-    if (r == 0) ctx.Fail("cannot concatenate scalars");
-    const int64_t axis = NormalizeAxis(axis_, r, [&](const std::string& m) { ctx.Fail(m); });
-    Dims out = first;
-    out[axis] = 0;
-    std::vector<int64_t> rows;  // bytes per outer index, per input
-    int64_t inner = 1;
-    for (int64_t k = axis + 1; k < r; ++k) inner *= first[k];
-    for (int i = 0; i < ctx.num_inputs(); ++i) {
-      const Dims& d = ctx.input_dims(i);
-      if (static_cast<int64_t>(d.size()) != r) {
-        ctx.Fail("input " + std::to_string(i) + " has rank " + std::to_string(d.size()) +
-                 ", input 0 has rank " + std::to_string(r));
-      }
-      for (int64_t k = 0; k < r; ++k) {
-        if (k != axis && d[k] != first[k]) {
-          ctx.Fail("input " + std::to_string(i) + " has shape " + DimsToString(d) +
-                   ", which differs from input 0 " + DimsToString(first) + " outside axis " +
-                   std::to_string(axis));
-        }
-      }
-      rows.push_back(d[axis] * inner);
-      out[axis] += d[axis];
-    }
-    int64_t outer = 1;
-    for (int64_t k = 0; k < axis; ++k) outer *= first[k];
-    ctx.set_output(0, out_dtype_, out);
-    const int64_t out_row = out[axis] * inner;
+    const tensor_ops::ConcatShape shape = tensor_ops::ResolveConcatShape(ctx, axis_);
+    ctx.set_output(0, out_dtype_, shape.out);
+    const std::vector<int64_t> rows = shape.rows;  // bytes per outer index, per input
+    const int64_t outer = shape.outer;
+    int64_t out_row = 0;
+    for (int64_t row : rows) out_row += row;
     auto tables = tables_;
     return [tables, rows, outer, out_row](RunContext& c) {
       auto* y = static_cast<uint8_t*>(c.output(0).raw_data());
@@ -99,6 +77,7 @@ class ByteConcatLookupOp final : public Op {
         const auto* x = static_cast<const uint8_t*>(c.input(static_cast<int>(i)).raw_data());
         const uint8_t* table = tables[i]->data();
         const int64_t row = rows[i];
+        if (row == 0 || outer == 0) continue;
         // One lookup run per (outer index, input): chunks of the flattened runs.
         elementwise::ForChunks(c.parallel(), outer * row, [&](int64_t b, int64_t e) {
           while (b < e) {

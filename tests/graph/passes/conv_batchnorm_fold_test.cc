@@ -91,6 +91,16 @@ int Count(const Plan& plan, const std::string& op) {
   return n;
 }
 
+// The largest |got - want| / (1 + |want|) over two float32 tensors.
+double WorstRelative(const Tensor& got, const Tensor& want) {
+  double worst = 0.0;
+  for (int64_t i = 0; i < got.num_elements(); ++i) {
+    const double w = want.data<float>()[i], o = got.data<float>()[i];
+    worst = std::max(worst, std::fabs(o - w) / (1.0 + std::fabs(w)));
+  }
+  return worst;
+}
+
 TEST_CASE("Conv + BatchNormalization folding stays within float32 rounding of the unfused plan") {
   const FoldCase cases[] = {
       {"bias", 4, 6, 1, true, false},       {"no bias", 4, 6, 1, false, false},
@@ -113,11 +123,7 @@ TEST_CASE("Conv + BatchNormalization folding stays within float32 rounding of th
       REQUIRE(got.dims() == want.dims());
       // Each output is a sum of up to 9 * channels products: a few float32 roundings of the
       // largest term apart.
-      double worst = 0.0;
-      for (int64_t i = 0; i < got.num_elements(); ++i) {
-        const double w = want.data<float>()[i], o = got.data<float>()[i];
-        worst = std::max(worst, std::fabs(o - w) / (1.0 + std::fabs(w)));
-      }
+      const double worst = WorstRelative(got, want);
       CAPTURE(worst);
       CHECK(worst <= 2e-6);
     }
@@ -271,11 +277,7 @@ TEST_CASE("Per-channel Add / Sub / Mul and BatchNormalization fold into Conv and
       CAPTURE(threads);
       const Tensor got = Run(folded, x, threads);
       REQUIRE(got.dims() == want.dims());
-      double worst = 0.0;
-      for (int64_t i = 0; i < got.num_elements(); ++i) {
-        const double w = want.data<float>()[i], o = got.data<float>()[i];
-        worst = std::max(worst, std::fabs(o - w) / (1.0 + std::fabs(w)));
-      }
+      const double worst = WorstRelative(got, want);
       CAPTURE(worst);
       CHECK(worst <= 4e-6);  // a few float32 roundings of the largest term per step
     }

@@ -149,6 +149,24 @@ std::vector<Tensor> RunPlan(std::shared_ptr<const Plan> plan, const Graph& g, in
   return exec.Run(feeds);
 }
 
+// The case's graph (in g_dtype) fuses into one step whose output has the unfused plan's bytes,
+// at 1 and 3 threads.
+void CheckFusedBytes(const ConvCase& c) {
+  const Graph g = ConvChainGraph(c);
+  auto fused = BuildPlan(g, true);
+  auto plain = BuildPlan(g, false);
+  REQUIRE(fused->steps().size() == 1);
+  CHECK(fused->steps()[0].node.op_type == (c.transpose ? "ConvTranspose" : "Conv"));
+  CHECK(fused->steps()[0].node.doc.rfind("post-op:", 0) == 0);
+  const Tensor want = RunPlan(plain, g, 1)[0];
+  for (int threads : {1, 3}) {
+    CAPTURE(threads);
+    const Tensor got = RunPlan(fused, g, threads)[0];
+    REQUIRE(got.dims() == want.dims());
+    CHECK(std::memcmp(got.raw_data(), want.raw_data(), got.byte_size()) == 0);
+  }
+}
+
 TEST_CASE("Conv post-op fusion: every Conv path gives the unfused bytes") {
   const ConvCase cases[] = {
       {"depthwise 3x3", 8, 8, 8, {13, 17}, {3, 3}, {1, 1}, true, false, Chain::kAffineHardSwish},
@@ -174,19 +192,7 @@ TEST_CASE("Conv post-op fusion: every Conv path gives the unfused bytes") {
     CAPTURE(c.name);
     CAPTURE(DTypeName(dt));
     g_dtype = dt;
-    const Graph g = ConvChainGraph(c);
-    auto fused = BuildPlan(g, true);
-    auto plain = BuildPlan(g, false);
-    REQUIRE(fused->steps().size() == 1);
-    CHECK(fused->steps()[0].node.op_type == "Conv");
-    CHECK(fused->steps()[0].node.doc.rfind("post-op:", 0) == 0);
-    const Tensor want = RunPlan(plain, g, 1)[0];
-    for (int threads : {1, 3}) {
-      CAPTURE(threads);
-      const Tensor got = RunPlan(fused, g, threads)[0];
-      REQUIRE(got.dims() == want.dims());
-      CHECK(std::memcmp(got.raw_data(), want.raw_data(), got.byte_size()) == 0);
-    }
+    CheckFusedBytes(c);
   }
   g_dtype = DType::kFloat32;
 }
@@ -206,19 +212,7 @@ TEST_CASE("ConvTranspose post-op fusion: bands of rows and whole channels give t
   };
   for (const ConvCase& c : cases) {
     CAPTURE(c.name);
-    const Graph g = ConvChainGraph(c);
-    auto fused = BuildPlan(g, true);
-    auto plain = BuildPlan(g, false);
-    REQUIRE(fused->steps().size() == 1);
-    CHECK(fused->steps()[0].node.op_type == "ConvTranspose");
-    CHECK(fused->steps()[0].node.doc.rfind("post-op:", 0) == 0);
-    const Tensor want = RunPlan(plain, g, 1)[0];
-    for (int threads : {1, 3}) {
-      CAPTURE(threads);
-      const Tensor got = RunPlan(fused, g, threads)[0];
-      REQUIRE(got.dims() == want.dims());
-      CHECK(std::memcmp(got.raw_data(), want.raw_data(), got.byte_size()) == 0);
-    }
+    CheckFusedBytes(c);
   }
   // A 16-bit ConvTranspose runs its float32 plan on widened data: its chain stays a step.
   g_dtype = DType::kFloat16;

@@ -194,6 +194,7 @@ TEST_CASE("Quantized Concat fusion: one table per input gives the unfused bytes"
       {1, {{2, 3, 40, 41}, {2, 5, 40, 41}, {2, 1, 40, 41}}},
       {-1, {{3, 7, 300}, {3, 7, 1}, {3, 7, 129}}},
       {0, {{70000}, {1000}}},
+      {1, {{2, 0, 5}, {2, 3, 5}}},  // an empty input
   };
   for (const Case& c : cases) {
     for (DType out : {DType::kUInt8, DType::kInt8}) {
