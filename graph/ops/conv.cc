@@ -539,7 +539,8 @@ class ConvOp final : public Op {
     if (IsPointwise(g)) {
       // The float32 output block of the in-place direct kernel is bounded as the direct
       // convolution's scratch is.
-      p.direct = !p.packed.empty() && p.og * p.P <= kernels::kConvDirectMaxImage;
+      p.direct = !p.packed.empty() && p.og * p.P <= kernels::kConvDirectMaxImage &&
+                 kernels::ConvPointwiseInPlaceApplies(g);
       return [plan](RunContext& rc) { RunPointwise16(*plan, rc); };
     }
     p.chunk = Im2ColChunk(p.kdim, p.P);

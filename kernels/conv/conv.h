@@ -71,6 +71,9 @@ bool ConvDirectF32(const ConvGeometry& g, const float* x, int64_t channels, cons
 bool ConvPointwiseInPlaceF32(const ConvGeometry& g, const float* x, int64_t channels,
                              const PackedAF32& w, const float* bias, float* y,
                              const Parallel& parallel, const PostOpF32& post = {});
+// Whether the in-place forms apply to g on the current SIMD target (1x1, stride 1, no padding,
+// rows of whole vectors), for callers that set up around them.
+bool ConvPointwiseInPlaceApplies(const ConvGeometry& g);
 // ConvPointwiseInPlaceF32 on 16-bit x (float16 / bfloat16 bits), each vector widened as it
 // loads: the float32 results of the same FMA chains on the widened x (y stays float32; `post`
 // may round it). Returns false, doing nothing, where the float32 form would.

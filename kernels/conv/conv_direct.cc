@@ -269,6 +269,8 @@ bool ConvDirectImpl(const ConvGeometry& g, const float* x, int64_t channels, con
                                          in_place_only);
 }
 
+bool ConvPointwiseInPlaceAppliesImpl(const ConvGeometry& g) { return InPlaceImage(g); }
+
 bool ConvPointwiseInPlace16Impl(Float16Kind kind, const ConvGeometry& g, const uint16_t* x,
                                 int64_t channels, const float* wpack, int64_t mr, int64_t cout,
                                 const float* bias, float* y, const Parallel& parallel,
@@ -290,6 +292,11 @@ namespace simplecpp::kernels {
 
 HWY_EXPORT(ConvDirectImpl);
 HWY_EXPORT(ConvPointwiseInPlace16Impl);
+HWY_EXPORT(ConvPointwiseInPlaceAppliesImpl);
+
+bool ConvPointwiseInPlaceApplies(const ConvGeometry& g) {
+  return HWY_DYNAMIC_DISPATCH(ConvPointwiseInPlaceAppliesImpl)(g);
+}
 
 bool ConvDirectApplies(const ConvGeometry& g, int64_t channels) {
   if (g.rank != 2) return false;

@@ -263,14 +263,12 @@ void PackAStrips(const float* HWY_RESTRICT a, int64_t lda, int64_t i0, int64_t r
 // Packs rows [k0, k0+kc) x columns [j0, j0+cols) of a 16-bit B ([K,N], ld = ldb) into panels of
 // [kc][kNR] at out + pn*kc*kNR, widened to float32 (exact) in registers; columns past `cols` are
 // zero, as in a whole packed B.
-void PackBBlock16(Float16Kind kind, const uint16_t* HWY_RESTRICT b, int64_t ldb, int64_t k0,
-                  int64_t kc, int64_t j0, int64_t cols, float* HWY_RESTRICT out) {
+template <f16vec::Storage S>
+void PackBBlock16As(const uint16_t* HWY_RESTRICT b, int64_t ldb, int64_t k0, int64_t kc,
+                    int64_t j0, int64_t cols, float* HWY_RESTRICT out) {
   const DF df;
   constexpr int64_t NR = static_cast<int64_t>(kNR);
-  const bool bf16 = kind == Float16Kind::kBFloat16;
-  auto load = [&](const uint16_t* src) {
-    return bf16 ? f16vec::LoadBF16(src) : f16vec::LoadHalf(src);
-  };
+  auto load = [](const uint16_t* src) { return f16vec::LoadAs<S>(src); };
   for (int64_t pn = 0; pn * NR < cols; ++pn) {
     const int64_t w = std::min(NR, cols - pn * NR);
     float* HWY_RESTRICT dst = out + pn * kc * NR;
@@ -291,6 +289,15 @@ void PackBBlock16(Float16Kind kind, const uint16_t* HWY_RESTRICT b, int64_t ldb,
         hn::Store(load(row + v * kL), df, dst + kk * NR + v * kL);
       }
     }
+  }
+}
+
+void PackBBlock16(Float16Kind kind, const uint16_t* HWY_RESTRICT b, int64_t ldb, int64_t k0,
+                  int64_t kc, int64_t j0, int64_t cols, float* HWY_RESTRICT out) {
+  if (kind == Float16Kind::kBFloat16) {
+    PackBBlock16As<f16vec::Storage::kBF16>(b, ldb, k0, kc, j0, cols, out);
+  } else {
+    PackBBlock16As<f16vec::Storage::kHalf>(b, ldb, k0, kc, j0, cols, out);
   }
 }
 
