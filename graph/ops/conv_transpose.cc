@@ -146,8 +146,8 @@ void RunConvTransposeF32(const ConvTransposeF32Plan& p, RunContext& rc) {
   for (int64_t n = 0; n < p.batch; ++n) {
     float* yn = y + n * p.out_channels * p.p_out;
     kernels::Col2ImInitF32(p.out_channels, p.p_out, b, yn, rc.parallel());
-    if (p.cg == 0) continue;
-    for (int64_t gi = 0; gi < p.group; ++gi) {
+    // (No input channels: Y is the bias, which the chain below still runs on.)
+    for (int64_t gi = 0; gi < p.group && p.cg > 0; ++gi) {
       const float* xg = x + (n * p.channels + gi * p.cg) * p.p_in;
       float* yg = yn + gi * p.og * p.p_out;
       for (int64_t p0 = 0; p0 < p.p_in; p0 += p.chunk) {

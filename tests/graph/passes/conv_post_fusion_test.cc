@@ -209,6 +209,8 @@ TEST_CASE("ConvTranspose post-op fusion: bands of rows and whole channels give t
       // Overlapping taps: the chain runs per channel once Y is complete.
       {"3x3 stride 2 pad 1", 4, 5, 1, {17, 13}, {3, 3}, {2, 2}, true, false, Chain::kSwish, true},
       {"run-time weights", 4, 6, 2, {11, 9}, {2, 2}, {2, 2}, false, true, Chain::kRelu, true},
+      // No input channels: Y is the bias, and the chain still runs on it.
+      {"no input channels", 0, 3, 1, {5, 4}, {2, 2}, {2, 2}, false, false, Chain::kSwish, true},
   };
   for (const ConvCase& c : cases) {
     CAPTURE(c.name);
