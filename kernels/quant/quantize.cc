@@ -167,15 +167,15 @@ HWY_INLINE void StoreLowBytes(DI di, hn::Vec<DI> v, T* HWY_RESTRICT out) {
 // half-integer, its rounding is the reference's integer. Where t lies beyond that range, f
 // (relative error below 2^-22) lies beyond [lo - zp - 0.5, hi - zp + 0.5] on the same side and
 // clamps to the same bound as the reference (rounding is monotonic); a clamped lane is an
-// integer, never undecided. A vector with an undecided lane (about 1 in 4000 lanes for random
-// values) goes through the scalar reference whole. So every target, WASM included, gives the
+// integer, never undecided. An undecided lane (about 1 in 2000 for random values) goes through
+// the scalar reference alone. So every target, WASM included, gives the
 // reference's bits. Rounding before the zero point is added matters at exact ties: round(2.5) +
 // 1 = 3, round(2.5 + 1) = 4.
 template <typename T>
-int64_t RequantizeF32Vec(const int32_t* HWY_RESTRICT acc, int64_t n,
+int64_t RequantizeF32Vec(const int32_t* HWY_RESTRICT acc, int64_t lda, int64_t rows, int64_t n,
                          const int32_t* HWY_RESTRICT bias, int64_t bias_step,
                          const float* HWY_RESTRICT mult, int64_t mult_step, int32_t zp, int32_t lo,
-                         int32_t hi, T* HWY_RESTRICT out) {
+                         int32_t hi, T* HWY_RESTRICT out, int64_t ldo) {
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
@@ -187,26 +187,64 @@ int64_t RequantizeF32Vec(const int32_t* HWY_RESTRICT acc, int64_t n,
   const auto magic = hn::Set(df, 12582912.0f);  // 1.5 * 2^23
   const auto one_m = hn::Set(df, mult[0]);
   const auto one_b = hn::Set(di, bias ? bias[0] : 0);
-  HWY_ALIGN int32_t held[hn::MaxLanes(di)];
-  int64_t i = 0;
-  for (; i + N <= n; i += N) {
-    auto vacc = hn::LoadU(di, acc + i);
+  // The clamped product f of the lanes at column i.
+  auto product = [&](const int32_t* HWY_RESTRICT a, int64_t i, hn::Vec<decltype(di)>* vacc) {
+    *vacc = hn::LoadU(di, a + i);
     // int32 lanes wrap like the reference's uint32 addition.
-    if (bias) vacc = hn::Add(vacc, bias_step ? hn::LoadU(di, bias + i) : one_b);
+    if (bias) *vacc = hn::Add(*vacc, bias_step ? hn::LoadU(di, bias + i) : one_b);
     const auto vm = mult_step ? hn::LoadU(df, mult + i) : one_m;
-    const auto f = hn::Min(hn::Max(hn::Mul(hn::ConvertTo(df, vacc), vm), flo), fhi);
-    // f + 1.5 * 2^23 rounds f half to even into the low mantissa bits (|f| <= 512 < 2^22): the
-    // sum's bits are 0x4B400000 + round(f); adding zp to those bits as an integer gives
-    // 0x4B400000 + round(f) + zp, whose low byte is the 8-bit result.
-    const auto biased = hn::Add(f, magic);
-    const auto r = hn::Sub(biased, magic);
-    if (HWY_UNLIKELY(!hn::AllFalse(df, hn::Gt(hn::Abs(hn::Sub(f, r)), near_half)))) {
-      hn::Store(vacc, di, held);
-      quantize_detail::RequantizeScalar(held, N, mult + i * mult_step, mult_step, zp, lo, hi,
-                                        out + i);
-      continue;
+    return hn::Min(hn::Max(hn::Mul(hn::ConvertTo(df, *vacc), vm), flo), fhi);
+  };
+  // f + 1.5 * 2^23 rounds f half to even into the low mantissa bits (|f| <= 512 < 2^22): the
+  // sum's bits are 0x4B400000 + round(f); adding zp to those bits as an integer gives
+  // 0x4B400000 + round(f) + zp, whose low byte is the 8-bit result.
+  auto store = [&](hn::Vec<decltype(df)> biased, T* HWY_RESTRICT o) {
+    StoreLowBytes(di, hn::Add(hn::BitCast(di, biased), vzp), o);
+  };
+  // |f - round(f)|: undecided where it exceeds near_half.
+  auto distance = [&](hn::Vec<decltype(df)> f, hn::Vec<decltype(df)> biased) {
+    return hn::Abs(hn::Sub(f, hn::Sub(biased, magic)));
+  };
+  // Overwrites the undecided lanes of the vector stored at o + i with the scalar reference's.
+  auto fix = [&](hn::Vec<decltype(di)> vacc, hn::Vec<decltype(df)> dist, int64_t i,
+                 T* HWY_RESTRICT o) {
+    HWY_ALIGN int32_t held[hn::MaxLanes(di)];
+    HWY_ALIGN float far[hn::MaxLanes(df)];
+    hn::Store(vacc, di, held);
+    hn::Store(dist, df, far);
+    for (int64_t j = 0; j < N; ++j) {
+      if (far[j] > 0.5f - 1.0f / 4096.0f) {
+        quantize_detail::RequantizeScalar(held + j, 1, mult + (i + j) * mult_step, mult_step, zp,
+                                          lo, hi, o + i + j);
+      }
     }
-    StoreLowBytes(di, hn::Add(hn::BitCast(di, biased), vzp), out + i);
+  };
+  int64_t i = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int32_t* HWY_RESTRICT a = acc + r * lda;
+    T* HWY_RESTRICT o = out + r * ldo;
+    i = 0;
+    // Two vectors per test of the undecided lanes (one branch instead of two).
+    for (; i + 2 * N <= n; i += 2 * N) {
+      hn::Vec<decltype(di)> acc0, acc1;
+      const auto f0 = product(a, i, &acc0), f1 = product(a, i + N, &acc1);
+      const auto b0 = hn::Add(f0, magic), b1 = hn::Add(f1, magic);
+      const auto d0 = distance(f0, b0), d1 = distance(f1, b1);
+      store(b0, o + i);
+      store(b1, o + i + N);
+      if (HWY_UNLIKELY(!hn::AllFalse(df, hn::Gt(hn::Max(d0, d1), near_half)))) {
+        fix(acc0, d0, i, o);
+        fix(acc1, d1, i + N, o);
+      }
+    }
+    for (; i + N <= n; i += N) {
+      hn::Vec<decltype(di)> vacc;
+      const auto f = product(a, i, &vacc);
+      const auto biased = hn::Add(f, magic);
+      const auto d = distance(f, biased);
+      store(biased, o + i);
+      if (HWY_UNLIKELY(!hn::AllFalse(df, hn::Gt(d, near_half)))) fix(vacc, d, i, o);
+    }
   }
   return i;
 }
@@ -410,11 +448,8 @@ int64_t RequantizeRowsVec(const int32_t* acc, int64_t lda, int64_t rows, int64_t
   constexpr bool kPreferF32 = true;
 #endif
   if (kPreferF32 && F32RequantExact(mult, count, zp, lo, hi)) {
-    for (int64_t r = 0; r < rows; ++r) {
-      done = RequantizeF32Vec<T>(acc + r * lda, cols, bias, bias_step, mult, mult_step, zp, lo, hi,
-                                 out + r * ldo);
-    }
-    return done;
+    return RequantizeF32Vec<T>(acc, lda, rows, cols, bias, bias_step, mult, mult_step, zp, lo, hi,
+                               out, ldo);
   }
 #if HWY_HAVE_FLOAT64
   bool finite = true;
@@ -648,43 +683,66 @@ void RequantizeTail(const int32_t* acc, int64_t n, const int32_t* bias, int64_t 
   }
 }
 
-// Lanes that every target's float32 vector divides (AVX-512: 16).
-constexpr int64_t kMaxFloatLanes = 16;
-// Largest group of rows RequantizeRows flattens (elements).
-constexpr int64_t kMaxGroupElements = 4096;
+// Two vectors of float32 lanes on every target (AVX-512: 2 x 16): RequantizeF32Vec's step.
+constexpr int64_t kGroupLanes = 32;
+// Largest group of rows RequantizeRows flattens (elements; its parameters are on the stack).
+constexpr int64_t kMaxGroupElements = 2048;
+// Shortest row RequantizeRows groups rows into.
+constexpr int64_t kMinGroupElements = 128;
 
 template <typename T, typename Impl>
 void RequantizeRows(Impl impl, const int32_t* acc, int64_t lda, int64_t rows, int64_t cols,
                     const int32_t* bias, int64_t bias_step, const float* mult, int64_t mult_step,
-                    int32_t zp, int32_t lo, int32_t hi, T* out, int64_t ldo) {
+                    int32_t zp, int32_t lo, int32_t hi, T* out, int64_t ldo,
+                    int64_t lanes = kGroupLanes) {
   if (rows <= 0 || cols <= 0) return;
-  // Dense rows with one parameter per column whose length is no multiple of the vector (a
+  // Dense rows with the same parameters for every element: one row.
+  if (rows > 1 && lda == cols && ldo == cols && mult_step == 0 && (!bias || bias_step == 0)) {
+    RequantizeRows(impl, acc, rows * cols, 1, rows * cols, bias, 0, mult, 0, zp, lo, hi, out,
+                   rows * cols);
+    return;
+  }
+  // Dense rows with one parameter per column whose length is no multiple of two vectors (a
   // convolution's block of positions x a few output channels, e.g. 24): `group` rows at a time
-  // are one row of whole vectors, with the parameters repeated per row, instead of each row
-  // leaving a scalar tail. The same operations per element, so the same bytes.
-  int64_t g = kMaxFloatLanes;
-  for (int64_t a = cols % kMaxFloatLanes; a != 0;) {
+  // are one row of whole vector pairs, with the parameters repeated per row, instead of each row
+  // leaving a scalar tail or a lone vector. The same operations per element, so the same bytes.
+  // The rows left over from groups of two vectors are grouped by one vector (lanes / 2).
+  int64_t g = lanes;
+  for (int64_t a = cols % lanes; a != 0;) {
     const int64_t t = g % a;
     g = a;
     a = t;
   }
-  const int64_t group = kMaxFloatLanes / g;  // kMaxFloatLanes / gcd(cols, kMaxFloatLanes)
+  int64_t group = lanes / g;  // lanes / gcd(cols, lanes)
+  // Rows of a few vectors only are mostly loop overhead: at least kMinGroupElements per row.
+  while (group * cols < kMinGroupElements && 2 * group * cols <= kMaxGroupElements &&
+         2 * group <= rows) {
+    group *= 2;
+  }
   if (group > 1 && lda == cols && ldo == cols && mult_step == 1 && (!bias || bias_step == 1) &&
       rows >= group && group * cols <= kMaxGroupElements) {
     const int64_t n = group * cols;
-    std::vector<float> gm(static_cast<size_t>(n));
-    std::vector<int32_t> gb(bias ? static_cast<size_t>(n) : 0);
-    for (int64_t r = 0; r < group; ++r) {
-      std::copy(mult, mult + cols, gm.begin() + r * cols);
-      if (bias) std::copy(bias, bias + cols, gb.begin() + r * cols);
+    float gm[kMaxGroupElements];
+    int32_t gb[kMaxGroupElements];
+    // group is a power of two: the parameters double until they fill the row.
+    std::copy(mult, mult + cols, gm);
+    if (bias) std::copy(bias, bias + cols, gb);
+    for (int64_t len = cols; len < n; len *= 2) {
+      std::copy(gm, gm + len, gm + len);
+      if (bias) std::copy(gb, gb + len, gb + len);
     }
     const int64_t whole = rows / group * group;
-    RequantizeRows(impl, acc, n, whole / group, n, bias ? gb.data() : nullptr, 1, gm.data(), 1,
-                   zp, lo, hi, out, n);
+    RequantizeRows(impl, acc, n, whole / group, n, bias ? gb : nullptr, 1, gm, 1, zp, lo, hi, out,
+                   n);
     if (whole == rows) return;
     acc += whole * lda;
     out += whole * ldo;
     rows -= whole;
+    if (lanes == kGroupLanes) {
+      RequantizeRows(impl, acc, lda, rows, cols, bias, bias_step, mult, mult_step, zp, lo, hi, out,
+                     ldo, kGroupLanes / 2);
+      return;
+    }
   }
   const int64_t done =
       impl(acc, lda, rows, cols, bias, bias_step, mult, mult_step, zp, lo, hi, out, ldo);

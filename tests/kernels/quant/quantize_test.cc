@@ -313,8 +313,9 @@ TEST_CASE("RequantizeBias of dense rows with per-column parameters (grouped rows
   for (const auto& t : CompiledTargets()) {
     ScopedTarget st(t);
     CAPTURE(t.name);
-    for (int64_t cols : {1, 3, 8, 12, 17, 24, 40, 100, 300}) {
-      for (int64_t rows : {1, 2, 5, 16, 37}) {
+    for (int64_t cols : {1, 3, 6, 8, 12, 16, 17, 24, 40, 100, 300}) {
+      // Row counts that leave remainders after groups of two vectors, then of one.
+      for (int64_t rows : {1, 2, 5, 7, 16, 37, 100, 133}) {
         CAPTURE(cols);
         CAPTURE(rows);
         std::vector<int32_t> acc(static_cast<size_t>(rows * cols)), bias(static_cast<size_t>(cols));
@@ -338,6 +339,13 @@ TEST_CASE("RequantizeBias of dense rows with per-column parameters (grouped rows
           const auto want_s = RequantizeRef<int8_t>(sum, m, 1, -3, -128, 127);
           CHECK(std::equal(want_s.begin(), want_s.end(), got_s.begin() + r * cols));
         }
+        // One bias and multiplier for the whole dense block (requantized as one row).
+        std::vector<uint8_t> one(acc.size(), 0xAB);
+        RequantizeBiasRowsI32ToU8(acc.data(), cols, rows, cols, bias.data(), 0, m.data(), 0, 7, 0,
+                                  255, one.data(), cols);
+        std::vector<int32_t> sum(acc.size());
+        for (size_t i = 0; i < acc.size(); ++i) sum[i] = acc[i] + bias[0];
+        CHECK(one == RequantizeRef<uint8_t>(sum, m, 0, 7, 0, 255));
       }
     }
   }
