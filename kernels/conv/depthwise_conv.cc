@@ -1,7 +1,8 @@
 // Depthwise convolution kernel (see kernels/conv/depthwise_conv.h): per output row, interior
 // columns accumulate every tap in vector registers, up to 8 vectors at once (stride 1 or 2 along
-// the row), and store once; other strides use the same tap order with scalar FMAs. Padded inputs are copied into a
-// zero-bordered plane first, so that every column is interior.
+// the row; short rows 2 or 4 at a time), and store once; other strides use the same tap order
+// with scalar FMAs. Padded inputs are copied into a zero-bordered plane first, so that every
+// column is interior.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/conv/depthwise_conv.cc"
 #include "kernels/hwy_policy.h"
@@ -11,6 +12,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <type_traits>
 
 #include "kernels/conv/depthwise_conv.h"
 #include "kernels/gemm/gemm_internal.h"  // ThreadScratch
@@ -70,6 +73,211 @@ HWY_INLINE void RowVectors(D d, const float* HWY_RESTRICT x0, int64_t row_step,
   if constexpr (N > 7) hn::StoreU(a7, d, y + column(7));
 }
 
+// RowVectors for R output rows at once (R * N <= 8 accumulators), each row's kernel rows all
+// inside the image: row r's input starts at x0 + r * x_step and its outputs at y + r * y_step.
+// A row of a few vectors alone has too few independent chains to hide the multiply-add's latency
+// (a 56-wide row: 4 chains of 9 taps); R rows together have R times as many. Each output's taps
+// are added in RowVectors's order, so the results are the same bits.
+template <int R, int N, int64_t kStride, class D>
+HWY_INLINE void RowsVectors(D d, const float* HWY_RESTRICT x0, int64_t x_step, int64_t row_step,
+                            const float* HWY_RESTRICT w0, int64_t rows, int64_t KW, int64_t DW,
+                            float b, float* HWY_RESTRICT y, int64_t y_step, int64_t last) {
+  static_assert(R >= 1 && N >= 1 && R * N <= 8, "up to 8 accumulators");
+  const int64_t L = static_cast<int64_t>(hn::Lanes(d));
+  using V = hn::Vec<D>;
+  V acc[R][N];
+  for (int r = 0; r < R; ++r) {
+    for (int n = 0; n < N; ++n) acc[r][n] = hn::Set(d, b);
+  }
+  int64_t column[N];
+  for (int n = 0; n < N; ++n) column[n] = n == N - 1 ? last : n * L;
+  for (int64_t ky = 0; ky < rows; ++ky) {
+    const float* wr = w0 + ky * KW;
+    for (int64_t kx = 0; kx < KW; ++kx) {
+      const auto wv = hn::Set(d, wr[kx]);
+      const float* p = x0 + ky * row_step + kx * DW;
+      for (int r = 0; r < R; ++r) {
+        for (int n = 0; n < N; ++n) {
+          const float* q = p + r * x_step + column[n] * kStride;
+          V t;
+          if constexpr (kStride == 1) {
+            t = hn::LoadU(d, q);
+          } else {
+            t = hn::ConcatEven(d, hn::LoadU(d, q + L), hn::LoadU(d, q));
+          }
+          acc[r][n] = hn::MulAdd(wv, t, acc[r][n]);
+        }
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int n = 0; n < N; ++n) hn::StoreU(acc[r][n], d, y + r * y_step + column[n]);
+  }
+}
+
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+// AVX-512 rows whose input rows start on 64-byte boundaries (the zero-bordered plane), stride 1,
+// dilation 1: every input vector is one aligned load, and the taps kx = 1.. are its lanes shifted
+// across the next vector's (valignd). An unaligned 512-bit load crosses two cache lines and halves
+// the loads per cycle; nearly every tap load of the portable twin (RowsVectors) does. The sums are
+// RowsVectors's operations in its order: the same bits.
+constexpr int64_t kAlignedLanes = 16;
+
+template <int kShift>
+HWY_INLINE __m512 LanesFrom(__m512 lo, __m512 hi) {
+  if constexpr (kShift == 0) {
+    return lo;
+  } else {
+    return _mm512_castsi512_ps(
+        _mm512_alignr_epi32(_mm512_castps_si512(hi), _mm512_castps_si512(lo), kShift));
+  }
+}
+
+// R rows x N vectors of outputs from column 0 (y + r * y_step + n * 16); the last vector stores
+// its first `last_lanes` lanes only. x0: row 0's first kernel row at column 0 (64-byte aligned, as
+// are x_step and row_step in bytes); N + 1 vectors of each input row are read. Stride 2: each
+// input row is stored deinterleaved, its even columns then (at + odd) its odd ones, so that tap kx
+// is lanes kx / 2 on of the even or odd half's vectors.
+template <int R, int N, int KW, int kStride>
+HWY_INLINE void RowsAligned(const float* HWY_RESTRICT x0, int64_t x_step, int64_t row_step,
+                            int64_t odd, const float* HWY_RESTRICT w0, int64_t rows, float b,
+                            float* HWY_RESTRICT y, int64_t y_step, int64_t last_lanes) {
+  static_assert(R * N <= 8 && (KW == 3 || KW == 5), "up to 8 accumulators, 3 or 5 taps");
+  static_assert(kStride == 1 || kStride == 2, "stride 1 or 2");
+  __m512 acc[R][N];
+  for (int r = 0; r < R; ++r) {
+    for (int n = 0; n < N; ++n) acc[r][n] = _mm512_set1_ps(b);
+  }
+  for (int64_t ky = 0; ky < rows; ++ky) {
+    __m512 wv[KW];
+    for (int kx = 0; kx < KW; ++kx) wv[kx] = _mm512_set1_ps(w0[ky * KW + kx]);
+    for (int r = 0; r < R; ++r) {
+      const float* p = x0 + r * x_step + ky * row_step;
+      __m512 a[N + 1];
+      for (int n = 0; n <= N; ++n) a[n] = _mm512_load_ps(p + n * kAlignedLanes);
+      if constexpr (kStride == 1) {
+        for (int n = 0; n < N; ++n) {
+          acc[r][n] = _mm512_fmadd_ps(wv[0], LanesFrom<0>(a[n], a[n + 1]), acc[r][n]);
+          acc[r][n] = _mm512_fmadd_ps(wv[1], LanesFrom<1>(a[n], a[n + 1]), acc[r][n]);
+          acc[r][n] = _mm512_fmadd_ps(wv[2], LanesFrom<2>(a[n], a[n + 1]), acc[r][n]);
+          if constexpr (KW == 5) {
+            acc[r][n] = _mm512_fmadd_ps(wv[3], LanesFrom<3>(a[n], a[n + 1]), acc[r][n]);
+            acc[r][n] = _mm512_fmadd_ps(wv[4], LanesFrom<4>(a[n], a[n + 1]), acc[r][n]);
+          }
+        }
+      } else {
+        __m512 o[N + 1];
+        for (int n = 0; n <= N; ++n) o[n] = _mm512_load_ps(p + odd + n * kAlignedLanes);
+        for (int n = 0; n < N; ++n) {
+          acc[r][n] = _mm512_fmadd_ps(wv[0], LanesFrom<0>(a[n], a[n + 1]), acc[r][n]);
+          acc[r][n] = _mm512_fmadd_ps(wv[1], LanesFrom<0>(o[n], o[n + 1]), acc[r][n]);
+          acc[r][n] = _mm512_fmadd_ps(wv[2], LanesFrom<1>(a[n], a[n + 1]), acc[r][n]);
+          if constexpr (KW == 5) {
+            acc[r][n] = _mm512_fmadd_ps(wv[3], LanesFrom<1>(o[n], o[n + 1]), acc[r][n]);
+            acc[r][n] = _mm512_fmadd_ps(wv[4], LanesFrom<2>(a[n], a[n + 1]), acc[r][n]);
+          }
+        }
+      }
+    }
+  }
+  const __mmask16 last_mask = static_cast<__mmask16>((1u << last_lanes) - 1u);
+  for (int r = 0; r < R; ++r) {
+    float* yr = y + r * y_step;
+    for (int n = 0; n + 1 < N; ++n) _mm512_storeu_ps(yr + n * kAlignedLanes, acc[r][n]);
+    _mm512_mask_storeu_ps(yr + (N - 1) * kAlignedLanes, last_mask, acc[r][N - 1]);
+  }
+}
+
+// Outputs [0, OW) of `count` rows (1, 2 or 4; 2 needs OW <= 64, 4 OW <= 32) as RowsAligned.
+template <int KW, int kStride>
+void RowsAlignedAll(const float* HWY_RESTRICT x0, int64_t x_step, int64_t row_step, int64_t odd,
+                    const float* HWY_RESTRICT w0, int64_t rows, float b, float* HWY_RESTRICT y,
+                    int64_t y_step, int64_t OW, int count) {
+  constexpr int64_t L = kAlignedLanes;
+  auto run = [&](auto r, auto n, int64_t col, int64_t last_lanes) {
+    RowsAligned<decltype(r)::value, decltype(n)::value, KW, kStride>(
+        x0 + col, x_step, row_step, odd, w0, rows, b, y + col, y_step, last_lanes);
+  };
+  const int64_t vectors = (OW + L - 1) / L;
+  const int64_t tail = OW - (vectors - 1) * L;  // lanes of the last vector, 1..16
+  using std::integral_constant;
+  if (count == 4) {
+    if (vectors == 1) {
+      run(integral_constant<int, 4>(), integral_constant<int, 1>(), 0, tail);
+    } else {
+      run(integral_constant<int, 4>(), integral_constant<int, 2>(), 0, tail);
+    }
+    return;
+  }
+  if (count == 2) {
+    switch (vectors) {
+      case 1: run(integral_constant<int, 2>(), integral_constant<int, 1>(), 0, tail); break;
+      case 2: run(integral_constant<int, 2>(), integral_constant<int, 2>(), 0, tail); break;
+      case 3: run(integral_constant<int, 2>(), integral_constant<int, 3>(), 0, tail); break;
+      default: run(integral_constant<int, 2>(), integral_constant<int, 4>(), 0, tail); break;
+    }
+    return;
+  }
+  // One row: passes of up to 8 vectors of near-equal sizes, as RowInterior.
+  const int64_t passes = (vectors + 7) / 8;
+  int64_t v = 0;
+  for (int64_t pass = 0; pass < passes; ++pass) {
+    const int64_t n = (vectors - v + (passes - pass) - 1) / (passes - pass);
+    const int64_t lanes = pass + 1 == passes ? tail : L;
+    const int64_t col = v * L;
+    using I1 = integral_constant<int, 1>;
+    switch (n) {
+      case 1: run(I1(), integral_constant<int, 1>(), col, lanes); break;
+      case 2: run(I1(), integral_constant<int, 2>(), col, lanes); break;
+      case 3: run(I1(), integral_constant<int, 3>(), col, lanes); break;
+      case 4: run(I1(), integral_constant<int, 4>(), col, lanes); break;
+      case 5: run(I1(), integral_constant<int, 5>(), col, lanes); break;
+      case 6: run(I1(), integral_constant<int, 6>(), col, lanes); break;
+      case 7: run(I1(), integral_constant<int, 7>(), col, lanes); break;
+      default: run(I1(), integral_constant<int, 8>(), col, lanes); break;
+    }
+    v += n;
+  }
+}
+#endif  // AVX3
+
+// Outputs [lo, hi) (L <= hi - lo <= 4 * L) of `count` rows (1, 2 or 4 with hi - lo <= 2 * L)
+// whose kernel rows are all inside the image, several rows per pass.
+template <int64_t kStride, class D>
+HWY_INLINE void ShortRows(D d, const float* HWY_RESTRICT x0, int64_t x_step, int64_t row_step,
+                          const float* HWY_RESTRICT w0, int64_t rows, int64_t KW, int64_t DW,
+                          float b, float* HWY_RESTRICT y, int64_t y_step, int64_t lo, int64_t hi,
+                          int count) {
+  const int64_t L = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t vectors = (hi - lo + L - 1) / L;
+  const float* x = x0 + lo * kStride;
+  float* yo = y + lo;
+  const int64_t last = hi - L - lo;
+  auto run = [&](auto r, auto n) {
+    RowsVectors<decltype(r)::value, decltype(n)::value, kStride>(d, x, x_step, row_step, w0, rows,
+                                                                 KW, DW, b, yo, y_step, last);
+  };
+  using I1 = std::integral_constant<int, 1>;
+  using I2 = std::integral_constant<int, 2>;
+  using I3 = std::integral_constant<int, 3>;
+  using I4 = std::integral_constant<int, 4>;
+  if (count == 4) {
+    if (vectors == 1) {
+      run(I4(), I1());
+    } else {
+      run(I4(), I2());
+    }
+    return;
+  }
+  const bool two = count == 2;
+  switch (vectors) {
+    case 1: two ? run(I2(), I1()) : run(I1(), I1()); break;
+    case 2: two ? run(I2(), I2()) : run(I1(), I2()); break;
+    case 3: two ? run(I2(), I3()) : run(I1(), I3()); break;
+    default: two ? run(I2(), I4()) : run(I1(), I4()); break;
+  }
+}
+
 // Outputs [lo, hi) of one row (hi - lo >= L), every tap inside: the row's vectors in passes of
 // at most 8, of near-equal sizes (10 vectors as 5 + 5 rather than 8 + 2: a short pass has too
 // few chains to hide the multiply-add's latency); the last vector of the last pass ends at hi.
@@ -119,10 +327,22 @@ void DepthwiseChannel(const float* HWY_RESTRICT xc, const float* HWY_RESTRICT wc
   // Stride 2's vectors load one float past their last tap: interior columns whose loads stay
   // inside the row (2*ox + last_off + 1 <= W - 1 for the last one).
   const int64_t hi2 = std::max(std::min(hi, (W - last_off) / 2), lo);
-  for (int64_t oy = 0; oy < OH; ++oy) {
+  // The vector run of every row: [lo, vhi).
+  int64_t vhi = lo;
+  if (SW == 1 && hi - lo >= L) vhi = hi;
+  if (SW == 2 && hi2 - lo >= L) vhi = hi2;
+  const int64_t vectors = (vhi - lo + L - 1) / L;
+  // Rows of at most 4 vectors go 2 or 4 at a time where their kernel rows are all inside the
+  // image: output rows [full_lo, full_hi).
+  const int group = vhi == lo ? 1 : vectors <= 2 ? 4 : vectors <= 4 ? 2 : 1;
+  const int64_t full_lo = std::min(OH, (PH + SH - 1) / SH);
+  const int64_t bottom = H - 1 - (KH - 1) * DH + PH;  // the last row's top input row + PH
+  const int64_t full_hi = std::max(full_lo, std::min(OH, bottom < 0 ? 0 : bottom / SH + 1));
+  // Every column of row oy outside [lo, vhi): scalar sums in the same tap order, skipping taps in
+  // the padding.
+  auto columns_outside = [&](int64_t oy) {
     float* yrow = yc + oy * OW;
     const int64_t iy0 = oy * SH - PH;
-    // Rows of the kernel that land inside the image.
     int64_t ky_lo = 0, ky_hi = KH;
     while (ky_lo < KH && iy0 + ky_lo * DH < 0) ++ky_lo;
     while (ky_hi > ky_lo && iy0 + (ky_hi - 1) * DH >= H) --ky_hi;
@@ -138,19 +358,7 @@ void DepthwiseChannel(const float* HWY_RESTRICT xc, const float* HWY_RESTRICT wc
       yrow[ox] = acc;
     };
     for (int64_t ox = 0; ox < lo; ++ox) edge(ox);
-    int64_t ox = lo;
-    const int64_t rows = ky_hi - ky_lo;
-    // Column 0's input for the first kernel row inside the image.
-    const float* x0 = rows > 0 ? xc + (iy0 + ky_lo * DH) * W - PW : xc;
-    const float* w0 = wc + ky_lo * KW;
-    if (SW == 1 && hi - lo >= L) {
-      RowInterior<1>(d, x0, DH * W, w0, rows, KW, DW, b, yrow, lo, hi);
-      ox = hi;
-    } else if (SW == 2 && hi2 - lo >= L) {
-      RowInterior<2>(d, x0, DH * W, w0, rows, KW, DW, b, yrow, lo, hi2);
-      ox = hi2;
-    }
-    for (; ox < hi; ++ox) {
+    for (int64_t ox = vhi; ox < hi; ++ox) {
       float acc = b;
       for (int64_t ky = ky_lo; ky < ky_hi; ++ky) {
         const float* xp = xc + (iy0 + ky * DH) * W + ox * SW - PW;
@@ -159,26 +367,158 @@ void DepthwiseChannel(const float* HWY_RESTRICT xc, const float* HWY_RESTRICT wc
       }
       yrow[ox] = acc;
     }
-    for (ox = hi; ox < OW; ++ox) edge(ox);
+    for (int64_t ox = hi; ox < OW; ++ox) edge(ox);
+  };
+  for (int64_t oy = 0; oy < OH;) {
+    int count = 1;
+    if (group > 1 && oy >= full_lo) {
+      count = group;
+      while (count > 1 && oy + count > full_hi) count /= 2;
+    }
+    const int64_t iy0 = oy * SH - PH;
+    if (count > 1) {
+      const float* x0 = xc + iy0 * W - PW;
+      if (SW == 1) {
+        ShortRows<1>(d, x0, SH * W, DH * W, wc, KH, KW, DW, b, yc + oy * OW, OW, lo, vhi, count);
+      } else {
+        ShortRows<2>(d, x0, SH * W, DH * W, wc, KH, KW, DW, b, yc + oy * OW, OW, lo, vhi, count);
+      }
+      for (int r = 0; r < count; ++r) columns_outside(oy + r);
+      oy += count;
+      continue;
+    }
+    if (vhi > lo) {
+      // Rows of the kernel that land inside the image.
+      int64_t ky_lo = 0, ky_hi = KH;
+      while (ky_lo < KH && iy0 + ky_lo * DH < 0) ++ky_lo;
+      while (ky_hi > ky_lo && iy0 + (ky_hi - 1) * DH >= H) --ky_hi;
+      const int64_t rows = ky_hi - ky_lo;
+      // Column 0's input for the first kernel row inside the image.
+      const float* x0 = rows > 0 ? xc + (iy0 + ky_lo * DH) * W - PW : xc;
+      const float* w0 = wc + ky_lo * KW;
+      if (SW == 1) {
+        RowInterior<1>(d, x0, DH * W, w0, rows, KW, DW, b, yc + oy * OW, lo, vhi);
+      } else {
+        RowInterior<2>(d, x0, DH * W, w0, rows, KW, DW, b, yc + oy * OW, lo, vhi);
+      }
+    }
+    columns_outside(oy);
+    ++oy;
   }
 }
 
-// plane [H, WP] = x [H, W] placed at column PW, zeros left and right of it. Inline loops: the
-// rows are short, and a library call per piece cost more than the copy.
+// plane [H, WP] = x [H, W] placed at column PW, zeros left and right of it. Every row is zeroed
+// and copied by whole vectors (a row's last vector overlaps the one before it; the zeros of the
+// last row may run up to a vector past WP: the plane has kPlaneSlack floats more). Loops of
+// single elements here were turned into a memset / memmove call per piece, which cost more than
+// the copy on rows this short.
+constexpr int64_t kPlaneSlack = 64;
 void PadColumns(const float* HWY_RESTRICT x, int64_t H, int64_t W, int64_t PW, int64_t WP,
                 float* HWY_RESTRICT plane) {
   const hn::ScalableTag<float> d;
   const int64_t L = static_cast<int64_t>(hn::Lanes(d));
+  const auto zero = hn::Zero(d);
   for (int64_t r = 0; r < H; ++r) {
     float* row = plane + r * WP;
     const float* src = x + r * W;
-    for (int64_t i = 0; i < PW; ++i) row[i] = 0.0f;
+    for (int64_t i = 0; i < WP; i += L) hn::StoreU(zero, d, row + i);
+    if (W < L) {
+      for (int64_t j = 0; j < W; ++j) row[PW + j] = src[j];
+      continue;
+    }
     int64_t j = 0;
     for (; j + L <= W; j += L) hn::StoreU(hn::LoadU(d, src + j), d, row + PW + j);
-    for (; j < W; ++j) row[PW + j] = src[j];
-    for (int64_t i = PW + W; i < WP; ++i) row[i] = 0.0f;
+    if (j < W) hn::StoreU(hn::LoadU(d, src + W - L), d, row + PW + W - L);
   }
 }
+
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+// Whether DepthwiseChannelAligned takes a convolution.
+bool AlignedApplies(int64_t KW, int64_t SW, int64_t DW, int64_t OW) {
+  return (SW == 1 || SW == 2) && DW == 1 && (KW == 3 || KW == 5) && OW > 0;
+}
+
+// The first n lanes (n clamped to [0, 16]).
+HWY_INLINE __mmask16 FirstLanes(int64_t n) {
+  return n <= 0 ? 0 : n >= kAlignedLanes ? 0xFFFF : static_cast<__mmask16>((1u << n) - 1u);
+}
+
+// Floats [c, c + 16) of the zero-padded row whose column PW holds src[0] (src has W floats): one
+// load (masked at the right end, expanded to lanes PW.. at the left end); no element outside
+// src is read.
+HWY_INLINE __m512 PaddedVector(const float* HWY_RESTRICT src, int64_t W, int64_t PW, int64_t c) {
+  const int64_t s = c - PW;
+  if (s >= 0) {
+    if (s + kAlignedLanes <= W) return _mm512_loadu_ps(src + s);
+    return _mm512_maskz_loadu_ps(FirstLanes(W - s), src + s);
+  }
+  // Lanes -s .. hold src[0 ..): loaded from src, then moved up (expand keeps their order).
+  const int64_t skip = -s;
+  if (skip >= kAlignedLanes) return _mm512_setzero_ps();
+  const __m512 v = _mm512_maskz_loadu_ps(FirstLanes(std::min(kAlignedLanes - skip, W)), src);
+  return _mm512_maskz_expand_ps(static_cast<__mmask16>(FirstLanes(skip + W) & ~FirstLanes(skip)),
+                                v);
+}
+
+// The plane of DepthwiseChannelAligned: each input row zero-padded (x at column PW) into rows of
+// rowlen floats (a multiple of 16 or, stride 2, of 32), written once by aligned stores; for
+// stride 2 each row's even columns go to its first half and its odd ones to its second half.
+// (Zeroing a row and then copying into it, or splitting a row right after writing it, reloads
+// data still in the store queue from stores that only partly cover the load: it stalls until
+// they retire.)
+void AlignedPlane(const float* HWY_RESTRICT x, int64_t H, int64_t W, int64_t PW, int64_t SW,
+                  int64_t rowlen, float* HWY_RESTRICT plane) {
+  constexpr int64_t L = kAlignedLanes;
+  const __m512i even_lanes = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4,
+                                              2, 0);
+  const __m512i odd_lanes = _mm512_add_epi32(even_lanes, _mm512_set1_epi32(1));
+  const int64_t half = rowlen / 2;
+  for (int64_t r = 0; r < H; ++r) {
+    const float* src = x + r * W;
+    float* row = plane + r * rowlen;
+    if (SW == 1) {
+      for (int64_t c = 0; c < rowlen; c += L) _mm512_store_ps(row + c, PaddedVector(src, W, PW, c));
+      continue;
+    }
+    for (int64_t j = 0; j < half; j += L) {
+      const __m512 lo = PaddedVector(src, W, PW, 2 * j);
+      const __m512 hi = PaddedVector(src, W, PW, 2 * j + L);
+      _mm512_store_ps(row + j, _mm512_permutex2var_ps(lo, even_lanes, hi));
+      _mm512_store_ps(row + half + j, _mm512_permutex2var_ps(lo, odd_lanes, hi));
+    }
+  }
+}
+
+// One output channel from AlignedPlane's plane (rows of rowlen floats, the odd columns at `odd`
+// for stride 2): the sums of DepthwiseChannel, in its tap order, several short rows at a time.
+void DepthwiseChannelAligned(const float* HWY_RESTRICT plane, int64_t rowlen, int64_t odd,
+                             const float* HWY_RESTRICT wc, float b, float* HWY_RESTRICT yc,
+                             int64_t H, int64_t OH, int64_t OW, int64_t KH, int64_t KW,
+                             int64_t SH, int64_t SW, int64_t DH, int64_t PH) {
+  const int64_t vectors = (OW + kAlignedLanes - 1) / kAlignedLanes;
+  const int group = vectors <= 2 ? 4 : vectors <= 4 ? 2 : 1;
+  const int64_t full_lo = std::min(OH, (PH + SH - 1) / SH);
+  const int64_t bottom = H - 1 - (KH - 1) * DH + PH;
+  const int64_t full_hi = std::max(full_lo, std::min(OH, bottom < 0 ? 0 : bottom / SH + 1));
+  auto* rows_aligned = KW == 3 ? (SW == 1 ? &RowsAlignedAll<3, 1> : &RowsAlignedAll<3, 2>)
+                               : (SW == 1 ? &RowsAlignedAll<5, 1> : &RowsAlignedAll<5, 2>);
+  for (int64_t oy = 0; oy < OH;) {
+    int count = 1;
+    if (oy >= full_lo) {
+      count = group;
+      while (count > 1 && oy + count > full_hi) count /= 2;
+    }
+    const int64_t iy0 = oy * SH - PH;
+    int64_t ky_lo = 0, ky_hi = KH;
+    while (ky_lo < KH && iy0 + ky_lo * DH < 0) ++ky_lo;
+    while (ky_hi > ky_lo && iy0 + (ky_hi - 1) * DH >= H) --ky_hi;
+    const float* x0 = ky_hi > ky_lo ? plane + (iy0 + ky_lo * DH) * rowlen : plane;
+    rows_aligned(x0, SH * rowlen, DH * rowlen, odd, wc + ky_lo * KW, ky_hi - ky_lo, b,
+                 yc + oy * OW, OW, OW, count);
+    oy += count;
+  }
+}
+#endif  // AVX3
 
 void DepthwiseConvF32Impl(const ConvGeometry& g, const float* x, int64_t channels,
                           int64_t multiplier, const float* w, const float* bias, float* y,
@@ -203,11 +543,22 @@ void DepthwiseConvF32Impl(const ConvGeometry& g, const float* x, int64_t channel
   // padding are skipped instead: on the short planes of late layers (2 or 3 rows under a 5x5
   // kernel) they would be most of the work.
   // One float past the last tap's column: stride 2's vectors load it.
-  const int64_t WP = std::max(W + PW, (OW - 1) * SW + (KW - 1) * DW + 1) + 1;
-  const bool pad_columns = PW > 0 || WP - 1 > W;
+  int64_t WP = std::max(W + PW, (OW - 1) * SW + (KW - 1) * DW + 1) + 1;
+  bool pad_columns = PW > 0 || WP - 1 > W;
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  // AVX-512, stride 1 or 2: every channel goes through an aligned plane (DepthwiseChannelAligned),
+  // rows of WP floats (stride 2: the even columns in the first half, the odd in the second).
+  const bool aligned = AlignedApplies(KW, SW, DW, OW);
+  if (aligned) {
+    const int64_t padded = std::max(W + PW, (OW - 1) * SW + KW) + 1;
+    const int64_t half = (padded + SW - 1) / SW;
+    WP = SW * ((half + kAlignedLanes - 1) / kAlignedLanes * kAlignedLanes);
+    pad_columns = true;
+  }
+#endif
   par.For(tasks, [&](int64_t t0, int64_t t1) {
     static thread_local ThreadScratch tls_plane;
-    float* plane = pad_columns ? tls_plane.Get(H * WP) : nullptr;
+    float* plane = pad_columns ? tls_plane.Get(H * WP + kPlaneSlack) : nullptr;
     int64_t plane_channel = -1;
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t oc_begin = t * per_task;
@@ -218,6 +569,16 @@ void DepthwiseConvF32Impl(const ConvGeometry& g, const float* x, int64_t channel
         const float* wc = w + oc * KH * KW;
         const float b = bias != nullptr ? bias[oc] : 0.0f;
         float* yc = y + oc * OH * OW;
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+        if (aligned) {
+          if (plane_channel != c) {
+            AlignedPlane(xc, H, W, PW, SW, WP, plane);
+            plane_channel = c;
+          }
+          DepthwiseChannelAligned(plane, WP, WP / 2, wc, b, yc, H, OH, OW, KH, KW, SH, SW, DH, PH);
+          continue;
+        }
+#endif
         if (pad_columns) {
           if (plane_channel != c) {
             PadColumns(xc, H, W, PW, WP, plane);

@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -251,6 +252,101 @@ TEST_CASE("DepthwiseConvF32 stride 2 rows of every width around the vector lengt
           p.out = {(5 + 2 * pad - reach) / 2 + 1, (width + 2 * pad - reach) / 2 + 1};
           p.channels = 2;
           CheckDepthwise2D(p, rng);
+        }
+      }
+    }
+  }
+}
+
+// The depthwise kernel's own contract, bit for bit: every output is b, then one fused
+// multiply-add per tap inside the image, kernel rows then columns ascending.
+std::vector<float> DepthwiseOrdered(const ConvRefParams& p, const std::vector<float>& x,
+                                    const std::vector<float>& w, const std::vector<float>& bias) {
+  const int64_t H = p.in[0], W = p.in[1], OH = p.out[0], OW = p.out[1];
+  const int64_t KH = p.kernel[0], KW = p.kernel[1];
+  std::vector<float> y(static_cast<size_t>(p.channels * OH * OW));
+  for (int64_t c = 0; c < p.channels; ++c) {
+    for (int64_t oy = 0; oy < OH; ++oy) {
+      for (int64_t ox = 0; ox < OW; ++ox) {
+        float acc = bias[c];
+        for (int64_t ky = 0; ky < KH; ++ky) {
+          const int64_t iy = oy * p.stride[0] + ky * p.dilation[0] - p.pad_begin[0];
+          if (iy < 0 || iy >= H) continue;
+          for (int64_t kx = 0; kx < KW; ++kx) {
+            const int64_t ix = ox * p.stride[1] + kx * p.dilation[1] - p.pad_begin[1];
+            if (ix < 0 || ix >= W) continue;
+            acc = std::fma(w[(c * KH + ky) * KW + kx], x[(c * H + iy) * W + ix], acc);
+          }
+        }
+        y[(c * OH + oy) * OW + ox] = acc;
+      }
+    }
+  }
+  return y;
+}
+
+// Whether the current target's depthwise vector path fuses its multiply-adds: one tap of
+// (1 + 2^-12)^2 - 1 is 2^-11 + 2^-24 fused and 2^-11 when the product is rounded first.
+bool DepthwiseFuses() {
+  ConvGeometry g;
+  g.rank = 1;
+  g.in[0] = g.out[0] = 64;
+  const std::vector<float> x(64, 1.0f + 0x1p-12f);
+  const float w = 1.0f + 0x1p-12f, b = -1.0f;
+  std::vector<float> y(64);
+  DepthwiseConvF32(g, x.data(), 1, 1, &w, &b, y.data(), SerialParallel());
+  return y[0] != 0x1p-11f;
+}
+
+TEST_CASE("DepthwiseConvF32 on short rows (2 or 4 rows at a time) is the ordered sum bitwise") {
+  // Rows of 1-4 vectors run several at a time where their kernel rows are inside the image;
+  // heights leave groups of 4, 2 and single rows, with padded rows at the top and bottom.
+  std::mt19937 rng(19);
+  for (int64_t stride : {1, 2}) {
+    for (int64_t k : {3, 5}) {
+      for (int64_t width : {16, 17, 28, 33, 56, 64, 65, 70}) {
+        for (int64_t height : {4, 6, 7, 9, 12, 13}) {
+          for (int64_t pad : {0, 1, 2}) {
+            const int64_t dil = 1 + (width + height) % 2;
+            const int64_t reach = (k - 1) * dil + 1;
+            if (height + 2 * pad < reach || width + 2 * pad < reach) continue;
+            CAPTURE(stride);
+            CAPTURE(k);
+            CAPTURE(width);
+            CAPTURE(height);
+            CAPTURE(pad);
+            CAPTURE(dil);
+            ConvRefParams p;
+            p.in = {height, width};
+            p.kernel = {k, k};
+            p.stride = {stride, stride};
+            p.dilation = {dil, dil};
+            p.pad_begin = {pad, pad};
+            p.out = {(height + 2 * pad - reach) / stride + 1,
+                     (width + 2 * pad - reach) / stride + 1};
+            p.channels = 2;
+            p.group = 2;
+            p.out_channels = 2;
+            const ConvGeometry g = ToGeometry(p);
+            const auto x = RandomVector(rng, p.channels * g.InSize());
+            const auto w = RandomVector(rng, p.out_channels * g.KernelSize());
+            const auto bias = RandomVector(rng, p.out_channels);
+            const auto want = DepthwiseOrdered(p, x, w, bias);
+            for (const auto& t : CompiledTargets()) {
+              ScopedTarget st(t);
+              CAPTURE(t.name);
+              std::vector<float> y(want.size(), -7.0f);
+              DepthwiseConvF32(g, x.data(), p.channels, 1, w.data(), bias.data(), y.data(),
+                               SerialParallel());
+              // Targets without FMA round each vector product first (their scalar columns
+              // still fuse): there the sums agree to rounding.
+              if (DepthwiseFuses()) {
+                CHECK(std::memcmp(y.data(), want.data(), y.size() * sizeof(float)) == 0);
+              } else {
+                ExpectClose(y, std::vector<double>(want.begin(), want.end()), 1e-5);
+              }
+            }
+          }
         }
       }
     }
