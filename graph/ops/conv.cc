@@ -237,6 +237,9 @@ struct Conv16Plan : ConvShape {
   kernels::GemmType type = kernels::GemmType::kF16;
   int64_t chunk = 0;
   bool widen_image = false, direct = false;
+  // Rows per band of the banded direct convolution (images too large for whole-image float32
+  // scratch); 0: not banded.
+  int64_t band_rows = 0;
   std::vector<float> const_bias;         // widened at Prepare when constant
   std::vector<float> const_depthwise_w;  // depthwise: W widened at Prepare when constant
   std::vector<std::shared_ptr<const kernels::PackedAF32>> packed;  // per group; empty: W not constant
@@ -323,9 +326,15 @@ struct NarrowInto {
   uint16_t* to;
   kernels::Float16Kind kind;
   kernels::PostOp16 post16;
+  // A band of rows: `from` holds channels from_stride floats apart, `to` to_stride elements apart
+  // (a run never crosses a channel). 0: the same layout.
+  int64_t from_stride = 0, to_stride = 0;
   static void Run(const void* ctx, float* data, int64_t n) {
     const auto& self = *static_cast<const NarrowInto*>(ctx);
-    uint16_t* out = self.to + (data - self.from);
+    const int64_t at = data - self.from;
+    uint16_t* out = self.from_stride == 0
+                        ? self.to + at
+                        : self.to + at / self.from_stride * self.to_stride + at % self.from_stride;
     kernels::Narrow16(self.kind, data, out, static_cast<size_t>(n));
     if (self.post16) self.post16(out, n);
   }
@@ -359,6 +368,46 @@ void RunPointwise16(const Conv16Plan& p, RunContext& rc) {
   }
 }
 
+// The banded direct convolution of one group: per band of p.band_rows output rows, the input
+// rows it reads are widened to float32 and convolved (kernels::ConvDirectF32 on the band's
+// geometry), its finished runs rounded into y in cache. Each output is the FMA chain of the
+// whole-image direct convolution, so the same bits. Returns false, doing nothing, where the
+// direct kernel does not apply (W packed for another SIMD target).
+bool RunDirectBands16(const Conv16Plan& p, const uint16_t* xg, const float* bias, uint16_t* yg,
+                      RunContext& rc) {
+  const kernels::ConvGeometry& g = p.g;
+  const int64_t in_h = g.in[0], in_w = g.in[1], out_h = g.out[0], out_w = g.out[1];
+  const int64_t reach = (g.kernel[0] - 1) * g.dilation[0], sh = g.stride[0];
+  const int64_t max_in_rows = std::min(in_h, (p.band_rows - 1) * sh + reach + 1);
+  Tensor image = rc.Scratch(DType::kFloat32, {std::max<int64_t>(1, p.cg * max_in_rows * in_w)});
+  Tensor yf = rc.Scratch(DType::kFloat32, {p.og * p.band_rows * out_w});
+  for (int64_t r0 = 0; r0 < out_h; r0 += p.band_rows) {
+    const int64_t r1 = std::min(out_h, r0 + p.band_rows);
+    const int64_t top = r0 * sh - g.pad[0];
+    const int64_t lo = std::min(std::max<int64_t>(top, 0), in_h);
+    const int64_t hi = std::max(std::min(in_h, (r1 - 1) * sh - g.pad[0] + reach + 1), lo);
+    kernels::ConvGeometry band = g;
+    band.in[0] = hi - lo;
+    band.out[0] = r1 - r0;
+    band.pad[0] = lo - top;
+    float* img = image.data<float>();
+    for (int64_t c = 0; c < p.cg; ++c) {
+      kernels::Widen16(p.kind, xg + c * p.in_size + lo * in_w, img + c * (hi - lo) * in_w,
+                       static_cast<size_t>((hi - lo) * in_w));
+    }
+    NarrowInto narrow{yf.data<float>(), yg + r0 * out_w, p.kind, p.post16};
+    narrow.from_stride = (r1 - r0) * out_w;
+    narrow.to_stride = p.P;
+    const kernels::PostOpF32 narrow_post{&NarrowInto::Run, &narrow};
+    if (!kernels::ConvDirectF32(band, img, p.cg, *p.packed[0], bias, yf.data<float>(),
+                                rc.parallel(), narrow_post)) {
+      if (r0 == 0) return false;
+      throw Error(ErrorCode::kInternal, "Conv: the direct convolution refused a band");
+    }
+  }
+  return true;
+}
+
 // General: direct convolution on the widened image when it applies, else im2col chunks (widened
 // from the image or from 16-bit X) and the mixed GEMM.
 void RunIm2Col16(const Conv16Plan& p, RunContext& rc) {
@@ -375,6 +424,7 @@ void RunIm2Col16(const Conv16Plan& p, RunContext& rc) {
     for (int64_t gi = 0; gi < p.group; ++gi) {
       const uint16_t* xg = x + (n * p.channels + gi * p.cg) * p.in_size;
       uint16_t* yg = y + (n * p.out_channels + gi * p.og) * p.P;
+      if (p.band_rows > 0 && p.group == 1 && RunDirectBands16(p, xg, b, yg, rc)) continue;
       if (p.widen_image) {
         kernels::Widen16(p.kind, xg, image.data<float>(), static_cast<size_t>(p.cg * p.in_size));
       }
@@ -550,6 +600,14 @@ class ConvOp final : public Op {
     // scratch (the float32 image and output) is bounded like the direct convolution's own copy.
     p.direct = !p.packed.empty() && p.og * p.P <= kernels::kConvDirectMaxImage &&
                kernels::ConvDirectApplies(g, cg);
+    // Larger images (one group): the same in bands of output rows, each band's float32 input
+    // rows, phase copy and output within about kConvDirectBandImage floats.
+    if (!p.direct && !p.packed.empty() && p.group == 1 && kernels::ConvDirectApplies(g, cg)) {
+      const int64_t rows = std::min({kernels::ConvDirectBandRows(g, cg), g.out[0],
+                                     kernels::kConvDirectBandImage / std::max<int64_t>(
+                                                                         1, p.og * g.out[1])});
+      if (rows >= kernels::kConvDirectMinBandRows) p.band_rows = rows;
+    }
     // Otherwise a group's input image, when small enough, is also widened once: im2col then
     // copies float32 runs instead of widening each short run separately (the same values).
     p.widen_image = p.direct || cg * p.in_size <= kWidenImageLimit;

@@ -53,13 +53,20 @@ void Im2ColPackedF32(const ConvGeometry& g, const float* x, int64_t channels, in
 // (bias [Cout] or nullptr), where w = PackedAF32 of W [Cout, channels*kh*kw] and x is
 // [channels, in_h, in_w]. Bitwise equal to Im2ColF32 + GemmPackedAF32 (same FMA chains), without
 // the im2col matrix: the tiles read their B vectors from a zero-padded copy of x split into
-// stride phases (at most kConvDirectMaxImage floats). Returns false, doing nothing, when it does
+// stride phases (at most kConvDirectMaxImage floats; a larger image goes in bands of output rows
+// of at most kConvDirectBandImage floats of copy each). Returns false, doing nothing, when it does
 // not apply (see ConvDirectApplies; also when w was packed for another SIMD target's tile).
 // The limit bounds that copy's memory (32 MiB); below it the copy, one pass over the input,
 // costs less than the im2col matrix's kernel-size-fold copy, also for 3x3 layers at a quarter of
-// a 640x480 image with 96 channels (bench/README.md).
+// a 640x480 image with 96 channels (bench/README.md). The bands keep the dilated 3x3 layers of
+// 512^2 and 1024^2 segmentation nets off the im2col matrix (9 copies of the image, written and
+// read again), which bounded them by memory bandwidth at any thread count.
 constexpr int64_t kConvDirectMaxImage = int64_t{1} << 23;
+constexpr int64_t kConvDirectBandImage = int64_t{1} << 21;
+constexpr int64_t kConvDirectMinBandRows = 4;
 bool ConvDirectApplies(const ConvGeometry& g, int64_t channels);
+// Output rows per band of ConvDirectF32 (out[0] when the whole image is one band).
+int64_t ConvDirectBandRows(const ConvGeometry& g, int64_t channels);
 class PackedAF32;
 // `post`, when set, is applied to each task's finished output runs.
 bool ConvDirectF32(const ConvGeometry& g, const float* x, int64_t channels, const PackedAF32& w,

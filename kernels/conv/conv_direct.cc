@@ -126,10 +126,13 @@ bool InPlaceImage(const ConvGeometry& g) {
 }
 
 // The direct convolution on x stored as S. 16-bit x is only read in place (pointwise).
+// x_stride / y_stride: the distance between x's input channels and y's output channels (a band
+// of rows of larger images: ConvDirectBands).
 template <Storage S>
-bool ConvDirectStored(const ConvGeometry& g, const StorageType<S>* x, int64_t channels,
-                      const float* wpack, int64_t mr, int64_t cout, const float* bias, float* y,
-                      const Parallel& parallel, const PostOpF32& post, bool in_place_only) {
+bool ConvDirectStored(const ConvGeometry& g, const StorageType<S>* x, int64_t x_stride,
+                      int64_t channels, const float* wpack, int64_t mr, int64_t cout,
+                      const float* bias, float* y, int64_t y_stride, const Parallel& parallel,
+                      const PostOpF32& post, bool in_place_only) {
   using T = StorageType<S>;
   if (mr != static_cast<int64_t>(kMR)) return false;
   const bool in_place = InPlaceImage(g);
@@ -159,7 +162,8 @@ bool ConvDirectStored(const ConvGeometry& g, const StorageType<S>* x, int64_t ch
   const bool interleave = !in_place && channels * phases >= kInterleaveMinPlanes &&
                           image >= kInterleaveMinFloats;
   const int64_t qy_stride = interleave ? channels * phases * wq : wq;
-  const int64_t cp_stride = interleave ? wq : plane;
+  // (In place, x's own channel stride.)
+  const int64_t cp_stride = interleave ? wq : in_place ? x_stride : plane;
   // In place, x is read as it is (DirectTile only reads through xp).
   const T* xp = x;
   if constexpr (S == Storage::kF32) {
@@ -168,7 +172,7 @@ bool ConvDirectStored(const ConvGeometry& g, const StorageType<S>* x, int64_t ch
       // The copy is split over channels (a large image's copy is a serial pass otherwise).
       ParallelForElements(parallel, 2 * image).For(channels, [&](int64_t c0, int64_t c1) {
         for (int64_t c = c0; c < c1; ++c) {
-          const float* src = x + c * in_h * in_w;
+          const float* src = x + c * x_stride;
           for (int64_t phy = 0; phy < sh; ++phy) {
             for (int64_t phx = 0; phx < sw; ++phx) {
               float* dst = copy + ((c * sh + phy) * sw + phx) * cp_stride;
@@ -241,11 +245,11 @@ bool ConvDirectStored(const ConvGeometry& g, const StorageType<S>* x, int64_t ch
           const int64_t oy = slot / per_row;
           const int64_t ox = (slot % per_row) * L;
           base[v] = xp + oy * qy_stride + ox;
-          out[v] = y + r0 * p_count + oy * out_w + ox;
+          out[v] = y + r0 * y_stride + oy * out_w + ox;
           cols[v] = static_cast<size_t>(std::min(L, out_w - ox));
         }
         PickDirectTile<S, kMR, kNV>(rows, n)(ap, base, koff.data(), static_cast<size_t>(kdim),
-                                             bs, out, static_cast<size_t>(p_count), cols);
+                                             bs, out, static_cast<size_t>(y_stride), cols);
       }
       if (post) {
         // Slots q0..q1 cover one contiguous run of output positions per channel.
@@ -254,7 +258,7 @@ bool ConvDirectStored(const ConvGeometry& g, const StorageType<S>* x, int64_t ch
         const int64_t end =
             (last / per_row) * out_w + std::min(out_w, (last % per_row) * L + L);
         for (size_t r = 0; r < rows; ++r) {
-          post(y + (r0 + static_cast<int64_t>(r)) * p_count + begin, end - begin);
+          post(y + (r0 + static_cast<int64_t>(r)) * y_stride + begin, end - begin);
         }
       }
     }
@@ -262,11 +266,45 @@ bool ConvDirectStored(const ConvGeometry& g, const StorageType<S>* x, int64_t ch
   return true;
 }
 
+// The direct convolution over bands of output rows, each band's phase planes within
+// kConvDirectBandImage floats (the whole image in one band when it fits): band [r0, r1) is the
+// convolution of the input rows it reads, with the padding it has on top, into y's rows r0.. .
+// Every output is the same FMA chain as in one band, so the bands change no bit.
+template <Storage S>
+bool ConvDirectBands(const ConvGeometry& g, const StorageType<S>* x, int64_t channels,
+                     const float* wpack, int64_t mr, int64_t cout, const float* bias, float* y,
+                     const Parallel& parallel, const PostOpF32& post, bool in_place_only) {
+  const int64_t in_h = g.in[0], in_w = g.in[1], out_h = g.out[0], out_w = g.out[1];
+  const int64_t x_stride = in_h * in_w, y_stride = out_h * out_w;
+  const int64_t rows = ConvDirectBandRows(g, channels);
+  if (rows >= out_h) {
+    return ConvDirectStored<S>(g, x, x_stride, channels, wpack, mr, cout, bias, y, y_stride,
+                               parallel, post, in_place_only);
+  }
+  const int64_t sh = g.stride[0], reach = (g.kernel[0] - 1) * g.dilation[0];
+  for (int64_t r0 = 0; r0 < out_h; r0 += rows) {
+    const int64_t r1 = std::min(out_h, r0 + rows);
+    // Input rows [lo, hi) that the band's taps can reach.
+    const int64_t top = r0 * sh - g.pad[0];
+    const int64_t lo = std::min(std::max<int64_t>(top, 0), in_h);
+    const int64_t hi = std::max(std::min(in_h, (r1 - 1) * sh - g.pad[0] + reach + 1), lo);
+    ConvGeometry band = g;
+    band.in[0] = hi - lo;
+    band.out[0] = r1 - r0;
+    band.pad[0] = lo - top;  // >= 0: rows above the image (first band only)
+    if (!ConvDirectStored<S>(band, x + lo * in_w, x_stride, channels, wpack, mr, cout, bias,
+                             y + r0 * out_w, y_stride, parallel, post, in_place_only)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 bool ConvDirectImpl(const ConvGeometry& g, const float* x, int64_t channels, const float* wpack,
                     int64_t mr, int64_t cout, const float* bias, float* y,
                     const Parallel& parallel, const PostOpF32& post, bool in_place_only) {
-  return ConvDirectStored<Storage::kF32>(g, x, channels, wpack, mr, cout, bias, y, parallel, post,
-                                         in_place_only);
+  return ConvDirectBands<Storage::kF32>(g, x, channels, wpack, mr, cout, bias, y, parallel, post,
+                                        in_place_only);
 }
 
 bool ConvPointwiseInPlaceAppliesImpl(const ConvGeometry& g) { return InPlaceImage(g); }
@@ -276,11 +314,11 @@ bool ConvPointwiseInPlace16Impl(Float16Kind kind, const ConvGeometry& g, const u
                                 const float* bias, float* y, const Parallel& parallel,
                                 const PostOpF32& post) {
   if (kind == Float16Kind::kBFloat16) {
-    return ConvDirectStored<Storage::kBF16>(g, x, channels, wpack, mr, cout, bias, y, parallel,
-                                            post, true);
+    return ConvDirectBands<Storage::kBF16>(g, x, channels, wpack, mr, cout, bias, y, parallel,
+                                           post, true);
   }
-  return ConvDirectStored<Storage::kHalf>(g, x, channels, wpack, mr, cout, bias, y, parallel, post,
-                                          true);
+  return ConvDirectBands<Storage::kHalf>(g, x, channels, wpack, mr, cout, bias, y, parallel, post,
+                                         true);
 }
 
 }  // namespace HWY_NAMESPACE
@@ -298,15 +336,27 @@ bool ConvPointwiseInPlaceApplies(const ConvGeometry& g) {
   return HWY_DYNAMIC_DISPATCH(ConvPointwiseInPlaceAppliesImpl)(g);
 }
 
+int64_t ConvDirectBandRows(const ConvGeometry& g, int64_t channels) {
+  // Phase-plane floats per output row of a band, and the rows of taps a band adds on top.
+  const int64_t wq = g.out[1] + (g.kernel[1] - 1) * g.dilation[1] / g.stride[1];
+  const int64_t per_row = std::max<int64_t>(1, channels * g.stride[0] * g.stride[1] * wq);
+  const int64_t halo = (g.kernel[0] - 1) * g.dilation[0] / g.stride[0];
+  if (channels * g.stride[0] * g.stride[1] * (g.out[0] + halo) * wq <= kConvDirectMaxImage) {
+    return g.out[0];  // one band
+  }
+  return kConvDirectBandImage / per_row - halo;
+}
+
 bool ConvDirectApplies(const ConvGeometry& g, int64_t channels) {
   if (g.rank != 2) return false;
   for (int d = 0; d < 2; ++d) {
     if (g.stride[d] < 1 || g.dilation[d] < 1 || g.pad[d] < 0 || g.out[d] < 1) return false;
   }
-  // Offsets are int32; the phase planes must stay small (they are copied per call).
-  const int64_t hq = g.out[0] + (g.kernel[0] - 1) * g.dilation[0] / g.stride[0];
-  const int64_t wq = g.out[1] + (g.kernel[1] - 1) * g.dilation[1] / g.stride[1];
-  return channels > 0 && channels * g.stride[0] * g.stride[1] * hq * wq <= kConvDirectMaxImage;
+  // Offsets are int32; the phase planes must stay small (they are copied per band): bands of at
+  // least kConvDirectMinBandRows output rows (fewer would copy mostly halo rows).
+  if (channels <= 0) return false;
+  const int64_t rows = ConvDirectBandRows(g, channels);
+  return rows >= g.out[0] || rows >= kConvDirectMinBandRows;
 }
 
 bool ConvDirectF32(const ConvGeometry& g, const float* x, int64_t channels, const PackedAF32& w,

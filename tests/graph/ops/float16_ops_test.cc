@@ -102,6 +102,16 @@ TEST_CASE("float16/bfloat16 Conv: im2col, pointwise, depthwise, constant weights
           {AttrInt("group", 4), AttrInts("pads", {1, 1, 1, 1})});
 }
 
+TEST_CASE("float16/bfloat16 Conv on an image past the float32 scratch limit (bands of rows)") {
+  // 36 output channels x 500^2 positions exceed kConvDirectMaxImage floats of float32 output:
+  // the constant-weight Conv runs the direct convolution in bands of output rows.
+  const Tensor x = RandomF32({1, 2, 500, 500}, 21);
+  Check16("Conv", {x, RandomF32({36, 2, 3, 3}, 22), RandomF32({36}, 23)},
+          {AttrInts("pads", {2, 2, 2, 2}), AttrInts("dilations", {2, 2})}, Opts(18, {1, 2}));
+  Check16("Conv", {x, RandomF32({70, 2, 3, 3}, 22)}, {AttrInts("strides", {1, 2})},
+          Opts(18, {1}));
+}
+
 TEST_CASE("float16/bfloat16 pools and normalizations") {
   const Tensor x = RandomF32({2, 3, 6, 5}, 21, -2.0f, 2.0f);
   Check16("MaxPool", {x}, {AttrInts("kernel_shape", {3, 2}), AttrInts("pads", {1, 0, 1, 1})});

@@ -375,6 +375,71 @@ bool SameBits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
+TEST_CASE("ConvDirectF32 on images beyond one copy (bands of output rows) equals im2col + GEMM") {
+  // Images whose phase planes exceed kConvDirectMaxImage go in bands of output rows; the rows on
+  // both sides of every band boundary (and the first and last rows: top and bottom padding) are
+  // checked bit for bit against im2col + GEMM on those positions. Dilated 3x3 (the segmentation
+  // nets' layers), stride 2, and a pointwise one read in place.
+  std::mt19937 rng(31);
+  struct Case {
+    int64_t channels, h, w, k, stride, dil, pad;
+  };
+  for (const Case c : {Case{130, 250, 260, 3, 1, 2, 2}, Case{130, 250, 260, 3, 1, 8, 8},
+                       Case{33, 510, 520, 3, 2, 1, 1}, Case{64, 400, 336, 1, 1, 1, 0}}) {
+    CAPTURE(c.h);
+    CAPTURE(c.dil);
+    CAPTURE(c.stride);
+    ConvRefParams p;
+    p.in = {c.h, c.w};
+    p.kernel = {c.k, c.k};
+    p.stride = {c.stride, c.stride};
+    p.dilation = {c.dil, c.dil};
+    p.pad_begin = {c.pad, c.pad};
+    for (int d = 0; d < 2; ++d) {
+      p.out.push_back((p.in[d] + 2 * c.pad - c.dil * (c.k - 1) - 1) / c.stride + 1);
+    }
+    p.channels = c.channels;
+    p.out_channels = 3;
+    const ConvGeometry g = ToGeometry(p);
+    REQUIRE(ConvDirectApplies(g, p.channels));
+    const int64_t band = ConvDirectBandRows(g, p.channels);
+    REQUIRE(band < g.out[0]);  // several bands
+    const int64_t kdim = p.channels * g.KernelSize(), P = g.OutSize(), OW = g.out[1];
+    const auto x = RandomVector(rng, p.channels * g.InSize());
+    const auto w = RandomVector(rng, p.out_channels * kdim);
+    const auto bias = RandomVector(rng, p.out_channels);
+    std::vector<int64_t> rows = {0, g.out[0] - 1};
+    for (int64_t r = band; r < g.out[0]; r += band) {
+      rows.push_back(r - 1);
+      rows.push_back(r);
+    }
+    for (const auto& t : CompiledTargets()) {
+      ScopedTarget st(t);
+      CAPTURE(t.name);
+      const auto pa = PackedAF32::Pack(false, p.out_channels, kdim, w.data(), kdim);
+      std::vector<float> got(static_cast<size_t>(p.out_channels * P), -7.0f);
+      ReverseParallel reverse;
+      REQUIRE(ConvDirectF32(g, x.data(), p.channels, *pa, bias.data(), got.data(), reverse));
+      GemmEpilogue e;
+      e.row_bias = bias.data();
+      std::vector<float> col(static_cast<size_t>(kdim * OW));
+      std::vector<float> want(static_cast<size_t>(p.out_channels * OW));
+      for (int64_t r : rows) {
+        CAPTURE(r);
+        Im2ColF32(g, x.data(), p.channels, r * OW, OW, col.data(), SerialParallel());
+        GemmPackedAF32(*pa, false, OW, 1.0f, col.data(), OW, 0.0f, want.data(), OW,
+                       SerialParallel(), e);
+        for (int64_t m = 0; m < p.out_channels; ++m) {
+          CHECK(std::memcmp(got.data() + m * P + r * OW, want.data() + m * OW,
+                            static_cast<size_t>(OW) * sizeof(float)) == 0);
+        }
+      }
+      // Every output was written.
+      CHECK(std::find(got.begin(), got.end(), -7.0f) == got.end());
+    }
+  }
+}
+
 TEST_CASE("Im2ColPackedF32 + GemmPackedABF32 and ConvDirectF32 equal im2col + GEMM bitwise") {
   std::mt19937 rng(11);
   for (int rep = 0; rep < 48; ++rep) {
