@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/float16_bits.h"
 #include "graph/executor.h"
 #include "graph/ir.h"
 #include "graph/op.h"
@@ -38,13 +39,19 @@ inline void SetRate(benchmark::State& state, double ops_per_iteration,
                                             benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// One node with float32 inputs through Plan::Build + Executor::Run. Constant inputs become
-// initializers (so the op prepacks weights at Prepare, as in a model); Run feeds the rest.
+// One node through Plan::Build + Executor::Run. Constant inputs become initializers (so the op
+// prepacks weights at Prepare, as in a model); Run feeds the rest. `then` names one-input ops
+// applied to the node's output in turn (e.g. an activation the plan's passes fuse into it).
+// With `sliced` the graph's output is the first element of the result (a Slice of a tensor of
+// rank `sliced`): the result itself is then an intermediate value, in a buffer the executor
+// keeps between runs, as inside a model, instead of a new graph output per run (whose fresh
+// pages a large result pays for on every run).
 class NodeRunner {
  public:
   NodeRunner(const std::string& op_type, const std::vector<Tensor>& inputs,
              const std::vector<bool>& constant, const std::vector<graph::Attribute>& attributes,
-             int threads, int64_t opset = 18) {
+             int threads, int64_t opset = 18, const std::vector<std::string>& then = {},
+             int sliced = 0) {
     graph::Graph g;
     g.name = "bench_" + op_type;
     graph::Node node;
@@ -67,11 +74,37 @@ class NodeRunner {
       g.inputs.push_back(vi);
       feeds_[name] = inputs[i];
     }
-    node.outputs.push_back("out");
+    const std::string result = sliced > 0 ? "result" : "out";
+    std::string last = then.empty() ? result : "y0";
+    node.outputs.push_back(last);
+    g.nodes.push_back(node);
+    for (size_t i = 0; i < then.size(); ++i) {
+      graph::Node next;
+      next.name = then[i] + std::to_string(i);
+      next.op_type = then[i];
+      next.inputs.push_back(last);
+      last = i + 1 == then.size() ? result : "y" + std::to_string(i + 1);
+      next.outputs.push_back(last);
+      g.nodes.push_back(next);
+    }
+    if (sliced > 0) {
+      Tensor starts(DType::kInt64, {sliced}), ends(DType::kInt64, {sliced});
+      for (int d = 0; d < sliced; ++d) {
+        starts.data<int64_t>()[d] = 0;
+        ends.data<int64_t>()[d] = 1;
+      }
+      g.initializers.emplace_back("slice_starts", starts);
+      g.initializers.emplace_back("slice_ends", ends);
+      graph::Node slice;
+      slice.name = "first_element";
+      slice.op_type = "Slice";
+      slice.inputs = {result, "slice_starts", "slice_ends"};
+      slice.outputs = {"out"};
+      g.nodes.push_back(slice);
+    }
     graph::ValueInfo out;
     out.name = "out";
     g.outputs.push_back(out);
-    g.nodes.push_back(node);
     graph::PlanOptions options;
     options.constant_folding = false;
     pool_ = graph::MakeThreadPool(threads);
@@ -105,6 +138,15 @@ inline Tensor TensorF32(const Dims& dims, uint32_t seed) {
   Tensor t(DType::kFloat32, dims);
   const auto v = RandomFloats(t.num_elements(), seed);
   std::copy(v.begin(), v.end(), t.data<float>());
+  return t;
+}
+
+// TensorF32's values rounded to float16.
+inline Tensor TensorF16(const Dims& dims, uint32_t seed) {
+  Tensor t(DType::kFloat16, dims);
+  const auto v = RandomFloats(t.num_elements(), seed);
+  auto* bits = static_cast<uint16_t*>(t.raw_data());
+  for (size_t i = 0; i < v.size(); ++i) bits[i] = FloatToHalfBits(v[i]);
   return t;
 }
 

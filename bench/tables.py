@@ -79,18 +79,18 @@ def qgemm_tables(rows):
 
 def conv_tables(rows):
     out = ["### Conv, batch 1 (GFLOP/s, median)", "",
-           "| shape | threads | simplecpp (Conv op) | oneDNN | XNNPACK | ours / oneDNN | ours / XNNPACK |",
-           "|---|---|---|---|---|---|---|"]
+           "| shape | threads | simplecpp (Conv op) | oneDNN | XNNPACK | ours / oneDNN "
+           "| ours / XNNPACK | simplecpp float16 | ours f16 / ours f32 |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    families = ("ConvSimplecpp", "ConvOneDNN", "ConvXNNPACK", "ConvSimplecppF16")
     shapes = sorted({r["args"]["shape"] for r in rows if r["family"].startswith("Conv")})
     for t in (1, 2):
         for s in shapes:
-            rs = {f: bench_json.find(rows, f, shape=s, threads=t)
-                  for f in ("ConvSimplecpp", "ConvOneDNN", "ConvXNNPACK")}
+            rs = {f: bench_json.find(rows, f, shape=s, threads=t) for f in families}
             label = next((r["label"] for r in rs.values() if r), str(s))
-            ours, dnnl, xnn = (rs[f]["GFLOP/s"] if rs[f] else None
-                               for f in ("ConvSimplecpp", "ConvOneDNN", "ConvXNNPACK"))
+            ours, dnnl, xnn, half = (rs[f]["GFLOP/s"] if rs[f] else None for f in families)
             out.append(f"| {label} | {t} | {fmt(ours)} | {fmt(dnnl)} | {fmt(xnn)} | {ratio(ours, dnnl)} "
-                       f"| {ratio(ours, xnn)} |")
+                       f"| {ratio(ours, xnn)} | {fmt(half)} | {ratio(half, ours)} |")
     return out
 
 
