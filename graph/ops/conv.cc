@@ -383,17 +383,13 @@ bool RunDirectBands16(const Conv16Plan& p, const uint16_t* xg, const float* bias
   Tensor yf = rc.Scratch(DType::kFloat32, {p.og * p.band_rows * out_w});
   for (int64_t r0 = 0; r0 < out_h; r0 += p.band_rows) {
     const int64_t r1 = std::min(out_h, r0 + p.band_rows);
-    const int64_t top = r0 * sh - g.pad[0];
-    const int64_t lo = std::min(std::max<int64_t>(top, 0), in_h);
-    const int64_t hi = std::max(std::min(in_h, (r1 - 1) * sh - g.pad[0] + reach + 1), lo);
-    kernels::ConvGeometry band = g;
-    band.in[0] = hi - lo;
-    band.out[0] = r1 - r0;
-    band.pad[0] = lo - top;
+    int64_t lo = 0;
+    const kernels::ConvGeometry band = kernels::ConvRowBand(g, r0, r1, &lo);
+    const int64_t band_in = band.in[0] * in_w;
     float* img = image.data<float>();
     for (int64_t c = 0; c < p.cg; ++c) {
-      kernels::Widen16(p.kind, xg + c * p.in_size + lo * in_w, img + c * (hi - lo) * in_w,
-                       static_cast<size_t>((hi - lo) * in_w));
+      kernels::Widen16(p.kind, xg + c * p.in_size + lo * in_w, img + c * band_in,
+                       static_cast<size_t>(band_in));
     }
     NarrowInto narrow{yf.data<float>(), yg + r0 * out_w, p.kind, p.post16};
     narrow.from_stride = (r1 - r0) * out_w;
@@ -424,7 +420,7 @@ void RunIm2Col16(const Conv16Plan& p, RunContext& rc) {
     for (int64_t gi = 0; gi < p.group; ++gi) {
       const uint16_t* xg = x + (n * p.channels + gi * p.cg) * p.in_size;
       uint16_t* yg = y + (n * p.out_channels + gi * p.og) * p.P;
-      if (p.band_rows > 0 && p.group == 1 && RunDirectBands16(p, xg, b, yg, rc)) continue;
+      if (p.band_rows > 0 && RunDirectBands16(p, xg, b, yg, rc)) continue;
       if (p.widen_image) {
         kernels::Widen16(p.kind, xg, image.data<float>(), static_cast<size_t>(p.cg * p.in_size));
       }

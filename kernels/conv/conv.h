@@ -67,6 +67,9 @@ constexpr int64_t kConvDirectMinBandRows = 4;
 bool ConvDirectApplies(const ConvGeometry& g, int64_t channels);
 // Output rows per band of ConvDirectF32 (out[0] when the whole image is one band).
 int64_t ConvDirectBandRows(const ConvGeometry& g, int64_t channels);
+// Output rows [r0, r1) of the 2-D g as a convolution of its own: the input rows its taps can
+// reach start at row *first_input_row of x, with the padding the band has on top.
+ConvGeometry ConvRowBand(const ConvGeometry& g, int64_t r0, int64_t r1, int64_t* first_input_row);
 class PackedAF32;
 // `post`, when set, is applied to each task's finished output runs.
 bool ConvDirectF32(const ConvGeometry& g, const float* x, int64_t channels, const PackedAF32& w,

@@ -281,17 +281,9 @@ bool ConvDirectBands(const ConvGeometry& g, const StorageType<S>* x, int64_t cha
     return ConvDirectStored<S>(g, x, x_stride, channels, wpack, mr, cout, bias, y, y_stride,
                                parallel, post, in_place_only);
   }
-  const int64_t sh = g.stride[0], reach = (g.kernel[0] - 1) * g.dilation[0];
   for (int64_t r0 = 0; r0 < out_h; r0 += rows) {
-    const int64_t r1 = std::min(out_h, r0 + rows);
-    // Input rows [lo, hi) that the band's taps can reach.
-    const int64_t top = r0 * sh - g.pad[0];
-    const int64_t lo = std::min(std::max<int64_t>(top, 0), in_h);
-    const int64_t hi = std::max(std::min(in_h, (r1 - 1) * sh - g.pad[0] + reach + 1), lo);
-    ConvGeometry band = g;
-    band.in[0] = hi - lo;
-    band.out[0] = r1 - r0;
-    band.pad[0] = lo - top;  // >= 0: rows above the image (first band only)
+    int64_t lo = 0;
+    const ConvGeometry band = ConvRowBand(g, r0, std::min(out_h, r0 + rows), &lo);
     if (!ConvDirectStored<S>(band, x + lo * in_w, x_stride, channels, wpack, mr, cout, bias,
                              y + r0 * out_w, y_stride, parallel, post, in_place_only)) {
       return false;
@@ -334,6 +326,20 @@ HWY_EXPORT(ConvPointwiseInPlaceAppliesImpl);
 
 bool ConvPointwiseInPlaceApplies(const ConvGeometry& g) {
   return HWY_DYNAMIC_DISPATCH(ConvPointwiseInPlaceAppliesImpl)(g);
+}
+
+ConvGeometry ConvRowBand(const ConvGeometry& g, int64_t r0, int64_t r1, int64_t* first_input_row) {
+  const int64_t in_h = g.in[0], sh = g.stride[0], reach = (g.kernel[0] - 1) * g.dilation[0];
+  // Input rows [lo, hi) that the band's taps can reach.
+  const int64_t top = r0 * sh - g.pad[0];
+  const int64_t lo = std::min(std::max<int64_t>(top, 0), in_h);
+  const int64_t hi = std::max(std::min(in_h, (r1 - 1) * sh - g.pad[0] + reach + 1), lo);
+  ConvGeometry band = g;
+  band.in[0] = hi - lo;
+  band.out[0] = r1 - r0;
+  band.pad[0] = lo - top;  // >= 0: rows above the image (first band only)
+  *first_input_row = lo;
+  return band;
 }
 
 int64_t ConvDirectBandRows(const ConvGeometry& g, int64_t channels) {

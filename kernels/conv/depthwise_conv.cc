@@ -23,61 +23,15 @@ namespace simplecpp::kernels {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// N vectors of outputs of one output row, every tap inside the row: output = b + taps in
-// (ky, kx) order. Vector n < N - 1 holds the outputs from column n * L, the last one those from
-// column `last` (its columns may overlap the previous vector's: they get the same values). x0
-// points at the first kernel row's input for column 0 of the run, row_step is the distance
-// between kernel rows, w0 that row's weights. The N sums are independent chains interleaved tap
-// by tap: one chain of dependent multiply-adds runs at the instruction's latency, N of them at
-// its throughput. Stride 2 loads 2L consecutive inputs per tap and keeps their even lanes.
-template <int N, int64_t kStride, class D>
-HWY_INLINE void RowVectors(D d, const float* HWY_RESTRICT x0, int64_t row_step,
-                           const float* HWY_RESTRICT w0, int64_t rows, int64_t KW, int64_t DW,
-                           float b, float* HWY_RESTRICT y, int64_t last) {
-  static_assert(N >= 1 && N <= 8, "up to 8 accumulators");
-  const int64_t L = static_cast<int64_t>(hn::Lanes(d));
-  auto column = [&](int n) { return n == N - 1 ? last : n * L; };
-  auto a0 = hn::Set(d, b), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-  auto tap = [&](const float* p, int n) {
-    p += column(n) * kStride;
-    if constexpr (kStride == 1) {
-      return hn::LoadU(d, p);
-    } else {
-      return hn::ConcatEven(d, hn::LoadU(d, p + L), hn::LoadU(d, p));
-    }
-  };
-  for (int64_t ky = 0; ky < rows; ++ky) {
-    const float* xr = x0 + ky * row_step;
-    const float* wr = w0 + ky * KW;
-    for (int64_t kx = 0; kx < KW; ++kx) {
-      const auto wv = hn::Set(d, wr[kx]);
-      const float* p = xr + kx * DW;
-      a0 = hn::MulAdd(wv, tap(p, 0), a0);
-      if constexpr (N > 1) a1 = hn::MulAdd(wv, tap(p, 1), a1);
-      if constexpr (N > 2) a2 = hn::MulAdd(wv, tap(p, 2), a2);
-      if constexpr (N > 3) a3 = hn::MulAdd(wv, tap(p, 3), a3);
-      if constexpr (N > 4) a4 = hn::MulAdd(wv, tap(p, 4), a4);
-      if constexpr (N > 5) a5 = hn::MulAdd(wv, tap(p, 5), a5);
-      if constexpr (N > 6) a6 = hn::MulAdd(wv, tap(p, 6), a6);
-      if constexpr (N > 7) a7 = hn::MulAdd(wv, tap(p, 7), a7);
-    }
-  }
-  // Stored in order, so that an overlapping last vector writes the same values again.
-  hn::StoreU(a0, d, y + column(0));
-  if constexpr (N > 1) hn::StoreU(a1, d, y + column(1));
-  if constexpr (N > 2) hn::StoreU(a2, d, y + column(2));
-  if constexpr (N > 3) hn::StoreU(a3, d, y + column(3));
-  if constexpr (N > 4) hn::StoreU(a4, d, y + column(4));
-  if constexpr (N > 5) hn::StoreU(a5, d, y + column(5));
-  if constexpr (N > 6) hn::StoreU(a6, d, y + column(6));
-  if constexpr (N > 7) hn::StoreU(a7, d, y + column(7));
-}
-
-// RowVectors for R output rows at once (R * N <= 8 accumulators), each row's kernel rows all
-// inside the image: row r's input starts at x0 + r * x_step and its outputs at y + r * y_step.
-// A row of a few vectors alone has too few independent chains to hide the multiply-add's latency
-// (a 56-wide row: 4 chains of 9 taps); R rows together have R times as many. Each output's taps
-// are added in RowVectors's order, so the results are the same bits.
+// R output rows x N vectors of outputs (R * N <= 8 accumulators), every tap inside the row:
+// output = b + taps in (ky, kx) order. Row r's input starts at x0 + r * x_step (x0: the first
+// kernel row's input for column 0 of the run; row_step: the distance between kernel rows; w0:
+// that row's weights) and its outputs at y + r * y_step. Vector n < N - 1 holds the outputs from
+// column n * L, the last one those from column `last` (its columns may overlap the previous
+// vector's: they get the same values). The R * N sums are independent chains interleaved tap by
+// tap: one chain of dependent multiply-adds runs at the instruction's latency, several at its
+// throughput, so short rows (a 56-wide row: 4 chains of 9 taps) go several at a time. Stride 2
+// loads 2L consecutive inputs per tap and keeps their even lanes.
 template <int R, int N, int64_t kStride, class D>
 HWY_INLINE void RowsVectors(D d, const float* HWY_RESTRICT x0, int64_t x_step, int64_t row_step,
                             const float* HWY_RESTRICT w0, int64_t rows, int64_t KW, int64_t DW,
@@ -294,15 +248,20 @@ HWY_INLINE void RowInterior(D d, const float* HWY_RESTRICT x0, int64_t row_step,
     const float* x = x0 + o * kStride;
     float* y = yrow + o;
     const int64_t last = pass + 1 == passes ? hi - L - o : (count - 1) * L;
+    auto run = [&](auto n) {
+      RowsVectors<1, decltype(n)::value, kStride>(d, x, 0, row_step, w0, rows, KW, DW, b, y, 0,
+                                                  last);
+    };
+    using std::integral_constant;
     switch (count) {
-      case 1: RowVectors<1, kStride>(d, x, row_step, w0, rows, KW, DW, b, y, last); break;
-      case 2: RowVectors<2, kStride>(d, x, row_step, w0, rows, KW, DW, b, y, last); break;
-      case 3: RowVectors<3, kStride>(d, x, row_step, w0, rows, KW, DW, b, y, last); break;
-      case 4: RowVectors<4, kStride>(d, x, row_step, w0, rows, KW, DW, b, y, last); break;
-      case 5: RowVectors<5, kStride>(d, x, row_step, w0, rows, KW, DW, b, y, last); break;
-      case 6: RowVectors<6, kStride>(d, x, row_step, w0, rows, KW, DW, b, y, last); break;
-      case 7: RowVectors<7, kStride>(d, x, row_step, w0, rows, KW, DW, b, y, last); break;
-      default: RowVectors<8, kStride>(d, x, row_step, w0, rows, KW, DW, b, y, last); break;
+      case 1: run(integral_constant<int, 1>()); break;
+      case 2: run(integral_constant<int, 2>()); break;
+      case 3: run(integral_constant<int, 3>()); break;
+      case 4: run(integral_constant<int, 4>()); break;
+      case 5: run(integral_constant<int, 5>()); break;
+      case 6: run(integral_constant<int, 6>()); break;
+      case 7: run(integral_constant<int, 7>()); break;
+      default: run(integral_constant<int, 8>()); break;
     }
     o += count * L;
   }

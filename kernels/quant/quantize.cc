@@ -183,7 +183,8 @@ int64_t RequantizeF32Vec(const int32_t* HWY_RESTRICT acc, int64_t lda, int64_t r
   // Bounds of the rounded product: integers, so a clamped lane rounds to itself.
   const auto flo = hn::Set(df, static_cast<float>(lo - zp));
   const auto fhi = hn::Set(df, static_cast<float>(hi - zp));
-  const auto near_half = hn::Set(df, 0.5f - 1.0f / 4096.0f);
+  constexpr float kNearHalf = 0.5f - 1.0f / 4096.0f;
+  const auto near_half = hn::Set(df, kNearHalf);
   const auto magic = hn::Set(df, 12582912.0f);  // 1.5 * 2^23
   const auto one_m = hn::Set(df, mult[0]);
   const auto one_b = hn::Set(di, bias ? bias[0] : 0);
@@ -213,7 +214,7 @@ int64_t RequantizeF32Vec(const int32_t* HWY_RESTRICT acc, int64_t lda, int64_t r
     hn::Store(vacc, di, held);
     hn::Store(dist, df, far);
     for (int64_t j = 0; j < N; ++j) {
-      if (far[j] > 0.5f - 1.0f / 4096.0f) {
+      if (far[j] > kNearHalf) {
         quantize_detail::RequantizeScalar(held + j, 1, mult + (i + j) * mult_step, mult_step, zp,
                                           lo, hi, o + i + j);
       }
