@@ -258,8 +258,8 @@ const float* Bias16AsF32(const Conv16Plan& p, RunContext& rc, Tensor* holder) {
   return holder->data<float>();
 }
 
-// Depthwise: tasks of whole input channels; each widens its channels, computes their output
-// channels in float32 and rounds them.
+// Depthwise: tasks of whole input channels; each computes their output channels in float32 from
+// the 16-bit x (the kernel widens it as it reads it) and rounds them.
 void RunDepthwise16(const Conv16Plan& p, RunContext& rc) {
   Tensor bias_holder, w_holder;
   const float* bias = Bias16AsF32(p, rc, &bias_holder);
@@ -276,8 +276,8 @@ void RunDepthwise16(const Conv16Plan& p, RunContext& rc) {
   uint16_t* y = rc.output(0).data<uint16_t>();
   const int64_t mult = p.og;
   // Tasks of a few thousand output elements (whole input channels; sizes from the shape only):
-  // one widening, one float32 depthwise call, one rounding and one post-op call per task rather
-  // than per channel, whose fixed costs outweighed the work on small planes.
+  // one depthwise call, one rounding and one post-op call per task rather than per channel,
+  // whose fixed costs outweighed the work on small planes.
   const int64_t per_task = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, mult * p.P));
   const int64_t groups = (p.channels + per_task - 1) / per_task;
   const kernels::Parallel& par =
@@ -285,17 +285,15 @@ void RunDepthwise16(const Conv16Plan& p, RunContext& rc) {
   par.For(p.batch * groups, [&](int64_t t0, int64_t t1) {
     // Kept per thread between calls: a fresh large buffer per call comes from mmap, as fresh
     // pages the kernel faults in and zeroes.
-    static thread_local std::vector<float> xin, yout;
-    xin.resize(std::max(xin.size(), static_cast<size_t>(per_task * p.in_size)));
+    static thread_local std::vector<float> yout;
     yout.resize(std::max(yout.size(), static_cast<size_t>(per_task * mult * p.P)));
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t n = t / groups, c0 = (t % groups) * per_task;
       const int64_t cc = std::min(per_task, p.channels - c0);
-      kernels::Widen16(p.kind, x + (n * p.channels + c0) * p.in_size, xin.data(),
-                       static_cast<size_t>(cc * p.in_size));
-      kernels::DepthwiseConvF32(p.g, xin.data(), cc, mult, w + c0 * mult * p.ksize,
-                                bias != nullptr ? bias + c0 * mult : nullptr, yout.data(),
-                                kernels::SerialParallel());
+      kernels::DepthwiseConvFrom16(p.g, p.kind, x + (n * p.channels + c0) * p.in_size, cc, mult,
+                                   w + c0 * mult * p.ksize,
+                                   bias != nullptr ? bias + c0 * mult : nullptr, yout.data(),
+                                   kernels::SerialParallel());
       uint16_t* yc = y + (n * p.out_channels + c0 * mult) * p.P;
       kernels::Narrow16(p.kind, yout.data(), yc, static_cast<size_t>(cc * mult * p.P));
       if (p.post16) p.post16(yc, cc * mult * p.P);
@@ -542,8 +540,8 @@ class ConvOp final : public Op {
   //     bias once into a float32 vector; otherwise W is packed per call by the GEMM and the bias
   //     widened into a small scratch;
   //   - X is widened one im2col chunk at a time (or, pointwise, while the GEMM packs it);
-  //   - depthwise: one input channel at a time is widened into a scratch row and its output
-  //     channels computed in float32, then rounded.
+  //   - depthwise: the kernel reads the 16-bit x (widening it as it builds its padded plane) and
+  //     computes the output channels in float32, then they are rounded.
   RunFn Prepare16(PrepareContext& ctx, kernels::Float16Kind kind, const ConvShape& shape) const {
     auto plan = std::make_shared<Conv16Plan>();
     Conv16Plan& p = *plan;

@@ -16,7 +16,10 @@
 #include <type_traits>
 
 #include "kernels/conv/depthwise_conv.h"
+#include "kernels/float16/float16.h"
 #include "kernels/gemm/gemm_internal.h"  // ThreadScratch
+// Per target, before this file's own HWY_BEFORE_NAMESPACE.
+#include "kernels/float16/float16-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace simplecpp::kernels {
@@ -402,49 +405,140 @@ HWY_INLINE __mmask16 FirstLanes(int64_t n) {
   return n <= 0 ? 0 : n >= kAlignedLanes ? 0xFFFF : static_cast<__mmask16>((1u << n) - 1u);
 }
 
-// Floats [c, c + 16) of the zero-padded row whose column PW holds src[0] (src has W floats): one
-// load (masked at the right end, expanded to lanes PW.. at the left end); no element outside
-// src is read.
-HWY_INLINE __m512 PaddedVector(const float* HWY_RESTRICT src, int64_t W, int64_t PW, int64_t c) {
-  const int64_t s = c - PW;
-  if (s >= 0) {
-    if (s + kAlignedLanes <= W) return _mm512_loadu_ps(src + s);
-    return _mm512_maskz_loadu_ps(FirstLanes(W - s), src + s);
+// Input vectors as float32 for AlignedPlane: float32 as it is, 16-bit values widened exactly as
+// Widen16 widens them (float16: vcvtph2ps, which Highway's PromoteTo is on this target; bfloat16:
+// f16vec's shift with NaNs quieted). Load(p): elements [p, p + 16); Masked(m, p): the lanes of m,
+// zero elsewhere (lanes outside m are not read: AVX-512 masked loads suppress their faults).
+struct LoadF32 {
+  static HWY_INLINE __m512 Load(const float* p) { return _mm512_loadu_ps(p); }
+  static HWY_INLINE __m512 Masked(__mmask16 m, const float* p) {
+    return _mm512_maskz_loadu_ps(m, p);
   }
-  // Lanes -s .. hold src[0 ..): loaded from src, then moved up (expand keeps their order).
-  const int64_t skip = -s;
-  if (skip >= kAlignedLanes) return _mm512_setzero_ps();
-  const __m512 v = _mm512_maskz_loadu_ps(FirstLanes(std::min(kAlignedLanes - skip, W)), src);
-  return _mm512_maskz_expand_ps(static_cast<__mmask16>(FirstLanes(skip + W) & ~FirstLanes(skip)),
-                                v);
-}
+};
+template <bool kBF16>
+struct Load16 {
+  static HWY_INLINE __m512 Widen(__m256i bits) {
+    if constexpr (kBF16) {
+      return f16vec::BF16ToFloatVec(hn::Vec<f16vec::DU16>{bits}).raw;
+    } else {
+      return _mm512_cvtph_ps(bits);
+    }
+  }
+  static HWY_INLINE __m512 Load(const uint16_t* p) {
+    return Widen(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
+  static HWY_INLINE __m512 Masked(__mmask16 m, const uint16_t* p) {
+    return Widen(_mm256_maskz_loadu_epi16(m, p));
+  }
+};
 
 // The plane of DepthwiseChannelAligned: each input row zero-padded (x at column PW) into rows of
 // rowlen floats (a multiple of 16 or, stride 2, of 32), written once by aligned stores; for
 // stride 2 each row's even columns go to its first half and its odd ones to its second half.
 // (Zeroing a row and then copying into it, or splitting a row right after writing it, reloads
 // data still in the store queue from stores that only partly cover the load: it stalls until
-// they retire.)
-void AlignedPlane(const float* HWY_RESTRICT x, int64_t H, int64_t W, int64_t PW, int64_t SW,
+// they retire.) Vector v of a padded row is elements [16 v - PW, 16 v - PW + 16) of its input row,
+// those outside it zero: one load, masked where it reaches past either end, the same for every
+// row. So the plane is written a column of vectors at a time over blocks of rows: the masks and
+// offsets are set once per column, and the inner loop is a load (and for stride 2 a permute) and
+// a store per vector (per row and vector, the scalar work had cost more than the vector work).
+template <class Loader, typename T>
+void AlignedPlane(const T* HWY_RESTRICT x, int64_t H, int64_t W, int64_t PW, int64_t SW,
                   int64_t rowlen, float* HWY_RESTRICT plane) {
   constexpr int64_t L = kAlignedLanes;
+  constexpr int64_t kBlockRows = 16;  // rows per block: their inputs stay in L1 across columns
+  const int64_t count = rowlen / L;
+  // Vector v's offset into its input row and the mask of its lanes inside the row (offset 0
+  // when it has none, so that no pointer strays far from x).
+  auto offset_of = [&](int64_t v, __mmask16* mask) {
+    const int64_t s = v * L - PW;
+    *mask = static_cast<__mmask16>(FirstLanes(W - s) & ~FirstLanes(-s));
+    return *mask == 0 ? 0 : s;
+  };
   const __m512i even_lanes = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4,
                                               2, 0);
   const __m512i odd_lanes = _mm512_add_epi32(even_lanes, _mm512_set1_epi32(1));
   const int64_t half = rowlen / 2;
-  for (int64_t r = 0; r < H; ++r) {
-    const float* src = x + r * W;
-    float* row = plane + r * rowlen;
+  for (int64_t r0 = 0; r0 < H; r0 += kBlockRows) {
+    const int64_t rows = std::min(kBlockRows, H - r0);
+    const T* xb = x + r0 * W;
+    float* pb = plane + r0 * rowlen;
+    // The row loops advance pointers (GCC unrolled an indexed loop over a block's rows into
+    // per-row bound checks and spilled row addresses).
     if (SW == 1) {
-      for (int64_t c = 0; c < rowlen; c += L) _mm512_store_ps(row + c, PaddedVector(src, W, PW, c));
+      for (int64_t v = 0; v < count; ++v) {
+        __mmask16 m;
+        const T* src = xb + offset_of(v, &m);
+        float* out = pb + v * L;
+        float* const end = out + rows * rowlen;
+        if (m == 0xFFFF) {
+          for (; out != end; out += rowlen, src += W) _mm512_store_ps(out, Loader::Load(src));
+        } else {
+          for (; out != end; out += rowlen, src += W) {
+            _mm512_store_ps(out, Loader::Masked(m, src));
+          }
+        }
+      }
       continue;
     }
-    for (int64_t j = 0; j < half; j += L) {
-      const __m512 lo = PaddedVector(src, W, PW, 2 * j);
-      const __m512 hi = PaddedVector(src, W, PW, 2 * j + L);
-      _mm512_store_ps(row + j, _mm512_permutex2var_ps(lo, even_lanes, hi));
-      _mm512_store_ps(row + half + j, _mm512_permutex2var_ps(lo, odd_lanes, hi));
+    for (int64_t j = 0; j < count / 2; ++j) {
+      __mmask16 m0, m1;
+      const T* src0 = xb + offset_of(2 * j, &m0);
+      const T* src1 = xb + offset_of(2 * j + 1, &m1);
+      float* out = pb + j * L;
+      float* const end = out + rows * rowlen;
+      auto split = [&](__m512 lo, __m512 hi) {
+        _mm512_store_ps(out, _mm512_permutex2var_ps(lo, even_lanes, hi));
+        _mm512_store_ps(out + half, _mm512_permutex2var_ps(lo, odd_lanes, hi));
+      };
+      if ((m0 & m1) == 0xFFFF) {
+        for (; out != end; out += rowlen, src0 += W, src1 += W) {
+          split(Loader::Load(src0), Loader::Load(src1));
+        }
+      } else {
+        for (; out != end; out += rowlen, src0 += W, src1 += W) {
+          split(Loader::Masked(m0, src0), Loader::Masked(m1, src1));
+        }
+      }
     }
+  }
+}
+
+// `groups` groups of R output rows of N vectors (OW outputs each) whose kernel rows are all inside
+// the image, one call: per call of RowsAligned, its setup (and on this path the calls through
+// RowsAlignedAll) had cost about as much as its taps on short rows. x0: the first row's first
+// kernel row.
+template <int R, int N, int KW, int kStride>
+void FullGroupsAligned(const float* HWY_RESTRICT x0, int64_t x_step, int64_t row_step, int64_t odd,
+                       const float* HWY_RESTRICT wc, int64_t KH, float b, float* HWY_RESTRICT y,
+                       int64_t OW, int64_t groups) {
+  const int64_t last_lanes = OW - (N - 1) * kAlignedLanes;
+  for (int64_t g = 0; g < groups; ++g) {
+    const float* xg = x0 + g * R * x_step;
+    float* yg = y + g * R * OW;
+    if (KH == KW) {  // square kernels: the kernel-row loop has a constant count
+      RowsAligned<R, N, KW, kStride>(xg, x_step, row_step, odd, wc, KW, b, yg, OW, last_lanes);
+    } else {
+      RowsAligned<R, N, KW, kStride>(xg, x_step, row_step, odd, wc, KH, b, yg, OW, last_lanes);
+    }
+  }
+}
+
+using FullGroupsFn = void (*)(const float*, int64_t, int64_t, int64_t, const float*, int64_t,
+                              float, float*, int64_t, int64_t);
+
+// FullGroupsAligned for groups of `group` rows (4: up to 2 vectors, 2: up to 4) of `vectors`.
+template <int KW, int kStride>
+FullGroupsFn FullGroupsFor(int group, int64_t vectors) {
+  if (group == 4) {
+    return vectors == 1 ? &FullGroupsAligned<4, 1, KW, kStride>
+                        : &FullGroupsAligned<4, 2, KW, kStride>;
+  }
+  switch (vectors) {
+    case 1: return &FullGroupsAligned<2, 1, KW, kStride>;
+    case 2: return &FullGroupsAligned<2, 2, KW, kStride>;
+    case 3: return &FullGroupsAligned<2, 3, KW, kStride>;
+    default: return &FullGroupsAligned<2, 4, KW, kStride>;
   }
 }
 
@@ -461,7 +555,21 @@ void DepthwiseChannelAligned(const float* HWY_RESTRICT plane, int64_t rowlen, in
   const int64_t full_hi = std::max(full_lo, std::min(OH, bottom < 0 ? 0 : bottom / SH + 1));
   auto* rows_aligned = KW == 3 ? (SW == 1 ? &RowsAlignedAll<3, 1> : &RowsAlignedAll<3, 2>)
                                : (SW == 1 ? &RowsAlignedAll<5, 1> : &RowsAlignedAll<5, 2>);
+  FullGroupsFn full_groups = nullptr;
+  if (group > 1) {
+    full_groups = KW == 3 ? (SW == 1 ? FullGroupsFor<3, 1>(group, vectors)
+                                     : FullGroupsFor<3, 2>(group, vectors))
+                          : (SW == 1 ? FullGroupsFor<5, 1>(group, vectors)
+                                     : FullGroupsFor<5, 2>(group, vectors));
+  }
   for (int64_t oy = 0; oy < OH;) {
+    if (full_groups != nullptr && oy >= full_lo && oy + group <= full_hi) {
+      const int64_t groups = (full_hi - oy) / group;
+      full_groups(plane + (oy * SH - PH) * rowlen, SH * rowlen, DH * rowlen, odd, wc, KH, b,
+                  yc + oy * OW, OW, groups);
+      oy += groups * group;
+      continue;
+    }
     int count = 1;
     if (oy >= full_lo) {
       count = group;
@@ -479,9 +587,13 @@ void DepthwiseChannelAligned(const float* HWY_RESTRICT plane, int64_t rowlen, in
 }
 #endif  // AVX3
 
-void DepthwiseConvF32Impl(const ConvGeometry& g, const float* x, int64_t channels,
-                          int64_t multiplier, const float* w, const float* bias, float* y,
-                          const Parallel& parallel, const PostOpF32& post) {
+// x: float32, or 16-bit values of `kind` (T = uint16_t), which the aligned path widens as it
+// builds its plane and the others widen per channel into scratch first (exactly, as Widen16).
+template <typename T>
+void DepthwiseConv(const ConvGeometry& g, const T* x, Float16Kind kind, int64_t channels,
+                   int64_t multiplier, const float* w, const float* bias, float* y,
+                   const Parallel& parallel, const PostOpF32& post) {
+  constexpr bool kWide = std::is_same_v<T, float>;
   // Widen 1-D to 2-D with a leading height of 1.
   const bool two = g.rank == 2;
   const int64_t H = two ? g.in[0] : 1, W = two ? g.in[1] : g.in[0];
@@ -504,10 +616,11 @@ void DepthwiseConvF32Impl(const ConvGeometry& g, const float* x, int64_t channel
   // One float past the last tap's column: stride 2's vectors load it.
   int64_t WP = std::max(W + PW, (OW - 1) * SW + (KW - 1) * DW + 1) + 1;
   bool pad_columns = PW > 0 || WP - 1 > W;
+  bool aligned = false;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
   // AVX-512, stride 1 or 2: every channel goes through an aligned plane (DepthwiseChannelAligned),
   // rows of WP floats (stride 2: the even columns in the first half, the odd in the second).
-  const bool aligned = AlignedApplies(KW, SW, DW, OW);
+  aligned = AlignedApplies(KW, SW, DW, OW);
   if (aligned) {
     const int64_t padded = std::max(W + PW, (OW - 1) * SW + KW) + 1;
     const int64_t half = (padded + SW - 1) / SW;
@@ -516,28 +629,46 @@ void DepthwiseConvF32Impl(const ConvGeometry& g, const float* x, int64_t channel
   }
 #endif
   par.For(tasks, [&](int64_t t0, int64_t t1) {
-    static thread_local ThreadScratch tls_plane;
+    static thread_local ThreadScratch tls_plane, tls_widened;
     float* plane = pad_columns ? tls_plane.Get(H * WP + kPlaneSlack) : nullptr;
-    int64_t plane_channel = -1;
+    float* widened = nullptr;
+    if (!kWide && !aligned) widened = tls_widened.Get(H * W);
+    int64_t plane_channel = -1, widened_channel = -1;
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t oc_begin = t * per_task;
       const int64_t oc_end = std::min(out_channels, oc_begin + per_task);
       for (int64_t oc = oc_begin; oc < oc_end; ++oc) {
         const int64_t c = oc / multiplier;
-        const float* xc = x + c * H * W;
+        const T* xt = x + c * H * W;
         const float* wc = w + oc * KH * KW;
         const float b = bias != nullptr ? bias[oc] : 0.0f;
         float* yc = y + oc * OH * OW;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
         if (aligned) {
           if (plane_channel != c) {
-            AlignedPlane(xc, H, W, PW, SW, WP, plane);
+            if constexpr (kWide) {
+              AlignedPlane<LoadF32>(xt, H, W, PW, SW, WP, plane);
+            } else if (kind == Float16Kind::kHalf) {
+              AlignedPlane<Load16<false>>(xt, H, W, PW, SW, WP, plane);
+            } else {
+              AlignedPlane<Load16<true>>(xt, H, W, PW, SW, WP, plane);
+            }
             plane_channel = c;
           }
           DepthwiseChannelAligned(plane, WP, WP / 2, wc, b, yc, H, OH, OW, KH, KW, SH, SW, DH, PH);
           continue;
         }
 #endif
+        const float* xc;
+        if constexpr (kWide) {
+          xc = xt;
+        } else {
+          if (widened_channel != c) {
+            Widen16(kind, xt, widened, static_cast<size_t>(H * W));
+            widened_channel = c;
+          }
+          xc = widened;
+        }
         if (pad_columns) {
           if (plane_channel != c) {
             PadColumns(xc, H, W, PW, WP, plane);
@@ -555,6 +686,19 @@ void DepthwiseConvF32Impl(const ConvGeometry& g, const float* x, int64_t channel
   });
 }
 
+void DepthwiseConvF32Impl(const ConvGeometry& g, const float* x, int64_t channels,
+                          int64_t multiplier, const float* w, const float* bias, float* y,
+                          const Parallel& parallel, const PostOpF32& post) {
+  DepthwiseConv(g, x, Float16Kind::kHalf, channels, multiplier, w, bias, y, parallel, post);
+}
+
+void DepthwiseConvFrom16Impl(const ConvGeometry& g, Float16Kind kind, const uint16_t* x,
+                             int64_t channels, int64_t multiplier, const float* w,
+                             const float* bias, float* y, const Parallel& parallel,
+                             const PostOpF32& post) {
+  DepthwiseConv(g, x, kind, channels, multiplier, w, bias, y, parallel, post);
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace simplecpp::kernels
 HWY_AFTER_NAMESPACE();
@@ -569,6 +713,15 @@ void DepthwiseConvF32(const ConvGeometry& g, const float* x, int64_t channels, i
                       const PostOpF32& post) {
   HWY_DYNAMIC_DISPATCH(DepthwiseConvF32Impl)(g, x, channels, multiplier, w, bias, y, parallel,
                                              post);
+}
+
+HWY_EXPORT(DepthwiseConvFrom16Impl);
+
+void DepthwiseConvFrom16(const ConvGeometry& g, Float16Kind kind, const uint16_t* x,
+                         int64_t channels, int64_t multiplier, const float* w, const float* bias,
+                         float* y, const Parallel& parallel, const PostOpF32& post) {
+  HWY_DYNAMIC_DISPATCH(DepthwiseConvFrom16Impl)(g, kind, x, channels, multiplier, w, bias, y,
+                                                parallel, post);
 }
 
 }  // namespace simplecpp::kernels

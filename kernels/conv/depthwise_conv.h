@@ -6,6 +6,7 @@
 
 #include "kernels/conv/conv.h"
 #include "kernels/elementwise/post_op.h"
+#include "kernels/float16/float16.h"
 #include "kernels/parallel.h"
 
 namespace simplecpp::kernels {
@@ -18,5 +19,12 @@ namespace simplecpp::kernels {
 void DepthwiseConvF32(const ConvGeometry& g, const float* x, int64_t channels, int64_t multiplier,
                       const float* w, const float* bias, float* y, const Parallel& parallel,
                       const PostOpF32& post = {});
+
+// The same with x as 16-bit values of `kind` (float16 or bfloat16 bits), widened exactly (as
+// Widen16) where they are read, without a float32 copy of the image; y float32: the same bits as
+// DepthwiseConvF32 of the widened x.
+void DepthwiseConvFrom16(const ConvGeometry& g, Float16Kind kind, const uint16_t* x,
+                         int64_t channels, int64_t multiplier, const float* w, const float* bias,
+                         float* y, const Parallel& parallel, const PostOpF32& post = {});
 
 }  // namespace simplecpp::kernels

@@ -101,14 +101,19 @@ HWY_INLINE void StoreHalf(hn::Vec<DF> v, uint16_t* HWY_RESTRICT p) {
 #endif
 }
 
-HWY_INLINE hn::Vec<DF> LoadBF16(const uint16_t* HWY_RESTRICT p) {
+// Widens one vector of bfloat16 bits (NaNs quieted).
+HWY_INLINE hn::Vec<DF> BF16ToFloatVec(hn::Vec<DU16> bits) {
   const DU32 du;
   const DI32 di;
-  auto x = hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(DU16(), p)));
+  auto x = hn::ShiftLeft<16>(hn::PromoteTo(du, bits));
   const auto is_nan = hn::Gt(hn::BitCast(di, hn::And(x, hn::Set(du, 0x7FFFFFFFu))),
                              hn::Set(di, 0x7F800000));
   x = hn::Or(x, hn::IfThenElseZero(hn::RebindMask(du, is_nan), hn::Set(du, 0x00400000u)));
   return hn::BitCast(DF(), x);
+}
+
+HWY_INLINE hn::Vec<DF> LoadBF16(const uint16_t* HWY_RESTRICT p) {
+  return BF16ToFloatVec(hn::LoadU(DU16(), p));
 }
 
 // The bfloat16 bits of v in u32 lanes (each <= 0xFFFF): round to nearest even, NaN quieted.

@@ -641,5 +641,65 @@ TEST_CASE("ConvPointwiseInPlace16 widens x as it loads: bitwise the float32 kern
   }
 }
 
+TEST_CASE("DepthwiseConvFrom16 widens x as it reads it: bitwise DepthwiseConvF32 on widened x") {
+  // Geometries of the aligned plane (3x3 / 5x5, stride 1 / 2: the AVX-512 path widens while it
+  // builds the plane) and others (widened per channel first), rows narrower than a vector and
+  // wider than several, pads 0-2, multipliers 1-2; some inputs are arbitrary 16-bit patterns
+  // (NaN, Inf, subnormals).
+  std::mt19937 rng(29);
+  struct Shape {
+    int64_t k, stride, dil;
+  };
+  const Shape shapes[] = {{3, 1, 1}, {3, 2, 1}, {5, 1, 1}, {5, 2, 1}, {3, 1, 2}, {2, 3, 1}};
+  for (const Float16Kind kind : {Float16Kind::kHalf, Float16Kind::kBFloat16}) {
+    for (const Shape& sh : shapes) {
+      for (int64_t width : {5, 16, 28, 47, 70}) {
+        for (int64_t pad : {0, 1, 2}) {
+          const int64_t height = 3 + width % 7, reach = (sh.k - 1) * sh.dil + 1;
+          if (height + 2 * pad < reach || width + 2 * pad < reach) continue;
+          const int64_t mult = 1 + width % 2;
+          CAPTURE(static_cast<int>(kind));
+          CAPTURE(sh.k);
+          CAPTURE(sh.stride);
+          CAPTURE(sh.dil);
+          CAPTURE(width);
+          CAPTURE(pad);
+          ConvRefParams p;
+          p.in = {height, width};
+          p.kernel = {sh.k, sh.k};
+          p.stride = {sh.stride, sh.stride};
+          p.dilation = {sh.dil, sh.dil};
+          p.pad_begin = {pad, pad};
+          p.out = {(height + 2 * pad - reach) / sh.stride + 1,
+                   (width + 2 * pad - reach) / sh.stride + 1};
+          const ConvGeometry g = ToGeometry(p);
+          const int64_t channels = 3;
+          const auto xf = RandomVector(rng, channels * g.InSize());
+          std::vector<uint16_t> x16(xf.size());
+          Narrow16(kind, xf.data(), x16.data(), xf.size());
+          for (auto& bits : x16) {
+            if (rng() % 16 == 0) bits = static_cast<uint16_t>(rng());
+          }
+          std::vector<float> widened(xf.size());
+          Widen16(kind, x16.data(), widened.data(), xf.size());
+          const auto w = RandomVector(rng, channels * mult * g.KernelSize());
+          const auto bias = RandomVector(rng, channels * mult);
+          const size_t out = static_cast<size_t>(channels * mult * g.OutSize());
+          for (const auto& t : CompiledTargets()) {
+            ScopedTarget st(t);
+            CAPTURE(t.name);
+            std::vector<float> want(out, -7.0f), got(out, -7.0f);
+            DepthwiseConvF32(g, widened.data(), channels, mult, w.data(), bias.data(),
+                             want.data(), SerialParallel());
+            DepthwiseConvFrom16(g, kind, x16.data(), channels, mult, w.data(), bias.data(),
+                                got.data(), SerialParallel());
+            CHECK(SameBits(got, want));
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace simplecpp::kernels
