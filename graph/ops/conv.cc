@@ -295,8 +295,7 @@ void RunDepthwise16(const Conv16Plan& p, RunContext& rc) {
                                    bias != nullptr ? bias + c0 * mult : nullptr, yout.data(),
                                    kernels::SerialParallel());
       uint16_t* yc = y + (n * p.out_channels + c0 * mult) * p.P;
-      kernels::Narrow16(p.kind, yout.data(), yc, static_cast<size_t>(cc * mult * p.P));
-      if (p.post16) p.post16(yc, cc * mult * p.P);
+      kernels::NarrowThenPost16(p.kind, yout.data(), yc, cc * mult * p.P, p.post16);
     }
   });
 }
@@ -333,8 +332,7 @@ struct NarrowInto {
     uint16_t* out = self.from_stride == 0
                         ? self.to + at
                         : self.to + at / self.from_stride * self.to_stride + at % self.from_stride;
-    kernels::Narrow16(self.kind, data, out, static_cast<size_t>(n));
-    if (self.post16) self.post16(out, n);
+    kernels::NarrowThenPost16(self.kind, data, out, n, self.post16);
   }
 };
 

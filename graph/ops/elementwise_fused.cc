@@ -305,6 +305,17 @@ void FusedChain::RunInPlace16(uint16_t* data, int64_t n) const {
   Run<uint16_t>(data, n, constants_16_, StepKernels16{kind_});
 }
 
+void FusedChain::RunFromF32To16(const float* in, uint16_t* out, int64_t n) const {
+  if (!register_chain_.empty()) {
+    kernels::Chain16FromF32(kind_, register_chain_.data(),
+                            static_cast<int>(register_chain_.size()), register_round_all_, in,
+                            out, n);
+    return;
+  }
+  kernels::Narrow16(kind_, in, out, static_cast<size_t>(n));
+  RunInPlace16(out, n);
+}
+
 kernels::PostOpF32 FusedChain::AsPostOpF32() const {
   kernels::PostOpF32 post;
   post.ctx = this;
@@ -319,6 +330,9 @@ kernels::PostOp16 FusedChain::AsPostOp16() const {
   post.ctx = this;
   post.fn = [](const void* ctx, uint16_t* data, int64_t n) {
     static_cast<const FusedChain*>(ctx)->RunInPlace16(data, n);
+  };
+  post.from_f32 = [](const void* ctx, const float* in, uint16_t* out, int64_t n) {
+    static_cast<const FusedChain*>(ctx)->RunFromF32To16(in, out, n);
   };
   return post;
 }

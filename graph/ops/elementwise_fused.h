@@ -93,6 +93,9 @@ class FusedChain {
   bool is_16bit() const { return is_16bit_; }
   void RunInPlaceF32(float* data, int64_t n) const;
   void RunInPlace16(uint16_t* data, int64_t n) const;
+  // out = in rounded to 16 bits (Narrow16), then RunInPlace16 on it: one pass for a register
+  // chain.
+  void RunFromF32To16(const float* in, uint16_t* out, int64_t n) const;
   // Post-ops calling RunInPlaceF32 / RunInPlace16; valid while this object lives.
   kernels::PostOpF32 AsPostOpF32() const;
   kernels::PostOp16 AsPostOp16() const;

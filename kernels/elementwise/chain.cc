@@ -55,13 +55,19 @@ using f16vec::StoreAs;
 // One group of G vectors at in / out (out may equal in). slots: kChainMaxSlots * G vectors. The
 // vectors of a group are independent chains, so they hide each step's latency (Div's above all)
 // from one another.
-template <size_t kGroup, Storage S, bool kRoundAll, typename T>
-HWY_INLINE void RunGroup(const Step* steps, int num_steps, const T* in, T* out,
+// kFromF32 (16-bit S): the input is float32, rounded to S first (as Narrow16 would store it).
+template <size_t kGroup, Storage S, bool kRoundAll, bool kFromF32 = false, typename TIn,
+          typename T>
+HWY_INLINE void RunGroup(const Step* steps, int num_steps, const TIn* in, T* out,
                          float* HWY_RESTRICT slots) {
   const DF d;
   const size_t N = hn::Lanes(d);
   VF x[kGroup], r[kGroup];
-  for (size_t v = 0; v < kGroup; ++v) r[v] = x[v] = LoadAs<S>(in + v * N);
+  if constexpr (kFromF32) {
+    for (size_t v = 0; v < kGroup; ++v) r[v] = x[v] = RoundAs<S>(hn::LoadU(d, in + v * N));
+  } else {
+    for (size_t v = 0; v < kGroup; ++v) r[v] = x[v] = LoadAs<S>(in + v * N);
+  }
   for (int k = 0; k < num_steps; ++k) {
     const Step& s = steps[k];
     if (s.kind == Step::Kind::kClip) {
@@ -106,24 +112,25 @@ HWY_INLINE void RunGroup(const Step* steps, int num_steps, const T* in, T* out,
   for (size_t v = 0; v < kGroup; ++v) StoreAs<S>(r[v], out + v * N);
 }
 
-template <Storage S, bool kRoundAll = false, typename T>
-void RunChain(const Step* steps, int num_steps, const T* x, T* y, size_t n) {
+template <Storage S, bool kRoundAll = false, bool kFromF32 = false, typename TIn, typename T>
+void RunChain(const Step* steps, int num_steps, const TIn* x, T* y, size_t n) {
   const DF d;
   const size_t N = hn::Lanes(d);
   HWY_ALIGN float slots[kChainMaxSlots * kGroup * kMaxLanes];
   size_t i = 0;
   for (; i + kGroup * N <= n; i += kGroup * N) {
-    RunGroup<kGroup, S, kRoundAll>(steps, num_steps, x + i, y + i, slots);
+    RunGroup<kGroup, S, kRoundAll, kFromF32>(steps, num_steps, x + i, y + i, slots);
   }
   for (; i + kTailGroup * N <= n; i += kTailGroup * N) {
-    RunGroup<kTailGroup, S, kRoundAll>(steps, num_steps, x + i, y + i, slots);
+    RunGroup<kTailGroup, S, kRoundAll, kFromF32>(steps, num_steps, x + i, y + i, slots);
   }
   if (i < n) {
     // Lanes past n hold zeros: whatever the steps make of them is dropped.
-    HWY_ALIGN T tail[kTailGroup * kMaxLanes] = {};
-    std::memcpy(tail, x + i, (n - i) * sizeof(T));
-    RunGroup<kTailGroup, S, kRoundAll>(steps, num_steps, tail, tail, slots);
-    std::memcpy(y + i, tail, (n - i) * sizeof(T));
+    HWY_ALIGN TIn tail_in[kTailGroup * kMaxLanes] = {};
+    HWY_ALIGN T tail_out[kTailGroup * kMaxLanes];
+    std::memcpy(tail_in, x + i, (n - i) * sizeof(TIn));
+    RunGroup<kTailGroup, S, kRoundAll, kFromF32>(steps, num_steps, tail_in, tail_out, slots);
+    std::memcpy(y + i, tail_out, (n - i) * sizeof(T));
   }
 }
 
@@ -141,6 +148,16 @@ void Chain16Impl(Float16Kind kind, const Step* steps, int num_steps, const uint1
   RunChain<Storage::kHalf>(steps, num_steps, x, y, n);
 }
 
+void Chain16FromF32Impl(Float16Kind kind, const Step* steps, int num_steps, const float* x,
+                        uint16_t* y, size_t n, bool round_all) {
+  if (kind == Float16Kind::kBFloat16) {
+    if (round_all) return RunChain<Storage::kBF16, true, true>(steps, num_steps, x, y, n);
+    return RunChain<Storage::kBF16, false, true>(steps, num_steps, x, y, n);
+  }
+  if (round_all) return RunChain<Storage::kHalf, true, true>(steps, num_steps, x, y, n);
+  RunChain<Storage::kHalf, false, true>(steps, num_steps, x, y, n);
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace simplecpp::kernels
 HWY_AFTER_NAMESPACE();
@@ -150,6 +167,7 @@ namespace simplecpp::kernels {
 
 HWY_EXPORT(ChainF32Impl);
 HWY_EXPORT(Chain16Impl);
+HWY_EXPORT(Chain16FromF32Impl);
 
 void ChainF32(const ChainStepF32* steps, int num_steps, const float* x, float* y, int64_t n) {
   if (n <= 0) return;
@@ -180,6 +198,13 @@ void Chain16(Float16Kind kind, const ChainStepF32* steps, int num_steps, const u
              uint16_t* y, int64_t n) {
   if (n <= 0) return;
   Chain16(kind, steps, num_steps, Chain16RoundsAll(kind, steps, num_steps), x, y, n);
+}
+
+void Chain16FromF32(Float16Kind kind, const ChainStepF32* steps, int num_steps, bool round_all,
+                    const float* x, uint16_t* y, int64_t n) {
+  if (n <= 0) return;
+  HWY_DYNAMIC_DISPATCH(Chain16FromF32Impl)(kind, steps, num_steps, x, y, static_cast<size_t>(n),
+                                           round_all);
 }
 
 }  // namespace simplecpp::kernels

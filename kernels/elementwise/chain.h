@@ -46,5 +46,8 @@ bool Chain16RoundsAll(Float16Kind kind, const ChainStepF32* steps, int num_steps
 // Chain16 with that answer given (callers that run one chain on many short runs keep it).
 void Chain16(Float16Kind kind, const ChainStepF32* steps, int num_steps, bool round_all,
              const uint16_t* x, uint16_t* y, int64_t n);
+// Narrow16 of float32 x into y, then Chain16 on y, in one pass: the same bits.
+void Chain16FromF32(Float16Kind kind, const ChainStepF32* steps, int num_steps, bool round_all,
+                    const float* x, uint16_t* y, int64_t n);
 
 }  // namespace simplecpp::kernels

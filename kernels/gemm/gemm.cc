@@ -406,8 +406,7 @@ void GemmBlock(const GemmProblem& p, const float* whole_a, int64_t bm, int64_t b
   if (p.c16 != nullptr) {
     for (int64_t r = 0; r < rows; ++r) {
       uint16_t* c_row = p.c16 + (i0 + r) * p.ldc + j0;
-      Narrow16(p.c_kind, ctile + r * kNC, c_row, static_cast<size_t>(cols));
-      if (p.epilogue.post16) p.epilogue.post16(c_row, cols);
+      NarrowThenPost16(p.c_kind, ctile + r * kNC, c_row, cols, p.epilogue.post16);
     }
   } else if (p.epilogue.post) {
     for (int64_t r = 0; r < rows; ++r) p.epilogue.post(p.c + (i0 + r) * p.ldc + j0, cols);

@@ -275,6 +275,12 @@ TEST_CASE("Chain16 equals the scalar steps and the 16-bit kernels on every targe
           Chain16(kind, p.steps.data(), static_cast<int>(p.steps.size()), in_place.data(),
                   in_place.data(), n);
           const std::vector<uint16_t> kernels = StepByStep16(kind, p.steps, x);
+          // From float32 (rounded first, in the same pass): the bits of Chain16 on the rounded x.
+          std::vector<uint16_t> from_f32(x.size(), 0x7E7Eu);
+          Chain16FromF32(kind, p.steps.data(), static_cast<int>(p.steps.size()),
+                         Chain16RoundsAll(kind, p.steps.data(), static_cast<int>(p.steps.size())),
+                         xf.data(), from_f32.data(), n);
+          CHECK(from_f32 == y);
           int bad = 0;
           for (int64_t i = 0; i < n && bad < 3; ++i) {
             const float want = ScalarChain(p.steps, Widen16One(kind, x[i]), round);
