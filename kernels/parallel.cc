@@ -21,9 +21,12 @@ const Parallel& SerialParallel() {
 
 namespace {
 
-// About 10-20 us of work on one core, several times what handing half of it to another core
-// costs (the wake-up, and the caches of the second core filling with the op's data).
-constexpr int64_t kMinParallelMacs = int64_t{1} << 20;
+// About 20-40 us of work on one core, several times what handing half of it to another core
+// costs: the wake-up, and the op's input and output moving between the two cores' caches, which
+// the next op pays for as well when it runs on one core. (In a small classifier, 1.2 M-MAC
+// pointwise convolutions on two threads made themselves and the single-threaded depthwise
+// convolutions after them slower than the whole model on one thread.)
+constexpr int64_t kMinParallelMacs = int64_t{1} << 21;
 constexpr int64_t kMinParallelElements = int64_t{1} << 17;
 
 }  // namespace
