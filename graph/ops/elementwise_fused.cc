@@ -202,8 +202,19 @@ bool ToRegisterChain(const FusedProgram& program, const float* c,
       step.lo = s.clip_lo;
       step.hi = s.clip_hi;
     } else if (s.kind == FusedStep::Kind::kUnary) {
-      if (s.unary != kernels::UnaryOp::kRelu) return false;
-      step.kind = Chain::Kind::kRelu;
+      if (s.unary == kernels::UnaryOp::kRelu) {
+        step.kind = Chain::Kind::kRelu;
+      } else if (s.unary == kernels::UnaryOp::kHardSigmoid) {
+        step.kind = Chain::Kind::kHardSigmoid;
+        step.lo = s.params.alpha;
+        step.hi = s.params.beta;
+      } else if (s.unary == kernels::UnaryOp::kHardSwish) {
+        step.kind = Chain::Kind::kHardSwish;
+        step.lo = 1.0f / 6.0f;
+        step.hi = 0.5f;
+      } else {
+        return false;
+      }
     } else {
       switch (s.binary) {
         case kernels::BinaryOp::kAdd: step.kind = Chain::Kind::kAdd; break;

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "kernels/elementwise/chain.h"
+#include "kernels/elementwise/elementwise.h"
 // Per target, before this file's own HWY_BEFORE_NAMESPACE.
 #include "kernels/float16/float16-inl.h"
 
@@ -80,6 +81,28 @@ HWY_INLINE void RunGroup(const Step* steps, int num_steps, const TIn* in, T* out
     } else if (s.kind == Step::Kind::kRelu) {
       const VF zero = hn::Zero(d);
       for (size_t v = 0; v < kGroup; ++v) r[v] = hn::IfThenZeroElse(hn::Lt(r[v], zero), r[v]);
+    } else if (s.kind == Step::Kind::kHardSigmoid || s.kind == Step::Kind::kHardSwish) {
+      // UnaryF32's vector code; a vector with a NaN lane goes through UnaryF32 itself (its
+      // scalar reference for those lanes; a lane's result does not depend on its neighbours).
+      const VF alpha = hn::Set(d, s.lo), beta = hn::Set(d, s.hi);
+      const VF zero = hn::Zero(d), one = hn::Set(d, 1.0f);
+      const bool swish = s.kind == Step::Kind::kHardSwish;
+      for (size_t v = 0; v < kGroup; ++v) {
+        const VF h = hn::Min(hn::Max(hn::MulAdd(r[v], alpha, beta), zero), one);
+        const VF out = swish ? hn::Mul(r[v], h) : h;
+        if (HWY_UNLIKELY(!hn::AllFalse(d, hn::IsNaN(r[v])))) {
+          HWY_ALIGN float lanes[kMaxLanes];
+          hn::Store(r[v], d, lanes);
+          UnaryParams params;
+          params.alpha = s.lo;
+          params.beta = s.hi;
+          UnaryF32(swish ? UnaryOp::kHardSwish : UnaryOp::kHardSigmoid, params, lanes, lanes,
+                   static_cast<int64_t>(N));
+          r[v] = hn::Load(d, lanes);
+        } else {
+          r[v] = out;
+        }
+      }
     } else {
       VF o[kGroup];
       if (s.operand == Step::Operand::kConstant) {

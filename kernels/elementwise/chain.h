@@ -17,8 +17,9 @@ constexpr int kChainMaxSlots = 4;
 
 struct ChainStepF32 {
   // kAdd..kDiv: the running value and the operand; kClip: ClipF32's blends (NaN passes, lo > hi
-  // gives hi); kRelu: UnaryF32's kRelu (x < 0 ? 0 : x, NaN and -0 pass).
-  enum class Kind : uint8_t { kAdd, kSub, kMul, kDiv, kClip, kRelu };
+  // gives hi); kRelu: UnaryF32's kRelu (x < 0 ? 0 : x, NaN and -0 pass); kHardSigmoid /
+  // kHardSwish: UnaryF32's (alpha = lo, beta = hi; HardSwish's are 1/6 and 0.5).
+  enum class Kind : uint8_t { kAdd, kSub, kMul, kDiv, kClip, kRelu, kHardSigmoid, kHardSwish };
   // The binary steps' other operand: a constant, the program's input x, or a value an earlier
   // step saved in a slot.
   enum class Operand : uint8_t { kConstant, kInput, kSlot };

@@ -438,13 +438,16 @@ HWY_NOINLINE void UnaryLoop(const UnaryParams& p, const float* x, float* y,
   auto one_vector = [&](const float* in, float* out) {
     const VF v = hn::LoadU(d, in);
     MF fallback;
-    const VF r = Compute<kOp>(d, v, p, &fallback);
+    VF r = Compute<kOp>(d, v, p, &fallback);
     if (HWY_UNLIKELY(!hn::AllFalse(d, fallback))) {
-      hn::Store(v, d, buf);  // `out` may alias `in`
-      for (size_t j = 0; j < N; ++j) out[j] = elementwise_detail::ScalarUnaryF32(kOp, p, buf[j]);
-    } else {
-      hn::StoreU(r, d, out);
+      // Only the lanes outside the vector code's range take the scalar reference: a lane's
+      // result never depends on its neighbours (nor, through them, on the vector length, or on
+      // where a fused kernel's runs of this op start).
+      hn::Store(v, d, buf);
+      for (size_t j = 0; j < N; ++j) buf[j] = elementwise_detail::ScalarUnaryF32(kOp, p, buf[j]);
+      r = hn::IfThenElse(fallback, hn::Load(d, buf), r);
     }
+    hn::StoreU(r, d, out);
   };
   size_t i = 0;
   for (; i + N <= n; i += N) one_vector(x + i, y + i);

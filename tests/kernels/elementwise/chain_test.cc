@@ -1,9 +1,9 @@
 // Tests for kernels/elementwise/chain.h on every compiled Highway target: the register chain
 // against a scalar evaluation of the same steps (each step one float32 rounding, as its op
 // defines it, then on 16-bit storage one rounding to 16 bits) and against the step-by-step
-// kernels it replaces (BinaryF32, ClipF32, UnaryF32 kRelu; Binary16, Clip16, Unary16), bit for
-// bit, on sizes around the group width, in place and not, with infinities, NaN, signed zeros,
-// subnormals and values where the steps tie.
+// kernels it replaces (BinaryF32, ClipF32, UnaryF32 kRelu / kHardSigmoid / kHardSwish; Binary16,
+// Clip16, Unary16), bit for bit, on sizes around the group width, in place and not, with
+// infinities, NaN, signed zeros, subnormals and values where the steps tie.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -50,6 +50,25 @@ Step Relu() {
   return s;
 }
 
+Step Hard(Step::Kind kind, float alpha, float beta) {
+  Step s;
+  s.kind = kind;
+  s.lo = alpha;
+  s.hi = beta;
+  return s;
+}
+
+UnaryOp ToUnaryOp(Step::Kind kind) {
+  return kind == Step::Kind::kHardSwish ? UnaryOp::kHardSwish : UnaryOp::kHardSigmoid;
+}
+
+UnaryParams HardParams(const Step& s) {
+  UnaryParams p;
+  p.alpha = s.lo;
+  p.beta = s.hi;
+  return p;
+}
+
 struct Program {
   std::string name;
   std::vector<Step> steps;
@@ -81,6 +100,13 @@ std::vector<Program> Programs() {
       {"clip relu", {Clip(-2.0f, 4.0f), Relu(), Binary(K::kAdd, O::kConstant, 1.0f)}},
       // Bounds that no 16-bit format holds (Clip-6's float attributes): Clip's result is rounded.
       {"inexact clip", {Clip(0.1f, 5.3f), Binary(K::kMul, O::kConstant, 1.5f)}},
+      // The HardSwish / HardSigmoid ops as steps, between arithmetic ones.
+      {"hardswish op",
+       {Binary(K::kAdd, O::kConstant, 0.25f), Hard(K::kHardSwish, 1.0f / 6.0f, 0.5f),
+        Binary(K::kMul, O::kInput)}},
+      {"hardsigmoid op",
+       {Binary(K::kMul, O::kConstant, 1.5f), Hard(K::kHardSigmoid, 0.2f, 0.5f),
+        Binary(K::kMul, O::kInput, 0.0f, false)}},
   };
 }
 
@@ -107,6 +133,12 @@ float ScalarChain(const std::vector<Step>& steps, float x, Round round) {
       v = v > s.hi ? s.hi : v;
     } else if (s.kind == Step::Kind::kRelu) {
       v = v < 0.0f ? 0.0f : v;
+    } else if (s.kind == Step::Kind::kHardSigmoid || s.kind == Step::Kind::kHardSwish) {
+      // As the op computes it on this target (one element alone: a lane does not depend on its
+      // neighbours; whether MulAdd fuses depends on the target).
+      float r = 0.0f;
+      UnaryF32(ToUnaryOp(s.kind), HardParams(s), &v, &r, 1);
+      v = r;
     } else {
       const float o = s.operand == Step::Operand::kConstant ? s.constant
                       : s.operand == Step::Operand::kInput  ? x
@@ -142,6 +174,8 @@ std::vector<float> StepByStep(const std::vector<Step>& steps, const std::vector<
       ClipF32(v.data(), v.data(), n, s.lo, s.hi);
     } else if (s.kind == Step::Kind::kRelu) {
       UnaryF32(UnaryOp::kRelu, UnaryParams{}, v.data(), v.data(), n);
+    } else if (s.kind == Step::Kind::kHardSigmoid || s.kind == Step::Kind::kHardSwish) {
+      UnaryF32(ToUnaryOp(s.kind), HardParams(s), v.data(), v.data(), n);
     } else {
       const float* o = s.operand == Step::Operand::kConstant ? &s.constant
                        : s.operand == Step::Operand::kInput  ? x.data()
@@ -169,6 +203,8 @@ std::vector<uint16_t> StepByStep16(Float16Kind kind, const std::vector<Step>& st
       Clip16(kind, v.data(), v.data(), n, s.lo, s.hi);
     } else if (s.kind == Step::Kind::kRelu) {
       Unary16(kind, UnaryOp::kRelu, UnaryParams{}, v.data(), v.data(), n);
+    } else if (s.kind == Step::Kind::kHardSigmoid || s.kind == Step::Kind::kHardSwish) {
+      Unary16(kind, ToUnaryOp(s.kind), HardParams(s), v.data(), v.data(), n);
     } else {
       const uint16_t constant = Narrow16One(kind, s.constant);
       const uint16_t* o = s.operand == Step::Operand::kConstant ? &constant
