@@ -516,7 +516,9 @@ void FullGroupsAligned(const float* HWY_RESTRICT x0, int64_t x_step, int64_t row
   for (int64_t g = 0; g < groups; ++g) {
     const float* xg = x0 + g * R * x_step;
     float* yg = y + g * R * OW;
-    if (KH == KW) {  // square kernels: the kernel-row loop has a constant count
+    // Square kernels at stride 1: a constant count of kernel rows (fully unrolled). At stride 2
+    // (twice the loads per row) the unrolled form ran out of registers and was slower.
+    if (kStride == 1 && KH == KW) {
       RowsAligned<R, N, KW, kStride>(xg, x_step, row_step, odd, wc, KW, b, yg, OW, last_lanes);
     } else {
       RowsAligned<R, N, KW, kStride>(xg, x_step, row_step, odd, wc, KH, b, yg, OW, last_lanes);
