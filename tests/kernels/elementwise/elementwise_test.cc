@@ -96,33 +96,41 @@ std::vector<float> RandomFloats(int64_t n, float lo, float hi, uint32_t seed) {
 constexpr double kRtol = 2e-6;
 constexpr double kAtol = 1e-7;
 
-TEST_CASE("UnaryF32 matches the double reference on every target and size") {
+// fn(c) for every unary case on every compiled target (the target and op name captured).
+template <typename Fn>
+void ForEachTargetAndUnaryCase(const Fn& fn) {
   for (const auto& t : CompiledTargets()) {
     ScopedTarget st(t);
     CAPTURE(t.name);
     for (const UnaryCase& c : UnaryCases()) {
       const std::string op_name = c.name;
       CAPTURE(op_name);
-      for (int64_t n : kSizes) {
-        CAPTURE(n);
-        std::vector<float> x = RandomFloats(n, c.lo, c.hi, static_cast<uint32_t>(n) + 7);
-        std::vector<float> y(n, -12345.0f);
-        UnaryF32(c.op, c.params, x.data(), y.data(), n);
-        int bad = 0;
-        for (int64_t i = 0; i < n && bad < 3; ++i) {
-          const double want = reference::Unary(c.op, c.params, x[i]);
-          if (!Close(y[i], want, kRtol, kAtol)) {
-            ++bad;
-            FAIL_CHECK("x=" << x[i] << " got " << y[i] << " want " << want);
-          }
-        }
-        // In place gives the same result.
-        std::vector<float> z = x;
-        UnaryF32(c.op, c.params, z.data(), z.data(), n);
-        CHECK((n == 0 || std::memcmp(z.data(), y.data(), n * sizeof(float)) == 0));
-      }
+      fn(c);
     }
   }
+}
+
+TEST_CASE("UnaryF32 matches the double reference on every target and size") {
+  ForEachTargetAndUnaryCase([&](const UnaryCase& c) {
+    for (int64_t n : kSizes) {
+      CAPTURE(n);
+      std::vector<float> x = RandomFloats(n, c.lo, c.hi, static_cast<uint32_t>(n) + 7);
+      std::vector<float> y(n, -12345.0f);
+      UnaryF32(c.op, c.params, x.data(), y.data(), n);
+      int bad = 0;
+      for (int64_t i = 0; i < n && bad < 3; ++i) {
+        const double want = reference::Unary(c.op, c.params, x[i]);
+        if (!Close(y[i], want, kRtol, kAtol)) {
+          ++bad;
+          FAIL_CHECK("x=" << x[i] << " got " << y[i] << " want " << want);
+        }
+      }
+      // In place gives the same result.
+      std::vector<float> z = x;
+      UnaryF32(c.op, c.params, z.data(), z.data(), n);
+      CHECK((n == 0 || std::memcmp(z.data(), y.data(), n * sizeof(float)) == 0));
+    }
+  });
 }
 
 TEST_CASE("UnaryF32 extreme values") {
@@ -132,23 +140,17 @@ TEST_CASE("UnaryF32 extreme values") {
                                       3e38f,  -3e38f, 88.5f,  -88.5f,  89.5f,  -89.5f,  100.0f,
                                       -100.0f, 1e5f,  -1e5f,  0.5f,    1.5f,   2.5f,    -2.5f,
                                       1.0f,   -1.0f,  0.999f, 1e30f,   -1e30f, 8388609.0f};
-  for (const auto& t : CompiledTargets()) {
-    ScopedTarget st(t);
-    CAPTURE(t.name);
-    for (const UnaryCase& c : UnaryCases()) {
-      const std::string op_name = c.name;
-      CAPTURE(op_name);
-      std::vector<float> y(special.size());
-      UnaryF32(c.op, c.params, special.data(), y.data(), static_cast<int64_t>(special.size()));
-      for (size_t i = 0; i < special.size(); ++i) {
-        const double want = static_cast<float>(reference::Unary(c.op, c.params, special[i]));
-        // Tiny inputs must give tiny-but-accurate outputs (tanh(1e-20) == 1e-20, not 0).
-        if (!Close(y[i], want, 1e-5, 1e-44)) {
-          FAIL_CHECK("x=" << special[i] << " got " << y[i] << " want " << want);
-        }
+  ForEachTargetAndUnaryCase([&](const UnaryCase& c) {
+    std::vector<float> y(special.size());
+    UnaryF32(c.op, c.params, special.data(), y.data(), static_cast<int64_t>(special.size()));
+    for (size_t i = 0; i < special.size(); ++i) {
+      const double want = static_cast<float>(reference::Unary(c.op, c.params, special[i]));
+      // Tiny inputs must give tiny-but-accurate outputs (tanh(1e-20) == 1e-20, not 0).
+      if (!Close(y[i], want, 1e-5, 1e-44)) {
+        FAIL_CHECK("x=" << special[i] << " got " << y[i] << " want " << want);
       }
     }
-  }
+  });
 }
 
 TEST_CASE("UnaryF32: a lane's result does not depend on its neighbours") {
@@ -157,25 +159,19 @@ TEST_CASE("UnaryF32: a lane's result does not depend on its neighbours") {
   // the array, so a fused kernel's runs of the op, wherever they start, match the op itself.
   const std::vector<float> odd = {kNaN, kInf, -kInf, 1e30f, -1e30f, 100.0f, -100.0f, 1e-40f};
   std::mt19937 rng(41);
-  for (const auto& t : CompiledTargets()) {
-    ScopedTarget st(t);
-    CAPTURE(t.name);
-    for (const UnaryCase& c : UnaryCases()) {
-      const std::string op_name = c.name;
-      CAPTURE(op_name);
-      std::vector<float> x = RandomFloats(67, c.lo, c.hi, 5);
-      for (size_t i = 0; i < x.size(); i += 1 + rng() % 5) x[i] = odd[rng() % odd.size()];
-      std::vector<float> y(x.size());
-      UnaryF32(c.op, c.params, x.data(), y.data(), static_cast<int64_t>(x.size()));
-      for (size_t i = 0; i < x.size(); ++i) {
-        float alone = 0.0f;
-        UnaryF32(c.op, c.params, &x[i], &alone, 1);
-        const bool same = std::memcmp(&alone, &y[i], sizeof(float)) == 0 ||
-                          (std::isnan(alone) && std::isnan(y[i]));
-        if (!same) FAIL_CHECK("x=" << x[i] << " in the array " << y[i] << ", alone " << alone);
-      }
+  ForEachTargetAndUnaryCase([&](const UnaryCase& c) {
+    std::vector<float> x = RandomFloats(67, c.lo, c.hi, 5);
+    for (size_t i = 0; i < x.size(); i += 1 + rng() % 5) x[i] = odd[rng() % odd.size()];
+    std::vector<float> y(x.size());
+    UnaryF32(c.op, c.params, x.data(), y.data(), static_cast<int64_t>(x.size()));
+    for (size_t i = 0; i < x.size(); ++i) {
+      float alone = 0.0f;
+      UnaryF32(c.op, c.params, &x[i], &alone, 1);
+      const bool same = std::memcmp(&alone, &y[i], sizeof(float)) == 0 ||
+                        (std::isnan(alone) && std::isnan(y[i]));
+      if (!same) FAIL_CHECK("x=" << x[i] << " in the array " << y[i] << ", alone " << alone);
     }
-  }
+  });
 }
 
 TEST_CASE("Erf is accurate to ~1e-7 over a dense sweep") {
