@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/elementwise/chain.h"
 #include "kernels/elementwise/elementwise.h"
@@ -56,15 +57,14 @@ using f16vec::StoreAs;
 // One group of G vectors at in / out (out may equal in). slots: kChainMaxSlots * G vectors. The
 // vectors of a group are independent chains, so they hide each step's latency (Div's above all)
 // from one another.
-// kFromF32 (16-bit S): the input is float32, rounded to S first (as Narrow16 would store it).
-template <size_t kGroup, Storage S, bool kRoundAll, bool kFromF32 = false, typename TIn,
-          typename T>
+// A float32 input with 16-bit S is rounded to S first (as Narrow16 would store it).
+template <size_t kGroup, Storage S, bool kRoundAll, typename TIn, typename T>
 HWY_INLINE void RunGroup(const Step* steps, int num_steps, const TIn* in, T* out,
                          float* HWY_RESTRICT slots) {
   const DF d;
   const size_t N = hn::Lanes(d);
   VF x[kGroup], r[kGroup];
-  if constexpr (kFromF32) {
+  if constexpr (S != Storage::kF32 && std::is_same_v<TIn, float>) {
     for (size_t v = 0; v < kGroup; ++v) r[v] = x[v] = RoundAs<S>(hn::LoadU(d, in + v * N));
   } else {
     for (size_t v = 0; v < kGroup; ++v) r[v] = x[v] = LoadAs<S>(in + v * N);
@@ -135,24 +135,24 @@ HWY_INLINE void RunGroup(const Step* steps, int num_steps, const TIn* in, T* out
   for (size_t v = 0; v < kGroup; ++v) StoreAs<S>(r[v], out + v * N);
 }
 
-template <Storage S, bool kRoundAll = false, bool kFromF32 = false, typename TIn, typename T>
+template <Storage S, bool kRoundAll = false, typename TIn, typename T>
 void RunChain(const Step* steps, int num_steps, const TIn* x, T* y, size_t n) {
   const DF d;
   const size_t N = hn::Lanes(d);
   HWY_ALIGN float slots[kChainMaxSlots * kGroup * kMaxLanes];
   size_t i = 0;
   for (; i + kGroup * N <= n; i += kGroup * N) {
-    RunGroup<kGroup, S, kRoundAll, kFromF32>(steps, num_steps, x + i, y + i, slots);
+    RunGroup<kGroup, S, kRoundAll>(steps, num_steps, x + i, y + i, slots);
   }
   for (; i + kTailGroup * N <= n; i += kTailGroup * N) {
-    RunGroup<kTailGroup, S, kRoundAll, kFromF32>(steps, num_steps, x + i, y + i, slots);
+    RunGroup<kTailGroup, S, kRoundAll>(steps, num_steps, x + i, y + i, slots);
   }
   if (i < n) {
     // Lanes past n hold zeros: whatever the steps make of them is dropped.
     HWY_ALIGN TIn tail_in[kTailGroup * kMaxLanes] = {};
     HWY_ALIGN T tail_out[kTailGroup * kMaxLanes];
     std::memcpy(tail_in, x + i, (n - i) * sizeof(TIn));
-    RunGroup<kTailGroup, S, kRoundAll, kFromF32>(steps, num_steps, tail_in, tail_out, slots);
+    RunGroup<kTailGroup, S, kRoundAll>(steps, num_steps, tail_in, tail_out, slots);
     std::memcpy(y + i, tail_out, (n - i) * sizeof(T));
   }
 }
@@ -161,8 +161,10 @@ void ChainF32Impl(const Step* steps, int num_steps, const float* x, float* y, si
   RunChain<Storage::kF32>(steps, num_steps, x, y, n);
 }
 
-void Chain16Impl(Float16Kind kind, const Step* steps, int num_steps, const uint16_t* x,
-                 uint16_t* y, size_t n, bool round_all) {
+// x: 16-bit values of `kind`, or float32 rounded to them first.
+template <typename TIn>
+void RunChain16(Float16Kind kind, const Step* steps, int num_steps, const TIn* x, uint16_t* y,
+                size_t n, bool round_all) {
   if (kind == Float16Kind::kBFloat16) {
     if (round_all) return RunChain<Storage::kBF16, true>(steps, num_steps, x, y, n);
     return RunChain<Storage::kBF16>(steps, num_steps, x, y, n);
@@ -171,14 +173,14 @@ void Chain16Impl(Float16Kind kind, const Step* steps, int num_steps, const uint1
   RunChain<Storage::kHalf>(steps, num_steps, x, y, n);
 }
 
+void Chain16Impl(Float16Kind kind, const Step* steps, int num_steps, const uint16_t* x,
+                 uint16_t* y, size_t n, bool round_all) {
+  RunChain16(kind, steps, num_steps, x, y, n, round_all);
+}
+
 void Chain16FromF32Impl(Float16Kind kind, const Step* steps, int num_steps, const float* x,
                         uint16_t* y, size_t n, bool round_all) {
-  if (kind == Float16Kind::kBFloat16) {
-    if (round_all) return RunChain<Storage::kBF16, true, true>(steps, num_steps, x, y, n);
-    return RunChain<Storage::kBF16, false, true>(steps, num_steps, x, y, n);
-  }
-  if (round_all) return RunChain<Storage::kHalf, true, true>(steps, num_steps, x, y, n);
-  RunChain<Storage::kHalf, false, true>(steps, num_steps, x, y, n);
+  RunChain16(kind, steps, num_steps, x, y, n, round_all);
 }
 
 }  // namespace HWY_NAMESPACE
