@@ -28,6 +28,7 @@
 #include "graph/ops/window_attributes.h"
 #include "graph/registry.h"
 #include "kernels/conv/depthwise_conv.h"
+#include "kernels/conv/winograd_conv.h"
 #include "kernels/gemm/gemm.h"
 
 namespace simplecpp::graph {
@@ -86,11 +87,29 @@ ConvShape ConvShapeOf(const kernels::ConvGeometry& g, const Dims& xd, const Dims
   return s;
 }
 
+// The transformed weights of a constant W (float32, or 16-bit of `kind`) where the Winograd
+// form applies (one group, 3x3, stride 1: kernels/conv/winograd_conv.h); nullptr elsewhere.
+std::shared_ptr<const kernels::WinogradWeightsF32> WinogradWeightsOf(const Tensor* w,
+                                                                      const ConvShape& s,
+                                                                      kernels::Float16Kind kind) {
+  if (w == nullptr || s.group != 1 || !kernels::ConvWinogradApplies(s.g, s.cg, s.og)) {
+    return nullptr;
+  }
+  if (w->dtype() == DType::kFloat32) {
+    return kernels::WinogradWeightsF32::Transform(s.og, s.cg, w->data<float>());
+  }
+  std::vector<float> wf(static_cast<size_t>(w->num_elements()));
+  kernels::Widen16(kind, w->data<uint16_t>(), wf.data(), wf.size());
+  return kernels::WinogradWeightsF32::Transform(s.og, s.cg, wf.data());
+}
+
 // What a float32 Conv's Prepare decides; the Run*F32 functions below run it.
 struct ConvF32Plan : ConvShape {
   int64_t chunk = 0;    // output positions per im2col chunk
   bool direct = false;  // kernels::ConvDirectApplies
   std::vector<std::shared_ptr<const kernels::PackedAF32>> packed;  // per group; empty: W not constant
+  // Constant W of a 3x3 stride-1 layer of one group, transformed for kernels::ConvWinogradF32.
+  std::shared_ptr<const kernels::WinogradWeightsF32> winograd;
   // Few output positions (RunFewPositionsF32): W^T [kdim, og] as the GEMM's B, instead of packed.
   std::shared_ptr<const kernels::PackedBF32> packed_wt;
   // The fused chain, kept alive by the plan that applies it.
@@ -163,6 +182,10 @@ void RunConstantWeightF32(const ConvF32Plan& p, RunContext& rc) {
       const float* xg = x + (n * p.channels + gi * p.cg) * p.in_size;
       float* yg = y + (n * p.out_channels + gi * p.og) * p.P;
       epi.row_bias = b ? b + gi * p.og : nullptr;
+      if (p.winograd && kernels::ConvWinogradF32(p.g, xg, p.cg, *p.winograd, epi.row_bias, yg,
+                                                 rc.parallel(), p.post)) {
+        continue;
+      }
       if (p.direct && kernels::ConvDirectF32(p.g, xg, p.cg, *p.packed[gi], epi.row_bias, yg,
                                              rc.parallel(), p.post)) {
         continue;
@@ -243,6 +266,8 @@ struct Conv16Plan : ConvShape {
   std::vector<float> const_bias;         // widened at Prepare when constant
   std::vector<float> const_depthwise_w;  // depthwise: W widened at Prepare when constant
   std::vector<std::shared_ptr<const kernels::PackedAF32>> packed;  // per group; empty: W not constant
+  // With direct or band_rows: the Winograd weights where that form applies (as in float32).
+  std::shared_ptr<const kernels::WinogradWeightsF32> winograd;
   // The fused chain (16-bit steps on the rounded output), kept alive by the plan.
   std::shared_ptr<const elementwise::FusedChain> chain;
   kernels::PostOp16 post16;
@@ -391,7 +416,9 @@ bool RunDirectBands16(const Conv16Plan& p, const uint16_t* xg, const float* bias
     narrow.from_stride = (r1 - r0) * out_w;
     narrow.to_stride = p.P;
     const kernels::PostOpF32 narrow_post{&NarrowInto::Run, &narrow};
-    if (!kernels::ConvDirectF32(band, img, p.cg, *p.packed[0], bias, yf.data<float>(),
+    if (!(p.winograd && kernels::ConvWinogradF32(band, img, p.cg, *p.winograd, bias,
+                                                 yf.data<float>(), rc.parallel(), narrow_post)) &&
+        !kernels::ConvDirectF32(band, img, p.cg, *p.packed[0], bias, yf.data<float>(),
                                 rc.parallel(), narrow_post)) {
       if (r0 == 0) return false;
       throw Error(ErrorCode::kInternal, "Conv: the direct convolution refused a band");
@@ -424,6 +451,12 @@ void RunIm2Col16(const Conv16Plan& p, RunContext& rc) {
       // they are in cache.
       const NarrowInto narrow{yf.data<float>(), yg, p.kind, p.post16};
       const kernels::PostOpF32 narrow_post{&NarrowInto::Run, &narrow};
+      if (p.direct && p.winograd &&
+          kernels::ConvWinogradF32(p.g, image.data<float>(), p.cg, *p.winograd,
+                                   b ? b + gi * p.og : nullptr, yf.data<float>(), rc.parallel(),
+                                   narrow_post)) {
+        continue;
+      }
       if (p.direct && kernels::ConvDirectF32(p.g, image.data<float>(), p.cg, *p.packed[gi],
                                              b ? b + gi * p.og : nullptr, yf.data<float>(),
                                              rc.parallel(), narrow_post)) {
@@ -528,6 +561,7 @@ class ConvOp final : public Op {
     p.chunk = Im2ColChunk(p.kdim, p.P);
     if (!p.packed.empty()) {
       p.direct = kernels::ConvDirectApplies(g, cg);
+      p.winograd = WinogradWeightsOf(ctx.input_value(1), p, kernels::Float16Kind::kHalf);
       return [plan](RunContext& rc) { RunConstantWeightF32(*plan, rc); };
     }
     return [plan](RunContext& rc) { RunIm2ColF32(*plan, rc); };
@@ -599,6 +633,9 @@ class ConvOp final : public Op {
                                      kernels::kConvDirectBandImage / std::max<int64_t>(
                                                                          1, p.og * g.out[1])});
       if (rows >= kernels::kConvDirectMinBandRows) p.band_rows = rows;
+    }
+    if (p.direct || p.band_rows > 0) {
+      p.winograd = WinogradWeightsOf(ctx.input_value(1), p, kind);
     }
     // Otherwise a group's input image, when small enough, is also widened once: im2col then
     // copies float32 runs instead of widening each short run separately (the same values).

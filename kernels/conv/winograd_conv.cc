@@ -1,0 +1,313 @@
+// Winograd F(4x4, 3x3) (kernels/conv/winograd_conv.h), with the interpolation points
+// 0, 1, -1, 2, -2 and infinity.
+//
+// The work is split into blocks of up to kNV vectors of tiles along one row of tiles; a vector's
+// lanes are consecutive tiles. Per block:
+//   1. input transform: per input channel, the 6 input rows under the tile row are copied into a
+//      zero-padded patch; each row's 6 columns per tile come from two LoadInterleaved4 (tile t
+//      starts at column 4t), then V = B^T d B, stored as V[36][C][lanes];
+//   2. 36 matrix products M[xi] [Cout, lanes] = U[xi] [Cout, C] x V[xi] [C, lanes] (register
+//      tiles of the GEMM's shape: kMR output channels x kNV vectors);
+//   3. output transform Y = A^T M A + bias, written four output columns per tile with
+//      StoreInterleaved4, then the post-op on the finished runs.
+// Blocks depend only on the geometry, and every value is the same chain of operations per lane,
+// so the results do not depend on the thread count.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/conv/winograd_conv.cc"
+#include "kernels/hwy_policy.h"
+// Policy first: it decides what foreach_target compiles.
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/conv/winograd_conv.h"
+#include "kernels/gemm/gemm.h"
+#include "kernels/gemm/gemm_internal.h"
+#include "kernels/gemm/gemm_tile-inl.h"  // kMR, kNV
+
+HWY_BEFORE_NAMESPACE();
+namespace simplecpp::kernels {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DF = hn::ScalableTag<float>;
+using V = hn::Vec<DF>;
+constexpr int64_t kL = static_cast<int64_t>(hn::MaxLanes(DF()));
+constexpr int64_t kPositions = 36;  // of a transformed 6x6 tile
+
+// B^T d for one 6-vector d (a row or a column of a patch).
+HWY_INLINE void InputRows(const V* d, V* t) {
+  const DF df;
+  const V four = hn::Set(df, 4.0f), five = hn::Set(df, 5.0f), two = hn::Set(df, 2.0f);
+  t[0] = hn::MulAdd(four, d[0], hn::NegMulAdd(five, d[2], d[4]));
+  t[1] = hn::NegMulAdd(four, hn::Add(d[1], d[2]), hn::Add(d[3], d[4]));
+  t[2] = hn::MulAdd(four, hn::Sub(d[1], d[2]), hn::Sub(d[4], d[3]));
+  t[3] = hn::MulAdd(two, hn::Sub(d[3], d[1]), hn::Sub(d[4], d[2]));
+  t[4] = hn::NegMulAdd(two, hn::Sub(d[3], d[1]), hn::Sub(d[4], d[2]));
+  t[5] = hn::MulAdd(four, d[1], hn::NegMulAdd(five, d[3], d[5]));
+}
+
+// A^T m for one 6-vector m.
+HWY_INLINE void OutputRows(const V* m, V* o) {
+  const DF df;
+  const V two = hn::Set(df, 2.0f), four = hn::Set(df, 4.0f), eight = hn::Set(df, 8.0f);
+  const V s12 = hn::Add(m[1], m[2]), d12 = hn::Sub(m[1], m[2]);
+  const V s34 = hn::Add(m[3], m[4]), d34 = hn::Sub(m[3], m[4]);
+  o[0] = hn::Add(hn::Add(m[0], s12), s34);
+  o[1] = hn::MulAdd(two, d34, d12);
+  o[2] = hn::MulAdd(four, s34, s12);
+  o[3] = hn::Add(hn::MulAdd(eight, d34, d12), m[5]);
+}
+
+// out[r][lanes] = sum over c of a[c][r] * b[c][lanes] for the kMR rows of a strip, kNV2 vectors.
+template <size_t kNV2>
+HWY_NOINLINE void StripProduct(const float* HWY_RESTRICT a, const float* HWY_RESTRICT b,
+                               int64_t channels, int64_t lanes, float* HWY_RESTRICT out) {
+  const DF df;
+  V acc[kMR][kNV2];
+  for (size_t r = 0; r < kMR; ++r) {
+    for (size_t v = 0; v < kNV2; ++v) acc[r][v] = hn::Zero(df);
+  }
+  for (int64_t c = 0; c < channels; ++c) {
+    V bv[kNV2];
+    for (size_t v = 0; v < kNV2; ++v) bv[v] = hn::LoadU(df, b + c * lanes + v * kL);
+    const float* ac = a + c * static_cast<int64_t>(kMR);
+    for (size_t r = 0; r < kMR; ++r) {
+      const V ar = hn::Set(df, ac[r]);
+      for (size_t v = 0; v < kNV2; ++v) acc[r][v] = hn::MulAdd(ar, bv[v], acc[r][v]);
+    }
+  }
+  for (size_t r = 0; r < kMR; ++r) {
+    for (size_t v = 0; v < kNV2; ++v) hn::StoreU(acc[r][v], df, out + r * lanes + v * kL);
+  }
+}
+
+using StripFn = void (*)(const float* HWY_RESTRICT, const float* HWY_RESTRICT, int64_t, int64_t,
+                         float* HWY_RESTRICT);
+template <size_t kNV2>
+StripFn PickStrip(int64_t vectors) {
+  if constexpr (kNV2 > 1) {
+    if (vectors < static_cast<int64_t>(kNV2)) return PickStrip<kNV2 - 1>(vectors);
+  }
+  return &StripProduct<kNV2>;
+}
+
+// A block: `rows` consecutive rows of tiles from tile row ty0, each the tiles [tx0, tx0 + count)
+// of its row. Row q's tiles are the lanes [q * stride, q * stride + count): with several rows,
+// stride = count + 1 leaves one unused lane between rows, so that each row's patch (4 * count + 2
+// columns) has its own columns and the loads stay contiguous.
+struct Block {
+  int64_t ty0 = 0, rows = 1, tx0 = 0, count = 0, stride = 0, vectors = 0;
+  int64_t Lanes() const { return vectors * kL; }
+  int64_t Width() const { return 4 * Lanes() + 4; }  // what the last interleaved loads reach
+};
+
+// 1. V[36][C][lanes] of the block.
+void TransformInput(const ConvGeometry& g, const float* x, int64_t channels, const Block& bk,
+                    float* patch, float* vt) {
+  const DF df;
+  const int64_t in_h = g.in[0], in_w = g.in[1];
+  const int64_t lanes = bk.Lanes(), width = bk.Width();
+  const int64_t seg = 4 * bk.count + 2;  // patch columns of one row of tiles
+  const int64_t ix0 = 4 * bk.tx0 - g.pad[1];
+  const int64_t j_lo = std::min(std::max<int64_t>(0, -ix0), seg);
+  const int64_t j_hi = std::max(std::min(seg, in_w - ix0), j_lo);
+  for (int64_t c = 0; c < channels; ++c) {
+    const float* xc = x + c * in_h * in_w;
+    for (int64_t r = 0; r < 6; ++r) {
+      float* row = patch + r * width;
+      int64_t at = 0;  // patch columns written so far
+      for (int64_t q = 0; q < bk.rows; ++q) {
+        float* dst = row + 4 * q * bk.stride;
+        std::fill(row + at, dst, 0.0f);
+        const int64_t iy = 4 * (bk.ty0 + q) - g.pad[0] + r;
+        if (iy < 0 || iy >= in_h) {
+          std::fill(dst, dst + seg, 0.0f);
+        } else {
+          std::fill(dst, dst + j_lo, 0.0f);
+          std::memcpy(dst + j_lo, xc + iy * in_w + ix0 + j_lo,
+                      static_cast<size_t>(j_hi - j_lo) * sizeof(float));
+          std::fill(dst + j_hi, dst + seg, 0.0f);
+        }
+        at = 4 * q * bk.stride + seg;
+      }
+      std::fill(row + at, row + width, 0.0f);
+    }
+    for (int64_t v = 0; v < bk.vectors; ++v) {
+      V t[6][6];  // t[r] = B^T applied along row r
+      for (int64_t r = 0; r < 6; ++r) {
+        const float* p = patch + r * width + 4 * v * kL;
+        V d[6], unused0, unused1;
+        hn::LoadInterleaved4(df, p, d[0], d[1], d[2], d[3]);
+        hn::LoadInterleaved4(df, p + 4, d[4], d[5], unused0, unused1);
+        InputRows(d, t[r]);
+      }
+      for (int64_t j = 0; j < 6; ++j) {
+        const V col[6] = {t[0][j], t[1][j], t[2][j], t[3][j], t[4][j], t[5][j]};
+        V out[6];
+        InputRows(col, out);
+        for (int64_t i = 0; i < 6; ++i) {
+          hn::StoreU(out[i], df, vt + ((i * 6 + j) * channels + c) * lanes + v * kL);
+        }
+      }
+    }
+  }
+}
+
+// 3. The block's outputs from M[36][cout_padded][lanes]: per output channel, Y = A^T M A + bias
+// of every lane into a patch of 4 rows, then each row of tiles' columns into y.
+void TransformOutput(const ConvGeometry& g, const float* mt, int64_t cout, int64_t cout_padded,
+                     const Block& bk, const float* bias, float* y, float* opatch,
+                     const PostOpF32& post) {
+  const DF df;
+  const int64_t out_h = g.out[0], out_w = g.out[1], plane = out_h * out_w;
+  const int64_t lanes = bk.Lanes(), width = 4 * lanes;
+  const int64_t x_begin = 4 * bk.tx0, x_end = std::min(out_w, 4 * (bk.tx0 + bk.count));
+  for (int64_t k = 0; k < cout; ++k) {
+    const V b = hn::Set(df, bias != nullptr ? bias[k] : 0.0f);
+    for (int64_t v = 0; v < bk.vectors; ++v) {
+      V s[4][6];  // s[i][j] = A^T applied along column j
+      for (int64_t j = 0; j < 6; ++j) {
+        V m[6];
+        for (int64_t i = 0; i < 6; ++i) {
+          m[i] = hn::LoadU(df, mt + ((i * 6 + j) * cout_padded + k) * lanes + v * kL);
+        }
+        V o[4];
+        OutputRows(m, o);
+        for (int64_t i = 0; i < 4; ++i) s[i][j] = o[i];
+      }
+      for (int64_t i = 0; i < 4; ++i) {
+        V o[4];
+        OutputRows(s[i], o);
+        for (int64_t q = 0; q < 4; ++q) o[q] = hn::Add(o[q], b);
+        hn::StoreInterleaved4(o[0], o[1], o[2], o[3], df, opatch + i * width + 4 * v * kL);
+      }
+    }
+    for (int64_t q = 0; q < bk.rows; ++q) {
+      const int64_t oy0 = 4 * (bk.ty0 + q);
+      for (int64_t i = 0; i < 4 && oy0 + i < out_h; ++i) {
+        float* dst = y + k * plane + (oy0 + i) * out_w + x_begin;
+        std::memcpy(dst, opatch + i * width + 4 * q * bk.stride,
+                    static_cast<size_t>(x_end - x_begin) * sizeof(float));
+        if (post) post(dst, x_end - x_begin);
+      }
+    }
+  }
+}
+
+bool ConvWinogradImpl(const ConvGeometry& g, const float* x, int64_t channels, const float* u,
+                      int64_t mr, int64_t cout, const float* bias, float* y,
+                      const Parallel& parallel, const PostOpF32& post) {
+  if (mr != static_cast<int64_t>(kMR)) return false;
+  const int64_t out_h = g.out[0], out_w = g.out[1];
+  const int64_t tiles_h = (out_h + 3) / 4, tiles_w = (out_w + 3) / 4;
+  const int64_t block = static_cast<int64_t>(kNV) * kL;  // lanes per block at most
+  // Narrow images: several rows of tiles per block; wide ones: chunks of one row.
+  const int64_t rows_per_block = tiles_w + 1 <= block ? block / (tiles_w + 1) : 1;
+  const int64_t chunks = rows_per_block > 1 ? 1 : (tiles_w + block - 1) / block;
+  const int64_t row_groups = (tiles_h + rows_per_block - 1) / rows_per_block;
+  const int64_t strips = (cout + mr - 1) / mr, cout_padded = strips * mr;
+  static thread_local ThreadScratch tls_patch, tls_v, tls_m;
+  const Parallel& par = ParallelForMacs(parallel, cout * out_h * out_w * channels * 9);
+  par.For(row_groups * chunks, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      Block bk;
+      bk.ty0 = t / chunks * rows_per_block;
+      bk.rows = std::min(rows_per_block, tiles_h - bk.ty0);
+      bk.tx0 = (t % chunks) * block;
+      bk.count = std::min(block, tiles_w - bk.tx0);
+      bk.stride = bk.rows > 1 ? bk.count + 1 : bk.count;
+      bk.vectors = ((bk.rows - 1) * bk.stride + bk.count + kL - 1) / kL;
+      const int64_t lanes = bk.Lanes();
+      float* patch = tls_patch.Get(6 * (4 * block + 4));
+      float* vt = tls_v.Get(kPositions * channels * block);
+      float* mt = tls_m.Get(kPositions * cout_padded * block);
+      TransformInput(g, x, channels, bk, patch, vt);
+      const StripFn strip = PickStrip<kNV>(bk.vectors);
+      for (int64_t xi = 0; xi < kPositions; ++xi) {
+        for (int64_t s = 0; s < strips; ++s) {
+          strip(u + (xi * strips + s) * channels * mr, vt + xi * channels * lanes, channels,
+                lanes, mt + (xi * cout_padded + s * mr) * lanes);
+        }
+      }
+      // The input patch is free again: it holds the 4 output rows (4 * lanes floats each).
+      TransformOutput(g, mt, cout, cout_padded, bk, bias, y, patch, post);
+    }
+  });
+  return true;
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace simplecpp::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace simplecpp::kernels {
+
+HWY_EXPORT(ConvWinogradImpl);
+
+WinogradWeightsF32::WinogradWeightsF32(int64_t cout, int64_t channels, int64_t mr)
+    : cout_(cout), channels_(channels), mr_(mr) {
+  const int64_t strips = (cout + mr - 1) / mr;
+  const size_t n = static_cast<size_t>(36 * strips * channels * mr);
+  data_.reset(new float[n]());
+}
+
+std::shared_ptr<const WinogradWeightsF32> WinogradWeightsF32::Transform(int64_t cout,
+                                                                        int64_t channels,
+                                                                        const float* w) {
+  const int64_t mr = CurrentGemmTileShape().mr;
+  auto u = std::make_shared<WinogradWeightsF32>(cout, channels, mr);
+  // G of F(4x4, 3x3) for the points 0, 1, -1, 2, -2, infinity; U = G w G^T in double, rounded
+  // once to float32.
+  static constexpr double kG[6][3] = {{1.0 / 4, 0, 0},
+                                      {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                      {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                      {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                      {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                      {0, 0, 1}};
+  const int64_t strips = (cout + mr - 1) / mr;
+  float* out = u->data_.get();
+  for (int64_t k = 0; k < cout; ++k) {
+    for (int64_t c = 0; c < channels; ++c) {
+      const float* wk = w + (k * channels + c) * 9;
+      double gw[6][3];  // G w
+      for (int i = 0; i < 6; ++i) {
+        for (int b = 0; b < 3; ++b) {
+          gw[i][b] = kG[i][0] * wk[b] + kG[i][1] * wk[3 + b] + kG[i][2] * wk[6 + b];
+        }
+      }
+      for (int i = 0; i < 6; ++i) {
+        for (int j = 0; j < 6; ++j) {
+          const double v = gw[i][0] * kG[j][0] + gw[i][1] * kG[j][1] + gw[i][2] * kG[j][2];
+          const int64_t xi = i * 6 + j, s = k / mr, r = k % mr;
+          out[((xi * strips + s) * channels + c) * mr + r] = static_cast<float>(v);
+        }
+      }
+    }
+  }
+  return u;
+}
+
+bool ConvWinogradApplies(const ConvGeometry& g, int64_t channels, int64_t cout) {
+  if (g.rank != 2) return false;
+  for (int d = 0; d < 2; ++d) {
+    if (g.kernel[d] != 3 || g.stride[d] != 1 || g.dilation[d] != 1 || g.pad[d] < 0) return false;
+  }
+  // Few channels: the transforms (per input and per output channel) outweigh the saved
+  // multiply-adds; many input channels: a block's V outgrows the caches.
+  return channels >= 8 && channels <= 1024 && cout >= 8 && g.out[0] >= 1 && g.out[1] >= 4;
+}
+
+bool ConvWinogradF32(const ConvGeometry& g, const float* x, int64_t channels,
+                     const WinogradWeightsF32& u, const float* bias, float* y,
+                     const Parallel& parallel, const PostOpF32& post) {
+  if (!ConvWinogradApplies(g, channels, u.cout()) || u.channels() != channels) return false;
+  return HWY_DYNAMIC_DISPATCH(ConvWinogradImpl)(g, x, channels, u.data(), u.mr(), u.cout(), bias,
+                                                y, parallel, post);
+}
+
+}  // namespace simplecpp::kernels
+#endif  // HWY_ONCE
