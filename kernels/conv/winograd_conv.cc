@@ -101,12 +101,27 @@ StripFn PickStrip(int64_t vectors) {
 struct Block {
   int64_t ty0 = 0, rows = 1, tx0 = 0, count = 0, stride = 0, vectors = 0;
   int64_t Lanes() const { return vectors * kL; }
-  int64_t Width() const { return 4 * Lanes() + 4; }  // what the last interleaved loads reach
+  // What the last interleaved loads reach, rounded up to whole vectors.
+  int64_t Width() const { return 4 * Lanes() + kL; }
 };
 
-// 1. V[36][C][lanes] of the block.
+// 1. V[36][C][lanes] of the block, per input channel in three stages: (a) its 6 input rows are
+// copied into a zero-padded patch; (b) each patch row is split into its four column phases
+// (tile t's columns 4t + k), so that the six columns of a vector of tiles are phases 0-3 and
+// phases 0-1 one tile on: plain loads, where de-interleaving both would take two 4x4 transposes
+// of shuffles per row; (c) the transform. The stages run on three consecutive channels, each
+// reading what an earlier iteration stored: a load that straddles stores still in the store
+// buffer (the copy is offset by the padding, the phase loads by one lane) cannot be forwarded
+// and stalls until they retire.
+constexpr int64_t kPatchBuffers = 3, kPhaseBuffers = 2;
+
+// Floats of thread scratch TransformInput needs for blocks of up to `lanes` lanes.
+int64_t InputScratchFloats(int64_t lanes) {
+  return kPatchBuffers * 6 * (4 * lanes + kL) + kPhaseBuffers * 24 * (lanes + kL);
+}
+
 void TransformInput(const ConvGeometry& g, const float* x, int64_t channels, const Block& bk,
-                    float* patch, float* vt) {
+                    float* scratch, float* vt) {
   const DF df;
   const int64_t in_h = g.in[0], in_w = g.in[1];
   const int64_t lanes = bk.Lanes(), width = bk.Width();
@@ -114,34 +129,58 @@ void TransformInput(const ConvGeometry& g, const float* x, int64_t channels, con
   const int64_t ix0 = 4 * bk.tx0 - g.pad[1];
   const int64_t j_lo = std::min(std::max<int64_t>(0, -ix0), seg);
   const int64_t j_hi = std::max(std::min(seg, in_w - ix0), j_lo);
-  for (int64_t c = 0; c < channels; ++c) {
+  const V zero = hn::Zero(df);
+  const int64_t patch_len = 6 * width;
+  // Per row, its 4 phases of lanes + 1 tiles (rounded up to vectors).
+  const int64_t phase_len = lanes + kL;
+  float* phase_bufs = scratch + kPatchBuffers * patch_len;
+  auto copy_rows = [&](int64_t c) {
     const float* xc = x + c * in_h * in_w;
+    float* patch = scratch + (c % kPatchBuffers) * patch_len;
     for (int64_t r = 0; r < 6; ++r) {
       float* row = patch + r * width;
-      int64_t at = 0;  // patch columns written so far
+      // Zeros first (width is a whole number of vectors), then each row of tiles' image part.
+      for (int64_t j = 0; j < width; j += kL) hn::StoreU(zero, df, row + j);
       for (int64_t q = 0; q < bk.rows; ++q) {
-        float* dst = row + 4 * q * bk.stride;
-        std::fill(row + at, dst, 0.0f);
         const int64_t iy = 4 * (bk.ty0 + q) - g.pad[0] + r;
-        if (iy < 0 || iy >= in_h) {
-          std::fill(dst, dst + seg, 0.0f);
-        } else {
-          std::fill(dst, dst + j_lo, 0.0f);
-          std::memcpy(dst + j_lo, xc + iy * in_w + ix0 + j_lo,
-                      static_cast<size_t>(j_hi - j_lo) * sizeof(float));
-          std::fill(dst + j_hi, dst + seg, 0.0f);
-        }
-        at = 4 * q * bk.stride + seg;
+        if (iy < 0 || iy >= in_h) continue;
+        float* dst = row + 4 * q * bk.stride + j_lo;
+        const float* src = xc + iy * in_w + ix0 + j_lo;
+        const int64_t n = j_hi - j_lo;
+        int64_t j = 0;
+        for (; j + kL <= n; j += kL) hn::StoreU(hn::LoadU(df, src + j), df, dst + j);
+        for (; j < n; ++j) dst[j] = src[j];  // (a masked load may read past x elsewhere)
       }
-      std::fill(row + at, row + width, 0.0f);
     }
+  };
+  auto split_phases = [&](int64_t c) {
+    const float* patch = scratch + (c % kPatchBuffers) * patch_len;
+    float* phases = phase_bufs + (c % kPhaseBuffers) * 24 * phase_len;
+    for (int64_t r = 0; r < 6; ++r) {
+      const float* row = patch + r * width;
+      float* pr = phases + r * 4 * phase_len;
+      for (int64_t v = 0; v < bk.vectors; ++v) {
+        V a0, a1, a2, a3;
+        hn::LoadInterleaved4(df, row + 4 * v * kL, a0, a1, a2, a3);
+        hn::StoreU(a0, df, pr + v * kL);
+        hn::StoreU(a1, df, pr + phase_len + v * kL);
+        hn::StoreU(a2, df, pr + 2 * phase_len + v * kL);
+        hn::StoreU(a3, df, pr + 3 * phase_len + v * kL);
+      }
+      pr[lanes] = row[4 * lanes];
+      pr[phase_len + lanes] = row[4 * lanes + 1];
+    }
+  };
+  auto transform = [&](int64_t c) {
+    const float* phases = phase_bufs + (c % kPhaseBuffers) * 24 * phase_len;
     for (int64_t v = 0; v < bk.vectors; ++v) {
       V t[6][6];  // t[r] = B^T applied along row r
       for (int64_t r = 0; r < 6; ++r) {
-        const float* p = patch + r * width + 4 * v * kL;
-        V d[6], unused0, unused1;
-        hn::LoadInterleaved4(df, p, d[0], d[1], d[2], d[3]);
-        hn::LoadInterleaved4(df, p + 4, d[4], d[5], unused0, unused1);
+        const float* p0 = phases + r * 4 * phase_len + v * kL;
+        const float* p1 = p0 + phase_len;
+        const V d[6] = {hn::LoadU(df, p0), hn::LoadU(df, p1), hn::LoadU(df, p1 + phase_len),
+                        hn::LoadU(df, p1 + 2 * phase_len), hn::LoadU(df, p0 + 1),
+                        hn::LoadU(df, p1 + 1)};
         InputRows(d, t[r]);
       }
       for (int64_t j = 0; j < 6; ++j) {
@@ -153,6 +192,11 @@ void TransformInput(const ConvGeometry& g, const float* x, int64_t channels, con
         }
       }
     }
+  };
+  for (int64_t c = -2; c < channels; ++c) {
+    if (c + 2 < channels) copy_rows(c + 2);
+    if (c + 1 >= 0 && c + 1 < channels) split_phases(c + 1);
+    if (c >= 0) transform(c);
   }
 }
 
@@ -221,7 +265,7 @@ bool ConvWinogradImpl(const ConvGeometry& g, const float* x, int64_t channels, c
       bk.stride = bk.rows > 1 ? bk.count + 1 : bk.count;
       bk.vectors = ((bk.rows - 1) * bk.stride + bk.count + kL - 1) / kL;
       const int64_t lanes = bk.Lanes();
-      float* patch = tls_patch.Get(6 * (4 * block + 4));
+      float* patch = tls_patch.Get(InputScratchFloats(block));
       float* vt = tls_v.Get(kPositions * channels * block);
       float* mt = tls_m.Get(kPositions * cout_padded * block);
       TransformInput(g, x, channels, bk, patch, vt);
