@@ -33,6 +33,7 @@
 #include "graph/registry.h"
 #include "kernels/conv/col2im.h"
 #include "kernels/conv/conv.h"
+#include "kernels/conv/conv_transpose_2x2.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/parallel.h"
 
@@ -62,6 +63,9 @@ struct ConvTransposeF32Plan {
   // The kernel taps tile Y exactly (kernels::Col2ImIsDisjoint): Y is written once per chunk
   // (bias + col) instead of initialized to the bias and then added to.
   bool disjoint = false;
+  // 2-D, 2x2 kernel, stride 2, one group (and disjoint): kernels/conv/conv_transpose_2x2.h,
+  // straight from W (no packing, no column matrix).
+  bool two_by_two = false;
   // W_g^T packed per group; empty when W is not constant (or there are no input channels).
   std::vector<std::shared_ptr<const kernels::PackedAF32>> packed;
   // A fused elementwise chain (graph/passes/conv_post_fusion.h), kept alive by the plan. With
@@ -133,6 +137,17 @@ void RunDisjointChunksF32(const ConvTransposeF32Plan& p, RunContext& rc) {
 
 // Per image and group: Y_g = bias + col2im(W_g^T x X_g), col a chunk of input positions at a time.
 void RunConvTransposeF32(const ConvTransposeF32Plan& p, RunContext& rc) {
+  if (p.two_by_two) {
+    const float* x = rc.input(0).data<float>();
+    const float* b = p.has_bias ? rc.input(2).data<float>() : nullptr;
+    float* y = rc.output(0).data<float>();
+    for (int64_t n = 0; n < p.batch; ++n) {
+      kernels::ConvTranspose2x2S2F32(p.cg, p.g.out[0], p.g.out[1], x + n * p.channels * p.p_in,
+                                     p.og, rc.input(1).data<float>(), b,
+                                     y + n * p.out_channels * p.p_out, rc.parallel(), p.post);
+    }
+    return;
+  }
   if (p.disjoint && p.cg > 0) {
     RunDisjointChunksF32(p, rc);
     return;
@@ -327,6 +342,8 @@ class ConvTransposeOp final : public Op {
     p.p_out = p.g.InSize();
     p.has_bias = ctx.has_input(2);
     p.disjoint = kernels::Col2ImIsDisjoint(p.g);
+    p.two_by_two = p.disjoint && p.group == 1 && p.g.rank == 2 && p.g.kernel[0] == 2 &&
+                   p.g.kernel[1] == 2;
     if (const Tensor* wc = ctx.input_value(1); wc != nullptr && p.cg > 0) {
       for (int64_t gi = 0; gi < p.group; ++gi) {
         p.packed.push_back(
