@@ -191,6 +191,25 @@ bool ConvDirectStored(const ConvGeometry& g, const StorageType<S>* x, int64_t x_
                   for (int64_t i = 0; i < lo; ++i) row[i] = 0.0f;
                   CopyFloats(srow + (lo - pad_l), row + lo, hi - lo);
                   for (int64_t i = hi; i < wq; ++i) row[i] = 0.0f;
+                } else if (sw == 2) {
+                  // Every other column: whole vectors de-interleaved where their 2 * kL input
+                  // columns are inside the row, the edges one at a time.
+                  const DF d;
+                  const int64_t L = static_cast<int64_t>(kL);
+                  int64_t qx = 0;
+                  for (; qx < wq && 2 * qx - pad_l < 0; ++qx) {
+                    const int64_t ix = 2 * qx + phx - pad_l;
+                    row[qx] = ix >= 0 && ix < in_w ? srow[ix] : 0.0f;
+                  }
+                  for (; qx + L <= wq && 2 * (qx + L) - pad_l <= in_w; qx += L) {
+                    hn::Vec<DF> even, odd;
+                    hn::LoadInterleaved2(d, srow + 2 * qx - pad_l, even, odd);
+                    hn::StoreU(phx == 0 ? even : odd, d, row + qx);
+                  }
+                  for (; qx < wq; ++qx) {
+                    const int64_t ix = 2 * qx + phx - pad_l;
+                    row[qx] = ix >= 0 && ix < in_w ? srow[ix] : 0.0f;
+                  }
                 } else {
                   for (int64_t qx = 0; qx < wq; ++qx) {
                     const int64_t ix = qx * sw + phx - pad_l;
