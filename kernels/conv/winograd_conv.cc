@@ -1,8 +1,8 @@
 // Winograd F(4x4, 3x3) (kernels/conv/winograd_conv.h), with the interpolation points
 // 0, 1, -1, 2, -2 and infinity.
 //
-// The work is split into blocks of up to kNV vectors of tiles along one row of tiles; a vector's
-// lanes are consecutive tiles. Per block:
+// The work is split into blocks of up to kNV vectors of tiles; a vector's lanes are consecutive
+// tiles of a row, the rows of tiles laid end to end (Block). Per block:
 //   1. input transform: per input channel, the 6 input rows under the tile row are copied into a
 //      zero-padded patch; each row's 6 columns per tile come from two LoadInterleaved4 (tile t
 //      starts at column 4t), then V = B^T d B, stored as V[36][C][lanes];
@@ -94,15 +94,27 @@ StripFn PickStrip(int64_t vectors) {
   return &StripProduct<kNV2>;
 }
 
-// A block: `rows` consecutive rows of tiles from tile row ty0, each the tiles [tx0, tx0 + count)
-// of its row. Row q's tiles are the lanes [q * stride, q * stride + count): with several rows,
-// stride = count + 1 leaves one unused lane between rows, so that each row's patch (4 * count + 2
-// columns) has its own columns and the loads stay contiguous.
+// Tiles as lanes: the rows of tiles laid end to end with one unused lane between rows (tile
+// (ty, tx) is lane ty * (tiles_w + 1) + tx), so that each row's patch columns (4 per tile + 2)
+// stay its own and the loads contiguous, while a block of lanes may cross rows: no block runs
+// vectors mostly empty at the end of a short row. A block is the lanes [lane0, lane0 + Lanes()).
 struct Block {
-  int64_t ty0 = 0, rows = 1, tx0 = 0, count = 0, stride = 0, vectors = 0;
+  int64_t lane0 = 0, vectors = 0;
+  int64_t tiles_w = 0, tiles_h = 0;
+  int64_t Stride() const { return tiles_w + 1; }
   int64_t Lanes() const { return vectors * kL; }
   // What the last interleaved loads reach, rounded up to whole vectors.
   int64_t Width() const { return 4 * Lanes() + kL; }
+  // fn(ty, tx_begin, tx_end, lane): the tiles of row ty in the block, from local lane `lane`.
+  template <class Fn>
+  void ForEachRow(const Fn& fn) const {
+    const int64_t end = lane0 + Lanes();
+    for (int64_t ty = lane0 / Stride(); ty < tiles_h && ty * Stride() < end; ++ty) {
+      const int64_t begin = std::max<int64_t>(0, lane0 - ty * Stride());
+      const int64_t stop = std::min(tiles_w, end - ty * Stride());
+      if (begin < stop) fn(ty, begin, stop, ty * Stride() + begin - lane0);
+    }
+  }
 };
 
 // 1. V[36][C][lanes] of the block, per input channel in three stages: (a) its 6 input rows are
@@ -125,10 +137,6 @@ void TransformInput(const ConvGeometry& g, const float* x, int64_t channels, con
   const DF df;
   const int64_t in_h = g.in[0], in_w = g.in[1];
   const int64_t lanes = bk.Lanes(), width = bk.Width();
-  const int64_t seg = 4 * bk.count + 2;  // patch columns of one row of tiles
-  const int64_t ix0 = 4 * bk.tx0 - g.pad[1];
-  const int64_t j_lo = std::min(std::max<int64_t>(0, -ix0), seg);
-  const int64_t j_hi = std::max(std::min(seg, in_w - ix0), j_lo);
   const V zero = hn::Zero(df);
   const int64_t patch_len = 6 * width;
   // Per row, its 4 phases of lanes + 1 tiles (rounded up to vectors).
@@ -141,16 +149,20 @@ void TransformInput(const ConvGeometry& g, const float* x, int64_t channels, con
       float* row = patch + r * width;
       // Zeros first (width is a whole number of vectors), then each row of tiles' image part.
       for (int64_t j = 0; j < width; j += kL) hn::StoreU(zero, df, row + j);
-      for (int64_t q = 0; q < bk.rows; ++q) {
-        const int64_t iy = 4 * (bk.ty0 + q) - g.pad[0] + r;
-        if (iy < 0 || iy >= in_h) continue;
-        float* dst = row + 4 * q * bk.stride + j_lo;
+      bk.ForEachRow([&](int64_t ty, int64_t tx0, int64_t tx1, int64_t lane) {
+        const int64_t iy = 4 * ty - g.pad[0] + r;
+        if (iy < 0 || iy >= in_h) return;
+        // Patch columns [0, seg) of the row's tiles are image columns ix0 + [0, seg).
+        const int64_t seg = 4 * (tx1 - tx0) + 2, ix0 = 4 * tx0 - g.pad[1];
+        const int64_t j_lo = std::min(std::max<int64_t>(0, -ix0), seg);
+        const int64_t j_hi = std::max(std::min(seg, in_w - ix0), j_lo);
+        float* dst = row + 4 * lane + j_lo;
         const float* src = xc + iy * in_w + ix0 + j_lo;
         const int64_t n = j_hi - j_lo;
         int64_t j = 0;
         for (; j + kL <= n; j += kL) hn::StoreU(hn::LoadU(df, src + j), df, dst + j);
         for (; j < n; ++j) dst[j] = src[j];  // (a masked load may read past x elsewhere)
-      }
+      });
     }
   };
   auto split_phases = [&](int64_t c) {
@@ -208,7 +220,6 @@ void TransformOutput(const ConvGeometry& g, const float* mt, int64_t cout, int64
   const DF df;
   const int64_t out_h = g.out[0], out_w = g.out[1], plane = out_h * out_w;
   const int64_t lanes = bk.Lanes(), width = 4 * lanes;
-  const int64_t x_begin = 4 * bk.tx0, x_end = std::min(out_w, 4 * (bk.tx0 + bk.count));
   for (int64_t k = 0; k < cout; ++k) {
     const V b = hn::Set(df, bias != nullptr ? bias[k] : 0.0f);
     for (int64_t v = 0; v < bk.vectors; ++v) {
@@ -229,15 +240,15 @@ void TransformOutput(const ConvGeometry& g, const float* mt, int64_t cout, int64
         hn::StoreInterleaved4(o[0], o[1], o[2], o[3], df, opatch + i * width + 4 * v * kL);
       }
     }
-    for (int64_t q = 0; q < bk.rows; ++q) {
-      const int64_t oy0 = 4 * (bk.ty0 + q);
-      for (int64_t i = 0; i < 4 && oy0 + i < out_h; ++i) {
-        float* dst = y + k * plane + (oy0 + i) * out_w + x_begin;
-        std::memcpy(dst, opatch + i * width + 4 * q * bk.stride,
+    bk.ForEachRow([&](int64_t ty, int64_t tx0, int64_t tx1, int64_t lane) {
+      const int64_t x_begin = 4 * tx0, x_end = std::min(out_w, 4 * tx1);
+      for (int64_t i = 0; i < 4 && 4 * ty + i < out_h; ++i) {
+        float* dst = y + k * plane + (4 * ty + i) * out_w + x_begin;
+        std::memcpy(dst, opatch + i * width + 4 * lane,
                     static_cast<size_t>(x_end - x_begin) * sizeof(float));
         if (post) post(dst, x_end - x_begin);
       }
-    }
+    });
   }
 }
 
@@ -248,22 +259,17 @@ bool ConvWinogradImpl(const ConvGeometry& g, const float* x, int64_t channels, c
   const int64_t out_h = g.out[0], out_w = g.out[1];
   const int64_t tiles_h = (out_h + 3) / 4, tiles_w = (out_w + 3) / 4;
   const int64_t block = static_cast<int64_t>(kNV) * kL;  // lanes per block at most
-  // Narrow images: several rows of tiles per block; wide ones: chunks of one row.
-  const int64_t rows_per_block = tiles_w + 1 <= block ? block / (tiles_w + 1) : 1;
-  const int64_t chunks = rows_per_block > 1 ? 1 : (tiles_w + block - 1) / block;
-  const int64_t row_groups = (tiles_h + rows_per_block - 1) / rows_per_block;
+  const int64_t total = tiles_h * (tiles_w + 1) - 1;      // lanes of all tiles
   const int64_t strips = (cout + mr - 1) / mr, cout_padded = strips * mr;
   static thread_local ThreadScratch tls_patch, tls_v, tls_m;
   const Parallel& par = ParallelForMacs(parallel, cout * out_h * out_w * channels * 9);
-  par.For(row_groups * chunks, [&](int64_t t0, int64_t t1) {
+  par.For((total + block - 1) / block, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       Block bk;
-      bk.ty0 = t / chunks * rows_per_block;
-      bk.rows = std::min(rows_per_block, tiles_h - bk.ty0);
-      bk.tx0 = (t % chunks) * block;
-      bk.count = std::min(block, tiles_w - bk.tx0);
-      bk.stride = bk.rows > 1 ? bk.count + 1 : bk.count;
-      bk.vectors = ((bk.rows - 1) * bk.stride + bk.count + kL - 1) / kL;
+      bk.lane0 = t * block;
+      bk.vectors = (std::min(block, total - bk.lane0) + kL - 1) / kL;
+      bk.tiles_w = tiles_w;
+      bk.tiles_h = tiles_h;
       const int64_t lanes = bk.Lanes();
       float* patch = tls_patch.Get(InputScratchFloats(block));
       float* vt = tls_v.Get(kPositions * channels * block);
