@@ -86,7 +86,9 @@ bool ConvPointwiseInPlaceF32(const ConvGeometry& g, const float* x, int64_t chan
 bool ConvPointwiseInPlaceApplies(const ConvGeometry& g);
 // ConvPointwiseInPlaceF32 on 16-bit x (float16 / bfloat16 bits), each vector widened as it
 // loads: the float32 results of the same FMA chains on the widened x (y stays float32; `post`
-// may round it). Returns false, doing nothing, where the float32 form would.
+// may round it). Returns false, doing nothing, where the float32 form would, and for float16 on
+// targets without hardware float16 conversion (every strip of output channels would widen x
+// again; the GEMM's packing widens it once).
 bool ConvPointwiseInPlace16(Float16Kind kind, const ConvGeometry& g, const uint16_t* x,
                             int64_t channels, const PackedAF32& w, const float* bias, float* y,
                             const Parallel& parallel, const PostOpF32& post = {});

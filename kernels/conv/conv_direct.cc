@@ -328,6 +328,10 @@ bool ConvPointwiseInPlace16Impl(Float16Kind kind, const ConvGeometry& g, const u
     return ConvDirectBands<Storage::kBF16>(g, x, channels, wpack, mr, cout, bias, y, parallel,
                                            post, true);
   }
+  // Without hardware float16 conversion each strip of output channels would widen every vector
+  // of x again: the GEMM's packing (the caller's fallback) widens each element once, the same
+  // bits.
+  if (!f16vec::kHardwareHalf) return false;
   return ConvDirectBands<Storage::kHalf>(g, x, channels, wpack, mr, cout, bias, y, parallel, post,
                                          true);
 }

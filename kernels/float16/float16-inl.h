@@ -150,6 +150,10 @@ HWY_INLINE hn::Vec<DF> RoundToBF16(hn::Vec<DF> v) {
   return hn::BitCast(DF(), hn::ShiftLeft<16>(FloatToBF16BitsVec(v)));
 }
 
+// Whether this target converts float16 in hardware (F16C); elsewhere each conversion is the
+// integer code above, several times the cost of a load.
+constexpr bool kHardwareHalf = SIMPLECPP_F16C != 0;
+
 #undef SIMPLECPP_F16C
 
 // How a kernel's data is stored: float32, or float16 / bfloat16 bits converted per vector.

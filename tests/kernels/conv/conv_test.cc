@@ -603,6 +603,7 @@ TEST_CASE("ConvPointwiseInPlaceF32 reads x in place and equals the packed GEMM b
 }
 
 TEST_CASE("ConvPointwiseInPlace16 widens x as it loads: bitwise the float32 kernel on widened x") {
+  // (WebAssembly: no AVX target, so float16 never runs in place there.)
   std::mt19937 rng(23);
   for (const auto& t : CompiledTargets()) {
     ScopedTarget st(t);
@@ -633,8 +634,11 @@ TEST_CASE("ConvPointwiseInPlace16 widens x as it loads: bitwise the float32 kern
           std::vector<float> got(static_cast<size_t>(cout * P), -7.0f);
           const bool ran = ConvPointwiseInPlace16(kind, g, x16.data(), channels, *pa,
                                                   bias.data(), got.data(), reverse);
-          CHECK(ran == ran_f32);  // the same rule: rows of whole vectors
-          CHECK(SameBits(got, want));
+          // The same rule (rows of whole vectors), except float16 where the target converts
+          // in software (the caller's GEMM then widens x once).
+          const bool hardware_half = t.name.rfind("AVX", 0) == 0;
+          CHECK(ran == (ran_f32 && (kind == Float16Kind::kBFloat16 || hardware_half)));
+          if (ran) CHECK(SameBits(got, want));
         }
       }
     }
