@@ -43,6 +43,9 @@ HWY_INLINE hn::Vec<DF> HalfBitsToFloatVec(hn::Vec<DU32> h) {
   // 2^-112; one exact multiply rescales them.
   const auto two112 = hn::BitCast(df, hn::Set(du, 0x77800000u));  // 2^112
   const auto finite = hn::BitCast(du, hn::Mul(hn::BitCast(df, shifted), two112));
+  if (HWY_LIKELY(hn::AllFalse(du, hn::Gt(em, hn::Set(du, 0x7BFFu))))) {
+    return hn::BitCast(df, hn::Or(finite, sign));  // no Inf / NaN lane
+  }
   // Inf / NaN: exponent all ones; NaNs get the quiet bit.
   const auto is_infnan = hn::Gt(hn::BitCast(DI32(), em), hn::Set(DI32(), 0x7BFF));
   const auto is_nan = hn::Gt(hn::BitCast(DI32(), em), hn::Set(DI32(), 0x7C00));
@@ -53,8 +56,38 @@ HWY_INLINE hn::Vec<DF> HalfBitsToFloatVec(hn::Vec<DU32> h) {
   return hn::BitCast(df, hn::Or(r, sign));
 }
 
+// Whether every lane of f has a normal float16 (or zero) as its rounding: 2^-14 <= |f| < 65520
+// or f = +-0. Then the rounding is the float32 significand rounded to 10 bits in place (nearest
+// even; a carry into the exponent is the right result), which the integer paths below take for
+// the whole vector; any other lane (float16 subnormals, overflow, Inf, NaN) sends the vector
+// through the general code.
+HWY_INLINE bool AllHalfNormal(hn::Vec<DF> f) {
+  const DI32 di;
+  const auto a = hn::And(hn::BitCast(di, f), hn::Set(di, 0x7FFFFFFF));
+  const auto small = hn::And(hn::Gt(a, hn::Zero(di)), hn::Lt(a, hn::Set(di, 0x38800000)));
+  return hn::AllFalse(di, hn::Or(small, hn::Gt(a, hn::Set(di, 0x477FEFFF))));
+}
+
+// f's float32 bits with the significand rounded to float16's 10 bits (AllHalfNormal lanes).
+HWY_INLINE hn::Vec<DU32> RoundSignificandToHalf(hn::Vec<DF> f) {
+  const DU32 du;
+  const auto x = hn::BitCast(du, f);
+  const auto up = hn::Add(hn::Set(du, 0xFFFu), hn::And(hn::ShiftRight<13>(x), hn::Set(du, 1u)));
+  return hn::And(hn::Add(x, up), hn::Set(du, 0xFFFFE000u));
+}
+
 // Narrows one vector of float32 to float16 bits (in u32 lanes), integer-SIMD path.
 HWY_INLINE hn::Vec<DU32> FloatToHalfBitsVec(hn::Vec<DF> f) {
+  if (HWY_LIKELY(AllHalfNormal(f))) {
+    // Rebias the rounded bits: exponent 127 -> 15 (zeros stay zero), sign to bit 15.
+    const DU32 du;
+    const auto r = RoundSignificandToHalf(f);
+    const auto mag = hn::And(r, hn::Set(du, 0x7FFFFFFFu));
+    const auto rebiased = hn::IfThenZeroElse(hn::Eq(mag, hn::Zero(du)),
+                                             hn::Sub(mag, hn::Set(du, 112u << 23)));
+    return hn::Or(hn::ShiftRight<13>(rebiased),
+                  hn::And(hn::ShiftRight<16>(r), hn::Set(du, 0x8000u)));
+  }
   const DF df;
   const DU32 du;
   const DI32 di;
@@ -141,6 +174,7 @@ HWY_INLINE hn::Vec<DF> RoundToHalf(hn::Vec<DF> v) {
   const hn::Rebind<hwy::float16_t, DF> dh;
   return hn::PromoteTo(DF(), hn::DemoteTo(dh, v));
 #else
+  if (HWY_LIKELY(AllHalfNormal(v))) return hn::BitCast(DF(), RoundSignificandToHalf(v));
   return HalfBitsToFloatVec(FloatToHalfBitsVec(v));
 #endif
 }
