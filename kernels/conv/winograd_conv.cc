@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "kernels/conv/winograd_conv.h"
 #include "kernels/gemm/gemm.h"
@@ -117,6 +118,18 @@ struct Block {
   }
 };
 
+// One stride-1, dilation-1 problem: the whole convolution, or one phase of a dilated one (the
+// output positions congruent to (py, px) modulo the dilation read only input positions
+// congruent to one phase of the input, with the 3x3 kernel then dense: a dilated convolution is
+// dilation^2 undilated ones on the sub-images). g holds the sub-image's sizes and padding (which
+// may be negative); x element (c, i, j) of the sub-image is x[c * x_plane + x_off + i * x_row +
+// j * x_col], output element (k, i, j) is y[k * y_plane + y_off + i * y_row + j * y_col].
+struct Phase {
+  ConvGeometry g;
+  int64_t x_plane = 0, x_off = 0, x_row = 0, x_col = 1;
+  int64_t y_plane = 0, y_off = 0, y_row = 0, y_col = 1;
+};
+
 // 1. V[36][C][lanes] of the block, per input channel in three stages: (a) its 6 input rows are
 // copied into a zero-padded patch; (b) each patch row is split into its four column phases
 // (tile t's columns 4t + k), so that the six columns of a vector of tiles are phases 0-3 and
@@ -132,9 +145,10 @@ int64_t InputScratchFloats(int64_t lanes) {
   return kPatchBuffers * 6 * (4 * lanes + kL) + kPhaseBuffers * 24 * (lanes + kL);
 }
 
-void TransformInput(const ConvGeometry& g, const float* x, int64_t channels, const Block& bk,
+void TransformInput(const Phase& ph, const float* x, int64_t channels, const Block& bk,
                     float* scratch, float* vt) {
   const DF df;
+  const ConvGeometry& g = ph.g;
   const int64_t in_h = g.in[0], in_w = g.in[1];
   const int64_t lanes = bk.Lanes(), width = bk.Width();
   const V zero = hn::Zero(df);
@@ -143,7 +157,7 @@ void TransformInput(const ConvGeometry& g, const float* x, int64_t channels, con
   const int64_t phase_len = lanes + kL;
   float* phase_bufs = scratch + kPatchBuffers * patch_len;
   auto copy_rows = [&](int64_t c) {
-    const float* xc = x + c * in_h * in_w;
+    const float* xc = x + c * ph.x_plane + ph.x_off;
     float* patch = scratch + (c % kPatchBuffers) * patch_len;
     for (int64_t r = 0; r < 6; ++r) {
       float* row = patch + r * width;
@@ -157,11 +171,14 @@ void TransformInput(const ConvGeometry& g, const float* x, int64_t channels, con
         const int64_t j_lo = std::min(std::max<int64_t>(0, -ix0), seg);
         const int64_t j_hi = std::max(std::min(seg, in_w - ix0), j_lo);
         float* dst = row + 4 * lane + j_lo;
-        const float* src = xc + iy * in_w + ix0 + j_lo;
+        const float* src = xc + iy * ph.x_row + (ix0 + j_lo) * ph.x_col;
         const int64_t n = j_hi - j_lo;
         int64_t j = 0;
-        for (; j + kL <= n; j += kL) hn::StoreU(hn::LoadU(df, src + j), df, dst + j);
-        for (; j < n; ++j) dst[j] = src[j];  // (a masked load may read past x elsewhere)
+        if (ph.x_col == 1) {
+          for (; j + kL <= n; j += kL) hn::StoreU(hn::LoadU(df, src + j), df, dst + j);
+        }
+        // (A masked load may read past x elsewhere.)
+        for (; j < n; ++j) dst[j] = src[j * ph.x_col];
       });
     }
   };
@@ -214,11 +231,13 @@ void TransformInput(const ConvGeometry& g, const float* x, int64_t channels, con
 
 // 3. The block's outputs from M[36][cout_padded][lanes]: per output channel, Y = A^T M A + bias
 // of every lane into a patch of 4 rows, then each row of tiles' columns into y.
-void TransformOutput(const ConvGeometry& g, const float* mt, int64_t cout, int64_t cout_padded,
+// With a column stride (a phase of a dilated convolution) the runs are not contiguous in y and
+// `post` is left to the caller.
+void TransformOutput(const Phase& ph, const float* mt, int64_t cout, int64_t cout_padded,
                      const Block& bk, const float* bias, float* y, float* opatch,
                      const PostOpF32& post) {
   const DF df;
-  const int64_t out_h = g.out[0], out_w = g.out[1], plane = out_h * out_w;
+  const int64_t out_h = ph.g.out[0], out_w = ph.g.out[1];
   const int64_t lanes = bk.Lanes(), width = 4 * lanes;
   for (int64_t k = 0; k < cout; ++k) {
     const V b = hn::Set(df, bias != nullptr ? bias[k] : 0.0f);
@@ -243,38 +262,93 @@ void TransformOutput(const ConvGeometry& g, const float* mt, int64_t cout, int64
     bk.ForEachRow([&](int64_t ty, int64_t tx0, int64_t tx1, int64_t lane) {
       const int64_t x_begin = 4 * tx0, x_end = std::min(out_w, 4 * tx1);
       for (int64_t i = 0; i < 4 && 4 * ty + i < out_h; ++i) {
-        float* dst = y + k * plane + (4 * ty + i) * out_w + x_begin;
-        std::memcpy(dst, opatch + i * width + 4 * lane,
-                    static_cast<size_t>(x_end - x_begin) * sizeof(float));
-        if (post) post(dst, x_end - x_begin);
+        float* dst = y + k * ph.y_plane + ph.y_off + (4 * ty + i) * ph.y_row + x_begin * ph.y_col;
+        const float* src = opatch + i * width + 4 * lane;
+        if (ph.y_col == 1) {
+          std::memcpy(dst, src, static_cast<size_t>(x_end - x_begin) * sizeof(float));
+          if (post) post(dst, x_end - x_begin);
+        } else {
+          for (int64_t j = 0; j < x_end - x_begin; ++j) dst[j * ph.y_col] = src[j];
+        }
       }
     });
   }
+}
+
+// The phase p (of d) of one dimension: output positions p, p + d, ...; input positions
+// congruent to (p - pad) mod d. Sets the sub-problem's in / out / pad and the input offset.
+void PhaseDim(int64_t in, int64_t out, int64_t pad, int64_t d, int64_t p, int64_t* sub_in,
+              int64_t* sub_out, int64_t* sub_pad, int64_t* in_off) {
+  *sub_out = p < out ? (out - p + d - 1) / d : 0;
+  const int64_t q = p - pad;
+  const int64_t r = ((q % d) + d) % d;
+  *sub_pad = -((q - r) / d);  // output o reads sub-image rows o - sub_pad + k
+  *sub_in = r < in ? (in - r + d - 1) / d : 0;
+  *in_off = r;
 }
 
 bool ConvWinogradImpl(const ConvGeometry& g, const float* x, int64_t channels, const float* u,
                       int64_t mr, int64_t cout, const float* bias, float* y,
                       const Parallel& parallel, const PostOpF32& post) {
   if (mr != static_cast<int64_t>(kMR)) return false;
-  const int64_t out_h = g.out[0], out_w = g.out[1];
-  const int64_t tiles_h = (out_h + 3) / 4, tiles_w = (out_w + 3) / 4;
+  const int64_t dh = g.dilation[0], dw = g.dilation[1];
+  const bool dilated = dh > 1 || dw > 1;
+  const int64_t x_plane = g.in[0] * g.in[1], y_plane = g.out[0] * g.out[1];
+  // The phases, and their blocks of tiles.
+  std::vector<Phase> phases;
+  std::vector<int64_t> blocks;
   const int64_t block = static_cast<int64_t>(kNV) * kL;  // lanes per block at most
-  const int64_t total = tiles_h * (tiles_w + 1) - 1;      // lanes of all tiles
+  for (int64_t py = 0; py < dh; ++py) {
+    for (int64_t px = 0; px < dw; ++px) {
+      Phase ph;
+      ph.g = g;
+      ph.g.dilation[0] = ph.g.dilation[1] = 1;
+      int64_t oy = 0, ox = 0;
+      PhaseDim(g.in[0], g.out[0], g.pad[0], dh, py, &ph.g.in[0], &ph.g.out[0], &ph.g.pad[0],
+               &oy);
+      PhaseDim(g.in[1], g.out[1], g.pad[1], dw, px, &ph.g.in[1], &ph.g.out[1], &ph.g.pad[1],
+               &ox);
+      if (ph.g.out[0] == 0 || ph.g.out[1] == 0) continue;
+      ph.x_plane = x_plane;
+      ph.x_off = oy * g.in[1] + ox;
+      ph.x_row = dh * g.in[1];
+      ph.x_col = dw;
+      ph.y_plane = y_plane;
+      ph.y_off = py * g.out[1] + px;
+      ph.y_row = dh * g.out[1];
+      ph.y_col = dw;
+      const int64_t tiles_h = (ph.g.out[0] + 3) / 4, tiles_w = (ph.g.out[1] + 3) / 4;
+      const int64_t lanes = tiles_h * (tiles_w + 1) - 1;
+      phases.push_back(ph);
+      blocks.push_back((lanes + block - 1) / block);
+    }
+  }
+  // Task t is block t / phases of phase t % phases (none where that phase has fewer blocks): the
+  // phases' blocks at the same place run together and share the input and output rows in cache,
+  // which the phases read and write a column in `dilation` each.
+  const int64_t num_phases = static_cast<int64_t>(phases.size());
+  if (num_phases == 0) return true;  // (not for an applicable g: phase 0 has outputs)
+  const int64_t max_blocks = *std::max_element(blocks.begin(), blocks.end());
   const int64_t strips = (cout + mr - 1) / mr, cout_padded = strips * mr;
   static thread_local ThreadScratch tls_patch, tls_v, tls_m;
-  const Parallel& par = ParallelForMacs(parallel, cout * out_h * out_w * channels * 9);
-  par.For((total + block - 1) / block, [&](int64_t t0, int64_t t1) {
+  const Parallel& par = ParallelForMacs(parallel, cout * y_plane * channels * 9);
+  par.For(max_blocks * num_phases, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
+      const size_t pi = static_cast<size_t>(t % num_phases);
+      const int64_t b = t / num_phases;
+      if (b >= blocks[pi]) continue;
+      const Phase& ph = phases[pi];
       Block bk;
-      bk.lane0 = t * block;
+      bk.tiles_h = (ph.g.out[0] + 3) / 4;
+      bk.tiles_w = (ph.g.out[1] + 3) / 4;
+      const int64_t total = bk.tiles_h * (bk.tiles_w + 1) - 1;  // lanes of all tiles
+      bk.lane0 = b * block;
       bk.vectors = (std::min(block, total - bk.lane0) + kL - 1) / kL;
-      bk.tiles_w = tiles_w;
-      bk.tiles_h = tiles_h;
       const int64_t lanes = bk.Lanes();
       float* patch = tls_patch.Get(InputScratchFloats(block));
       float* vt = tls_v.Get(kPositions * channels * block);
       float* mt = tls_m.Get(kPositions * cout_padded * block);
-      TransformInput(g, x, channels, bk, patch, vt);
+      TransformInput(ph, x, channels, bk, patch, vt);
       const StripFn strip = PickStrip<kNV>(bk.vectors);
       for (int64_t xi = 0; xi < kPositions; ++xi) {
         for (int64_t s = 0; s < strips; ++s) {
@@ -283,9 +357,15 @@ bool ConvWinogradImpl(const ConvGeometry& g, const float* x, int64_t channels, c
         }
       }
       // The input patch is free again: it holds the 4 output rows (4 * lanes floats each).
-      TransformOutput(g, mt, cout, cout_padded, bk, bias, y, patch, post);
+      TransformOutput(ph, mt, cout, cout_padded, bk, bias, y, patch, post);
     }
   });
+  if (dilated && post) {
+    // The phases interleave within each row: the chain runs once y is complete.
+    ParallelForElements(parallel, 2 * cout * y_plane).For(cout, [&](int64_t k0, int64_t k1) {
+      for (int64_t k = k0; k < k1; ++k) post(y + k * y_plane, y_plane);
+    });
+  }
   return true;
 }
 
@@ -344,11 +424,15 @@ std::shared_ptr<const WinogradWeightsF32> WinogradWeightsF32::Transform(int64_t 
 bool ConvWinogradApplies(const ConvGeometry& g, int64_t channels, int64_t cout) {
   if (g.rank != 2) return false;
   for (int d = 0; d < 2; ++d) {
-    if (g.kernel[d] != 3 || g.stride[d] != 1 || g.dilation[d] != 1 || g.pad[d] < 0) return false;
+    if (g.kernel[d] != 3 || g.stride[d] != 1 || g.pad[d] < 0) return false;
+    // Dilated: one undilated problem per phase (dilation^2 of them).
+    if (g.dilation[d] < 1 || g.dilation[d] > 16) return false;
   }
   // Few channels: the transforms (per input and per output channel) outweigh the saved
-  // multiply-adds; many input channels: a block's V outgrows the caches.
-  return channels >= 8 && channels <= 1024 && cout >= 8 && g.out[0] >= 1 && g.out[1] >= 4;
+  // multiply-adds; many input channels: a block's V outgrows the caches. Rows of at least one
+  // tile per phase.
+  return channels >= 8 && channels <= 1024 && cout >= 8 && g.out[0] >= 1 &&
+         g.out[1] >= 4 * g.dilation[1];
 }
 
 bool ConvWinogradF32(const ConvGeometry& g, const float* x, int64_t channels,

@@ -1,5 +1,7 @@
-// Winograd F(4x4, 3x3) convolution for 2-D float32 3x3 layers with stride 1 and dilation 1
-// (kernels/conv/winograd_conv.cc): each 4x4 block of output positions ("tile") of an output
+// Winograd F(4x4, 3x3) convolution for 2-D float32 3x3 layers with stride 1
+// (kernels/conv/winograd_conv.cc). A dilated layer is dilation^2 undilated ones, one per phase:
+// the outputs congruent to (py, px) modulo the dilation read the input positions of one phase,
+// through the dense 3x3 kernel. Each 4x4 block of output positions ("tile") of an output
 // channel is A^T [sum over input channels of (G w G^T) .* (B^T d B)] A, with d the 6x6 input
 // patch under the tile. The elementwise products over input channels are 36 matrix products
 // (one per position of the 6x6 transformed tile), 36 multiply-adds per tile where the direct
@@ -40,12 +42,13 @@ class WinogradWeightsF32 {
 };
 
 // Whether the Winograd form applies to g with `channels` input and `cout` output channels, and
-// pays off: 2-D, 3x3, stride 1, dilation 1, enough channels each way that the transforms cost
-// less than the multiply-adds they save, and output rows of at least one tile.
+// pays off: 2-D, 3x3, stride 1, dilation up to 16, enough channels each way that the transforms
+// cost less than the multiply-adds they save, and output rows of at least one tile per phase.
 bool ConvWinogradApplies(const ConvGeometry& g, int64_t channels, int64_t cout);
 
 // y [cout, out_h * out_w] = conv(x [channels, in_h, in_w], W) + bias (bias [cout] or nullptr),
-// then `post` on each finished run of an output row. Returns false, doing nothing, where
+// then `post` on each finished run of an output row (dilated: on each output channel once y is
+// complete). Returns false, doing nothing, where
 // ConvWinogradApplies is false or u was transformed for another SIMD target's tiles.
 bool ConvWinogradF32(const ConvGeometry& g, const float* x, int64_t channels,
                      const WinogradWeightsF32& u, const float* bias, float* y,

@@ -2,7 +2,8 @@
 // double-precision direct convolution (tests/reference/conv_reference.h), with an error bound
 // scaled by the sum of |w * x| over each output's taps; on every compiled target, on images whose
 // sides are not multiples of the tile, with asymmetric padding, narrow images (several rows of
-// tiles per block) and wide ones (rows split into blocks); the same bits for any thread count
+// tiles per block) and wide ones (rows split into blocks), dilations 2-8 (one problem per
+// phase); the same bits for any thread count
 // and on every target with FMA; the post-op applied once to every output.
 #include "kernels/conv/winograd_conv.h"
 
@@ -26,6 +27,7 @@ using testing::ConvRefParams;
 
 struct Case {
   int64_t channels, cout, h, w, pad_top, pad_left, pad_bottom, pad_right;
+  int64_t dil_h = 1, dil_w = 1;
 };
 
 ConvRefParams ParamsOf(const Case& c) {
@@ -33,9 +35,10 @@ ConvRefParams ParamsOf(const Case& c) {
   p.in = {c.h, c.w};
   p.kernel = {3, 3};
   p.stride = {1, 1};
-  p.dilation = {1, 1};
+  p.dilation = {c.dil_h, c.dil_w};
   p.pad_begin = {c.pad_top, c.pad_left};
-  p.out = {c.h + c.pad_top + c.pad_bottom - 2, c.w + c.pad_left + c.pad_right - 2};
+  p.out = {c.h + c.pad_top + c.pad_bottom - 2 * c.dil_h,
+           c.w + c.pad_left + c.pad_right - 2 * c.dil_w};
   p.channels = c.channels;
   p.out_channels = c.cout;
   return p;
@@ -48,6 +51,7 @@ ConvGeometry GeometryOf(const ConvRefParams& p) {
     g.in[d] = p.in[d];
     g.out[d] = p.out[d];
     g.kernel[d] = 3;
+    g.dilation[d] = p.dilation[d];
     g.pad[d] = p.pad_begin[d];
   }
   return g;
@@ -90,6 +94,12 @@ TEST_CASE("ConvWinogradF32 matches the double direct convolution within its stat
       {8, 17, 3, 200, 1, 1, 1, 1},     // a wide row: several blocks along it
       {9, 8, 22, 6, 2, 0, 0, 2},       // padding of 2, a width of one tile + 2
       {40, 33, 17, 65, 1, 1, 1, 1},    // odd width past a block, several strips of channels
+      // Dilated: one undilated problem per phase; padding equal to the dilation, smaller,
+      // larger, and different dilations per dimension.
+      {16, 9, 23, 37, 2, 2, 2, 2, 2, 2},
+      {8, 8, 30, 41, 4, 3, 1, 4, 4, 4},
+      {12, 10, 19, 50, 1, 8, 3, 8, 3, 8},
+      {9, 16, 40, 21, 8, 2, 8, 2, 8, 2},
   };
   for (const Case& c : cases) {
     CAPTURE(c.channels);
@@ -126,7 +136,8 @@ TEST_CASE("ConvWinogradF32 matches the double direct convolution within its stat
 
 TEST_CASE("ConvWinogradF32: the same bits for any thread count and on every target with FMA") {
   std::mt19937 rng(9);
-  for (const Case& c : {Case{40, 33, 37, 70, 1, 1, 1, 1}, Case{24, 24, 30, 22, 1, 1, 1, 1}}) {
+  for (const Case& c : {Case{40, 33, 37, 70, 1, 1, 1, 1}, Case{24, 24, 30, 22, 1, 1, 1, 1},
+                        Case{16, 12, 33, 45, 2, 2, 2, 2, 2, 2}}) {
     const ConvRefParams p = ParamsOf(c);
     const ConvGeometry g = GeometryOf(p);
     const auto x = Random(rng, c.channels * c.h * c.w, 1.0f);
@@ -151,21 +162,25 @@ TEST_CASE("ConvWinogradF32: the same bits for any thread count and on every targ
 
 TEST_CASE("ConvWinogradF32 applies the post-op once to every output, and only where it applies") {
   std::mt19937 rng(13);
+  for (const Case& c :
+       {Case{16, 12, 10, 23, 1, 1, 1, 1}, Case{16, 12, 18, 27, 4, 4, 4, 4, 4, 4}}) {
+    const ConvRefParams p = ParamsOf(c);
+    const ConvGeometry g = GeometryOf(p);
+    const auto x = Random(rng, c.channels * c.h * c.w, 1.0f);
+    const auto w = Random(rng, c.cout * c.channels * 9, 1.0f);
+    const auto bias = Random(rng, c.cout, 1.0f);
+    const auto plain = RunWinograd(g, x, c.channels, w, bias, c.cout, SerialParallel());
+    auto add_one = [](const void*, float* data, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) data[i] += 1.0f;
+    };
+    const auto posted = RunWinograd(g, x, c.channels, w, bias, c.cout, SerialParallel(),
+                                    PostOpF32{add_one, nullptr});
+    int bad = 0;
+    for (size_t i = 0; i < plain.size(); ++i) bad += posted[i] != plain[i] + 1.0f;
+    CHECK(bad == 0);
+  }
   const Case c{16, 12, 10, 23, 1, 1, 1, 1};
-  const ConvRefParams p = ParamsOf(c);
-  const ConvGeometry g = GeometryOf(p);
-  const auto x = Random(rng, c.channels * c.h * c.w, 1.0f);
-  const auto w = Random(rng, c.cout * c.channels * 9, 1.0f);
-  const auto bias = Random(rng, c.cout, 1.0f);
-  const auto plain = RunWinograd(g, x, c.channels, w, bias, c.cout, SerialParallel());
-  auto add_one = [](const void*, float* data, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) data[i] += 1.0f;
-  };
-  const auto posted =
-      RunWinograd(g, x, c.channels, w, bias, c.cout, SerialParallel(), PostOpF32{add_one, nullptr});
-  int bad = 0;
-  for (size_t i = 0; i < plain.size(); ++i) bad += posted[i] != plain[i] + 1.0f;
-  CHECK(bad == 0);
+  const ConvGeometry g = GeometryOf(ParamsOf(c));
   // Not for other kernels, strides, dilations or too few channels.
   ConvGeometry other = g;
   other.stride[0] = 2;
@@ -174,7 +189,9 @@ TEST_CASE("ConvWinogradF32 applies the post-op once to every output, and only wh
   other.kernel[1] = 5;
   CHECK_FALSE(ConvWinogradApplies(other, 16, 12));
   other = g;
-  other.dilation[0] = 2;
+  other.dilation[1] = 17;
+  CHECK_FALSE(ConvWinogradApplies(other, 16, 12));
+  other.dilation[1] = 6;  // rows narrower than a tile per phase
   CHECK_FALSE(ConvWinogradApplies(other, 16, 12));
   CHECK_FALSE(ConvWinogradApplies(g, 4, 12));
   other = g;
