@@ -637,6 +637,14 @@ class ConvOp final : public Op {
     if (p.direct || p.band_rows > 0) {
       p.winograd = WinogradWeightsOf(ctx.input_value(1), p, kind);
     }
+    if (p.winograd && p.band_rows > 0) {
+      // Winograd makes no phase copy (its bands hold the float32 input and output rows only):
+      // twice the rows for about a third more memory than the direct form's bands, in whole
+      // tiles of every dilation phase (4 rows of a phase are 4 * dilation rows of the band),
+      // as short phase columns waste tile rows and lanes.
+      const int64_t unit = 4 * g.dilation[0];
+      p.band_rows = std::min(g.out[0], std::max(unit, 2 * p.band_rows / unit * unit));
+    }
     // Otherwise a group's input image, when small enough, is also widened once: im2col then
     // copies float32 runs instead of widening each short run separately (the same values).
     p.widen_image = p.direct || cg * p.in_size <= kWidenImageLimit;
