@@ -112,6 +112,21 @@ TEST_CASE("float16/bfloat16 Conv on an image past the float32 scratch limit (ban
           Opts(18, {1}));
 }
 
+TEST_CASE("float16/bfloat16 Conv through Winograd: whole images and bands of rows, dilated") {
+  // 3x3 stride-1 layers with 8+ channels each way take the Winograd form in float32 and on the
+  // widened 16-bit input. Bands of rows start at whole tiles of every dilation phase, so the
+  // banded 16-bit output is the float32 one rounded once, bit for bit. 40 x 460^2 outputs exceed
+  // the float32 scratch limit (bands); 12 x 60^2 do not.
+  Check16("Conv", {RandomF32({1, 9, 60, 61}, 24), RandomF32({12, 9, 3, 3}, 25)},
+          {AttrInts("pads", {1, 1, 1, 1})}, Opts(18, {1}));
+  const Tensor x = RandomF32({1, 8, 460, 460}, 26);
+  for (int64_t d : {1, 4}) {
+    CAPTURE(d);
+    Check16("Conv", {x, RandomF32({40, 8, 3, 3}, 27), RandomF32({40}, 28)},
+            {AttrInts("pads", {d, d, d, d}), AttrInts("dilations", {d, d})}, Opts(18, {1, 2}));
+  }
+}
+
 TEST_CASE("float16/bfloat16 pools and normalizations") {
   const Tensor x = RandomF32({2, 3, 6, 5}, 21, -2.0f, 2.0f);
   Check16("MaxPool", {x}, {AttrInts("kernel_shape", {3, 2}), AttrInts("pads", {1, 0, 1, 1})});
