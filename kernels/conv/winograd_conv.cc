@@ -229,17 +229,17 @@ void TransformInput(const Phase& ph, const float* x, int64_t channels, const Blo
   }
 }
 
-// 3. The block's outputs from M[36][cout_padded][lanes]: per output channel, Y = A^T M A + bias
+// 3. The block's outputs of channels [k0, k1) from M[36][cout_padded][lanes]: per channel, Y = A^T M A + bias
 // of every lane into a patch of 4 rows, then each row of tiles' columns into y.
 // With a column stride (a phase of a dilated convolution) the runs are not contiguous in y and
 // `post` is left to the caller.
-void TransformOutput(const Phase& ph, const float* mt, int64_t cout, int64_t cout_padded,
-                     const Block& bk, const float* bias, float* y, float* opatch,
-                     const PostOpF32& post) {
+void TransformOutput(const Phase& ph, const float* mt, int64_t k0, int64_t k1,
+                     int64_t cout_padded, const Block& bk, const float* bias, float* y,
+                     float* opatch, const PostOpF32& post) {
   const DF df;
   const int64_t out_h = ph.g.out[0], out_w = ph.g.out[1];
   const int64_t lanes = bk.Lanes(), width = 4 * lanes;
-  for (int64_t k = 0; k < cout; ++k) {
+  for (int64_t k = k0; k < k1; ++k) {
     const V b = hn::Set(df, bias != nullptr ? bias[k] : 0.0f);
     for (int64_t v = 0; v < bk.vectors; ++v) {
       V s[4][6];  // s[i][j] = A^T applied along column j
@@ -332,10 +332,21 @@ bool ConvWinogradImpl(const ConvGeometry& g, const float* x, int64_t channels, c
   const int64_t strips = (cout + mr - 1) / mr, cout_padded = strips * mr;
   static thread_local ThreadScratch tls_patch, tls_v, tls_m;
   const Parallel& par = ParallelForMacs(parallel, cout * y_plane * channels * 9);
-  par.For(max_blocks * num_phases, [&](int64_t t0, int64_t t1) {
+  // Small images have fewer blocks than threads: each block's output channels are then split
+  // between tasks, which repeat its input transform. (Each output is computed the same way
+  // whatever the split, so it may follow the thread count.)
+  int64_t all_blocks = 0;
+  for (int64_t n : blocks) all_blocks += n;
+  const int64_t threads = par.num_threads();
+  const int64_t want = 2 * threads;
+  const int64_t splits = threads < 2 || all_blocks >= want
+                             ? 1
+                             : std::min(strips, (want + all_blocks - 1) / all_blocks);
+  par.For(max_blocks * num_phases * splits, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
-      const size_t pi = static_cast<size_t>(t % num_phases);
-      const int64_t b = t / num_phases;
+      const int64_t split = t % splits;
+      const size_t pi = static_cast<size_t>(t / splits % num_phases);
+      const int64_t b = t / splits / num_phases;
       if (b >= blocks[pi]) continue;
       const Phase& ph = phases[pi];
       Block bk;
@@ -345,19 +356,21 @@ bool ConvWinogradImpl(const ConvGeometry& g, const float* x, int64_t channels, c
       bk.lane0 = b * block;
       bk.vectors = (std::min(block, total - bk.lane0) + kL - 1) / kL;
       const int64_t lanes = bk.Lanes();
+      const int64_t s0 = split * strips / splits, s1 = (split + 1) * strips / splits;
       float* patch = tls_patch.Get(InputScratchFloats(block));
       float* vt = tls_v.Get(kPositions * channels * block);
       float* mt = tls_m.Get(kPositions * cout_padded * block);
       TransformInput(ph, x, channels, bk, patch, vt);
       const StripFn strip = PickStrip<kNV>(bk.vectors);
       for (int64_t xi = 0; xi < kPositions; ++xi) {
-        for (int64_t s = 0; s < strips; ++s) {
+        for (int64_t s = s0; s < s1; ++s) {
           strip(u + (xi * strips + s) * channels * mr, vt + xi * channels * lanes, channels,
                 lanes, mt + (xi * cout_padded + s * mr) * lanes);
         }
       }
       // The input patch is free again: it holds the 4 output rows (4 * lanes floats each).
-      TransformOutput(ph, mt, cout, cout_padded, bk, bias, y, patch, post);
+      TransformOutput(ph, mt, s0 * mr, std::min(cout, s1 * mr), cout_padded, bk, bias, y, patch,
+                      post);
     }
   });
   if (dilated && post) {
