@@ -95,6 +95,9 @@ StripFn PickStrip(int64_t vectors) {
   return &StripProduct<kNV2>;
 }
 
+// Columns after a block's own in each patch row: at least 2, a whole number of vectors.
+constexpr int64_t kRowSlack = kL >= 4 ? kL : 4;
+
 // Tiles as lanes: the rows of tiles laid end to end with one unused lane between rows (tile
 // (ty, tx) is lane ty * (tiles_w + 1) + tx), so that each row's patch columns (4 per tile + 2)
 // stay its own and the loads contiguous, while a block of lanes may cross rows: no block runs
@@ -104,8 +107,9 @@ struct Block {
   int64_t tiles_w = 0, tiles_h = 0;
   int64_t Stride() const { return tiles_w + 1; }
   int64_t Lanes() const { return vectors * kL; }
-  // What the last interleaved loads reach, rounded up to whole vectors.
-  int64_t Width() const { return 4 * Lanes() + kL; }
+  // Patch row length: the block's 4 * Lanes() columns and the 2 the last tile reads past them,
+  // in whole vectors.
+  int64_t Width() const { return 4 * Lanes() + kRowSlack; }
   // fn(ty, tx_begin, tx_end, lane): the tiles of row ty in the block, from local lane `lane`.
   template <class Fn>
   void ForEachRow(const Fn& fn) const {
@@ -142,7 +146,7 @@ constexpr int64_t kPatchBuffers = 3, kPhaseBuffers = 2;
 
 // Floats of thread scratch TransformInput needs for blocks of up to `lanes` lanes.
 int64_t InputScratchFloats(int64_t lanes) {
-  return kPatchBuffers * 6 * (4 * lanes + kL) + kPhaseBuffers * 24 * (lanes + kL);
+  return kPatchBuffers * 6 * (4 * lanes + kRowSlack) + kPhaseBuffers * 24 * (lanes + kL);
 }
 
 void TransformInput(const Phase& ph, const float* x, int64_t channels, const Block& bk,
