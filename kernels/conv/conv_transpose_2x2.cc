@@ -144,6 +144,15 @@ void ConvTranspose2x2S2F32(int64_t channels, int64_t h, int64_t w, const float* 
                            const float* weights, const float* bias, float* y,
                            const Parallel& parallel, const PostOpF32& post) {
   if (h <= 0 || w <= 0 || cout <= 0) return;
+  if (channels <= 0) {
+    // No input channel (x and the weights may be empty): the bias alone.
+    const int64_t plane = 4 * h * w;
+    for (int64_t o = 0; o < cout; ++o) {
+      std::fill(y + o * plane, y + (o + 1) * plane, bias != nullptr ? bias[o] : 0.0f);
+      if (post) post(y + o * plane, plane);
+    }
+    return;
+  }
   HWY_DYNAMIC_DISPATCH(ConvTranspose2x2Impl)(channels, h, w, x, cout, weights, bias, y, parallel,
                                              post);
 }

@@ -334,7 +334,6 @@ bool ConvWinogradImpl(const ConvGeometry& g, const float* x, int64_t channels, c
   if (num_phases == 0) return true;  // (not for an applicable g: phase 0 has outputs)
   const int64_t max_blocks = *std::max_element(blocks.begin(), blocks.end());
   const int64_t strips = (cout + mr - 1) / mr, cout_padded = strips * mr;
-  static thread_local ThreadScratch tls_patch, tls_v, tls_m;
   const Parallel& par = ParallelForMacs(parallel, cout * y_plane * channels * 9);
   // Small images have fewer blocks than threads: each block's output channels are then split
   // between tasks, which repeat its input transform. (Each output is computed the same way
@@ -347,6 +346,9 @@ bool ConvWinogradImpl(const ConvGeometry& g, const float* x, int64_t channels, c
                              ? 1
                              : std::min(strips, (want + all_blocks - 1) / all_blocks);
   par.For(max_blocks * num_phases * splits, [&](int64_t t0, int64_t t1) {
+    // Declared here, where each worker thread passes: that constructs its own and registers
+    // their destruction at the thread's exit.
+    static thread_local ThreadScratch tls_patch, tls_v, tls_m;
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t split = t % splits;
       const size_t pi = static_cast<size_t>(t / splits % num_phases);
