@@ -1,17 +1,18 @@
 // Winograd F(4x4, 3x3) (kernels/conv/winograd_conv.h), with the interpolation points
 // 0, 1, -1, 2, -2 and infinity.
 //
-// The work is split into blocks of up to kNV vectors of tiles; a vector's lanes are consecutive
-// tiles of a row, the rows of tiles laid end to end (Block). Per block:
-//   1. input transform: per input channel, the 6 input rows under the tile row are copied into a
-//      zero-padded patch; each row's 6 columns per tile come from two LoadInterleaved4 (tile t
-//      starts at column 4t), then V = B^T d B, stored as V[36][C][lanes];
+// A dilated layer is one undilated problem per phase (Phase). Each problem's tiles are lanes of
+// vectors, the rows of tiles laid end to end (Block), and the work goes in blocks of up to kNV
+// vectors of tiles. Per block:
+//   1. input transform: per input channel, the 6 input rows under each row of tiles are copied
+//      into a zero-padded patch and split into 4 column phases (tile t starts at column 4t), then
+//      V = B^T d B, stored as V[36][C][lanes] (TransformInput);
 //   2. 36 matrix products M[xi] [Cout, lanes] = U[xi] [Cout, C] x V[xi] [C, lanes] (register
 //      tiles of the GEMM's shape: kMR output channels x kNV vectors);
-//   3. output transform Y = A^T M A + bias, written four output columns per tile with
-//      StoreInterleaved4, then the post-op on the finished runs.
-// Blocks depend only on the geometry, and every value is the same chain of operations per lane,
-// so the results do not depend on the thread count.
+//   3. output transform Y = A^T M A + bias into 4 output rows per tile row (StoreInterleaved4),
+//      copied into y, then the post-op on the finished runs.
+// Every value is the same chain of operations per lane whatever the blocks and tasks, so the
+// results do not depend on the thread count.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/conv/winograd_conv.cc"
 #include "kernels/hwy_policy.h"
