@@ -1,11 +1,12 @@
 // Depthwise convolution sums on 8-bit data (kernels/quant/depthwise_q8.h).
 //
 // AVX-512 VBMI + VNNI (Highway's AVX3_DL target): 16 outputs of a row are one vector of int32
-// lanes. Per kernel row and group of 4 taps, one 64-byte load of the input row, one byte permute
+// lanes. Per input row and group of 4 taps, one 64-byte load of the input row, one byte permute
 // (vpermb) that gives lane j the 4 bytes it needs (columns j * SW + 0..3 of the window), and one
 // vpdpbusd that multiplies them by the 4 int8 weights (zero past the kernel's width) and adds
-// the products to the lane: a 3x3 kernel takes 3 permutes and 3 dot products per 16 outputs
-// where the float32 kernel takes 9 multiply-adds. Integer arithmetic throughout, so exact. No
+// the products to the lane: a 3x3 kernel takes 3 dot products per 16 outputs where the float32
+// kernel takes 9 multiply-adds, and 2 permutes at stride 1 (two output rows share the permuted
+// windows of the input rows they both read). Integer arithmetic throughout, so exact. No
 // other target has a byte permute across the vector and a 4-way byte dot product: there the
 // callers keep their portable path.
 #undef HWY_TARGET_INCLUDE
@@ -47,10 +48,74 @@ bool DepthwiseQ8AvailableImpl(const DepthwiseQ8Shape& s) {
 #if HWY_TARGET == HWY_AVX3_DL
 // The target's own features are named again with VNNI: clang's target attribute replaces the
 // ones Highway's pragma gives the function (VBMI's vpermb would be missing) instead of adding.
-__attribute__((target(HWY_TARGET_STR ",avx512vnni"))) void SumsVnni(const DepthwiseQ8Shape& s,
-                                                                    const uint8_t* plane,
-                                                                    const int8_t* w,
-                                                                    int32_t* sums) {
+#define SIMPLECPP_DEPTHWISE_Q8_TARGET __attribute__((target(HWY_TARGET_STR ",avx512vnni")))
+
+// What one block of output rows oy, oy + 1 (the second when rows_here > 1) and kV vectors of 16
+// columns from ox0 reads: input rows [r_lo, r_hi) of the padded plane, the kernel's weight
+// dwords wd [KH][groups] and the lane permute.
+struct RowPairBlock {
+  const uint8_t* plane;
+  const int32_t* wd;
+  __m512i vidx;
+  int64_t W, SW, SH, KH, groups, oy, rows_here, r_lo, r_hi;
+};
+
+// acc[i][v] += the window sums of output row oy + i, vector v. kV is a constant so that the
+// 2 x kV accumulators stay in registers; each input row's permuted window feeds every output
+// row whose kernel covers it.
+template <int kV>
+SIMPLECPP_DEPTHWISE_Q8_TARGET inline void AccumulateRowPair(const RowPairBlock& b, int64_t ox0,
+                                                            __m512i (&acc)[2][kV]) {
+  for (int64_t r = b.r_lo; r < b.r_hi; ++r) {
+    const uint8_t* row = b.plane + r * b.W + ox0 * b.SW;
+    // Kernel row of input row r for each output row (r >= oy * SH: ky0 >= 0).
+    const int64_t ky0 = r - b.oy * b.SH, ky1 = ky0 - b.SH;
+    const bool use0 = ky0 < b.KH;
+    const bool use1 = b.rows_here > 1 && ky1 >= 0;
+    for (int64_t g = 0; g < b.groups; ++g) {
+      __m512i win[kV];
+      for (int v = 0; v < kV; ++v) {
+        win[v] = _mm512_permutexvar_epi8(b.vidx,
+                                         _mm512_loadu_si512(row + v * 16 * b.SW + 4 * g));
+      }
+      if (use0) {
+        const __m512i w0 = _mm512_set1_epi32(b.wd[ky0 * b.groups + g]);
+        for (int v = 0; v < kV; ++v) acc[0][v] = _mm512_dpbusd_epi32(acc[0][v], win[v], w0);
+      }
+      if (use1) {
+        const __m512i w1 = _mm512_set1_epi32(b.wd[ky1 * b.groups + g]);
+        for (int v = 0; v < kV; ++v) acc[1][v] = _mm512_dpbusd_epi32(acc[1][v], win[v], w1);
+      }
+    }
+  }
+}
+
+// One block: accumulators from the border sums, the rows' sums, then the stores (the last
+// vector masked to the row's end).
+template <int kV>
+SIMPLECPP_DEPTHWISE_Q8_TARGET inline void RunRowPair(const RowPairBlock& b, int64_t ox0,
+                                                     const int32_t (&border)[2], int64_t OW,
+                                                     int32_t* sums) {
+  __m512i acc[2][kV];
+  for (int i = 0; i < 2; ++i) {
+    for (int v = 0; v < kV; ++v) acc[i][v] = _mm512_set1_epi32(border[i]);
+  }
+  AccumulateRowPair<kV>(b, ox0, acc);
+  for (int64_t i = 0; i < b.rows_here; ++i) {
+    int32_t* out = sums + (b.oy + i) * OW;
+    for (int v = 0; v < kV; ++v) {
+      const int64_t at = ox0 + 16 * v, n = std::min<int64_t>(16, OW - at);
+      if (n == 16) {
+        _mm512_storeu_si512(out + at, acc[i][v]);
+      } else {
+        _mm512_mask_storeu_epi32(out + at, static_cast<__mmask16>((1u << n) - 1), acc[i][v]);
+      }
+    }
+  }
+}
+
+SIMPLECPP_DEPTHWISE_Q8_TARGET void SumsVnni(const DepthwiseQ8Shape& s, const uint8_t* plane,
+                                            const int8_t* w, int32_t* sums) {
   const int64_t groups = (s.KW + 3) / 4;
   // The weight dword of kernel row ky, taps 4g .. 4g + 3 (zero past KW), and the pad byte's
   // share of each kernel row (KH * KW <= 64 taps: at most 64 rows and 128 dwords).
@@ -72,42 +137,44 @@ __attribute__((target(HWY_TARGET_STR ",avx512vnni"))) void SumsVnni(const Depthw
   for (int j = 0; j < 16; ++j) {
     for (int t = 0; t < 4; ++t) idx[4 * j + t] = static_cast<uint8_t>(j * s.SW + t);
   }
-  const __m512i vidx = _mm512_load_si512(idx);
-  // Four vectors of 16 outputs at a time: four independent vpdpbusd chains hide its latency.
+  RowPairBlock b;
+  b.plane = plane;
+  b.wd = wd;
+  b.vidx = _mm512_load_si512(idx);
+  b.W = s.W;
+  b.SW = s.SW;
+  b.SH = s.SH;
+  b.KH = s.KH;
+  b.groups = groups;
+  // Two output rows of up to four vectors of 16 outputs at a time: eight independent vpdpbusd
+  // chains hide its latency even on narrow images, and where the rows' windows overlap (stride 1
+  // or a kernel taller than the stride) one permuted window of an input row feeds both.
   constexpr int64_t kVecs = 4;
-  for (int64_t oy = 0; oy < s.OH; ++oy) {
-    int32_t* out = sums + oy * s.OW;
-    for (int64_t ox0 = 0; ox0 < s.OW; ox0 += 16 * kVecs) {
-      const int64_t vecs = std::min<int64_t>(kVecs, (s.OW - ox0 + 15) / 16);
-      // Kernel rows on border rows: their sums are known (exact integers, any order).
-      int64_t ky_lo = 0, ky_hi = s.KH;
-      while (ky_lo < s.KH && oy * s.SH + ky_lo < s.rows_begin) ++ky_lo;
-      while (ky_hi > ky_lo && oy * s.SH + ky_hi - 1 >= rows_end) --ky_hi;
-      int32_t border = 0;
-      for (int64_t ky = 0; ky < s.KH; ++ky) border += ky < ky_lo || ky >= ky_hi ? pad_row[ky] : 0;
-      const __m512i init = _mm512_set1_epi32(border);
-      __m512i acc[kVecs] = {init, init, init, init};
-      for (int64_t ky = ky_lo; ky < ky_hi; ++ky) {
-        const uint8_t* row = plane + (oy * s.SH + ky) * s.W + ox0 * s.SW;
-        for (int64_t g = 0; g < groups; ++g) {
-          const __m512i wv = _mm512_set1_epi32(wd[ky * groups + g]);
-          for (int64_t v = 0; v < vecs; ++v) {
-            const __m512i win = _mm512_loadu_si512(row + v * 16 * s.SW + 4 * g);
-            acc[v] = _mm512_dpbusd_epi32(acc[v], _mm512_permutexvar_epi8(vidx, win), wv);
-          }
-        }
+  for (int64_t oy = 0; oy < s.OH; oy += 2) {
+    b.oy = oy;
+    b.rows_here = std::min<int64_t>(2, s.OH - oy);
+    // Per output row: the sum of its kernel rows that fall on border rows (known: exact
+    // integers, any order); the image rows the pair reads.
+    int32_t border[2] = {0, 0};
+    for (int64_t i = 0; i < b.rows_here; ++i) {
+      for (int64_t ky = 0; ky < s.KH; ++ky) {
+        const int64_t r = (oy + i) * s.SH + ky;
+        if (r < s.rows_begin || r >= rows_end) border[i] += pad_row[ky];
       }
-      for (int64_t v = 0; v < vecs; ++v) {
-        const int64_t at = ox0 + 16 * v, n = std::min<int64_t>(16, s.OW - at);
-        if (n == 16) {
-          _mm512_storeu_si512(out + at, acc[v]);
-        } else {
-          _mm512_mask_storeu_epi32(out + at, static_cast<__mmask16>((1u << n) - 1), acc[v]);
-        }
+    }
+    b.r_lo = std::max<int64_t>(s.rows_begin, oy * s.SH);
+    b.r_hi = std::min<int64_t>(rows_end, (oy + b.rows_here - 1) * s.SH + s.KH);
+    for (int64_t ox0 = 0; ox0 < s.OW; ox0 += 16 * kVecs) {
+      switch (std::min<int64_t>(kVecs, (s.OW - ox0 + 15) / 16)) {
+        case 4: RunRowPair<4>(b, ox0, border, s.OW, sums); break;
+        case 3: RunRowPair<3>(b, ox0, border, s.OW, sums); break;
+        case 2: RunRowPair<2>(b, ox0, border, s.OW, sums); break;
+        default: RunRowPair<1>(b, ox0, border, s.OW, sums); break;
       }
     }
   }
 }
+#undef SIMPLECPP_DEPTHWISE_Q8_TARGET
 #endif
 
 void DepthwiseQ8SumsImpl(const DepthwiseQ8Shape& s, const uint8_t* plane, const int8_t* w,

@@ -30,8 +30,10 @@ TEST_CASE("DepthwiseQ8Sums equals the int64 sums of uint8 x int8") {
             s.KH = kh;
             s.KW = kw;
             s.SW = sw;
-            s.SH = sw;
-            s.OH = 3;
+            // Heights of 1 to 4 rows (the kernel takes output rows in pairs) and row strides
+            // of 1 to 3 (windows of neighbouring rows overlapping, touching or apart).
+            s.SH = 1 + (ow + kh) % 3;
+            s.OH = 1 + (ow + kw + kh) % 4;
             s.OW = ow;
             s.H = (s.OH - 1) * s.SH + kh;
             s.W = (ow - 1) * sw + kw + static_cast<int64_t>(ow % 3);  // sometimes wider
