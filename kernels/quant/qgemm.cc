@@ -225,6 +225,53 @@ HWY_NOINLINE __attribute__((target("avx512vnni"))) void TileVnni(
   }
 }
 
+// acc += Dpbusd on 256-bit vectors, EVEX-encoded on purpose: Highway 1.0.3's AVX3_DL target
+// string enables AVX-VNNI, whose VEX form compilers pick for 256-bit operands in ymm0-15, and
+// CPUs with AVX512-VNNI but without AVX-VNNI (Zen 4) fault on that form.
+HWY_INLINE __attribute__((target("avx512vnni"))) __m256i Dpbusd256(__m256i acc, __m256i a_u8,
+                                                                   __m256i b_s8) {
+  __asm__("%{evex%} vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a_u8), "v"(b_s8));
+  return acc;
+}
+
+// The MR x 32 tile of a panel whose last columns are padding (N not a multiple of 32): only
+// the first kW = 16 or 24 columns are multiplied, the 24th through a 256-bit vpdpbusd, which
+// costs half a 512-bit one where the core splits 512-bit operations (Zen 4). Same contract as
+// TileVnni without the epilogue (such panels finish through acc); acc's columns from kW on are
+// left as they are.
+template <int MR, int kW>
+HWY_NOINLINE __attribute__((target("avx512vnni"))) void TileVnniNarrow(
+    const uint8_t* HWY_RESTRICT a, int64_t lda, const int8_t* HWY_RESTRICT b, int64_t quads,
+    int32_t* HWY_RESTRICT acc, int64_t ldacc, bool first) {
+  static_assert(kW == 16 || kW == 24, "a panel's first 16 or 24 columns");
+  constexpr bool kHalf = kW == 24;
+  __m512i c0[MR];
+  __m256i c1[MR];
+  for (int i = 0; i < MR; ++i) {
+    c0[i] = first ? _mm512_setzero_si512() : _mm512_loadu_si512(acc + i * ldacc);
+    c1[i] = first || !kHalf ? _mm256_setzero_si256()
+                            : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
+                                  acc + i * ldacc + 16));
+  }
+  for (int64_t q = 0; q < quads; ++q) {
+    const __m512i b0 = _mm512_loadu_si512(b + q * kNR * 4);
+    const __m256i b1 =
+        kHalf ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + q * kNR * 4 + 64))
+              : _mm256_setzero_si256();
+    for (int i = 0; i < MR; ++i) {
+      int32_t quad;
+      std::memcpy(&quad, a + i * lda + q * 4, sizeof(quad));
+      const __m512i va = _mm512_set1_epi32(quad);
+      c0[i] = Dpbusd(c0[i], va, b0);
+      if (kHalf) c1[i] = Dpbusd256(c1[i], _mm512_castsi512_si256(va), b1);
+    }
+  }
+  for (int i = 0; i < MR; ++i) {
+    _mm512_storeu_si512(acc + i * ldacc, c0[i]);
+    if (kHalf) _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + i * ldacc + 16), c1[i]);
+  }
+}
+
 // An MR x 64 tile over two adjacent panels (b0: columns 0-31, b1: columns 32-63), same contract
 // as TileVnni with acc / epi covering 64 columns. Per quad: 4 B vectors and MR broadcasts feed
 // 4*MR vpdpbusd (24 for MR = 6: fewer loads per multiply than the 8 x 32 tile's 10 per 16).
@@ -292,6 +339,11 @@ struct Tiler<int16_t> {
   static constexpr int kMRPair = 0;        // no two-panel tile
   static void RunPair(int, const int16_t*, int64_t, const int8_t*, const int8_t*, int64_t,
                       int32_t*, int64_t, bool, const TileEpilogue*) {}
+  // A partial panel's tile (width <= 24 of its 32 columns exist): the whole tile here.
+  static void RunNarrow(int rows, int64_t /*width*/, const int16_t* a, int64_t lda,
+                        const int8_t* b, int64_t quads, int32_t* acc, int64_t ldacc, bool first) {
+    Run(rows, a, lda, b, quads, acc, ldacc, first, nullptr);
+  }
   static void Run(int rows, const int16_t* a, int64_t lda, const int8_t* b, int64_t quads,
                   int32_t* acc, int64_t ldacc, bool first, const TileEpilogue*) {
     switch (rows) {
@@ -325,6 +377,26 @@ struct Tiler<uint8_t> {
       case 5: return TileVnniPair<5>(a, lda, b0, b1, quads, acc, ldacc, first, epi);
       default: return TileVnniPair<6>(a, lda, b0, b1, quads, acc, ldacc, first, epi);
     }
+  }
+  // A partial panel's tile (width <= 24 of its 32 columns exist), through acc.
+  template <int kW>
+  static void RunNarrowW(int rows, const uint8_t* a, int64_t lda, const int8_t* b, int64_t quads,
+                         int32_t* acc, int64_t ldacc, bool first) {
+    switch (rows) {
+      case 1: return TileVnniNarrow<1, kW>(a, lda, b, quads, acc, ldacc, first);
+      case 2: return TileVnniNarrow<2, kW>(a, lda, b, quads, acc, ldacc, first);
+      case 3: return TileVnniNarrow<3, kW>(a, lda, b, quads, acc, ldacc, first);
+      case 4: return TileVnniNarrow<4, kW>(a, lda, b, quads, acc, ldacc, first);
+      case 5: return TileVnniNarrow<5, kW>(a, lda, b, quads, acc, ldacc, first);
+      case 6: return TileVnniNarrow<6, kW>(a, lda, b, quads, acc, ldacc, first);
+      case 7: return TileVnniNarrow<7, kW>(a, lda, b, quads, acc, ldacc, first);
+      default: return TileVnniNarrow<8, kW>(a, lda, b, quads, acc, ldacc, first);
+    }
+  }
+  static void RunNarrow(int rows, int64_t width, const uint8_t* a, int64_t lda, const int8_t* b,
+                        int64_t quads, int32_t* acc, int64_t ldacc, bool first) {
+    if (width <= 16) return RunNarrowW<16>(rows, a, lda, b, quads, acc, ldacc, first);
+    RunNarrowW<24>(rows, a, lda, b, quads, acc, ldacc, first);
   }
   static void Run(int rows, const uint8_t* a, int64_t lda, const int8_t* b, int64_t quads,
                   int32_t* acc, int64_t ldacc, bool first, const TileEpilogue* epi) {
@@ -515,12 +587,23 @@ HWY_INLINE void RunPanelPair(const QGemmBlock<TA>& blk, int64_t p, const int8_t*
   }
 }
 
+// Widest partial panel that Tiler::RunNarrow multiplies on fewer than 32 columns.
+constexpr int64_t kNarrowWidth = 24;
+
 // One panel (32 columns); `finish` as in RunPanelPair.
 template <typename TA>
 HWY_INLINE void RunPanel(const QGemmBlock<TA>& blk, int64_t p, const int8_t* bp, int64_t q0,
                          int64_t qn, bool finish) {
   constexpr int kMR = Tiler<TA>::kMR;
+  // Columns of this panel that exist (a partial panel, the last, is never finished by its tile).
+  const int64_t width = std::min<int64_t>(kNR, blk.cols - p * kNR);
   for (int64_t i = 0; i < blk.rows; i += kMR) {
+    if (width <= kNarrowWidth && !finish) {
+      Tiler<TA>::RunNarrow(static_cast<int>(std::min<int64_t>(kMR, blk.rows - i)), width,
+                           blk.a + i * blk.a_stride + q0 * 4, blk.a_stride, bp, qn,
+                           blk.acc + i * kNB + p * kNR, kNB, q0 == 0);
+      continue;
+    }
     int32_t* const c_tile = blk.c + i * blk.ldc + p * kNR;
     TileEpilogue epi{blk.zbv + p * kNR, blk.ct + p * kNR, blk.rowsum + i, blk.zav + i, c_tile,
                      blk.ldc};
@@ -722,6 +805,65 @@ void PackTransposedImpl(const uint8_t* HWY_RESTRICT b, int64_t ldb, int64_t k, i
   }
 }
 
+// PackedQB::Pack of a row-major B (row k's N bytes adjacent at b + k * ldb, e.g. a pointwise
+// convolution's channels-first input, channels x positions) into zeroed panels: b' = b ^ flip.
+// Sixteen columns of four rows (one k-quad) are four 128-bit loads and one interleaving store,
+// which is exactly the panel's [16 columns][4] bytes. Rows past K are zero vectors, columns past
+// N are zeroed lanes (the panels' padding stays 0). sums[j] = sum_k int8(b'[k, j]) modulo 2^32
+// from the same vectors: b' + 128 (= b ^ flip ^ 0x80) widened to 16-bit lanes, which hold up to
+// 256 rows of it before they are added into 32-bit sums.
+void PackRowsImpl(const uint8_t* HWY_RESTRICT b, int64_t ldb, int64_t k, int64_t n, uint8_t flip,
+                  int8_t* HWY_RESTRICT dst, uint32_t* HWY_RESTRICT sums) {
+  const hn::Full128<uint8_t> d8;
+  const hn::Full128<uint16_t> d16;
+  using V8 = hn::Vec<decltype(d8)>;
+  using V16 = hn::Vec<decltype(d16)>;
+  constexpr int64_t kCols = 16;
+  constexpr int64_t kSpillRows = 256;  // 256 * 255 < 2^16
+  const int64_t quads = (k + 3) / 4;
+  const auto vflip = hn::Set(d8, flip);
+  const auto to_biased = hn::Set(d8, static_cast<uint8_t>(0x80));
+  const auto zero8 = hn::Zero(d8);
+  for (int64_t j0 = 0; j0 < n; j0 += kCols) {
+    const int64_t w = std::min(kCols, n - j0);
+    const auto valid = hn::FirstN(d8, static_cast<size_t>(w));
+    uint8_t* out = reinterpret_cast<uint8_t*>(dst + ((j0 / kNR * quads) * kNR + j0 % kNR) * 4);
+    uint32_t total[kCols] = {};
+    V16 lo = hn::Zero(d16), hi = hn::Zero(d16);
+    auto spill = [&]() {
+      HWY_ALIGN uint16_t part[kCols];
+      hn::Store(lo, d16, part);
+      hn::Store(hi, d16, part + kCols / 2);
+      for (int64_t c = 0; c < kCols; ++c) total[c] += part[c];
+      lo = hn::Zero(d16);
+      hi = hn::Zero(d16);
+    };
+    // Row kk's bytes j0.. as b', zero past K and past N.
+    auto row = [&](int64_t kk) -> V8 {
+      if (kk >= k) return zero8;
+      const uint8_t* src = b + kk * ldb + j0;
+      const V8 raw = w == kCols ? hn::LoadU(d8, src) : LoadTailBytes(d8, src, w);
+      return hn::IfThenElseZero(valid, hn::Xor(raw, vflip));
+    };
+    for (int64_t q = 0; q < quads; ++q) {
+      const V8 r0 = row(4 * q), r1 = row(4 * q + 1), r2 = row(4 * q + 2), r3 = row(4 * q + 3);
+      hn::StoreInterleaved4(r0, r1, r2, r3, d8, out + q * kNR * 4);
+      // Rows past K add 0x80 each to every column; the sums subtract 128 per row of K only,
+      // so those lanes are masked out.
+      const int64_t real = std::min<int64_t>(4, k - 4 * q);
+      const V8 rows[4] = {r0, r1, r2, r3};
+      for (int64_t i = 0; i < real; ++i) {
+        const V8 u = hn::Xor(rows[i], to_biased);
+        lo = hn::Add(lo, hn::ZipLower(d16, u, zero8));
+        hi = hn::Add(hi, hn::ZipUpper(d16, u, zero8));
+      }
+      if ((q + 1) * 4 % kSpillRows == 0) spill();
+    }
+    spill();
+    for (int64_t c = 0; c < w; ++c) sums[j0 + c] = total[c] - 128u * static_cast<uint32_t>(k);
+  }
+}
+
 // count copies of n bytes: d + i * dstep <- s + i * sstep. The size test sits outside the loop.
 inline void CopyRowsShort(uint8_t* HWY_RESTRICT d, int64_t dstep, const uint8_t* HWY_RESTRICT s,
                           int64_t sstep, int64_t n, int64_t count) {
@@ -829,6 +971,7 @@ namespace simplecpp::kernels {
 
 HWY_EXPORT(QGemmToI32Impl);
 HWY_EXPORT(PackTransposedImpl);
+HWY_EXPORT(PackRowsImpl);
 HWY_EXPORT(Im2RowBytesChannelsLastImpl);
 
 PackedQB::PackedQB(bool b_signed, int64_t k, int64_t n)
@@ -842,24 +985,17 @@ PackedQB::PackedQB(bool b_signed, int64_t k, int64_t n)
 std::shared_ptr<const PackedQB> PackedQB::Pack(bool b_signed, bool trans_b, int64_t k, int64_t n,
                                                const void* b, int64_t ldb) {
   auto p = std::make_shared<PackedQB>(b_signed, k, n);
-  const int64_t quads = p->kp_ / 4;
   const uint8_t* src = static_cast<const uint8_t*>(b);
   const uint8_t flip = b_signed ? 0 : 0x80;  // uint8 b - 128 == its bits with the top one flipped
   int8_t* dst = p->data_.data();
   std::vector<uint32_t> sums(static_cast<size_t>(n), 0);  // wrapping: exact modulo 2^32
-  auto put = [&](int64_t kk, int64_t j, uint8_t raw) {
-    const int8_t v = static_cast<int8_t>(raw ^ flip);
-    dst[((j / kNR * quads + kk / 4) * kNR + j % kNR) * 4 + kk % 4] = v;
-    sums[static_cast<size_t>(j)] += static_cast<uint32_t>(static_cast<int32_t>(v));
-  };
   if (trans_b) {
     // Column j's K bytes are adjacent in b: whole k-quads move as vectors (this runs per call
     // when B is an activation, e.g. the im2row rows of a convolution with few output channels).
     HWY_DYNAMIC_DISPATCH(PackTransposedImpl)(src, ldb, k, n, flip, dst, sums.data());
   } else {
-    for (int64_t kk = 0; kk < k; ++kk) {
-      for (int64_t j = 0; j < n; ++j) put(kk, j, src[kk * ldb + j]);
-    }
+    // Row k's N bytes are adjacent: sixteen columns of a k-quad are one interleaving store.
+    HWY_DYNAMIC_DISPATCH(PackRowsImpl)(src, ldb, k, n, flip, dst, sums.data());
   }
   for (int64_t j = 0; j < n; ++j) p->col_sums_[j] = static_cast<int32_t>(sums[j]);
   return p;

@@ -38,6 +38,8 @@ namespace {
 constexpr int64_t kRowBudget = int64_t{1} << 17;
 // Positions from which the blocks of positions are the parallel tasks (4 blocks of 32).
 constexpr int64_t kMinBlocked = 128;
+// Output channels per group up to which a pointwise convolution swaps the GEMM's operands.
+constexpr int64_t kMaxPointwiseSwapChannels = 48;
 // Convolutions that kernels::WorthParallelMacs rejects run on the calling thread: a quarter of
 // the plain integer GEMM's threshold (kernels::kQGemmSerialMacs), as a convolution's im2row,
 // packing and requantization add work per multiply-add, most of all with few input channels, so
@@ -140,12 +142,21 @@ QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttributes& attrs, int x_in, 
   p.depthwise_float = p.cg == 1 && p.group == p.channels && p.g.rank <= 2 &&
                       p.g.KernelSize() <= QConvPlan::kMaxExactFloatTaps;
   if (p.depthwise_float) return p;  // no GEMM: the weights stay as they are
-  p.transpose_x = p.cg > 1 && p.in_size > 1;
-  if (p.transpose_x) p.to_channels_last = kernels::PlanTranspose(1, {p.cg, p.in_size}, {1, 0});
   const int64_t ksize = p.g.KernelSize();
+  bool pointwise = ksize == 1;
+  for (int d = 0; d < p.g.rank; ++d) {
+    pointwise = pointwise && p.g.stride[d] == 1 && p.g.pad[d] == 0 && p.g.out[d] == p.g.in[d];
+  }
   // Swap when a panel of output channels would be less than half full and there are at least a
-  // panel's worth of positions to fill the other way.
-  p.swap_operands = 2 * p.og <= kernels::PackedQB::kNR && p.positions >= kernels::PackedQB::kNR;
+  // panel's worth of positions to fill the other way; pointwise convolutions also up to
+  // kMaxPointwiseSwapChannels output channels, where packing x's channels-first rows directly
+  // costs less than transposing x to channels-last and the result back (bench/README.md).
+  p.swap_operands = (2 * p.og <= kernels::PackedQB::kNR ||
+                     (pointwise && p.og <= kMaxPointwiseSwapChannels)) &&
+                    p.positions >= kernels::PackedQB::kNR;
+  p.pointwise_rows = pointwise && p.swap_operands;
+  p.transpose_x = p.cg > 1 && p.in_size > 1 && !p.pointwise_rows;
+  if (p.transpose_x) p.to_channels_last = kernels::PlanTranspose(1, {p.cg, p.in_size}, {1, 0});
   if (p.swap_operands) {
     if (const Tensor* wc = ctx.input_value(w_in); wc != nullptr) {
       auto r = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(p.out_channels * p.kdim));
@@ -252,7 +263,10 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
         if (swap_operands) {
           // C [og, pc]: y[n, gi * og + o, p0 + q] directly (row stride `positions`), or the
           // block's sums [og, pc] then requantized one output channel (row) at a time.
-          const auto b = kernels::PackedQB::Pack(x_signed, true, kdim, pc, rows, lda);
+          const auto b =
+              pointwise_rows
+                  ? kernels::PackedQB::Pack(x_signed, false, kdim, pc, xg + p0, in_size)
+                  : kernels::PackedQB::Pack(x_signed, true, kdim, pc, rows, lda);
           QGemmBytesToI32(og, wr + gi * og * kdim, w_signed, kdim, wz, wz ? wzp_step : 0, *b, &xzp,
                           0, rq ? c : yg + p0, rq ? pc : positions, inner);
           if (rq) {

@@ -126,6 +126,10 @@ struct QConvPlan {
   // would be mostly padding.
   bool swap_operands = false;
   std::shared_ptr<const std::vector<uint8_t>> w_rows;  // const W reordered, [group][og][kdim]
+  // A pointwise convolution (1x1, stride 1, no padding) with swapped operands packs its B
+  // straight from x's channels-first rows [cg, positions]: x is never transposed, and the
+  // result is y's layout, so no byte of the layer moves between layouts.
+  bool pointwise_rows = false;
 
   // wzp: nullptr, 1 value (wzp_step 0) or out_channels values (wzp_step 1). Writes the int32
   // sums to y, or, when rq is given, their requantization to rq->y (y is then unused).

@@ -227,31 +227,55 @@ TEST_CASE("PackedQB stores b' in k-quad interleaved panels with column sums") {
         static_cast<int8_t>(bt[33 * 6 + 5]));
 }
 
-TEST_CASE("PackedQB: a transposed B packs to the same panels and sums on every target") {
+// The panels and column sums of PackedQB::Pack by its layout's formula, one byte at a time.
+void ReferencePack(bool b_signed, int64_t k, int64_t n, const std::vector<uint8_t>& b,
+                   std::vector<int8_t>* data, std::vector<int32_t>* sums) {
+  const int64_t kp = (k + 3) / 4 * 4, quads = kp / 4, nr = PackedQB::kNR;
+  data->assign(static_cast<size_t>((n + nr - 1) / nr * nr * kp), 0);
+  sums->assign(static_cast<size_t>(n), 0);
+  for (int64_t kk = 0; kk < k; ++kk) {
+    for (int64_t j = 0; j < n; ++j) {
+      const int32_t v = b_signed ? static_cast<int8_t>(b[kk * n + j]) : b[kk * n + j] - 128;
+      (*data)[((j / nr * quads + kk / 4) * nr + j % nr) * 4 + kk % 4] = static_cast<int8_t>(v);
+      (*sums)[j] += v;
+    }
+  }
+}
+
+TEST_CASE("PackedQB: B stored [K,N] or [N,K] packs to the reference panels on every target") {
   for (const auto& t : CompiledTargets()) {
     ScopedTarget st(t);
     CAPTURE(t.name);
     for (bool sgn : {false, true}) {
-      for (int64_t k : {1, 3, 4, 15, 16, 17, 27, 64, 65, 131}) {
-        for (int64_t n : {1, 3, 4, 5, 31, 32, 33, 70}) {
+      for (int64_t k : {1, 3, 4, 15, 16, 17, 27, 64, 65, 131, 257, 600}) {
+        for (int64_t n : {1, 3, 4, 5, 15, 16, 17, 31, 32, 33, 70}) {
           CAPTURE(sgn);
           CAPTURE(k);
           CAPTURE(n);
-          // [K, N] and its transpose [N, K] (with a wider row stride), extreme bytes included.
-          std::vector<uint8_t> b(static_cast<size_t>(k * n)), bt(static_cast<size_t>(n * (k + 5)));
+          // [K, N] and its transpose [N, K] (both with a wider row stride), extreme bytes
+          // included; K = 600 holds enough 255s to overflow 16-bit column sums.
+          const int64_t ldb = n + 3, ldt = k + 5;
+          std::vector<uint8_t> dense(static_cast<size_t>(k * n));
+          std::vector<uint8_t> b(static_cast<size_t>(k * ldb), 77);
+          std::vector<uint8_t> bt(static_cast<size_t>(n * ldt), 77);
           for (int64_t kk = 0; kk < k; ++kk) {
             for (int64_t j = 0; j < n; ++j) {
               const uint8_t v = static_cast<uint8_t>(
                   (kk * 31 + j * 17) % 7 == 0 ? 255 * ((kk + j) & 1) : kk * 13 + j * 7 + 1);
-              b[kk * n + j] = v;
-              bt[j * (k + 5) + kk] = v;
+              dense[kk * n + j] = v;
+              b[kk * ldb + j] = v;
+              bt[j * ldt + kk] = v;
             }
           }
-          const auto p = PackedQB::Pack(sgn, false, k, n, b.data(), n);
-          const auto q = PackedQB::Pack(sgn, true, k, n, bt.data(), k + 5);
-          const size_t bytes = static_cast<size_t>(p->panels() * PackedQB::kNR * p->kp());
-          CHECK(std::equal(p->data(), p->data() + bytes, q->data()));
-          CHECK(std::equal(p->col_sums(), p->col_sums() + n, q->col_sums()));
+          std::vector<int8_t> want;
+          std::vector<int32_t> want_sums;
+          ReferencePack(sgn, k, n, dense, &want, &want_sums);
+          const auto p = PackedQB::Pack(sgn, false, k, n, b.data(), ldb);
+          const auto q = PackedQB::Pack(sgn, true, k, n, bt.data(), ldt);
+          CHECK(std::equal(want.begin(), want.end(), p->data()));
+          CHECK(std::equal(want.begin(), want.end(), q->data()));
+          CHECK(std::equal(want_sums.begin(), want_sums.end(), p->col_sums()));
+          CHECK(std::equal(want_sums.begin(), want_sums.end(), q->col_sums()));
         }
       }
     }
