@@ -300,18 +300,18 @@ int64_t QuantizeF32To8Vec(const float* HWY_RESTRICT x, int64_t n, const float* H
 }
 // QdqBinary8 (kernels/quant/quantize.h): per lane exactly Dequantize8Vec's operations on a and on
 // b, the IEEE binary op, and QuantizeF32To8Vec's operations with one scale and zero point, with
-// no float32 tensor in between. Whole vectors only; returns the elements done.
-template <typename TA, typename TB, typename TY>
-int64_t QdqBinaryVec(QdqBinaryOp op, const TA* HWY_RESTRICT a, int64_t a_step,
-                     const TB* HWY_RESTRICT b, int64_t b_step, const QdqBinaryParams& p,
-                     TY* HWY_RESTRICT out, int64_t n) {
+// no float32 tensor in between. Whole vectors only; returns the elements done. The op is a
+// template constant (no branch per vector); kMaybeNaN is false where the op's result cannot be
+// NaN (QdqBinaryVec decides), and the NaN select then has nothing to select.
+template <QdqBinaryOp kOp, bool kMaybeNaN, typename TA, typename TB, typename TY>
+int64_t QdqBinaryLoop(const TA* HWY_RESTRICT a, int64_t a_step, const TB* HWY_RESTRICT b,
+                      int64_t b_step, const QdqBinaryParams& p, TY* HWY_RESTRICT out, int64_t n) {
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const hn::Rebind<TA, decltype(df)> da;
   const hn::Rebind<TB, decltype(df)> db;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   const float inv = 1.0f / p.y_scale;
-  if (!(std::isnormal(p.y_scale) && std::isnormal(inv))) return 0;  // the caller divides
   const auto a_scale = hn::Set(df, p.a_scale), b_scale = hn::Set(df, p.b_scale);
   const auto a_zp = hn::Set(di, p.a_zp), b_zp = hn::Set(di, p.b_zp);
   const auto y_scale = hn::Set(df, p.y_scale), vinv = hn::Set(df, inv);
@@ -334,11 +334,14 @@ int64_t QdqBinaryVec(QdqBinaryOp op, const TA* HWY_RESTRICT a, int64_t a_step,
     const auto fb =
         b_step ? dequantize(hn::PromoteTo(di, hn::LoadU(db, b + i)), b_zp, b_scale) : b_one;
     hn::Vec<decltype(df)> x;
-    switch (op) {
-      case QdqBinaryOp::kAdd: x = hn::Add(fa, fb); break;
-      case QdqBinaryOp::kSub: x = hn::Sub(fa, fb); break;
-      case QdqBinaryOp::kMul: x = hn::Mul(fa, fb); break;
-      default: x = hn::Div(fa, fb); break;
+    if constexpr (kOp == QdqBinaryOp::kAdd) {
+      x = hn::Add(fa, fb);
+    } else if constexpr (kOp == QdqBinaryOp::kSub) {
+      x = hn::Sub(fa, fb);
+    } else if constexpr (kOp == QdqBinaryOp::kMul) {
+      x = hn::Mul(fa, fb);
+    } else {
+      x = hn::Div(fa, fb);
     }
     const auto t = hn::Mul(x, vinv);
     auto r = hn::Round(t);
@@ -346,11 +349,43 @@ int64_t QdqBinaryVec(QdqBinaryOp op, const TA* HWY_RESTRICT a, int64_t a_step,
       r = hn::Round(hn::Div(x, y_scale));
     }
     auto v = hn::Add(r, vz);
-    v = hn::IfThenElse(hn::Eq(v, v), v, vz);  // NaN -> the zero point
+    if (kMaybeNaN) v = hn::IfThenElse(hn::Eq(v, v), v, vz);  // NaN -> the zero point
     v = hn::Min(hn::Max(v, vlo), vhi);
     StoreLowBytes(di, hn::ConvertTo(di, v), out + i);
   }
   return i;
+}
+
+template <typename TA, typename TB, typename TY>
+int64_t QdqBinaryVec(QdqBinaryOp op, const TA* HWY_RESTRICT a, int64_t a_step,
+                     const TB* HWY_RESTRICT b, int64_t b_step, const QdqBinaryParams& p,
+                     TY* HWY_RESTRICT out, int64_t n) {
+  const float inv = 1.0f / p.y_scale;
+  if (!(std::isnormal(p.y_scale) && std::isnormal(inv))) return 0;  // the caller divides
+  // |q - zp| <= 255 + |zp| for 8-bit data, so the dequantized operands are within that times
+  // |scale|. Where those bounds keep the sum, difference or product finite (in double, with
+  // margin), no operand or result is infinite or NaN, so neither is the quantized quotient's
+  // input; a division can always be 0 / 0.
+  const double ma = (255.0 + std::abs(p.a_zp)) * std::fabs(static_cast<double>(p.a_scale));
+  const double mb = (255.0 + std::abs(p.b_zp)) * std::fabs(static_cast<double>(p.b_scale));
+  constexpr double kFiniteBound = 0x1p126;
+  const bool finite = std::isfinite(ma) && std::isfinite(mb) && ma < kFiniteBound &&
+                      mb < kFiniteBound &&
+                      (op == QdqBinaryOp::kMul ? ma * mb < kFiniteBound
+                                               : ma + mb < kFiniteBound);
+  switch (op) {
+    case QdqBinaryOp::kAdd:
+      return finite ? QdqBinaryLoop<QdqBinaryOp::kAdd, false>(a, a_step, b, b_step, p, out, n)
+                    : QdqBinaryLoop<QdqBinaryOp::kAdd, true>(a, a_step, b, b_step, p, out, n);
+    case QdqBinaryOp::kSub:
+      return finite ? QdqBinaryLoop<QdqBinaryOp::kSub, false>(a, a_step, b, b_step, p, out, n)
+                    : QdqBinaryLoop<QdqBinaryOp::kSub, true>(a, a_step, b, b_step, p, out, n);
+    case QdqBinaryOp::kMul:
+      return finite ? QdqBinaryLoop<QdqBinaryOp::kMul, false>(a, a_step, b, b_step, p, out, n)
+                    : QdqBinaryLoop<QdqBinaryOp::kMul, true>(a, a_step, b, b_step, p, out, n);
+    default:
+      return QdqBinaryLoop<QdqBinaryOp::kDiv, true>(a, a_step, b, b_step, p, out, n);
+  }
 }
 
 int64_t QdqBinary8Impl(QdqBinaryOp op, bool a_signed, const void* a, int64_t a_step, bool b_signed,

@@ -361,8 +361,11 @@ TEST_CASE("QdqBinary8 equals dequantize, the float32 op and quantize, on every t
       const bool as = combo & 1, bs = (combo >> 1) & 1, ys = (combo >> 2) & 1;
       for (QdqBinaryOp op : {QdqBinaryOp::kAdd, QdqBinaryOp::kSub, QdqBinaryOp::kMul,
                              QdqBinaryOp::kDiv}) {
-        for (int steps = 0; steps < 3; ++steps) {
-          const int64_t a_step = steps == 2 ? 0 : 1, b_step = steps == 1 ? 0 : 1;
+        // steps 3 and 4: scales so large that dequantized values, sums and products overflow
+        // to infinities and NaN (the kernel's NaN select), both operands full or b broadcast.
+        for (int steps = 0; steps < 5; ++steps) {
+          const int64_t a_step = steps == 2 ? 0 : 1, b_step = steps == 1 || steps == 4 ? 0 : 1;
+          const bool huge = steps >= 3;
           const int64_t n = 97;
           CAPTURE(combo);
           CAPTURE(static_cast<int>(op));
@@ -381,6 +384,11 @@ TEST_CASE("QdqBinary8 equals dequantize, the float32 op and quantize, on every t
           p.y_zp = ys ? -7 : 3;
           p.lo = ys ? -128 : 0;
           p.hi = ys ? 127 : 255;
+          if (huge) {
+            p.a_scale = 1e37f;
+            p.b_scale = 3e36f;
+            p.y_scale = 1e36f;
+          }
           // The three kernels of the unfused graph.
           std::vector<float> fa(n), fb(n), fy(n);
           for (int64_t i = 0; i < n; ++i) {
