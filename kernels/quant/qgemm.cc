@@ -640,14 +640,26 @@ HWY_INLINE void MultiplyBlock(const QGemmBlock<TA>& blk, const int8_t* bdata, in
 }
 
 // The scalar epilogue of the columns the tiles left in acc: c = acc - zb' rowsum - za' ct.
+// In uint32 lanes (wrapping like the scalar form, which runs the last columns).
 template <typename TA>
 HWY_INLINE void FinishAccumulated(const QGemmBlock<TA>& blk, int64_t direct_panels) {
+  const hn::ScalableTag<uint32_t> du;
+  const hn::RebindToSigned<decltype(du)> di;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(du));
   for (int64_t i = 0; i < blk.rows; ++i) {
     const uint32_t za = blk.zav[i];
     const uint32_t rs = blk.rowsum[i];
+    const auto vza = hn::Set(du, za), vrs = hn::Set(du, rs);
     const int32_t* HWY_RESTRICT arow = blk.acc + i * kNB;
     int32_t* HWY_RESTRICT crow = blk.c + i * blk.ldc;
-    for (int64_t j = direct_panels * kNR; j < blk.cols; ++j) {
+    int64_t j = direct_panels * kNR;
+    for (; j + N <= blk.cols; j += N) {
+      const auto acc = hn::BitCast(du, hn::LoadU(di, arow + j));
+      const auto v = hn::Sub(hn::Sub(acc, hn::Mul(hn::LoadU(du, blk.zbv + j), vrs)),
+                             hn::Mul(vza, hn::LoadU(du, blk.ct + j)));
+      hn::StoreU(hn::BitCast(di, v), di, crow + j);
+    }
+    for (; j < blk.cols; ++j) {
       crow[j] = static_cast<int32_t>(U(arow[j]) - blk.zbv[j] * rs - za * blk.ct[j]);
     }
   }

@@ -147,11 +147,12 @@ QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttributes& attrs, int x_in, 
   for (int d = 0; d < p.g.rank; ++d) {
     pointwise = pointwise && p.g.stride[d] == 1 && p.g.pad[d] == 0 && p.g.out[d] == p.g.in[d];
   }
-  // Swap when a panel of output channels would be less than half full and there are at least a
-  // panel's worth of positions to fill the other way; pointwise convolutions also up to
-  // kMaxPointwiseSwapChannels output channels, where packing x's channels-first rows directly
-  // costs less than transposing x to channels-last and the result back (bench/README.md).
-  p.swap_operands = (2 * p.og <= kernels::PackedQB::kNR ||
+  // Swap when the GEMM's narrowest tile (16 columns) would be less than half full and there are
+  // at least a panel's worth of positions to fill the other way; pointwise convolutions also up
+  // to kMaxPointwiseSwapChannels output channels, where packing x's channels-first rows
+  // directly costs less than transposing x to channels-last and the result back
+  // (bench/README.md).
+  p.swap_operands = (4 * p.og <= kernels::PackedQB::kNR ||
                      (pointwise && p.og <= kMaxPointwiseSwapChannels)) &&
                     p.positions >= kernels::PackedQB::kNR;
   p.pointwise_rows = pointwise && p.swap_operands;
