@@ -1,5 +1,5 @@
-// ConvTranspose (opsets 1, 11, 22): float32, float16 and (opset >= 22) bfloat16, 1-D/2-D/3-D, group, strides, dilations, pads,
-// output_padding, output_shape and auto_pad, optional bias.
+// ConvTranspose (opsets 1, 11, 22): float32, float16 and (opset >= 22) bfloat16, 1-D/2-D/3-D,
+// group, strides, dilations, pads, output_padding, output_shape and auto_pad, optional bias.
 //
 // ConvTranspose is the adjoint of Conv: per image and group,
 //   col [og * kernel, P_in] = W_g^T x X_g [cg, P_in]     (W_g = W[gi*cg .. , og, k...] viewed
@@ -9,11 +9,8 @@
 // input X as its output grid. A constant W is packed per group at Prepare (kernels::PackedAF32,
 // transposed view). col is computed a chunk of input positions at a time to bound scratch memory.
 //
-// Output size per spatial dim d (spec): out = stride*(in-1) + output_padding + (k-1)*dil + 1
-// - pad_begin - pad_end. With output_shape (or auto_pad SAME_*, where out = in * stride) the
-// pads come from total = stride*(in-1) + output_padding + (k-1)*dil + 1 - out: SAME_UPPER puts
-// total/2 at the beginning and the rest at the end; NOTSET and SAME_LOWER put the larger half at
-// the beginning. A negative total (output larger than the kernel reach) leaves zeros (bias).
+// The output size and pads (output_padding, output_shape, auto_pad) come from
+// conv_transpose_geometry.h, shared with the fused integer QLinearConvTranspose.
 //
 // float16 / bfloat16: 16-bit storage, float32 arithmetic (float16_wrap.h): a constant
 // W / B is widened once at Prepare (and packed), X per run, and Y is rounded once to 16 bits.
@@ -26,6 +23,7 @@
 #include <vector>
 
 #include "graph/op.h"
+#include "graph/ops/conv_transpose_geometry.h"
 #include "graph/ops/elementwise_fused.h"
 #include "graph/ops/float16_kind.h"
 #include "graph/ops/float16_wrap.h"
@@ -41,16 +39,6 @@ namespace simplecpp::graph {
 namespace {
 
 constexpr int64_t kColBudget = int64_t{1} << 18;  // floats of col per chunk (about L2)
-
-// X and W's shapes once checked against each other and against the attributes.
-struct ConvTransposeShape {
-  int rank = 0;  // spatial dims
-  int64_t batch = 0, channels = 0, group = 0;
-  int64_t cg = 0;  // input channels per group
-  int64_t og = 0;  // output channels per group (W's dim 1)
-  int64_t out_channels = 0;
-  std::vector<int64_t> oshape;  // output_shape's spatial dims; empty when it is absent
-};
 
 // What the float32 run needs, fixed at Prepare.
 struct ConvTransposeF32Plan {
@@ -76,22 +64,6 @@ struct ConvTransposeF32Plan {
   kernels::PostOpF32 post;
   int64_t x_inner = 1, y_inner = 1;  // X's / Y's positions per index of the first spatial dim
 };
-
-// The pads of one dim whose output size is given (output_shape or auto_pad SAME_*): total =
-// full - out is split in halves rounded down (floor, also for a negative total), as the ONNX
-// reference does; SAME_UPPER puts the floor half at the beginning, NOTSET and SAME_LOWER at the
-// end.
-void PadsForOutputSize(int64_t full, int64_t out, AutoPad auto_pad, int64_t* pb, int64_t* pe) {
-  const int64_t total = full - out;
-  const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
-  if (auto_pad == AutoPad::kSameUpper) {
-    *pb = half;
-    *pe = total - *pb;
-  } else {
-    *pe = half;
-    *pb = total - *pe;
-  }
-}
 
 // col = W_g^T x X_g for input positions [p0, p0 + pc) of one image and group.
 void ColChunk(const ConvTransposeF32Plan& p, const float* w, int64_t gi, const float* xg,
@@ -185,12 +157,7 @@ class ConvTransposeOp final : public Op {
   explicit ConvTransposeOp(const OpInit& init) {
     // T: float16 and float32 in every opset, bfloat16 from opset 22 (float64 is not implemented).
     bfloat16_allowed_ = init.opset() >= 22;
-    attrs_ = ConvAttributes::Read(init);
-    output_padding_ = init.GetInts("output_padding");
-    output_shape_ = init.GetInts("output_shape");
-    for (int64_t p : output_padding_) {
-      if (p < 0) init.Fail("output_padding must be >= 0, got " + DimsToString(output_padding_));
-    }
+    attrs_ = ConvTransposeAttributes::Read(init);
     if (init.num_inputs() < 2 || init.num_inputs() > 3) {
       init.Fail("ConvTranspose takes 2 or 3 inputs, got " + std::to_string(init.num_inputs()));
     }
@@ -232,47 +199,7 @@ class ConvTransposeOp final : public Op {
  private:
   // Checks X, W and B's shapes and the attributes' sizes against them.
   ConvTransposeShape CheckShapes(PrepareContext& ctx) const {
-    const Dims& xd = ctx.input_dims(0);
-    const Dims& wd = ctx.input_dims(1);
-    if (xd.size() < 3 || xd.size() > 5) {
-      ctx.Unsupported("X must have 1 to 3 spatial dims, got shape " + DimsToString(xd));
-    }
-    if (wd.size() != xd.size()) {
-      ctx.Fail("W " + DimsToString(wd) + " must have the rank of X " + DimsToString(xd));
-    }
-    ConvTransposeShape s;
-    s.rank = static_cast<int>(xd.size()) - 2;
-    s.batch = xd[0];
-    s.channels = xd[1];
-    s.og = wd[1];
-    if (wd[0] != s.channels) {
-      ctx.Fail("W has " + std::to_string(wd[0]) + " input channels, X has " +
-               std::to_string(s.channels));
-    }
-    s.group = attrs_.group;
-    if (s.channels % s.group != 0) {
-      ctx.Fail("X channels " + std::to_string(s.channels) + " not divisible by group " +
-               std::to_string(s.group));
-    }
-    s.cg = s.channels / s.group;
-    s.out_channels = s.og * s.group;
-    const int rank = s.rank;
-    const std::vector<int64_t>& ks = attrs_.window.kernel_shape;
-    if (!ks.empty() && (static_cast<int>(ks.size()) != rank || !std::equal(ks.begin(), ks.end(), wd.begin() + 2))) {
-      ctx.Fail("kernel_shape " + DimsToString(ks) + " does not match W " + DimsToString(wd));
-    }
-    auto check_size = [&](const std::vector<int64_t>& v, size_t want, const char* name) {
-      if (!v.empty() && v.size() != want) {
-        ctx.Fail(std::string(name) + " " + DimsToString(v) + " must have " + std::to_string(want) +
-                 " values");
-      }
-    };
-    attrs_.window.CheckRank(ctx, rank);
-    check_size(output_padding_, rank, "output_padding");
-    s.oshape = output_shape_;
-    if (s.oshape.size() == static_cast<size_t>(rank) + 2)
-      s.oshape.erase(s.oshape.begin(), s.oshape.begin() + 2);
-    check_size(s.oshape, rank, "output_shape");
+    const ConvTransposeShape s = attrs_.CheckShapes(ctx, ctx.input_dims(0), ctx.input_dims(1));
     if (ctx.has_input(2) && ctx.input_dims(2) != Dims{s.out_channels}) {
       ctx.Fail("B " + DimsToString(ctx.input_dims(2)) + " must be [" +
                std::to_string(s.out_channels) + "]");
@@ -280,54 +207,13 @@ class ConvTransposeOp final : public Op {
     return s;
   }
 
-  // Y's dims, and *g with Y's spatial dims as the image and X's as the grid: per dim the pads
-  // come from the given output size (output_shape, auto_pad SAME_*) or from the pads attribute.
-  Dims ResolveGeometry(PrepareContext& ctx, const ConvTransposeShape& s,
-                       kernels::ConvGeometry* g) const {
-    const Dims& xd = ctx.input_dims(0);
-    const Dims& wd = ctx.input_dims(1);
-    const WindowAttributes& window = attrs_.window;
-    const int rank = s.rank;
-    g->rank = rank;
-    Dims out_dims = {s.batch, s.out_channels};
-    for (int d = 0; d < rank; ++d) {
-      const int64_t in = xd[2 + d], k = wd[2 + d];
-      const int64_t stride = window.stride(d), dil = window.dilation(d);
-      const int64_t op = output_padding_.empty() ? 0 : output_padding_[d];
-      if (op >= stride && op >= dil) {
-        ctx.Fail("output_padding " + DimsToString(output_padding_) +
-                 " must be smaller than the stride or the dilation");
-      }
-      if (k < 1) ctx.Fail("W " + DimsToString(wd) + " has an empty kernel dim");
-      const int64_t full = stride * (in - 1) + op + (k - 1) * dil + 1;
-      int64_t pb = 0, pe = 0, out = 0;
-      if (!s.oshape.empty() || window.same()) {
-        out = !s.oshape.empty() ? s.oshape[d] : in * stride;
-        PadsForOutputSize(full, out, window.auto_pad, &pb, &pe);
-      } else {
-        const WindowAttributes::Axis a = window.ResolveAxis(d, rank, in, (k - 1) * dil + 1);
-        pb = a.pad_begin;
-        pe = a.pad_end;
-        out = full - pb - pe;
-      }
-      if (out < 0) ctx.Fail("pads " + DimsToString(window.pads) + " make the output size negative");
-      g->in[d] = out;
-      g->out[d] = in;
-      g->kernel[d] = k;
-      g->stride[d] = stride;
-      g->dilation[d] = dil;
-      g->pad[d] = pb;
-      out_dims.push_back(out);
-    }
-    return out_dims;
-  }
-
   // A constant W is packed per group now (transposed view: W_g is [cg, og * kernel] row-major).
   RunFn PrepareF32(PrepareContext& ctx) const {
     const ConvTransposeShape s = CheckShapes(ctx);
     auto plan = std::make_shared<ConvTransposeF32Plan>();
     ConvTransposeF32Plan& p = *plan;
-    const Dims out_dims = ResolveGeometry(ctx, s, &p.g);
+    const Dims out_dims =
+        attrs_.ResolveGeometry(ctx, s, ctx.input_dims(0), ctx.input_dims(1), &p.g);
     ctx.set_output(0, DType::kFloat32, out_dims);
     if (CheckedNumElements(out_dims) == 0) return [](RunContext&) {};
 
@@ -367,9 +253,8 @@ class ConvTransposeOp final : public Op {
     return [plan](RunContext& rc) { RunConvTransposeF32(*plan, rc); };
   }
 
-  ConvAttributes attrs_;
+  ConvTransposeAttributes attrs_;
   std::shared_ptr<const elementwise::FusedChain> post_;  // in the output's dtype
-  std::vector<int64_t> output_padding_, output_shape_;
   bool bfloat16_allowed_ = false;
 };
 

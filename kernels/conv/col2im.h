@@ -1,6 +1,7 @@
 // col2im: the adjoint of im2col (kernels/conv/conv.h). Columns [channels * KernelSize(), P] (P =
 // positions of the convolution's output grid `g.out`) are scatter-added into an image
-// [channels, in...]: ConvTranspose (col = W^T x X, then col2im) and the Col2Im op.
+// [channels, in...]: ConvTranspose (col = W^T x X, then col2im), QLinearConvTranspose (the same
+// in int32) and the Col2Im op.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,11 @@ void Col2ImInitF32(int64_t channels, int64_t image_size, const float* bias, floa
 void Col2ImF32(const ConvGeometry& g, const float* col, int64_t channels, int64_t p_begin,
                int64_t p_count, float* image, const Parallel& parallel);
 
+// Col2ImF32 on int32 sums: each add wraps modulo 2^32 (int32 arithmetic of the integer ops, which
+// makes the result independent of the order of the adds).
+void Col2ImI32(const ConvGeometry& g, const int32_t* col, int64_t channels, int64_t p_begin,
+               int64_t p_count, int32_t* image, const Parallel& parallel);
+
 // Whether g's kernel taps tile the image exactly, each image element receiving one tap of one
 // column: per spatial dim kernel == stride, dilation 1 (or kernel 1), no padding and
 // in == out * stride (ConvTranspose upsampling by its kernel size, e.g. 2x2 stride 2).
@@ -33,5 +39,9 @@ bool Col2ImIsDisjoint(const ConvGeometry& g);
 // to. Parallel over (channel, outer kernel taps): each task writes its own image rows.
 void Col2ImDisjointF32(const ConvGeometry& g, const float* col, int64_t channels, int64_t p_begin,
                        int64_t p_count, const float* bias, float* image, const Parallel& parallel);
+// Col2ImDisjointF32 on int32 sums (bias + col wraps modulo 2^32).
+void Col2ImDisjointI32(const ConvGeometry& g, const int32_t* col, int64_t channels, int64_t p_begin,
+                       int64_t p_count, const int32_t* bias, int32_t* image,
+                       const Parallel& parallel);
 
 }  // namespace simplecpp::kernels

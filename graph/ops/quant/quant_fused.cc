@@ -217,11 +217,14 @@ class QLinearMatMulBiasOp final : public Op {
 
 // QdqBinary (qdq_binary.cc).
 void RegisterQdqBinaryOp(OpRegistry& registry);
+// QLinearConvTranspose (qlinear_conv_transpose.cc).
+void RegisterQLinearConvTransposeOp(OpRegistry& registry);
 
 }  // namespace quant_fused
 
 void RegisterQuantFusedOps(OpRegistry& registry) {
   quant_fused::RegisterQdqBinaryOp(registry);
+  quant_fused::RegisterQLinearConvTransposeOp(registry);
   registry.Register("simplecpp.fused", "DynamicQuantizeConv", 1,
                     MakeFactory<quant_fused::DynamicQuantizeConvOp>());
   registry.Register("simplecpp.fused", "QLinearMatMulBias", 1,
