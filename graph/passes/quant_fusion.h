@@ -36,7 +36,9 @@
 //     -> QLinearMatMul (no bias, MatMul) or simplecpp.fused QLinearMatMulBias (int32 bias and/or
 //        Gemm; transB weights are transposed once by the pass).
 //  4. QDQ Conv: as 3 with Conv(xf, wf, [B]) (w per tensor or per output channel, axis 0) and an
-//     optional Add of a per-channel bias -> QLinearConv with int32 bias.
+//     optional Add of a per-channel bias -> QLinearConv with int32 bias; ConvTranspose of one
+//     group (w per tensor or per output channel, axis 1) -> simplecpp.fused
+//     QLinearConvTranspose (graph/ops/quant/qlinear_conv_transpose.cc), the same inputs.
 //  5. QDQ around an op that only moves or selects elements (ONNX Runtime's QDQ "drop"):
 //       xf = DequantizeLinear(xq, s, zp)              per tensor, zp present
 //       y = MaxPool(xf) (opset >= 12, no Indices output) | Flatten | Reshape | Transpose |

@@ -1,5 +1,6 @@
-// Patterns 3 and 4 of quant_fusion.h: DequantizeLinear x, w -> MatMul / Gemm / Conv [-> Add] ->
-// QuantizeLinear, fused into QLinearMatMul, QLinearMatMulBias or QLinearConv.
+// Patterns 3 and 4 of quant_fusion.h: DequantizeLinear x, w -> MatMul / Gemm / Conv /
+// ConvTranspose [-> Add] -> QuantizeLinear, fused into QLinearMatMul, QLinearMatMulBias,
+// QLinearConv or QLinearConvTranspose.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -37,7 +38,7 @@ struct QdqMatch {
   const Tensor* wzp = nullptr;
   Bias add_bias;
   std::string add_bias_name;
-  bool is_matmul = false, is_gemm = false, is_conv = false;
+  bool is_matmul = false, is_gemm = false, is_conv = false, is_conv_transpose = false;
   int64_t trans_b = 0, col_axis = 1, cols = 0;
   Bias bias_src;
   std::vector<int32_t> bias_i32;
@@ -142,7 +143,11 @@ class QdqPattern {
     m->is_matmul = IsOp(core, "MatMul", 2, 2);
     m->is_gemm = IsOp(core, "Gemm", 2, 3);
     m->is_conv = IsOp(core, "Conv", 2, 3);
-    return m->is_matmul || m->is_gemm || m->is_conv;
+    // ConvTranspose of one group: W [C, M, k...], output channels along axis 1.
+    int64_t group = 1;
+    m->is_conv_transpose = IsOp(core, "ConvTranspose", 2, 3) && IntAttr(core, "group", 1, &group) &&
+                           group == 1;
+    return m->is_matmul || m->is_gemm || m->is_conv || m->is_conv_transpose;
   }
 
   // The core op's operands as DequantizeLinear of a per-tensor activation and a constant 8-bit
@@ -194,7 +199,7 @@ class QdqPattern {
       m->col_axis = 1;
     } else {
       if (w->rank() < 3) return false;
-      m->col_axis = 0;
+      m->col_axis = m->is_conv_transpose ? 1 : 0;
     }
     m->cols = w->dim(m->col_axis);
     const Tensor* ws = m->ws;
@@ -227,7 +232,7 @@ class QdqPattern {
     if (bias_src.tensor == nullptr) return true;
     const Tensor& bt = *bias_src.tensor;
     const int64_t cols = m->cols;
-    if (m->is_conv) {
+    if (m->is_conv || m->is_conv_transpose) {
       if (bias_from_add) {
         // ChannelVector checks the shape; the values are the (dequantized) floats.
         std::vector<float> unused;
@@ -303,6 +308,12 @@ class QdqPattern {
     if (m.is_conv) {
       f.op_type = "QLinearConv";
       f.attributes = core.attributes;  // auto_pad, dilations, group, kernel_shape, pads, strides
+      if (!bias_in.empty()) f.inputs.push_back(bias_in);
+      rw->kind = 4;
+    } else if (m.is_conv_transpose) {
+      f.domain = kFusedDomain;
+      f.op_type = "QLinearConvTranspose";
+      f.attributes = core.attributes;  // ConvTranspose's, output_padding / output_shape included
       if (!bias_in.empty()) f.inputs.push_back(bias_in);
       rw->kind = 4;
     } else if (m.is_matmul && bias_in.empty()) {

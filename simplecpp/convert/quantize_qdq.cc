@@ -45,8 +45,86 @@ QParams ParamsOf(const Range& r) {
   return p;
 }
 
+// Folds Add(Conv(x, W, b), c) into Conv(x, W, b + c) where c is a float32 initializer with one
+// value per output channel shaped to broadcast along the channel axis ([1, M, 1, 1], [M, 1, 1],
+// ...) or one value, and the Conv's output feeds only that Add (paddle2onnx writes a
+// ConvTranspose's bias that way): the BatchNormalization after it can then fold too, and the
+// bias is quantized with the weights. The same for ConvTranspose.
+void FoldBiasAdd(graph::Graph* g, std::set<std::string>* taken) {
+  std::map<std::string, int> uses = CountUses(*g);
+  std::set<std::string> graph_outputs;
+  for (const auto& v : g->outputs) graph_outputs.insert(v.name);
+  std::map<std::string, size_t> producer;
+  for (size_t i = 0; i < g->nodes.size(); ++i) {
+    for (const std::string& o : g->nodes[i].outputs) producer[o] = i;
+  }
+  std::vector<bool> drop(g->nodes.size(), false);
+  for (size_t ai = 0; ai < g->nodes.size(); ++ai) {
+    const graph::Node& add = g->nodes[ai];
+    if (add.op_type != "Add" || !IsDefaultDomain(add.domain) || add.inputs.size() != 2 ||
+        add.outputs.size() != 1) {
+      continue;
+    }
+    for (int k = 0; k < 2; ++k) {
+      const std::string& y = add.inputs[static_cast<size_t>(k)];
+      const Tensor* c = g->FindInitializer(add.inputs[static_cast<size_t>(1 - k)]);
+      auto pit = producer.find(y);
+      if (!c || c->dtype() != DType::kFloat32 || pit == producer.end() || uses[y] != 1 ||
+          graph_outputs.count(y) || drop[pit->second]) {
+        continue;
+      }
+      graph::Node& conv = g->nodes[pit->second];
+      const bool transpose = conv.op_type == "ConvTranspose";
+      if ((conv.op_type != "Conv" && !transpose) || !IsDefaultDomain(conv.domain) ||
+          conv.inputs.size() < 2 || conv.outputs.size() != 1) {
+        continue;
+      }
+      const Tensor* w = g->FindInitializer(conv.inputs[1]);
+      if (!w || w->rank() < 3) continue;
+      const int64_t group = IntAttrOr(conv, "group", 1);
+      const int64_t m = transpose ? w->dim(1) * group : w->dim(0);
+      // c's dims, aligned to the output's [N, M, spatial...]: ones except M at axis 1.
+      const int64_t rank = w->rank();
+      bool per_channel = c->rank() <= rank && c->rank() >= rank - 1;
+      for (int64_t d = 0; d < c->rank() && per_channel; ++d) {
+        const int64_t axis = rank - c->rank() + d;
+        per_channel = c->dim(d) == (axis == 1 ? m : 1);
+      }
+      if (!per_channel && c->num_elements() != 1) continue;
+      const bool has_b = conv.inputs.size() > 2 && !conv.inputs[2].empty();
+      const Tensor* b = has_b ? g->FindInitializer(conv.inputs[2]) : nullptr;
+      if (has_b && (!b || b->dtype() != DType::kFloat32 || b->num_elements() != m)) continue;
+      std::vector<float> bv = b ? FloatValues(*b) : std::vector<float>(static_cast<size_t>(m), 0.0f);
+      const std::vector<float> cv = FloatValues(*c);
+      for (int64_t j = 0; j < m; ++j) bv[static_cast<size_t>(j)] += cv[per_channel ? j : 0];
+      const std::string bname =
+          UniqueName((has_b ? conv.inputs[2] : conv.name + ".bias") + "_add_folded", taken);
+      g->initializers.emplace_back(bname, Tensor::FromVector<float>(DType::kFloat32, {m}, bv));
+      conv.inputs.resize(3);
+      conv.inputs[2] = bname;
+      conv.outputs[0] = add.outputs[0];
+      drop[ai] = true;
+      break;
+    }
+  }
+  std::set<std::string> candidates;
+  std::vector<graph::Node> kept;
+  for (size_t i = 0; i < g->nodes.size(); ++i) {
+    if (drop[i]) {
+      for (const std::string& in : g->nodes[i].inputs) candidates.insert(in);
+      continue;
+    }
+    kept.push_back(std::move(g->nodes[i]));
+  }
+  g->nodes = std::move(kept);
+  for (const auto& init : g->initializers) candidates.insert(init.first);
+  DropUnusedInitializers(g, candidates);
+}
+
 // Folds BatchNormalization(Conv(x, W, b)) into Conv(x, W', b') where the Conv output feeds only
-// that BatchNormalization and every parameter is a float32 initializer.
+// that BatchNormalization and every parameter is a float32 initializer; the same for
+// ConvTranspose (W [C, M/group, k...]: output channel gi * M/group + j scales W[c, j, ...] for
+// the input channels c of group gi).
 void FoldBatchNorm(graph::Graph* g, std::set<std::string>* taken) {
   std::map<std::string, int> uses = CountUses(*g);
   std::map<std::string, size_t> producer;
@@ -63,29 +141,56 @@ void FoldBatchNorm(graph::Graph* g, std::set<std::string>* taken) {
     auto pit = producer.find(bn.inputs[0]);
     if (pit == producer.end() || uses[bn.inputs[0]] != 1) continue;
     graph::Node& conv = g->nodes[pit->second];
-    if (conv.op_type != "Conv" || !IsDefaultDomain(conv.domain) || conv.inputs.size() < 2) continue;
+    const bool transpose = conv.op_type == "ConvTranspose";
+    if ((conv.op_type != "Conv" && !transpose) || !IsDefaultDomain(conv.domain) ||
+        conv.inputs.size() < 2) {
+      continue;
+    }
     const Tensor* w = g->FindInitializer(conv.inputs[1]);
     const Tensor* b = conv.inputs.size() > 2 && !conv.inputs[2].empty() ? g->FindInitializer(conv.inputs[2]) : nullptr;
     const bool has_b = conv.inputs.size() > 2 && !conv.inputs[2].empty();
     const Tensor* prm[4];
-    bool ok = w && w->dtype() == DType::kFloat32 && w->rank() >= 1 && (!has_b || b);
+    const int64_t group = IntAttrOr(conv, "group", 1);
+    bool ok = w && w->dtype() == DType::kFloat32 && w->rank() >= (transpose ? 2 : 1) &&
+              (!has_b || b) && group >= 1 && (!transpose || w->dim(0) % group == 0);
+    // Output channels: Conv W's dim 0; ConvTranspose W's dim 1 per group.
+    const int64_t cout = !ok ? 0 : transpose ? w->dim(1) * group : w->dim(0);
     for (int k = 0; k < 4 && ok; ++k) {
       prm[k] = g->FindInitializer(bn.inputs[static_cast<size_t>(k) + 1]);
-      ok = prm[k] && prm[k]->dtype() == DType::kFloat32 && prm[k]->num_elements() == w->dim(0);
+      ok = prm[k] && prm[k]->dtype() == DType::kFloat32 && prm[k]->num_elements() == cout;
     }
-    if (!ok || (b && (b->dtype() != DType::kFloat32 || b->num_elements() != w->dim(0)))) continue;
+    if (!ok || (b && (b->dtype() != DType::kFloat32 || b->num_elements() != cout))) continue;
     const float eps = FloatAttrOr(bn, "epsilon", 1e-5f);
-    const int64_t cout = w->dim(0), inner = w->num_elements() / std::max<int64_t>(1, cout);
     std::vector<float> wv = FloatValues(*w);
     std::vector<float> bv = b ? FloatValues(*b) : std::vector<float>(static_cast<size_t>(cout), 0.0f);
     const float* scale = prm[0]->data<float>();
     const float* shift = prm[1]->data<float>();
     const float* mean = prm[2]->data<float>();
     const float* var = prm[3]->data<float>();
+    std::vector<float> factor(static_cast<size_t>(cout));
     for (int64_t c = 0; c < cout; ++c) {
       const float f = scale[c] / std::sqrt(var[c] + eps);
-      for (int64_t i = 0; i < inner; ++i) wv[static_cast<size_t>(c * inner + i)] *= f;
+      factor[static_cast<size_t>(c)] = f;
       bv[static_cast<size_t>(c)] = (bv[static_cast<size_t>(c)] - mean[c]) * f + shift[c];
+    }
+    if (transpose) {
+      // W [C, og, k...]: element (c, j, ...) feeds output channel (c / (C / group)) * og + j.
+      const int64_t channels = w->dim(0), og = w->dim(1);
+      const int64_t ksize = w->num_elements() / std::max<int64_t>(1, channels * og);
+      for (int64_t c = 0; c < channels; ++c) {
+        const int64_t base = c / (channels / group) * og;
+        for (int64_t j = 0; j < og; ++j) {
+          const float f = factor[static_cast<size_t>(base + j)];
+          float* row = wv.data() + (c * og + j) * ksize;
+          for (int64_t k = 0; k < ksize; ++k) row[k] *= f;
+        }
+      }
+    } else {
+      const int64_t inner = w->num_elements() / std::max<int64_t>(1, cout);
+      for (int64_t c = 0; c < cout; ++c) {
+        const float f = factor[static_cast<size_t>(c)];
+        for (int64_t i = 0; i < inner; ++i) wv[static_cast<size_t>(c * inner + i)] *= f;
+      }
     }
     const std::string wn = UniqueName(conv.inputs[1] + "_bn_folded", taken);
     const std::string bname = UniqueName((has_b ? conv.inputs[2] : conv.name + ".bias") + "_bn_folded", taken);
@@ -168,7 +273,8 @@ std::map<std::string, Range> Calibrate(const graph::Model& model,
 }
 
 bool ProducesQuantizedOutput(const std::string& op) {
-  static const std::set<std::string> kOps = {"Conv", "Gemm", "MatMul", "Add", "Mul", "MaxPool",
+  static const std::set<std::string> kOps = {"Conv", "ConvTranspose", "Gemm", "MatMul", "Add",
+                                             "Mul", "MaxPool",
                                              "AveragePool", "GlobalAveragePool", "Flatten",
                                              "Reshape", "Transpose", "Concat", "Relu"};
   return kOps.count(op) > 0;
@@ -245,7 +351,9 @@ class QdqQuantizer {
   }
 
  private:
-  static bool IsWeighted(const std::string& op) { return op == "Conv" || op == "Gemm" || op == "MatMul"; }
+  static bool IsWeighted(const std::string& op) {
+    return op == "Conv" || op == "ConvTranspose" || op == "Gemm" || op == "MatMul";
+  }
 
   bool IsFloatActivation(const std::string& v) const {
     return !v.empty() && !g_.FindInitializer(v) && ranges_.count(v) > 0;
@@ -262,6 +370,10 @@ class QdqQuantizer {
       if (!w || w->dtype() != DType::kFloat32 || !IsFloatActivation(n.inputs[0])) return false;
       if (n.op_type == "Gemm" && (IntAttrOr(n, "transA", 0) != 0 || w->rank() != 2)) return false;
       if (n.op_type == "MatMul" && w->rank() != 2) return false;
+      // ConvTranspose: one group, so that W's axis 1 is the output channel (its per-channel
+      // scales and the bias [M] line up), as the fusion of the QDQ pattern expects.
+      if (n.op_type == "ConvTranspose" && (IntAttrOr(n, "group", 1) != 1 || w->rank() < 3))
+        return false;
       return true;
     }
     if (n.op_type == "Add" || n.op_type == "Mul" || n.op_type == "Concat") {
@@ -362,10 +474,13 @@ class QdqQuantizer {
   void QuantizeWeightAndBias(graph::Node* node, const std::string& x_orig) {
     graph::Node& n = *node;
     const std::string w_name = n.inputs[1];
-    // The output-channel axis of the weight: Conv [M, C/g, ...] axis 0; Gemm B [N,K] (transB)
-    // axis 0, [K,N] axis 1; MatMul [K,N] axis 1.
+    // The output-channel axis of the weight: Conv [M, C/g, ...] axis 0; ConvTranspose [C, M, ...]
+    // (one group) axis 1; Gemm B [N,K] (transB) axis 0, [K,N] axis 1; MatMul [K,N] axis 1.
     int axis = 0;
-    if (n.op_type == "MatMul" || (n.op_type == "Gemm" && IntAttrOr(n, "transB", 0) == 0)) axis = 1;
+    if (n.op_type == "MatMul" || n.op_type == "ConvTranspose" ||
+        (n.op_type == "Gemm" && IntAttrOr(n, "transB", 0) == 0)) {
+      axis = 1;
+    }
     // The int32 bias (Conv bias [M]; Gemm C of [N]) has scale x_scale * w_scale. A weight scale
     // so small that |bias| / scale passes int32 (a nearly dead channel with a large folded BN
     // shift) is raised until the bias fits, as ORT's quantizer does.
@@ -511,6 +626,7 @@ graph::Model QuantizeQdq(const graph::Model& model, const QdqOptions& options,
   }
   const bool per_channel = options.per_channel && opset >= 13;  // DequantizeLinear axis: opset 13
   std::set<std::string> taken = AllNames(out.graph);
+  FoldBiasAdd(&out.graph, &taken);
   FoldBatchNorm(&out.graph, &taken);
   std::map<std::string, Range> ranges = Calibrate(out, options.calibration);
   QdqQuantizer(&out.graph, &taken, std::move(ranges), per_channel).Run();

@@ -771,6 +771,126 @@ TEST_CASE("QuantFusion: QDQ Conv fuses into QLinearConv") {
   }
 }
 
+// QDQ ConvTranspose (one group): DequantizeLinear x, w (per tensor or per output channel along
+// W's axis 1), an int32 bias through DequantizeLinear, ConvTranspose, QuantizeLinear.
+struct QdqConvTranspose {
+  Dims x_dims = {1, 5, 6, 7};
+  int64_t m = 4;  // output channels
+  std::vector<int64_t> kernel = {2, 2}, strides = {2, 2}, pads, output_padding;
+  bool w_per_axis = false, bias = false, x_signed = false, w_signed = true, y_signed = false;
+  int group = 1;
+  uint32_t seed = 1;
+};
+
+// Fused vs unfused: the fused op is in the plan (or not, for group > 1), and its quantized
+// output is within 1 of the unfused float graph's (the bound of quant_fusion.h's pattern 4).
+void CheckQdqConvTranspose(const QdqConvTranspose& s) {
+  std::mt19937 rng(s.seed);
+  Graph g;
+  std::map<std::string, Tensor> feeds;
+  const int64_t c = s.x_dims[1];
+  g.inputs.push_back(In("xq", s.x_signed ? DType::kInt8 : DType::kUInt8, s.x_dims));
+  feeds["xq"] = Random8(s.x_dims, s.x_signed, &rng);
+  const float xs = 0.04f;
+  g.initializers.emplace_back("xs",
+                              Tensor::FromVector(DType::kFloat32, {}, std::vector<float>{xs}));
+  Tensor xzp = Random8({}, s.x_signed, &rng);
+  g.initializers.emplace_back("xzp", xzp);
+  const int64_t og = s.m / s.group;
+  Dims wd = {c, og};
+  for (int64_t k : s.kernel) wd.push_back(k);
+  g.initializers.emplace_back("W", Random8(wd, s.w_signed, &rng));
+  const Tensor ws = RandomFloats(s.w_per_axis ? Dims{og} : Dims{}, 0.002f, 0.01f, &rng);
+  g.initializers.emplace_back("ws", ws);
+  Tensor wzp(s.w_signed ? DType::kInt8 : DType::kUInt8, ws.dims());
+  for (int64_t j = 0; j < wzp.num_elements(); ++j) {
+    static_cast<uint8_t*>(wzp.raw_data())[j] =
+        static_cast<uint8_t>(s.w_signed ? 2 * j - 3 : 120 + j);
+  }
+  g.initializers.emplace_back("wzp", wzp);
+  const float ys = 0.08f;
+  g.initializers.emplace_back("ys",
+                              Tensor::FromVector(DType::kFloat32, {}, std::vector<float>{ys}));
+  Tensor yzp(s.y_signed ? DType::kInt8 : DType::kUInt8, {});
+  static_cast<uint8_t*>(yzp.raw_data())[0] = static_cast<uint8_t>(s.y_signed ? 3 : 131);
+  g.initializers.emplace_back("yzp", yzp);
+  g.nodes.push_back(N("DequantizeLinear", {"xq", "xs", "xzp"}, {"xf"}));
+  g.nodes.push_back(N("DequantizeLinear", {"W", "ws", "wzp"}, {"wf"}, {AttrInt("axis", 1)}));
+  std::vector<std::string> core_in = {"xf", "wf"};
+  if (s.bias) {
+    Tensor bq(DType::kInt32, {s.m});
+    std::uniform_int_distribution<int32_t> d(-3000, 3000);
+    for (int64_t j = 0; j < s.m; ++j) bq.data<int32_t>()[j] = d(rng);
+    Tensor bs(DType::kFloat32, {s.m});
+    for (int64_t j = 0; j < s.m; ++j) {
+      bs.data<float>()[j] = xs * ws.data<float>()[s.w_per_axis ? j % og : 0];
+    }
+    g.initializers.emplace_back("bias_q", bq);
+    g.initializers.emplace_back("bias_s", bs);
+    g.nodes.push_back(N("DequantizeLinear", {"bias_q", "bias_s"}, {"bias"}, {AttrInt("axis", 0)}));
+    core_in.push_back("bias");
+  }
+  std::vector<Attribute> attrs = {AttrInts("kernel_shape", s.kernel),
+                                  AttrInts("strides", s.strides), AttrInt("group", s.group)};
+  if (!s.pads.empty()) attrs.push_back(AttrInts("pads", s.pads));
+  if (!s.output_padding.empty()) attrs.push_back(AttrInts("output_padding", s.output_padding));
+  g.nodes.push_back(N("ConvTranspose", core_in, {"y"}, attrs));
+  g.nodes.push_back(N("QuantizeLinear", {"y", "ys", "yzp"}, {"q"}));
+  g.outputs.push_back(Out("q"));
+
+  const Runs fused = BuildAndRun(g, true, feeds);
+  const Runs plain = BuildAndRun(g, false, feeds);
+  if (s.group != 1) {
+    CHECK_FALSE(HasOp(*fused.plan, "QLinearConvTranspose"));
+    CHECK(fused.out[0].BitwiseEquals(plain.out[0]));
+    return;
+  }
+  CHECK(HasOp(*fused.plan, "QLinearConvTranspose"));
+  CHECK_FALSE(HasOp(*fused.plan, "QuantizeLinear"));
+  CHECK_FALSE(HasOp(*fused.plan, "DequantizeLinear"));
+  REQUIRE(fused.out[0].dims() == plain.out[0].dims());
+  REQUIRE(fused.out[0].dtype() == yzp.dtype());
+  int64_t over_one = 0, differ = 0;
+  for (int64_t i = 0; i < fused.out[0].num_elements(); ++i) {
+    const int32_t d = Int8At(fused.out[0], i) - Int8At(plain.out[0], i);
+    if (std::abs(d) > 1) ++over_one;
+    if (d != 0) ++differ;
+  }
+  CHECK(over_one == 0);
+  MESSAGE("QDQ ConvTranspose fused vs unfused: " << differ << " of "
+                                                 << fused.out[0].num_elements() << " differ by 1");
+}
+
+TEST_CASE("QuantFusion: QDQ ConvTranspose fuses into QLinearConvTranspose, within 1") {
+  QdqConvTranspose s;
+  SUBCASE("2x2 stride 2, per tensor, no bias") { CheckQdqConvTranspose(s); }
+  SUBCASE("2x2 stride 2, per channel, int32 bias (ORT's layout)") {
+    s.w_per_axis = true;
+    s.bias = true;
+    s.seed = 2;
+    CheckQdqConvTranspose(s);
+  }
+  SUBCASE("3x3 stride 2, pads, output_padding, int8 x and y, uint8 w") {
+    s.kernel = {3, 3};
+    s.pads = {1, 1, 1, 1};
+    s.output_padding = {1, 0};
+    s.x_signed = true;
+    s.y_signed = true;
+    s.w_signed = false;
+    s.w_per_axis = true;
+    s.bias = true;
+    s.seed = 3;
+    CheckQdqConvTranspose(s);
+  }
+  SUBCASE("two groups stay unfused") {
+    s.group = 2;
+    s.m = 4;
+    s.x_dims = {1, 4, 5, 5};
+    s.seed = 4;
+    CheckQdqConvTranspose(s);
+  }
+}
+
 TEST_CASE("QuantFusion: QDQ patterns are left alone when unsafe") {
   Qdq s;
   s.bias_add = true;

@@ -348,5 +348,90 @@ TEST_CASE("QDQ quantization keeps a spelled-out activation whole: no Q/DQ inside
   CHECK(convert_test::MaxAbsDiff(got, want) <= 0.05 * convert_test::MaxAbs(want) + 0.02);
 }
 
+// A detector head as paddle2onnx writes PP-OCR's: conv -> relu -> ConvTranspose 2x2 s2 -> Add
+// (bias [1, 5, 1, 1] from a Constant node) -> BatchNormalization -> Relu -> ConvTranspose 3x3 s2
+// (pads, output_padding) -> Add (bias [1, 1, 1, 1]) -> Sigmoid.
+graph::Model ConvTransposeHead() {
+  graph::Model m = builtin::detail::NewModel("convt_head", "ConvTranspose head", 13);
+  graph::Graph& g = m.graph;
+  builtin::detail::Builder b(&g, 21);
+  g.inputs.push_back(builtin::detail::TensorValue("x", {1, 3, 6, 6}));
+  const std::string c0 = b.Op("Conv", "c0", {"x", b.Weight("w0", {4, 3, 3, 3}, 0.5f)},
+                              {builtin::detail::AttrInts("pads", {1, 1, 1, 1})});
+  const std::string r0 = b.Op("Relu", "r0", {c0});
+  const std::string t0 = b.Op(
+      "ConvTranspose", "t0", {r0, b.Weight("wt0", {4, 5, 2, 2}, 0.5f)},
+      {builtin::detail::AttrInts("kernel_shape", {2, 2}),
+       builtin::detail::AttrInts("strides", {2, 2})});
+  const std::string a0 = b.Op(
+      "Add", "a0",
+      {t0, ConstantNode(&b, "bt0", builtin::RandomFloatTensor({1, 5, 1, 1}, 7, -0.2f, 0.2f))});
+  const std::string bn =
+      b.Op("BatchNormalization", "bn",
+           {a0, b.Weight("gamma", {5}, 0.5f), b.Weight("beta", {5}, 0.3f),
+            b.Weight("mean", {5}, 0.2f),
+            ConstantNode(&b, "var", Tensor::FromVector<float>(DType::kFloat32, {5},
+                                                              {0.5f, 1.0f, 2.0f, 0.25f, 1.5f}))});
+  const std::string r1 = b.Op("Relu", "r1", {bn});
+  const std::string t1 =
+      b.Op("ConvTranspose", "t1", {r1, b.Weight("wt1", {5, 1, 3, 3}, 0.5f)},
+           {builtin::detail::AttrInts("kernel_shape", {3, 3}),
+            builtin::detail::AttrInts("strides", {2, 2}),
+            builtin::detail::AttrInts("pads", {1, 1, 1, 1}),
+            builtin::detail::AttrInts("output_padding", {1, 1})});
+  const std::string a1 =
+      b.Op("Add", "a1", {b.Floats("bt1", {1, 1, 1, 1}, {0.25f}), t1});
+  b.Op("Sigmoid", "y", {a1});
+  g.outputs.push_back(builtin::detail::TensorValue("y", {1, 1, 24, 24}));
+  return m;
+}
+
+TEST_CASE("QDQ quantization of ConvTranspose: BN folded, int8 weights per output channel") {
+  const graph::Model f32 = ConvTransposeHead();
+  convert::QdqOptions o;
+  for (uint64_t seed = 50; seed < 53; ++seed) {
+    o.calibration.push_back({{"x", builtin::RandomFloatTensor({1, 3, 6, 6}, seed, -1.0f, 1.0f)}});
+  }
+  const graph::Model q = convert::QuantizeQdq(f32, o);
+  CHECK(CountOp(q.graph, "BatchNormalization") == 0);
+  CHECK(CountOp(q.graph, "Relu") == 0);
+  CHECK(CountOp(q.graph, "Add") == 0);  // both biases folded into their ConvTranspose
+  CHECK(CountOp(q.graph, "ConvTranspose") == 2);
+  std::map<std::string, const graph::Node*> producer;
+  for (const graph::Node& n : q.graph.nodes) producer[n.outputs[0]] = &n;
+  int with_bias = 0;
+  for (const graph::Node& n : q.graph.nodes) {
+    if (n.op_type != "ConvTranspose") continue;
+    CAPTURE(n.name);
+    REQUIRE(producer.count(n.inputs[0]));
+    CHECK(producer[n.inputs[0]]->op_type == "DequantizeLinear");
+    REQUIRE(producer.count(n.inputs[1]));
+    const graph::Node* wdq = producer[n.inputs[1]];
+    REQUIRE(wdq->op_type == "DequantizeLinear");
+    const Tensor* wq = q.graph.FindInitializer(wdq->inputs[0]);
+    REQUIRE(wq != nullptr);
+    CHECK(wq->dtype() == DType::kInt8);
+    // Per output channel: W [C, M, k, k] along axis 1.
+    const graph::Attribute* axis = wdq->FindAttribute("axis");
+    REQUIRE(axis != nullptr);
+    CHECK(axis->i == 1);
+    CHECK(q.graph.FindInitializer(wdq->inputs[1])->num_elements() == wq->dim(1));
+    // Each bias (t0's with the BatchNormalization folded into it) is int32 through a DQ.
+    REQUIRE(n.inputs.size() == 3);
+    ++with_bias;
+    REQUIRE(producer.count(n.inputs[2]));
+    CHECK(q.graph.FindInitializer(producer[n.inputs[2]]->inputs[0])->dtype() == DType::kInt32);
+  }
+  CHECK(with_bias == 2);
+  for (uint64_t seed : {50u, 60u}) {
+    const Tensor x = builtin::RandomFloatTensor({1, 3, 6, 6}, seed, -1.0f, 1.0f);
+    const Tensor want = RunModel(f32, {{"x", x}}).at("y");
+    const Tensor got = RunModel(q, {{"x", x}}).at("y");
+    CAPTURE(seed);
+    CAPTURE(MaxAbsDiff(got, want));
+    CHECK(MaxAbsDiff(got, want) <= 0.05);
+  }
+}
+
 }  // namespace
 }  // namespace simplecpp
