@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/quant/quantize.h"
@@ -220,11 +221,61 @@ int64_t RequantizeF32Vec(const int32_t* HWY_RESTRICT acc, int64_t lda, int64_t r
       }
     }
   };
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  // AVX-512 with every |m| < 1: then |f| < 2^31 (|acc| <= 2^31, and float(acc) * m rounds below
+  // 2^31), so vcvtps2dq rounds f half to even into int32 without overflowing, vreduceps gives
+  // f - round(f) for the undecided test, and the narrowing runs in int16 lanes with saturation:
+  // a rounded value beyond int16 (or past the zero point's addition) saturates to a value
+  // beyond [lo, hi] on its own side, which the clamp then takes to that bound, as it does an
+  // out-of-range f in the loops below. Two packs and one permute narrow 32 lanes instead of
+  // two 32-to-8-bit truncations. The same integers, so the same bytes.
+  bool small_mult = true;
+  for (int64_t c = 0; c < (mult_step ? n : 1) && small_mult; ++c) {
+    small_mult = std::fabs(mult[c]) < 1.0f;
+  }
+  const __m512i zp16 = _mm512_set1_epi16(static_cast<int16_t>(zp));
+  const __m512i lo16 = _mm512_set1_epi16(static_cast<int16_t>(lo));
+  const __m512i hi16 = _mm512_set1_epi16(static_cast<int16_t>(hi));
+  const __m512 abs_mask = _mm512_castsi512_ps(_mm512_set1_epi32(0x7FFFFFFF));
+  // After the packs, 32-bit unit 4k holds lanes 4k..4k+3 of the first vector, 4k + 1 those of
+  // the second (k = 0..3 over the 128-bit blocks).
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
+  const __m512 near_half512 = _mm512_set1_ps(kNearHalf);
+  // f's lanes from column i of row a (bias added to the accumulators in *vacc).
+  auto product512 = [&](const int32_t* HWY_RESTRICT a, int64_t i, __m512i* vacc) {
+    __m512i v = _mm512_loadu_si512(a + i);
+    if (bias) v = _mm512_add_epi32(v, bias_step ? _mm512_loadu_si512(bias + i) : one_b.raw);
+    *vacc = v;
+    const __m512 vm = mult_step ? _mm512_loadu_ps(mult + i) : one_m.raw;
+    return _mm512_mul_ps(_mm512_cvtepi32_ps(v), vm);
+  };
+#endif
   int64_t i = 0;
   for (int64_t r = 0; r < rows; ++r) {
     const int32_t* HWY_RESTRICT a = acc + r * lda;
     T* HWY_RESTRICT o = out + r * ldo;
     i = 0;
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+    for (; small_mult && i + 32 <= n; i += 32) {
+      __m512i acc0, acc1;
+      const __m512 f0 = product512(a, i, &acc0), f1 = product512(a, i + 16, &acc1);
+      // Round half to even (the default rounding mode; Highway never changes it).
+      const __m512i r0 = _mm512_cvtps_epi32(f0), r1 = _mm512_cvtps_epi32(f1);
+      // |f - round(f)| (imm 8: keep 0 fraction bits, round to nearest even, no exceptions).
+      const __m512 d0 = _mm512_and_ps(_mm512_reduce_ps(f0, 8), abs_mask);
+      const __m512 d1 = _mm512_and_ps(_mm512_reduce_ps(f1, 8), abs_mask);
+      __m512i v16 = _mm512_adds_epi16(_mm512_packs_epi32(r0, r1), zp16);
+      v16 = _mm512_min_epi16(_mm512_max_epi16(v16, lo16), hi16);
+      const __m512i v8 = std::is_signed_v<T> ? _mm512_packs_epi16(v16, v16)
+                                             : _mm512_packus_epi16(v16, v16);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + i),
+                          _mm512_castsi512_si256(_mm512_permutexvar_epi32(order, v8)));
+      if (HWY_UNLIKELY(_mm512_cmp_ps_mask(_mm512_max_ps(d0, d1), near_half512, _CMP_GT_OQ))) {
+        fix(hn::Vec<decltype(di)>{acc0}, hn::Vec<decltype(df)>{d0}, i, o);
+        fix(hn::Vec<decltype(di)>{acc1}, hn::Vec<decltype(df)>{d1}, i + 16, o);
+      }
+    }
+#endif
     // Two vectors per test of the undecided lanes (one branch instead of two).
     for (; i + 2 * N <= n; i += 2 * N) {
       hn::Vec<decltype(di)> acc0, acc1;

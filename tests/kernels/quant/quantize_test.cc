@@ -524,6 +524,40 @@ TEST_CASE("Requantize: products a hair off a half-integer round like the double 
   }
 }
 
+TEST_CASE("Requantize: narrow output ranges, multipliers just below 1, extreme sums") {
+  // A fused activation's range ([lo, hi] inside the type's), sums at the int32 extremes whose
+  // products saturate the 16-bit narrowing of the AVX-512 path, and multipliers up to the
+  // largest float below 1; every target, 64 elements (whole vector pairs).
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int32_t> any(std::numeric_limits<int32_t>::min(),
+                                             std::numeric_limits<int32_t>::max());
+  std::uniform_int_distribution<int32_t> near(-70000, 70000);
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (float m : {0.99999994f, 0.75f, 0.5f, 0.003f}) {
+      std::vector<int32_t> acc(64);
+      for (int i = 0; i < 64; ++i) {
+        acc[i] = i % 4 == 0 ? any(rng)
+                 : i % 4 == 1 ? (i & 8 ? std::numeric_limits<int32_t>::max()
+                                       : std::numeric_limits<int32_t>::min())
+                              : near(rng) / (m < 0.01f ? 1 : 300);
+      }
+      const std::vector<float> mv = {m};
+      CAPTURE(m);
+      for (int32_t zp : {0, 5, 250}) {
+        CAPTURE(zp);
+        std::vector<uint8_t> out(64);
+        RequantizeI32ToU8(acc.data(), 64, mv.data(), 0, zp, 10, 200, out.data());
+        CHECK(out == RequantizeRef<uint8_t>(acc, mv, 0, zp, 10, 200));
+        std::vector<int8_t> outs(64);
+        RequantizeI32ToI8(acc.data(), 64, mv.data(), 0, zp - 128, -100, 50, outs.data());
+        CHECK(outs == RequantizeRef<int8_t>(acc, mv, 0, zp - 128, -100, 50));
+      }
+    }
+  }
+}
+
 TEST_CASE("Requantize ties round half to even in the vector body") {
   // 32 elements so every target's vector loop (not only the scalar tail) sees the ties.
   std::vector<int32_t> acc(32);
