@@ -118,11 +118,13 @@ int64_t DequantizeI8ToF32Impl(const int8_t* q, int64_t n, const float* scale, in
 // scalar tail computes them; int32 -> float32 rounds to nearest even in both.
 void ScaleI32RowsToF32Impl(const int32_t* HWY_RESTRICT acc, int64_t lda, int64_t rows, int64_t n,
                            const float* HWY_RESTRICT mult, int64_t mult_step,
-                           const float* HWY_RESTRICT bias, float* HWY_RESTRICT y, int64_t ldy) {
+                           const float* HWY_RESTRICT bias, float* HWY_RESTRICT y, int64_t ldy,
+                           int64_t bias_step) {
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   const auto m0 = hn::Set(df, mult[0]);
+  const auto b0 = hn::Set(df, bias != nullptr ? bias[0] : 0.0f);
   for (int64_t r = 0; r < rows; ++r) {
     const int32_t* a = acc + r * lda;
     float* o = y + r * ldy;
@@ -130,12 +132,12 @@ void ScaleI32RowsToF32Impl(const int32_t* HWY_RESTRICT acc, int64_t lda, int64_t
     for (; j + N <= n; j += N) {
       auto v = hn::Mul(hn::ConvertTo(df, hn::LoadU(di, a + j)),
                        mult_step != 0 ? hn::LoadU(df, mult + j) : m0);
-      if (bias != nullptr) v = hn::Add(v, hn::LoadU(df, bias + j));
+      if (bias != nullptr) v = hn::Add(v, bias_step != 0 ? hn::LoadU(df, bias + j) : b0);
       hn::StoreU(v, df, o + j);
     }
     for (; j < n; ++j) {
       const float v = static_cast<float>(a[j]) * mult[j * mult_step];
-      o[j] = bias != nullptr ? v + bias[j] : v;
+      o[j] = bias != nullptr ? v + bias[j * bias_step] : v;
     }
   }
 }
@@ -630,9 +632,11 @@ HWY_EXPORT(QuantizeF32ToU8Impl);
 HWY_EXPORT(QuantizeF32ToI8Impl);
 
 void ScaleI32RowsToF32(const int32_t* acc, int64_t lda, int64_t rows, int64_t n, const float* mult,
-                       int64_t mult_step, const float* bias, float* y, int64_t ldy) {
+                       int64_t mult_step, const float* bias, float* y, int64_t ldy,
+                       int64_t bias_step) {
   if (rows <= 0 || n <= 0) return;
-  HWY_DYNAMIC_DISPATCH(ScaleI32RowsToF32Impl)(acc, lda, rows, n, mult, mult_step, bias, y, ldy);
+  HWY_DYNAMIC_DISPATCH(ScaleI32RowsToF32Impl)(acc, lda, rows, n, mult, mult_step, bias, y, ldy,
+                                              bias_step);
 }
 
 void QuantizeF32ToI32(const float* x, int64_t n, const float* scale, int64_t scale_step,

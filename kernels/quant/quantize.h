@@ -61,12 +61,13 @@ void DequantizeI16ToF32(const int16_t* q, int64_t n, const float* scale, int64_t
 void DequantizeI32ToF32(const int32_t* q, int64_t n, const float* scale, int64_t scale_step,
                         const int32_t* zp, int64_t zp_step, float* out);
 
-// The float epilogue of an integer GEMM (MatMulIntegerToFloat, DynamicQuantizeMatMul):
-// y[r * ldy + j] = float32(acc[r * lda + j]) * mult[j * mult_step] + bias[j] for r < rows,
-// j < n; bias may be nullptr. Product then sum, two float32 roundings (never an FMA), on every
-// target.
+// The float epilogue of an integer GEMM (MatMulIntegerToFloat, DynamicQuantizeMatMul,
+// DynamicQuantizeConv): y[r * ldy + j] = float32(acc[r * lda + j]) * mult[j * mult_step] +
+// bias[j * bias_step] for r < rows, j < n; bias may be nullptr. Product then sum, two float32
+// roundings (never an FMA), on every target.
 void ScaleI32RowsToF32(const int32_t* acc, int64_t lda, int64_t rows, int64_t n, const float* mult,
-                       int64_t mult_step, const float* bias, float* y, int64_t ldy);
+                       int64_t mult_step, const float* bias, float* y, int64_t ldy,
+                       int64_t bias_step = 1);
 
 // out[i] = clamp(round(double(acc[i]) * double(multiplier[i*mult_step])) + zp, lo, hi).
 void RequantizeI32ToU8(const int32_t* acc, int64_t n, const float* multiplier, int64_t mult_step,

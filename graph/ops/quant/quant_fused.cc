@@ -22,6 +22,7 @@
 #include "graph/ops/families.h"
 #include "graph/ops/quant/quant_ops_internal.h"
 #include "graph/registry.h"
+#include "kernels/parallel.h"
 #include "kernels/quant/quantize.h"
 #include "quant/quant_params.h"
 
@@ -105,24 +106,18 @@ class DynamicQuantizeConvOp final : public Op {
       const float* bias = has_bias ? rc.input(4).data<float>() : nullptr;
       const int32_t* acc = acc_t.data<int32_t>();
       float* y = rc.output(0).data<float>();
+      // One output channel of one image per row, the rows split between threads.
       const int64_t positions = plan->positions;
-      for (int64_t img = 0; img < plan->batch; ++img) {
-        for (int64_t ch = 0; ch < m; ++ch) {
-          const float mult = p.scale * ws[ws.size() > 1 ? ch : 0];
-          const int64_t base = (img * m + ch) * positions;
-          if (bias != nullptr) {
-            const float b = bias[ch];
-            for (int64_t q = 0; q < positions; ++q) {
-              const float v = static_cast<float>(acc[base + q]) * mult;
-              y[base + q] = v + b;
+      kernels::ParallelForElements(rc.parallel(), total)
+          .For(plan->batch * m, [&](int64_t r0, int64_t r1) {
+            for (int64_t r = r0; r < r1; ++r) {
+              const int64_t ch = r % m;
+              const float mult = p.scale * ws[ws.size() > 1 ? ch : 0];
+              kernels::ScaleI32RowsToF32(acc + r * positions, positions, 1, positions, &mult, 0,
+                                         bias != nullptr ? bias + ch : nullptr,
+                                         y + r * positions, positions, /*bias_step=*/0);
             }
-          } else {
-            for (int64_t q = 0; q < positions; ++q) {
-              y[base + q] = static_cast<float>(acc[base + q]) * mult;
-            }
-          }
-        }
-      }
+          });
     };
   }
 

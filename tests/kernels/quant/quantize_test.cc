@@ -636,11 +636,13 @@ TEST_CASE("ScaleI32RowsToF32 matches product-then-sum in float32 on every target
     CAPTURE(t.name);
     for (int64_t rows : {1, 3}) {
       for (int64_t n : {1, 3, 4, 15, 16, 17, 33, 70}) {
-        for (int mode = 0; mode < 4; ++mode) {
+        // mode 4, 5: one bias value for every column (bias_step 0).
+        for (int mode = 0; mode < 6; ++mode) {
           CAPTURE(rows);
           CAPTURE(n);
           CAPTURE(mode);
-          const bool per_column = mode & 1, with_bias = mode & 2;
+          const bool per_column = mode & 1, with_bias = mode & 2 || mode >= 4;
+          const int64_t bstep = mode >= 4 ? 0 : 1;
           // Row strides past n: the gaps must stay untouched.
           const int64_t lda = n + 5, ldy = n + 3;
           std::vector<int32_t> acc(static_cast<size_t>(rows * lda));
@@ -653,7 +655,8 @@ TEST_CASE("ScaleI32RowsToF32 matches product-then-sum in float32 on every target
           const int64_t mstep = per_column ? 1 : 0;
           const float* b = with_bias ? bias.data() : nullptr;
           std::vector<float> y(static_cast<size_t>(rows * ldy), -1.0f);
-          ScaleI32RowsToF32(acc.data(), lda, rows, n, mult.data(), mstep, b, y.data(), ldy);
+          ScaleI32RowsToF32(acc.data(), lda, rows, n, mult.data(), mstep, b, y.data(), ldy,
+                            bstep);
           for (int64_t r = 0; r < rows; ++r) {
             for (int64_t j = 0; j < ldy; ++j) {
               if (j >= n) {
@@ -661,7 +664,7 @@ TEST_CASE("ScaleI32RowsToF32 matches product-then-sum in float32 on every target
                 continue;
               }
               const float product = static_cast<float>(acc[r * lda + j]) * mult[j * mstep];
-              const float want = with_bias ? product + bias[j] : product;
+              const float want = with_bias ? product + bias[j * bstep] : product;
               CHECK(y[r * ldy + j] == want);
             }
           }
