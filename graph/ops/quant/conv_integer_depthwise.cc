@@ -16,6 +16,16 @@
 namespace simplecpp::graph {
 namespace quant_ops {
 
+// A depthwise layer goes to the threads when its multiply-adds are worth it, or when the bytes
+// it reads and writes are: per output it also builds the padded plane and requantizes, so a
+// stride-2 layer of a few hundred thousand outputs takes far longer than its multiply-add count
+// says (and stays on one thread by that count alone).
+const kernels::Parallel& QConvPlan::DepthwiseParallel(const kernels::Parallel& pool,
+                                                      int64_t ksize) const {
+  if (kernels::WorthParallelMacs(batch * out_channels * positions * ksize)) return pool;
+  return kernels::ParallelForElements(pool, batch * (channels * in_size + out_channels * positions));
+}
+
 bool QConvPlan::RunDepthwiseBytes(const kernels::Parallel& pool, const void* x, const void* w,
                                   int32_t xzp, const int32_t* wzp, int64_t wzp_step, int32_t* y,
                                   const QConvRequant* rq) const {
@@ -70,8 +80,7 @@ bool QConvPlan::RunDepthwiseBytes(const kernels::Parallel& pool, const void* x, 
     adjusted = *rq;
     adjusted.bias = correction.data();
   }
-  const kernels::Parallel& par =
-      kernels::ParallelForMacs(pool, batch * out_channels * positions * ksize);
+  const kernels::Parallel& par = DepthwiseParallel(pool, ksize);
   par.For(batch * channels, [&](int64_t t0, int64_t t1) {
     static thread_local std::vector<uint8_t> plane;
     static thread_local std::vector<int32_t> acc;
@@ -140,8 +149,7 @@ void QConvPlan::RunDepthwise(const kernels::Parallel& pool, const void* x, const
                                  wf.data() + at);
     }
   }
-  const kernels::Parallel& par =
-      kernels::ParallelForMacs(pool, batch * out_channels * positions * ksize);
+  const kernels::Parallel& par = DepthwiseParallel(pool, ksize);
   // One task per (image, input channel): x - x_zero_point widened (padding reads 0, which is
   // x_zero_point padded), its output channels' exact sums, then requantized or stored.
   par.For(batch * channels, [&](int64_t t0, int64_t t1) {

@@ -164,6 +164,8 @@ struct QConvPlan {
   void RunDepthwise(const kernels::Parallel& par, const void* x, const void* w, int32_t xzp,
                     const int32_t* wzp, int64_t wzp_step, int32_t* y,
                     const QConvRequant* rq) const;
+  // The threads a depthwise run uses (kernel size ksize).
+  const kernels::Parallel& DepthwiseParallel(const kernels::Parallel& pool, int64_t ksize) const;
   // The byte kernel's path; false (nothing done) where it does not apply.
   bool RunDepthwiseBytes(const kernels::Parallel& par, const void* x, const void* w, int32_t xzp,
                          const int32_t* wzp, int64_t wzp_step, int32_t* y,
