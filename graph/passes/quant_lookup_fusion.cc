@@ -78,6 +78,39 @@ Tensor EveryByte(DType dt) {
   return bytes;
 }
 
+// The step that replaces DequantizeLinear `dq` -> `chain_step` (the chain on its output, with
+// constants of rank <= rank) when nothing requantizes the result: the 256 float32 results of
+// the very ops it replaces, looked up per byte. false where the ops fail on the table's input
+// (the unfused steps then report it at run time).
+bool FloatLookupStep(const PlanStep& dq, const PlanStep& chain_step,
+                     const elementwise::FusedChain& chain, int rank,
+                     const std::vector<ValueState>& values, PlanStep* out) {
+  auto table = std::make_shared<FloatTable>();
+  try {
+    Tensor floats = RunAlone(dq, values, EveryByte(values[dq.inputs[0]].dtype));
+    if (floats.dtype() != DType::kFloat32 || floats.num_elements() != 256) return false;
+    chain.RunInPlaceF32(floats.data<float>(), 256);
+    std::memcpy(table->data(), floats.data<float>(), sizeof(float) * 256);
+  } catch (const Error&) {
+    return false;
+  }
+  PlanStep& lookup = *out;
+  lookup.node.name = chain_step.node.name;
+  lookup.node.op_type = "DequantizedLookup";
+  lookup.node.domain = "simplecpp";
+  std::string doc = "lookup: DequantizeLinear";
+  for (const elementwise::FusedStep& fs : chain.program().steps) doc += " " + fs.op_type;
+  lookup.node.doc = doc;
+  lookup.node.inputs = {values[dq.inputs[0]].name};
+  lookup.node.outputs = chain_step.node.outputs;
+  lookup.inputs = {dq.inputs[0]};
+  lookup.outputs = chain_step.outputs;
+  lookup.opset = 1;
+  lookup.since_version = 1;
+  lookup.op = MakeFloatLookupOp(std::move(table), rank);
+  return true;
+}
+
 }  // namespace
 
 std::vector<size_t> FuseQuantizedLookups(std::vector<PlanStep>* steps,
@@ -118,13 +151,24 @@ std::vector<size_t> FuseQuantizedLookups(std::vector<PlanStep>* steps,
       chain_index = next;
       g = (*steps)[next].outputs[0];
       next = only_consumer(g);
-      if (next < 0 || removed.count(static_cast<size_t>(next))) continue;
     }
-    const PlanStep& q = (*steps)[next];
-    if (!IsPerTensorQdq(q, values, "QuantizeLinear") || q.inputs[0] != g ||
-        !IsByteDType(values[q.outputs[0]].dtype)) {
+    if (next < 0 || removed.count(static_cast<size_t>(next)) ||
+        !IsPerTensorQdq((*steps)[next], values, "QuantizeLinear") ||
+        (*steps)[next].inputs[0] != g || !IsByteDType(values[(*steps)[next].outputs[0]].dtype)) {
+      // Nothing requantizes the chain's result (a model output, a float op after it): the
+      // chain step becomes a float table of the byte.
+      if (chain_index >= 0 && values[g].dtype == DType::kFloat32) {
+        PlanStep lookup;
+        if (FloatLookupStep(dq, (*steps)[static_cast<size_t>(chain_index)], *chain, rank, values,
+                            &lookup)) {
+          removed.insert(d);
+          removed.insert(static_cast<size_t>(chain_index));
+          replaced.emplace(static_cast<size_t>(chain_index), std::move(lookup));
+        }
+      }
       continue;
     }
+    const PlanStep& q = (*steps)[next];
     // The 256 results, from the ops themselves.
     const Tensor bytes = EveryByte(values[x].dtype);
     Tensor table_out;

@@ -2,7 +2,9 @@
 // tensor with per-tensor parameters (what QDQ models put around every activation: HardSwish,
 // Sigmoid, the affine scale/shift of mobile exports) becomes one 256-entry byte table lookup;
 // a float32 Concat of DequantizeLinear outputs followed by QuantizeLinear becomes a Concat of
-// the bytes, each input through its own table (the FPN merges of quantized detectors).
+// the bytes, each input through its own table (the FPN merges of quantized detectors); and
+// DequantizeLinear -> float32 chain with nothing requantizing its result (a detector's final
+// Sigmoid) becomes a 256-entry float32 table of the byte.
 //
 // Runs on a plan's steps after elementwise chain fusion (graph/passes/elementwise_fusion.h).
 // The table is computed at load by running the very ops it replaces (the DequantizeLinear and

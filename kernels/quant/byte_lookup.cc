@@ -70,5 +70,11 @@ void LookupBytes(const uint8_t* table, const uint8_t* x, uint8_t* y, int64_t n) 
   HWY_DYNAMIC_DISPATCH(LookupBytesImpl)(table, x, y, n);
 }
 
+void LookupBytesToF32(const float* table, const uint8_t* x, float* y, int64_t n) {
+  // One load per element from a 1 KiB table that stays in L1; compilers keep this a plain loop
+  // (a gather would not be faster on most cores).
+  for (int64_t i = 0; i < n; ++i) y[i] = table[x[i]];
+}
+
 }  // namespace simplecpp::kernels
 #endif  // HWY_ONCE

@@ -10,4 +10,7 @@ namespace simplecpp::kernels {
 // y[i] = table[x[i]] for i < n. y may equal x.
 void LookupBytes(const uint8_t* table, const uint8_t* x, uint8_t* y, int64_t n);
 
+// y[i] = table[x[i]] for i < n: a float32 function of a byte (a dequantized activation).
+void LookupBytesToF32(const float* table, const uint8_t* x, float* y, int64_t n);
+
 }  // namespace simplecpp::kernels

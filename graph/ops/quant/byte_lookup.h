@@ -18,6 +18,12 @@ namespace simplecpp::graph {
 std::unique_ptr<Op> MakeByteLookupOp(std::shared_ptr<const std::array<uint8_t, 256>> table,
                                      DType out_dtype, int min_rank);
 
+// table[b]: the float32 result for the input byte b: what DequantizeLinear -> float chain
+// computes when nothing requantizes its result (a model's output, a float op after it). Input:
+// uint8 or int8; output: float32, dims as MakeByteLookupOp's.
+using FloatTable = std::array<float, 256>;
+std::unique_ptr<Op> MakeFloatLookupOp(std::shared_ptr<const FloatTable> table, int min_rank);
+
 // Concat along `axis` (as ONNX Concat: negative counts from the end) of 8-bit inputs, each
 // through its own table (tables[i] for input i) into out_dtype: what DequantizeLinear of each
 // input -> Concat -> QuantizeLinear computes, element by element.

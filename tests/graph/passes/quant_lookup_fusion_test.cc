@@ -116,12 +116,50 @@ TEST_CASE("Quantized lookup fusion: every input byte gives the unfused output by
   }
 }
 
+TEST_CASE("Dequantized lookup fusion: a float chain's result as a table of the byte, same bits") {
+  for (DType in : {DType::kUInt8, DType::kInt8}) {
+    for (Chain chain : {Chain::kAffineHardSwish, Chain::kSigmoid}) {
+      CAPTURE(DTypeName(in));
+      CAPTURE(static_cast<int>(chain));
+      // The chain's result is the model's output: nothing requantizes it.
+      const Dims dims = {3, 70001};
+      Graph g = QdqGraph(in, DType::kUInt8, chain, dims);
+      g.nodes.pop_back();
+      g.outputs = {Out("h")};
+      auto fused = BuildPlan(g, true, 13);
+      REQUIRE(fused->steps().size() == 1);
+      CHECK(fused->steps()[0].node.op_type == "DequantizedLookup");
+      const Tensor x = AllBytes(in, dims);
+      const Tensor want = Run(BuildPlan(g, false, 13), x, 1);
+      for (int threads : {1, 3}) {
+        CAPTURE(threads);
+        const Tensor got = Run(fused, x, threads);
+        REQUIRE(got.dtype() == DType::kFloat32);
+        REQUIRE(got.dims() == want.dims());
+        CHECK(std::memcmp(got.raw_data(), want.raw_data(), got.byte_size()) == 0);
+      }
+    }
+  }
+  SUBCASE("a DequantizeLinear alone stays") {
+    Graph g = QdqGraph(DType::kUInt8, DType::kUInt8, Chain::kNone, {8});
+    g.nodes.pop_back();
+    g.outputs = {Out("f")};
+    auto plan = BuildPlan(g, true, 13);
+    REQUIRE(plan->steps().size() == 1);
+    CHECK(plan->steps()[0].node.op_type == "DequantizeLinear");
+  }
+}
+
 TEST_CASE("Quantized lookup fusion leaves patterns alone that are not a function of one byte") {
   SUBCASE("the float value is also a graph output") {
+    // It stays materialized: DequantizeLinear -> Sigmoid becomes its float table, and the
+    // QuantizeLinear stays.
     Graph g = QdqGraph(DType::kUInt8, DType::kUInt8, Chain::kSigmoid, {8});
     g.outputs.push_back(Out("h"));
     auto plan = BuildPlan(g, true, 13);
-    CHECK(plan->steps().size() == 3);
+    REQUIRE(plan->steps().size() == 2);
+    CHECK(plan->steps()[0].node.op_type == "DequantizedLookup");
+    CHECK(plan->steps()[1].node.op_type == "QuantizeLinear");
   }
   SUBCASE("a per-channel scale") {
     Graph g = QdqGraph(DType::kUInt8, DType::kUInt8, Chain::kSigmoid, {2, 4});
