@@ -358,7 +358,8 @@ int64_t QuantizeF32To8Vec(const float* HWY_RESTRICT x, int64_t n, const float* H
 // NaN (QdqBinaryVec decides), and the NaN select then has nothing to select.
 template <QdqBinaryOp kOp, bool kMaybeNaN, typename TA, typename TB, typename TY>
 int64_t QdqBinaryLoop(const TA* HWY_RESTRICT a, int64_t a_step, const TB* HWY_RESTRICT b,
-                      int64_t b_step, const QdqBinaryParams& p, TY* HWY_RESTRICT out, int64_t n) {
+                      int64_t b_step, const QdqBinaryParams& p, TY* HWY_RESTRICT out, int64_t n,
+                      bool quotient_below_2_30) {
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const hn::Rebind<TA, decltype(df)> da;
@@ -380,22 +381,25 @@ int64_t QdqBinaryLoop(const TA* HWY_RESTRICT a, int64_t a_step, const TB* HWY_RE
   // A broadcast operand (step 0) is dequantized once.
   const auto a_one = dequantize(hn::Set(di, static_cast<int32_t>(a[0])), a_zp, a_scale);
   const auto b_one = dequantize(hn::Set(di, static_cast<int32_t>(b[0])), b_zp, b_scale);
-  int64_t i = 0;
-  for (; i + N <= n; i += N) {
+  // The float32 op's result for the lanes at i.
+  auto op_at = [&](int64_t i) {
     const auto fa =
         a_step ? dequantize(hn::PromoteTo(di, hn::LoadU(da, a + i)), a_zp, a_scale) : a_one;
     const auto fb =
         b_step ? dequantize(hn::PromoteTo(di, hn::LoadU(db, b + i)), b_zp, b_scale) : b_one;
-    hn::Vec<decltype(df)> x;
     if constexpr (kOp == QdqBinaryOp::kAdd) {
-      x = hn::Add(fa, fb);
+      return hn::Add(fa, fb);
     } else if constexpr (kOp == QdqBinaryOp::kSub) {
-      x = hn::Sub(fa, fb);
+      return hn::Sub(fa, fb);
     } else if constexpr (kOp == QdqBinaryOp::kMul) {
-      x = hn::Mul(fa, fb);
+      return hn::Mul(fa, fb);
     } else {
-      x = hn::Div(fa, fb);
+      return hn::Div(fa, fb);
     }
+  };
+  // One vector of results at i, QuantizeF32To8Vec's steps.
+  auto quantize_at = [&](int64_t i) {
+    const auto x = op_at(i);
     const auto t = hn::Mul(x, vinv);
     auto r = hn::Round(t);
     if (HWY_UNLIKELY(!hn::AllFalse(df, hn::Gt(hn::Abs(hn::Sub(t, r)), near_half)))) {
@@ -405,7 +409,41 @@ int64_t QdqBinaryLoop(const TA* HWY_RESTRICT a, int64_t a_step, const TB* HWY_RE
     if (kMaybeNaN) v = hn::IfThenElse(hn::Eq(v, v), v, vz);  // NaN -> the zero point
     v = hn::Min(hn::Max(v, vlo), vhi);
     StoreLowBytes(di, hn::ConvertTo(di, v), out + i);
+  };
+  int64_t i = 0;
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  // AVX-512, no NaN, and every quotient t = x * (1 / y_scale) below 2^30 in magnitude: as in
+  // RequantizeF32Vec, vcvtps2dq rounds t half to even, vreduceps gives t - round(t), and 32 lanes
+  // narrow through saturating int16 packs (the same integers, so the same bytes). A pair of
+  // vectors with an undecided lane takes the steps above (the division).
+  if (!kMaybeNaN && quotient_below_2_30) {
+    const __m512i zp16 = _mm512_set1_epi16(static_cast<int16_t>(p.y_zp));
+    const __m512i lo16 = _mm512_set1_epi16(static_cast<int16_t>(p.lo));
+    const __m512i hi16 = _mm512_set1_epi16(static_cast<int16_t>(p.hi));
+    const __m512 abs_mask = _mm512_castsi512_ps(_mm512_set1_epi32(0x7FFFFFFF));
+    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
+    for (; i + 2 * N <= n; i += 2 * N) {
+      const __m512 t0 = hn::Mul(op_at(i), vinv).raw, t1 = hn::Mul(op_at(i + N), vinv).raw;
+      const __m512 d0 = _mm512_and_ps(_mm512_reduce_ps(t0, 8), abs_mask);
+      const __m512 d1 = _mm512_and_ps(_mm512_reduce_ps(t1, 8), abs_mask);
+      if (HWY_UNLIKELY(_mm512_cmp_ps_mask(_mm512_max_ps(d0, d1), near_half.raw, _CMP_GT_OQ))) {
+        quantize_at(i);
+        quantize_at(i + N);
+        continue;
+      }
+      __m512i v16 = _mm512_adds_epi16(
+          _mm512_packs_epi32(_mm512_cvtps_epi32(t0), _mm512_cvtps_epi32(t1)), zp16);
+      v16 = _mm512_min_epi16(_mm512_max_epi16(v16, lo16), hi16);
+      const __m512i v8 = std::is_signed_v<TY> ? _mm512_packs_epi16(v16, v16)
+                                              : _mm512_packus_epi16(v16, v16);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i),
+                          _mm512_castsi512_si256(_mm512_permutexvar_epi32(order, v8)));
+    }
   }
+#else
+  (void)quotient_below_2_30;
+#endif
+  for (; i + N <= n; i += N) quantize_at(i);
   return i;
 }
 
@@ -426,18 +464,25 @@ int64_t QdqBinaryVec(QdqBinaryOp op, const TA* HWY_RESTRICT a, int64_t a_step,
                       mb < kFiniteBound &&
                       (op == QdqBinaryOp::kMul ? ma * mb < kFiniteBound
                                                : ma + mb < kFiniteBound);
+  // |x| within the bound (relative error of the float32 steps included with a margin), |t|
+  // within that times |1 / y_scale|.
+  const double x_bound = op == QdqBinaryOp::kMul ? ma * mb : ma + mb;
+  const bool small_t = finite && x_bound * std::fabs(static_cast<double>(inv)) * 1.01 < 0x1p30;
   switch (op) {
     case QdqBinaryOp::kAdd:
-      return finite ? QdqBinaryLoop<QdqBinaryOp::kAdd, false>(a, a_step, b, b_step, p, out, n)
-                    : QdqBinaryLoop<QdqBinaryOp::kAdd, true>(a, a_step, b, b_step, p, out, n);
+      return finite
+                 ? QdqBinaryLoop<QdqBinaryOp::kAdd, false>(a, a_step, b, b_step, p, out, n, small_t)
+                 : QdqBinaryLoop<QdqBinaryOp::kAdd, true>(a, a_step, b, b_step, p, out, n, false);
     case QdqBinaryOp::kSub:
-      return finite ? QdqBinaryLoop<QdqBinaryOp::kSub, false>(a, a_step, b, b_step, p, out, n)
-                    : QdqBinaryLoop<QdqBinaryOp::kSub, true>(a, a_step, b, b_step, p, out, n);
+      return finite
+                 ? QdqBinaryLoop<QdqBinaryOp::kSub, false>(a, a_step, b, b_step, p, out, n, small_t)
+                 : QdqBinaryLoop<QdqBinaryOp::kSub, true>(a, a_step, b, b_step, p, out, n, false);
     case QdqBinaryOp::kMul:
-      return finite ? QdqBinaryLoop<QdqBinaryOp::kMul, false>(a, a_step, b, b_step, p, out, n)
-                    : QdqBinaryLoop<QdqBinaryOp::kMul, true>(a, a_step, b, b_step, p, out, n);
+      return finite
+                 ? QdqBinaryLoop<QdqBinaryOp::kMul, false>(a, a_step, b, b_step, p, out, n, small_t)
+                 : QdqBinaryLoop<QdqBinaryOp::kMul, true>(a, a_step, b, b_step, p, out, n, false);
     default:
-      return QdqBinaryLoop<QdqBinaryOp::kDiv, true>(a, a_step, b, b_step, p, out, n);
+      return QdqBinaryLoop<QdqBinaryOp::kDiv, true>(a, a_step, b, b_step, p, out, n, false);
   }
 }
 
