@@ -229,16 +229,7 @@ class QLinearConvOp final : public Op {
     if (init.num_inputs() < 8 || init.num_inputs() > 9)
       init.Fail("QLinearConv takes 8 or 9 inputs, got " + std::to_string(init.num_inputs()));
   }
-  void InferTypes(TypeContext& ctx) const override {
-    RequireQuantOperand(ctx, 0);
-    RequireQuantOperand(ctx, 3);
-    for (int i : {1, 4, 6}) ctx.RequireDType(i, {DType::kFloat32});
-    if (ctx.has_input(2)) ctx.RequireSameDType(0, 2);
-    if (ctx.has_input(5)) ctx.RequireSameDType(3, 5);
-    RequireQuantOperand(ctx, 7);
-    if (ctx.has_input(8)) ctx.RequireDType(8, {DType::kInt32});
-    ctx.set_output_dtype(0, ctx.input_dtype(7));
-  }
+  void InferTypes(TypeContext& ctx) const override { InferQLinearConvTypes(ctx); }
   RunFn Prepare(PrepareContext& ctx) const override {
     RequireOne(ctx, 1, "x_scale");
     RequireOne(ctx, 2, "x_zero_point");
@@ -289,6 +280,17 @@ class QLinearConvOp final : public Op {
 };
 
 }  // namespace
+
+void InferQLinearConvTypes(TypeContext& ctx) {
+  RequireQuantOperand(ctx, 0);
+  RequireQuantOperand(ctx, 3);
+  for (int i : {1, 4, 6}) ctx.RequireDType(i, {DType::kFloat32});
+  if (ctx.has_input(2)) ctx.RequireSameDType(0, 2);
+  if (ctx.has_input(5)) ctx.RequireSameDType(3, 5);
+  RequireQuantOperand(ctx, 7);
+  if (ctx.has_input(8)) ctx.RequireDType(8, {DType::kInt32});
+  ctx.set_output_dtype(0, ctx.input_dtype(7));
+}
 
 void RegisterQLinearOps(OpRegistry& registry) {
   registry.Register("", "QLinearMatMul", 10, MakeFactory<QLinearMatMulOp>());

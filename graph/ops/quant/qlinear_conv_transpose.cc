@@ -191,16 +191,7 @@ class QLinearConvTransposeOp final : public Op {
     }
   }
 
-  void InferTypes(TypeContext& ctx) const override {
-    ctx.RequireDType(0, {DType::kUInt8, DType::kInt8});
-    ctx.RequireDType(3, {DType::kUInt8, DType::kInt8});
-    for (int i : {1, 4, 6}) ctx.RequireDType(i, {DType::kFloat32});
-    if (ctx.has_input(2)) ctx.RequireSameDType(0, 2);
-    if (ctx.has_input(5)) ctx.RequireSameDType(3, 5);
-    ctx.RequireDType(7, {DType::kUInt8, DType::kInt8});
-    if (ctx.has_input(8)) ctx.RequireDType(8, {DType::kInt32});
-    ctx.set_output_dtype(0, ctx.input_dtype(7));
-  }
+  void InferTypes(TypeContext& ctx) const override { quant_ops::InferQLinearConvTypes(ctx); }
 
   RunFn Prepare(PrepareContext& ctx) const override {
     RequireOne(ctx, 1, "x_scale");

@@ -173,6 +173,9 @@ struct QConvPlan {
 };
 // w_zp_in: input index of w's zero point (checked: one value or [M]).
 QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttributes& attrs, int x_in, int w_in, int w_zp_in);
+// The types of QLinearConv's inputs (x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale,
+// y_zero_point[, bias]) and output (y_zero_point's), which QLinearConvTranspose shares.
+void InferQLinearConvTypes(TypeContext& ctx);
 
 // The integer GEMM on A rows that this layer holds as bytes, int8 or uint8 by the op's dtype:
 // calls the kernel entry point named by A's type (kernels/quant/qgemm.h).
