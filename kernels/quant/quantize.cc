@@ -161,6 +161,43 @@ HWY_INLINE void StoreLowBytes(DI di, hn::Vec<DI> v, T* HWY_RESTRICT out) {
 #endif
 }
 
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+// Rounding 32 float32 lanes f with |f| < 2^31 to 8-bit results on AVX-512 (RequantizeF32Vec,
+// QdqBinaryLoop): vcvtps2dq rounds half to even (the default rounding mode; Highway never
+// changes it), vreduceps gives f - round(f) for the undecided-lane test, and the narrowing runs
+// in int16 lanes with saturation: a rounded value beyond int16 (or past the zero point's
+// addition) saturates to a value beyond [lo, hi] on its own side, which the clamp then takes to
+// that bound, as the float clamp of the portable code does. Two packs and one permute narrow 32
+// lanes instead of two 32-to-8-bit truncations.
+struct RoundNarrow512 {
+  __m512i zp16, lo16, hi16;
+  // After the packs, 32-bit unit 4k holds lanes 4k..4k+3 of the first vector, 4k + 1 those of
+  // the second (k = 0..3 over the 128-bit blocks).
+  __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
+  __m512 abs_mask = _mm512_castsi512_ps(_mm512_set1_epi32(0x7FFFFFFF));
+
+  RoundNarrow512(int32_t zp, int32_t lo, int32_t hi)
+      : zp16(_mm512_set1_epi16(static_cast<int16_t>(zp))),
+        lo16(_mm512_set1_epi16(static_cast<int16_t>(lo))),
+        hi16(_mm512_set1_epi16(static_cast<int16_t>(hi))) {}
+
+  // |f - round(f)| (imm 8: keep 0 fraction bits, round to nearest even, no exceptions).
+  __m512 Distance(__m512 f) const { return _mm512_and_ps(_mm512_reduce_ps(f, 8), abs_mask); }
+
+  // clamp(round(f) + zp, lo, hi) of the 32 lanes of f0 and f1, stored as T at out.
+  template <typename T>
+  void Store(__m512 f0, __m512 f1, T* HWY_RESTRICT out) const {
+    __m512i v16 = _mm512_adds_epi16(
+        _mm512_packs_epi32(_mm512_cvtps_epi32(f0), _mm512_cvtps_epi32(f1)), zp16);
+    v16 = _mm512_min_epi16(_mm512_max_epi16(v16, lo16), hi16);
+    const __m512i v8 =
+        std::is_signed_v<T> ? _mm512_packs_epi16(v16, v16) : _mm512_packus_epi16(v16, v16);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                        _mm512_castsi512_si256(_mm512_permutexvar_epi32(order, v8)));
+  }
+};
+#endif
+
 // Requantization in float32 lanes that gives the float64 reference's result exactly, for
 // 8-bit outputs (|zp|, |lo|, |hi| <= 256) and multipliers m with 2^-60 <= |m| <= 2^60:
 //   f = float32(float(acc) * m), clamped to [lo - zp, hi - zp], rounded half to even, plus zp.
@@ -225,23 +262,12 @@ int64_t RequantizeF32Vec(const int32_t* HWY_RESTRICT acc, int64_t lda, int64_t r
   };
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
   // AVX-512 with every |m| < 1: then |f| < 2^31 (|acc| <= 2^31, and float(acc) * m rounds below
-  // 2^31), so vcvtps2dq rounds f half to even into int32 without overflowing, vreduceps gives
-  // f - round(f) for the undecided test, and the narrowing runs in int16 lanes with saturation:
-  // a rounded value beyond int16 (or past the zero point's addition) saturates to a value
-  // beyond [lo, hi] on its own side, which the clamp then takes to that bound, as it does an
-  // out-of-range f in the loops below. Two packs and one permute narrow 32 lanes instead of
-  // two 32-to-8-bit truncations. The same integers, so the same bytes.
+  // 2^31), as RoundNarrow512 needs. The same integers as the loops below, so the same bytes.
   bool small_mult = true;
   for (int64_t c = 0; c < (mult_step ? n : 1) && small_mult; ++c) {
     small_mult = std::fabs(mult[c]) < 1.0f;
   }
-  const __m512i zp16 = _mm512_set1_epi16(static_cast<int16_t>(zp));
-  const __m512i lo16 = _mm512_set1_epi16(static_cast<int16_t>(lo));
-  const __m512i hi16 = _mm512_set1_epi16(static_cast<int16_t>(hi));
-  const __m512 abs_mask = _mm512_castsi512_ps(_mm512_set1_epi32(0x7FFFFFFF));
-  // After the packs, 32-bit unit 4k holds lanes 4k..4k+3 of the first vector, 4k + 1 those of
-  // the second (k = 0..3 over the 128-bit blocks).
-  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
+  const RoundNarrow512 narrow(zp, lo, hi);
   const __m512 near_half512 = _mm512_set1_ps(kNearHalf);
   // f's lanes from column i of row a (bias added to the accumulators in *vacc).
   auto product512 = [&](const int32_t* HWY_RESTRICT a, int64_t i, __m512i* vacc) {
@@ -261,17 +287,8 @@ int64_t RequantizeF32Vec(const int32_t* HWY_RESTRICT acc, int64_t lda, int64_t r
     for (; small_mult && i + 32 <= n; i += 32) {
       __m512i acc0, acc1;
       const __m512 f0 = product512(a, i, &acc0), f1 = product512(a, i + 16, &acc1);
-      // Round half to even (the default rounding mode; Highway never changes it).
-      const __m512i r0 = _mm512_cvtps_epi32(f0), r1 = _mm512_cvtps_epi32(f1);
-      // |f - round(f)| (imm 8: keep 0 fraction bits, round to nearest even, no exceptions).
-      const __m512 d0 = _mm512_and_ps(_mm512_reduce_ps(f0, 8), abs_mask);
-      const __m512 d1 = _mm512_and_ps(_mm512_reduce_ps(f1, 8), abs_mask);
-      __m512i v16 = _mm512_adds_epi16(_mm512_packs_epi32(r0, r1), zp16);
-      v16 = _mm512_min_epi16(_mm512_max_epi16(v16, lo16), hi16);
-      const __m512i v8 = std::is_signed_v<T> ? _mm512_packs_epi16(v16, v16)
-                                             : _mm512_packus_epi16(v16, v16);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + i),
-                          _mm512_castsi512_si256(_mm512_permutexvar_epi32(order, v8)));
+      const __m512 d0 = narrow.Distance(f0), d1 = narrow.Distance(f1);
+      narrow.Store(f0, f1, o + i);
       if (HWY_UNLIKELY(_mm512_cmp_ps_mask(_mm512_max_ps(d0, d1), near_half512, _CMP_GT_OQ))) {
         fix(hn::Vec<decltype(di)>{acc0}, hn::Vec<decltype(df)>{d0}, i, o);
         fix(hn::Vec<decltype(di)>{acc1}, hn::Vec<decltype(df)>{d1}, i + 16, o);
@@ -412,32 +429,20 @@ int64_t QdqBinaryLoop(const TA* HWY_RESTRICT a, int64_t a_step, const TB* HWY_RE
   };
   int64_t i = 0;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-  // AVX-512, no NaN, and every quotient t = x * (1 / y_scale) below 2^30 in magnitude: as in
-  // RequantizeF32Vec, vcvtps2dq rounds t half to even, vreduceps gives t - round(t), and 32 lanes
-  // narrow through saturating int16 packs (the same integers, so the same bytes). A pair of
-  // vectors with an undecided lane takes the steps above (the division).
+  // AVX-512, no NaN, and every quotient t = x * (1 / y_scale) below 2^30 in magnitude:
+  // RoundNarrow512 (the same integers, so the same bytes). A pair of vectors with an undecided
+  // lane takes the steps above (the division).
   if (!kMaybeNaN && quotient_below_2_30) {
-    const __m512i zp16 = _mm512_set1_epi16(static_cast<int16_t>(p.y_zp));
-    const __m512i lo16 = _mm512_set1_epi16(static_cast<int16_t>(p.lo));
-    const __m512i hi16 = _mm512_set1_epi16(static_cast<int16_t>(p.hi));
-    const __m512 abs_mask = _mm512_castsi512_ps(_mm512_set1_epi32(0x7FFFFFFF));
-    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
+    const RoundNarrow512 narrow(p.y_zp, p.lo, p.hi);
     for (; i + 2 * N <= n; i += 2 * N) {
       const __m512 t0 = hn::Mul(op_at(i), vinv).raw, t1 = hn::Mul(op_at(i + N), vinv).raw;
-      const __m512 d0 = _mm512_and_ps(_mm512_reduce_ps(t0, 8), abs_mask);
-      const __m512 d1 = _mm512_and_ps(_mm512_reduce_ps(t1, 8), abs_mask);
-      if (HWY_UNLIKELY(_mm512_cmp_ps_mask(_mm512_max_ps(d0, d1), near_half.raw, _CMP_GT_OQ))) {
+      const __m512 d = _mm512_max_ps(narrow.Distance(t0), narrow.Distance(t1));
+      if (HWY_UNLIKELY(_mm512_cmp_ps_mask(d, near_half.raw, _CMP_GT_OQ))) {
         quantize_at(i);
         quantize_at(i + N);
         continue;
       }
-      __m512i v16 = _mm512_adds_epi16(
-          _mm512_packs_epi32(_mm512_cvtps_epi32(t0), _mm512_cvtps_epi32(t1)), zp16);
-      v16 = _mm512_min_epi16(_mm512_max_epi16(v16, lo16), hi16);
-      const __m512i v8 = std::is_signed_v<TY> ? _mm512_packs_epi16(v16, v16)
-                                              : _mm512_packus_epi16(v16, v16);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i),
-                          _mm512_castsi512_si256(_mm512_permutexvar_epi32(order, v8)));
+      narrow.Store(t0, t1, out + i);
     }
   }
 #else
@@ -468,21 +473,21 @@ int64_t QdqBinaryVec(QdqBinaryOp op, const TA* HWY_RESTRICT a, int64_t a_step,
   // within that times |1 / y_scale|.
   const double x_bound = op == QdqBinaryOp::kMul ? ma * mb : ma + mb;
   const bool small_t = finite && x_bound * std::fabs(static_cast<double>(inv)) * 1.01 < 0x1p30;
+  // One instantiation per op; a division can always be NaN (0 / 0).
+  auto run = [&](auto op_constant) -> int64_t {
+    constexpr QdqBinaryOp kOp = decltype(op_constant)::value;
+    if constexpr (kOp == QdqBinaryOp::kDiv) {
+      return QdqBinaryLoop<kOp, true>(a, a_step, b, b_step, p, out, n, false);
+    } else {
+      return finite ? QdqBinaryLoop<kOp, false>(a, a_step, b, b_step, p, out, n, small_t)
+                    : QdqBinaryLoop<kOp, true>(a, a_step, b, b_step, p, out, n, false);
+    }
+  };
   switch (op) {
-    case QdqBinaryOp::kAdd:
-      return finite
-                 ? QdqBinaryLoop<QdqBinaryOp::kAdd, false>(a, a_step, b, b_step, p, out, n, small_t)
-                 : QdqBinaryLoop<QdqBinaryOp::kAdd, true>(a, a_step, b, b_step, p, out, n, false);
-    case QdqBinaryOp::kSub:
-      return finite
-                 ? QdqBinaryLoop<QdqBinaryOp::kSub, false>(a, a_step, b, b_step, p, out, n, small_t)
-                 : QdqBinaryLoop<QdqBinaryOp::kSub, true>(a, a_step, b, b_step, p, out, n, false);
-    case QdqBinaryOp::kMul:
-      return finite
-                 ? QdqBinaryLoop<QdqBinaryOp::kMul, false>(a, a_step, b, b_step, p, out, n, small_t)
-                 : QdqBinaryLoop<QdqBinaryOp::kMul, true>(a, a_step, b, b_step, p, out, n, false);
-    default:
-      return QdqBinaryLoop<QdqBinaryOp::kDiv, true>(a, a_step, b, b_step, p, out, n, false);
+    case QdqBinaryOp::kAdd: return run(std::integral_constant<QdqBinaryOp, QdqBinaryOp::kAdd>());
+    case QdqBinaryOp::kSub: return run(std::integral_constant<QdqBinaryOp, QdqBinaryOp::kSub>());
+    case QdqBinaryOp::kMul: return run(std::integral_constant<QdqBinaryOp, QdqBinaryOp::kMul>());
+    default: return run(std::integral_constant<QdqBinaryOp, QdqBinaryOp::kDiv>());
   }
 }
 

@@ -45,6 +45,19 @@ QParams ParamsOf(const Range& r) {
   return p;
 }
 
+// Removes the nodes marked in `drop` (a folding's absorbed nodes), then every initializer that
+// nothing reads any more (their parameters, the folded weights' originals).
+void RemoveNodes(graph::Graph* g, const std::vector<bool>& drop) {
+  std::vector<graph::Node> kept;
+  for (size_t i = 0; i < g->nodes.size(); ++i) {
+    if (!drop[i]) kept.push_back(std::move(g->nodes[i]));
+  }
+  g->nodes = std::move(kept);
+  std::set<std::string> candidates;
+  for (const auto& init : g->initializers) candidates.insert(init.first);
+  DropUnusedInitializers(g, candidates);
+}
+
 // Folds Add(Conv(x, W, b), c) into Conv(x, W, b + c) where c is a float32 initializer with one
 // value per output channel shaped to broadcast along the channel axis ([1, M, 1, 1], [M, 1, 1],
 // ...) or one value, and the Conv's output feeds only that Add (paddle2onnx writes a
@@ -107,18 +120,7 @@ void FoldBiasAdd(graph::Graph* g, std::set<std::string>* taken) {
       break;
     }
   }
-  std::set<std::string> candidates;
-  std::vector<graph::Node> kept;
-  for (size_t i = 0; i < g->nodes.size(); ++i) {
-    if (drop[i]) {
-      for (const std::string& in : g->nodes[i].inputs) candidates.insert(in);
-      continue;
-    }
-    kept.push_back(std::move(g->nodes[i]));
-  }
-  g->nodes = std::move(kept);
-  for (const auto& init : g->initializers) candidates.insert(init.first);
-  DropUnusedInitializers(g, candidates);
+  RemoveNodes(g, drop);
 }
 
 // Folds BatchNormalization(Conv(x, W, b)) into Conv(x, W', b') where the Conv output feeds only
@@ -202,18 +204,7 @@ void FoldBatchNorm(graph::Graph* g, std::set<std::string>* taken) {
     conv.outputs[0] = bn.outputs[0];
     drop[bi] = true;
   }
-  std::set<std::string> candidates;
-  std::vector<graph::Node> kept;
-  for (size_t i = 0; i < g->nodes.size(); ++i) {
-    if (drop[i]) {
-      for (size_t k = 1; k < g->nodes[i].inputs.size(); ++k) candidates.insert(g->nodes[i].inputs[k]);
-      continue;
-    }
-    kept.push_back(std::move(g->nodes[i]));
-  }
-  g->nodes = std::move(kept);
-  for (const auto& init : g->initializers) candidates.insert(init.first);
-  DropUnusedInitializers(g, candidates);
+  RemoveNodes(g, drop);
 }
 
 // Runs the float model over the calibration inputs and returns min/max of every float32 value

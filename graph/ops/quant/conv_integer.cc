@@ -143,9 +143,9 @@ QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttributes& attrs, int x_in, 
                       p.g.KernelSize() <= QConvPlan::kMaxExactFloatTaps;
   if (p.depthwise_float) return p;  // no GEMM: the weights stay as they are
   const int64_t ksize = p.g.KernelSize();
-  bool pointwise = ksize == 1;
+  p.pointwise = ksize == 1;
   for (int d = 0; d < p.g.rank; ++d) {
-    pointwise = pointwise && p.g.stride[d] == 1 && p.g.pad[d] == 0 && p.g.out[d] == p.g.in[d];
+    p.pointwise = p.pointwise && p.g.stride[d] == 1 && p.g.pad[d] == 0 && p.g.out[d] == p.g.in[d];
   }
   // Swap when the GEMM's narrowest tile (16 columns) would be less than half full and there are
   // at least a panel's worth of positions to fill the other way; pointwise convolutions also up
@@ -153,10 +153,9 @@ QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttributes& attrs, int x_in, 
   // directly costs less than transposing x to channels-last and the result back
   // (bench/README.md).
   p.swap_operands = (4 * p.og <= kernels::PackedQB::kNR ||
-                     (pointwise && p.og <= kMaxPointwiseSwapChannels)) &&
+                     (p.pointwise && p.og <= kMaxPointwiseSwapChannels)) &&
                     p.positions >= kernels::PackedQB::kNR;
-  p.pointwise_rows = pointwise && p.swap_operands;
-  p.transpose_x = p.cg > 1 && p.in_size > 1 && !p.pointwise_rows;
+  p.transpose_x = p.cg > 1 && p.in_size > 1 && !p.PackedFromRows();
   if (p.transpose_x) p.to_channels_last = kernels::PlanTranspose(1, {p.cg, p.in_size}, {1, 0});
   if (p.swap_operands) {
     if (const Tensor* wc = ctx.input_value(w_in); wc != nullptr) {
@@ -228,10 +227,6 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
   const uint8_t pad = static_cast<uint8_t>(xzp);  // int8 zero points keep their bit pattern
   const int slots = blocks_parallel ? std::max(1, par.num_threads()) : 1;
   uint8_t* xt = scratch_rows + slots * SlotRowBytes();  // channels-last x (transpose_x)
-  bool pointwise = ksize == 1;
-  for (int d = 0; d < g.rank; ++d) {
-    pointwise = pointwise && g.stride[d] == 1 && g.pad[d] == 0 && g.out[d] == g.in[d];
-  }
   // Scratch slots: one per concurrently running task (a For runs at most num_threads() tasks at
   // once); a task claims a free one. Which slot a task gets changes no result.
   std::unique_ptr<std::atomic<bool>[]> slot_busy(new std::atomic<bool>[static_cast<size_t>(slots)]);
@@ -265,7 +260,7 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
           // C [og, pc]: y[n, gi * og + o, p0 + q] directly (row stride `positions`), or the
           // block's sums [og, pc] then requantized one output channel (row) at a time.
           const auto b =
-              pointwise_rows
+              PackedFromRows()
                   ? kernels::PackedQB::Pack(x_signed, false, kdim, pc, xg + p0, in_size)
                   : kernels::PackedQB::Pack(x_signed, true, kdim, pc, rows, lda);
           QGemmBytesToI32(og, wr + gi * og * kdim, w_signed, kdim, wz, wz ? wzp_step : 0, *b, &xzp,

@@ -70,13 +70,6 @@ void RequireQuantOperand(TypeContext& ctx, int i) {
   ctx.RequireDType(i, {DType::kUInt8, DType::kInt8});
 }
 
-void RequireOne(const PrepareContext& ctx, int i, const char* name) {
-  if (ctx.has_input(i) && !IsOneElement(ctx.input_dims(i))) {
-    ctx.Fail(std::string(name) + " must be a scalar (per-tensor), got shape " +
-             DimsToString(ctx.input_dims(i)));
-  }
-}
-
 // b_scale / w_scale: one value or `count` values (1-D).
 void RequireOneOrVector(const PrepareContext& ctx, int i, int64_t count, const char* name,
                         const char* what) {

@@ -48,6 +48,7 @@ namespace quant_fused {
 namespace {
 
 using quant_ops::IsOneElement;
+using quant_ops::RequireOne;
 using quant_ops::QConvRequant;
 using quant_ops::RequantConv;
 using quant_ops::ScalesAsF32;
@@ -160,13 +161,6 @@ void RunGeneral(const QConvTransposePlan& p, const RunArgs& a, const uint8_t* x,
         }
       });
     }
-  }
-}
-
-void RequireOne(const PrepareContext& ctx, int i, const char* name) {
-  if (ctx.has_input(i) && !IsOneElement(ctx.input_dims(i))) {
-    ctx.Fail(std::string(name) + " must be a scalar (per-tensor), got shape " +
-             DimsToString(ctx.input_dims(i)));
   }
 }
 

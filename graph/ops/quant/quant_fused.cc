@@ -31,6 +31,7 @@ namespace quant_fused {
 namespace {
 
 using quant_ops::IsOneElement;
+using quant_ops::RequireOne;
 using quant_ops::ScalesAsF32;
 using quant_ops::ZeroPointsAsI32;
 
@@ -41,13 +42,6 @@ void RequireOneOrVector(const PrepareContext& ctx, int i, int64_t count, const c
   if (d.size() == 1 && d[0] == count) return;
   ctx.Fail(std::string(name) + " has shape " + DimsToString(d) + " but must be a scalar or [" +
            std::to_string(count) + "]");
-}
-
-void RequireOne(const PrepareContext& ctx, int i, const char* name) {
-  if (ctx.has_input(i) && !IsOneElement(ctx.input_dims(i))) {
-    ctx.Fail(std::string(name) + " must be a scalar (per-tensor), got shape " +
-             DimsToString(ctx.input_dims(i)));
-  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -30,6 +30,14 @@ using quant::IsQuantIntDType;
 using quant::ScalesAsF32;
 using quant::ZeroPointsAsI32;
 
+// Fails unless input i is absent or holds one element (a per-tensor scale or zero point).
+inline void RequireOne(const PrepareContext& ctx, int i, const char* name) {
+  if (ctx.has_input(i) && !IsOneElement(ctx.input_dims(i))) {
+    ctx.Fail(std::string(name) + " must be a scalar (per-tensor), got shape " +
+             DimsToString(ctx.input_dims(i)));
+  }
+}
+
 // DynamicQuantizeLinear of x[0, n) into y (uint8): min / max over x (NaN skipped), the scale and
 // zero point of quant::ComputeDynamicQuantParams, then the quantization, both in parallel chunks
 // whose bounds do not depend on the thread count (min and max are exact, so neither does the
@@ -126,10 +134,12 @@ struct QConvPlan {
   // would be mostly padding.
   bool swap_operands = false;
   std::shared_ptr<const std::vector<uint8_t>> w_rows;  // const W reordered, [group][og][kdim]
-  // A pointwise convolution (1x1, stride 1, no padding) with swapped operands packs its B
-  // straight from x's channels-first rows [cg, positions]: x is never transposed, and the
-  // result is y's layout, so no byte of the layer moves between layouts.
-  bool pointwise_rows = false;
+  // 1x1, stride 1, no padding: x's channels-last rows are the GEMM's A as they are.
+  bool pointwise = false;
+  // A pointwise convolution with swapped operands packs its B straight from x's channels-first
+  // rows [cg, positions]: x is never transposed, and the result is y's layout, so no byte of
+  // the layer moves between layouts.
+  bool PackedFromRows() const { return pointwise && swap_operands; }
 
   // wzp: nullptr, 1 value (wzp_step 0) or out_channels values (wzp_step 1). Writes the int32
   // sums to y, or, when rq is given, their requantization to rq->y (y is then unused).
