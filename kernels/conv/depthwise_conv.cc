@@ -2,7 +2,8 @@
 // columns accumulate every tap in vector registers, up to 8 vectors at once (stride 1 or 2 along
 // the row; short rows 2 or 4 at a time), and store once; other strides use the same tap order
 // with scalar FMAs. Padded inputs are copied into a zero-bordered plane first, so that every
-// column is interior.
+// column is interior; on AVX-512, square 3x3 / 5x5 kernels at stride 1 or 2 read x directly
+// with masked loads instead (DepthwiseChannelDirect), in the same tap order.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/conv/depthwise_conv.cc"
 #include "kernels/hwy_policy.h"
@@ -587,86 +588,100 @@ void DepthwiseChannelAligned(const float* HWY_RESTRICT plane, int64_t rowlen, in
     oy += count;
   }
 }
-// Stride 2 in both directions, dilation 1, a square 3x3 or 5x5 kernel, read straight from x:
-// AlignedPlane's plane costs a masked load, two permutes and two 512-bit stores per 32 input
-// columns of every row, as much as the taps that read it, where stride 2 uses each input row at
-// most twice. Here vector n of an output row (outputs 16 n..) takes input columns
-// s = 32 n - PW on: V0 = x[s, s + 16), V1 = x[s + 16, s + 32) and the first K - 1 lanes of V2
-// (masked to the row; lanes outside it are zero, as the plane's padding), and its taps are
-// E = x[s + 2i] (even lanes of V0:V1), O = x[s + 2i + 1] (odd lanes), then E and O moved one lane
-// on with V2's next lanes (x[s + 2i + 2], x[s + 2i + 3]) and E two lanes on (x[s + 2i + 4]).
-// R output rows at a time read their 2 R + K - 2 input rows once each (consecutive rows share
-// one), input rows outside the image are skipped, and each output's sum is b, then its taps
-// in (ky, kx) order: DepthwiseChannelAligned's operations, so its bits.
+// Depthwise rows read straight from x, for stride 1 or 2 in both directions, dilation 1 and a
+// square 3x3 or 5x5 kernel: no plane. AlignedPlane's plane costs a masked load and a 512-bit
+// store per 16 input columns of every row (at stride 2 also two permutes per 32), as much as the
+// taps that read it at stride 2. Here vector n of an output row (outputs 16 n..) takes input
+// columns from s = S 16 n - PW: V0 = x[s, s + 16), at stride 2 V1 = x[s + 16, s + 32), and the
+// first K - 1 lanes of the next vector (each masked to the row: lanes outside it are zero, as
+// the plane's padding). Stride 1: tap kx is V0 moved kx lanes on over V1 (valignd). Stride 2:
+// the taps are E = x[s + 2i] (even lanes of V0:V1), O = x[s + 2i + 1] (odd lanes), then E and O
+// moved one lane on with V2's lanes (x[s + 2i + 2], x[s + 2i + 3]) and E two lanes on
+// (x[s + 2i + 4]). R output rows at a time read their S (R - 1) + K input rows once each,
+// input rows outside the image are skipped, and each output's sum is b, then its taps in
+// (ky, kx) order: DepthwiseChannelAligned's operations, so its bits.
 template <int K>
-struct Stride2Taps {
+struct DirectTaps {
   static_assert(K == 3 || K == 5, "3 or 5 taps");
   __m512 t[K];
 };
 
-// The masks of Stride2Load's three vectors at columns s, s + 16 and s + 32 of a row of W (the
-// third one's first K - 1 lanes only), and their offsets (0 where a mask is empty, so that no
-// pointer strays far from the row). The same for every row.
-struct Stride2Columns {
-  __mmask16 m[3];
-  int64_t at[3];
-  Stride2Columns(int64_t s, int64_t W, int K) {
-    for (int v = 0; v < 3; ++v) {
+// The masks of DirectLoad's S + 1 vectors at columns s + 16 v of a row of W (the last one's
+// first K - 1 lanes only), and their offsets (0 where a mask is empty, so that no pointer strays
+// far from the row). The same for every row.
+template <int S>
+struct DirectColumns {
+  __mmask16 m[S + 1];
+  int64_t at[S + 1];
+  DirectColumns(int64_t s, int64_t W, int K) {
+    for (int v = 0; v <= S; ++v) {
       const int64_t c = s + v * kAlignedLanes;
-      const __mmask16 keep = v < 2 ? 0xFFFF : static_cast<__mmask16>((1u << (K - 1)) - 1u);
+      const __mmask16 keep = v < S ? 0xFFFF : static_cast<__mmask16>((1u << (K - 1)) - 1u);
       m[v] = static_cast<__mmask16>(FirstLanes(W - c) & ~FirstLanes(-c) & keep);
       at[v] = m[v] == 0 ? 0 : c;
     }
   }
 };
 
-template <int K, class Loader, typename T>
-HWY_INLINE Stride2Taps<K> Stride2Load(const T* HWY_RESTRICT row, const Stride2Columns& cols) {
+template <int K, int S, class Loader, typename T>
+HWY_INLINE DirectTaps<K> DirectLoad(const T* HWY_RESTRICT row, const DirectColumns<S>& cols) {
+  DirectTaps<K> taps;
   const __m512 v0 = Loader::Masked(cols.m[0], row + cols.at[0]);
   const __m512 v1 = Loader::Masked(cols.m[1], row + cols.at[1]);
-  const __m512 v2 = Loader::Masked(cols.m[2], row + cols.at[2]);
-  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-  Stride2Taps<K> taps;
-  const __m512 e = _mm512_permutex2var_ps(v0, even, v1);
-  const __m512 o = _mm512_permutex2var_ps(v0, odd, v1);
-  taps.t[0] = e;
-  taps.t[1] = o;
-  taps.t[2] = LanesFrom<1>(e, v2);
-  if constexpr (K == 5) {
-    // Lanes 1..15 of o, then x[s + 33] (v2's lane 1); lanes 2..15 of e, then v2's lanes 0 and 2.
-    const __m512i next_odd =
-        _mm512_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17);
-    const __m512i next_even =
-        _mm512_setr_epi32(2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18);
-    taps.t[3] = _mm512_permutex2var_ps(o, next_odd, v2);
-    taps.t[4] = _mm512_permutex2var_ps(e, next_even, v2);
+  if constexpr (S == 1) {
+    taps.t[0] = v0;
+    taps.t[1] = LanesFrom<1>(v0, v1);
+    taps.t[2] = LanesFrom<2>(v0, v1);
+    if constexpr (K == 5) {
+      taps.t[3] = LanesFrom<3>(v0, v1);
+      taps.t[4] = LanesFrom<4>(v0, v1);
+    }
+    return taps;
+  } else {
+    const __m512 v2 = Loader::Masked(cols.m[2], row + cols.at[2]);
+    const __m512i even =
+        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+    const __m512 e = _mm512_permutex2var_ps(v0, even, v1);
+    const __m512 o = _mm512_permutex2var_ps(v0, odd, v1);
+    taps.t[0] = e;
+    taps.t[1] = o;
+    taps.t[2] = LanesFrom<1>(e, v2);
+    if constexpr (K == 5) {
+      // Lanes 1..15 of o, then x[s + 33] (v2's lane 1); lanes 2..15 of e, then v2's lanes 0, 2.
+      const __m512i next_odd =
+          _mm512_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17);
+      const __m512i next_even =
+          _mm512_setr_epi32(2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18);
+      taps.t[3] = _mm512_permutex2var_ps(o, next_odd, v2);
+      taps.t[4] = _mm512_permutex2var_ps(e, next_even, v2);
+    }
+    return taps;
   }
-  return taps;
 }
 
 // Output rows oy0 .. oy0 + R - 1 (y: row oy0), columns [0, OW), from input rows
-// iy0 = 2 oy0 - PH on, one vector of each row at a time (two at a time, or 2 or 8 rows, ran
+// iy0 = S oy0 - PH on, one vector of each row at a time (two at a time, or 2 or 8 rows, ran
 // slower: bench/README.md).
-template <int K, int R, class Loader, typename T>
-void Stride2RowGroup(const T* HWY_RESTRICT x, int64_t H, int64_t W, int64_t PW, int64_t iy0,
-                     const float* HWY_RESTRICT wc, float b, float* HWY_RESTRICT y, int64_t OW) {
+template <int K, int S, int R, class Loader, typename T>
+void DirectRowGroup(const T* HWY_RESTRICT x, int64_t H, int64_t W, int64_t PW, int64_t iy0,
+                    const float* HWY_RESTRICT wc, float b, float* HWY_RESTRICT y, int64_t OW) {
   constexpr int64_t L = kAlignedLanes;
-  constexpr int kRows = 2 * (R - 1) + K;  // input rows the group reads
+  constexpr int kRows = S * (R - 1) + K;  // input rows the group reads
   // Input rows [t_lo, t_hi) of the group lie inside the image.
   const int t_lo = static_cast<int>(std::max<int64_t>(0, -iy0));
   const int t_hi = static_cast<int>(std::min<int64_t>(kRows, H - iy0));
   for (int64_t j0 = 0; j0 < OW; j0 += L) {
-    const Stride2Columns cols(2 * j0 - PW, W, K);
+    const DirectColumns<S> cols(S * j0 - PW, W, K);
     __m512 acc[R];
     for (int r = 0; r < R; ++r) acc[r] = _mm512_set1_ps(b);
 #pragma GCC unroll 16
     for (int t = 0; t < kRows; ++t) {
       if (t < t_lo || t >= t_hi) continue;
-      const Stride2Taps<K> taps = Stride2Load<K, Loader>(x + (iy0 + t) * W, cols);
+      const DirectTaps<K> taps = DirectLoad<K, S, Loader>(x + (iy0 + t) * W, cols);
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
-        const int ky = t - 2 * r;
+        const int ky = t - S * r;
         if (ky < 0 || ky >= K) continue;
 #pragma GCC unroll 8
         for (int kx = 0; kx < K; ++kx) {
@@ -679,34 +694,41 @@ void Stride2RowGroup(const T* HWY_RESTRICT x, int64_t H, int64_t W, int64_t PW, 
   }
 }
 
-// Whether DepthwiseChannelStride2 takes a convolution.
-bool Stride2Applies(int64_t KH, int64_t KW, int64_t SH, int64_t SW, int64_t DH, int64_t DW,
-                    int64_t OW) {
-  return SH == 2 && SW == 2 && DH == 1 && DW == 1 && KH == KW && (KW == 3 || KW == 5) && OW > 0;
+// Whether DepthwiseChannelDirect takes a convolution.
+bool DirectApplies(int64_t KH, int64_t KW, int64_t SH, int64_t SW, int64_t DH, int64_t DW,
+                   int64_t OW) {
+  return SH == SW && (SW == 1 || SW == 2) && DH == 1 && DW == 1 && KH == KW &&
+         (KW == 3 || KW == 5) && OW > 0;
 }
 
-// One output channel [OH, OW] from x [H, W] (Stride2Applies), four rows at a time.
+// One output channel [OH, OW] from x [H, W] (DirectApplies), four rows at a time.
 template <class Loader, typename T>
-void DepthwiseChannelStride2(const T* HWY_RESTRICT x, const float* HWY_RESTRICT wc, float b,
-                             float* HWY_RESTRICT yc, int64_t H, int64_t W, int64_t OH, int64_t OW,
-                             int64_t K, int64_t PH, int64_t PW) {
-  auto rows = [&](auto k) {
-    constexpr int kK = decltype(k)::value;
+void DepthwiseChannelDirect(const T* HWY_RESTRICT x, const float* HWY_RESTRICT wc, float b,
+                            float* HWY_RESTRICT yc, int64_t H, int64_t W, int64_t OH, int64_t OW,
+                            int64_t K, int64_t S, int64_t PH, int64_t PW) {
+  auto rows = [&](auto k, auto stride) {
+    constexpr int kK = decltype(k)::value, kS = decltype(stride)::value;
     int64_t oy = 0;
     for (; oy + 4 <= OH; oy += 4) {
-      Stride2RowGroup<kK, 4, Loader>(x, H, W, PW, 2 * oy - PH, wc, b, yc + oy * OW, OW);
+      DirectRowGroup<kK, kS, 4, Loader>(x, H, W, PW, kS * oy - PH, wc, b, yc + oy * OW, OW);
     }
     for (; oy < OH; ++oy) {
-      Stride2RowGroup<kK, 1, Loader>(x, H, W, PW, 2 * oy - PH, wc, b, yc + oy * OW, OW);
+      DirectRowGroup<kK, kS, 1, Loader>(x, H, W, PW, kS * oy - PH, wc, b, yc + oy * OW, OW);
     }
   };
-  if (K == 3) {
-    rows(std::integral_constant<int, 3>());
+  using std::integral_constant;
+  if (S == 1) {
+    if (K == 3) {
+      rows(integral_constant<int, 3>(), integral_constant<int, 1>());
+    } else {
+      rows(integral_constant<int, 5>(), integral_constant<int, 1>());
+    }
+  } else if (K == 3) {
+    rows(integral_constant<int, 3>(), integral_constant<int, 2>());
   } else {
-    rows(std::integral_constant<int, 5>());
+    rows(integral_constant<int, 5>(), integral_constant<int, 2>());
   }
 }
-
 #endif  // AVX3
 
 // x: float32, or 16-bit values of `kind` (T = uint16_t), which the aligned path widens as it
@@ -739,14 +761,15 @@ void DepthwiseConv(const ConvGeometry& g, const T* x, Float16Kind kind, int64_t 
   int64_t WP = std::max(W + PW, (OW - 1) * SW + (KW - 1) * DW + 1) + 1;
   bool pad_columns = PW > 0 || WP - 1 > W;
   bool aligned = false;
-  bool stride2 = false;  // DepthwiseChannelStride2: no plane
+  bool direct = false;  // DepthwiseChannelDirect: no plane
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-  // AVX-512: square 3x3 / 5x5 kernels at stride 2 read x directly (DepthwiseChannelStride2);
-  // other stride 1 or 2 convolutions go through an aligned plane (DepthwiseChannelAligned), rows
-  // of WP floats (stride 2: the even columns in the first half, the odd in the second).
-  stride2 = Stride2Applies(KH, KW, SH, SW, DH, DW, OW);
-  aligned = !stride2 && AlignedApplies(KW, SW, DW, OW);
-  if (stride2) pad_columns = false;
+  // AVX-512: square 3x3 / 5x5 kernels at stride 1 or 2 read x directly (DepthwiseChannelDirect);
+  // the other stride 1 or 2 convolutions (other kernel heights, 1-D, unequal strides) go through
+  // an aligned plane (DepthwiseChannelAligned), rows of WP floats (stride 2: the even columns in
+  // the first half, the odd in the second).
+  direct = DirectApplies(KH, KW, SH, SW, DH, DW, OW);
+  aligned = !direct && AlignedApplies(KW, SW, DW, OW);
+  if (direct) pad_columns = false;
   if (aligned) {
     const int64_t padded = std::max(W + PW, (OW - 1) * SW + KW) + 1;
     const int64_t half = (padded + SW - 1) / SW;
@@ -758,7 +781,7 @@ void DepthwiseConv(const ConvGeometry& g, const T* x, Float16Kind kind, int64_t 
     static thread_local ThreadScratch tls_plane, tls_widened;
     float* plane = pad_columns ? tls_plane.Get(H * WP + kPlaneSlack) : nullptr;
     float* widened = nullptr;
-    if (!kWide && !aligned && !stride2) widened = tls_widened.Get(H * W);
+    if (!kWide && !aligned && !direct) widened = tls_widened.Get(H * W);
     int64_t plane_channel = -1, widened_channel = -1;
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t oc_begin = t * per_task;
@@ -770,13 +793,13 @@ void DepthwiseConv(const ConvGeometry& g, const T* x, Float16Kind kind, int64_t 
         const float b = bias != nullptr ? bias[oc] : 0.0f;
         float* yc = y + oc * OH * OW;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-        if (stride2) {
+        if (direct) {
           if constexpr (kWide) {
-            DepthwiseChannelStride2<LoadF32>(xt, wc, b, yc, H, W, OH, OW, KW, PH, PW);
+            DepthwiseChannelDirect<LoadF32>(xt, wc, b, yc, H, W, OH, OW, KW, SW, PH, PW);
           } else if (kind == Float16Kind::kHalf) {
-            DepthwiseChannelStride2<Load16<false>>(xt, wc, b, yc, H, W, OH, OW, KW, PH, PW);
+            DepthwiseChannelDirect<Load16<false>>(xt, wc, b, yc, H, W, OH, OW, KW, SW, PH, PW);
           } else {
-            DepthwiseChannelStride2<Load16<true>>(xt, wc, b, yc, H, W, OH, OW, KW, PH, PW);
+            DepthwiseChannelDirect<Load16<true>>(xt, wc, b, yc, H, W, OH, OW, KW, SW, PH, PW);
           }
           continue;
         }

@@ -300,50 +300,56 @@ bool DepthwiseFuses() {
 
 TEST_CASE("DepthwiseConvF32 on short rows (2 or 4 rows at a time) is the ordered sum bitwise") {
   // Rows of 1-4 vectors run several at a time where their kernel rows are inside the image;
-  // heights leave groups of 4, 2 and single rows, with padded rows at the top and bottom.
+  // heights leave groups of 4, 2 and single rows, with padded rows at the top and bottom. Square
+  // kernels (AVX-512: rows read from x directly) and kernels two rows shorter (AVX-512: the
+  // aligned plane).
   std::mt19937 rng(19);
   for (int64_t stride : {1, 2}) {
     for (int64_t k : {3, 5}) {
-      for (int64_t width : {16, 17, 28, 33, 56, 64, 65, 70}) {
-        for (int64_t height : {4, 6, 7, 9, 12, 13}) {
-          for (int64_t pad : {0, 1, 2}) {
-            const int64_t dil = 1 + (width + height) % 2;
-            const int64_t reach = (k - 1) * dil + 1;
-            if (height + 2 * pad < reach || width + 2 * pad < reach) continue;
-            CAPTURE(stride);
-            CAPTURE(k);
-            CAPTURE(width);
-            CAPTURE(height);
-            CAPTURE(pad);
-            CAPTURE(dil);
-            ConvRefParams p;
-            p.in = {height, width};
-            p.kernel = {k, k};
-            p.stride = {stride, stride};
-            p.dilation = {dil, dil};
-            p.pad_begin = {pad, pad};
-            p.out = {(height + 2 * pad - reach) / stride + 1,
-                     (width + 2 * pad - reach) / stride + 1};
-            p.channels = 2;
-            p.group = 2;
-            p.out_channels = 2;
-            const ConvGeometry g = ToGeometry(p);
-            const auto x = RandomVector(rng, p.channels * g.InSize());
-            const auto w = RandomVector(rng, p.out_channels * g.KernelSize());
-            const auto bias = RandomVector(rng, p.out_channels);
-            const auto want = DepthwiseOrdered(p, x, w, bias);
-            for (const auto& t : CompiledTargets()) {
-              ScopedTarget st(t);
-              CAPTURE(t.name);
-              std::vector<float> y(want.size(), -7.0f);
-              DepthwiseConvF32(g, x.data(), p.channels, 1, w.data(), bias.data(), y.data(),
-                               SerialParallel());
-              // Targets without FMA round each vector product first (their scalar columns
-              // still fuse): there the sums agree to rounding.
-              if (DepthwiseFuses()) {
-                CHECK(std::memcmp(y.data(), want.data(), y.size() * sizeof(float)) == 0);
-              } else {
-                ExpectClose(y, std::vector<double>(want.begin(), want.end()), 1e-5);
+      for (const bool square : {true, false}) {
+        for (int64_t width : {16, 17, 28, 33, 56, 64, 65, 70}) {
+          for (int64_t height : {4, 6, 7, 9, 12, 13}) {
+            for (int64_t pad : {0, 1, 2}) {
+              const int64_t dil = 1 + (width + height) % 2;
+              const int64_t kh = square ? k : k - 2;
+              const int64_t reach = (k - 1) * dil + 1, reach_h = (kh - 1) * dil + 1;
+              if (height + 2 * pad < reach_h || width + 2 * pad < reach) continue;
+              CAPTURE(stride);
+              CAPTURE(k);
+              CAPTURE(kh);
+              CAPTURE(width);
+              CAPTURE(height);
+              CAPTURE(pad);
+              CAPTURE(dil);
+              ConvRefParams p;
+              p.in = {height, width};
+              p.kernel = {kh, k};
+              p.stride = {stride, stride};
+              p.dilation = {dil, dil};
+              p.pad_begin = {pad, pad};
+              p.out = {(height + 2 * pad - reach_h) / stride + 1,
+                       (width + 2 * pad - reach) / stride + 1};
+              p.channels = 2;
+              p.group = 2;
+              p.out_channels = 2;
+              const ConvGeometry g = ToGeometry(p);
+              const auto x = RandomVector(rng, p.channels * g.InSize());
+              const auto w = RandomVector(rng, p.out_channels * g.KernelSize());
+              const auto bias = RandomVector(rng, p.out_channels);
+              const auto want = DepthwiseOrdered(p, x, w, bias);
+              for (const auto& t : CompiledTargets()) {
+                ScopedTarget st(t);
+                CAPTURE(t.name);
+                std::vector<float> y(want.size(), -7.0f);
+                DepthwiseConvF32(g, x.data(), p.channels, 1, w.data(), bias.data(), y.data(),
+                                 SerialParallel());
+                // Targets without FMA round each vector product first (their scalar columns
+                // still fuse): there the sums agree to rounding.
+                if (DepthwiseFuses()) {
+                  CHECK(std::memcmp(y.data(), want.data(), y.size() * sizeof(float)) == 0);
+                } else {
+                  ExpectClose(y, std::vector<double>(want.begin(), want.end()), 1e-5);
+                }
               }
             }
           }
@@ -646,35 +652,38 @@ TEST_CASE("ConvPointwiseInPlace16 widens x as it loads: bitwise the float32 kern
 }
 
 TEST_CASE("DepthwiseConvFrom16 widens x as it reads it: bitwise DepthwiseConvF32 on widened x") {
-  // Geometries of the aligned plane (3x3 / 5x5, stride 1 / 2: the AVX-512 path widens while it
-  // builds the plane) and others (widened per channel first), rows narrower than a vector and
-  // wider than several, pads 0-2, multipliers 1-2; some inputs are arbitrary 16-bit patterns
-  // (NaN, Inf, subnormals).
+  // Geometries of the AVX-512 paths that widen as they load (square 3x3 / 5x5 at stride 1 / 2
+  // read from x directly; 3 or 5 columns under another kernel height through the aligned plane)
+  // and others (widened per channel first), rows narrower than a vector and wider than several,
+  // pads 0-2, multipliers 1-2; some inputs are arbitrary 16-bit patterns (NaN, Inf, subnormals).
   std::mt19937 rng(29);
   struct Shape {
-    int64_t k, stride, dil;
+    int64_t k, kh, stride, dil;
   };
-  const Shape shapes[] = {{3, 1, 1}, {3, 2, 1}, {5, 1, 1}, {5, 2, 1}, {3, 1, 2}, {2, 3, 1}};
+  const Shape shapes[] = {{3, 3, 1, 1}, {3, 3, 2, 1}, {5, 5, 1, 1}, {5, 5, 2, 1},
+                          {3, 1, 1, 1}, {5, 3, 2, 1}, {3, 3, 1, 2}, {2, 2, 3, 1}};
   for (const Float16Kind kind : {Float16Kind::kHalf, Float16Kind::kBFloat16}) {
     for (const Shape& sh : shapes) {
       for (int64_t width : {5, 16, 28, 47, 70}) {
         for (int64_t pad : {0, 1, 2}) {
           const int64_t height = 3 + width % 7, reach = (sh.k - 1) * sh.dil + 1;
-          if (height + 2 * pad < reach || width + 2 * pad < reach) continue;
+          const int64_t reach_h = (sh.kh - 1) * sh.dil + 1;
+          if (height + 2 * pad < reach_h || width + 2 * pad < reach) continue;
           const int64_t mult = 1 + width % 2;
           CAPTURE(static_cast<int>(kind));
           CAPTURE(sh.k);
+          CAPTURE(sh.kh);
           CAPTURE(sh.stride);
           CAPTURE(sh.dil);
           CAPTURE(width);
           CAPTURE(pad);
           ConvRefParams p;
           p.in = {height, width};
-          p.kernel = {sh.k, sh.k};
+          p.kernel = {sh.kh, sh.k};
           p.stride = {sh.stride, sh.stride};
           p.dilation = {sh.dil, sh.dil};
           p.pad_begin = {pad, pad};
-          p.out = {(height + 2 * pad - reach) / sh.stride + 1,
+          p.out = {(height + 2 * pad - reach_h) / sh.stride + 1,
                    (width + 2 * pad - reach) / sh.stride + 1};
           const ConvGeometry g = ToGeometry(p);
           const int64_t channels = 3;
