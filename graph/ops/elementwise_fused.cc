@@ -149,6 +149,7 @@ class FusedElementwiseOp final : public Op {
     const uint16_t* x = c.input(0).data<uint16_t>();
     uint16_t* y = c.output(0).data<uint16_t>();
     const int steps = static_cast<int>(chain.size());
+    kernels::Chain16UseReciprocals(kind, chain.data(), steps);
     const bool round_all = kernels::Chain16RoundsAll(kind, chain.data(), steps);
     ForChunks(c.parallel(), c.input(0).num_elements(), [&](int64_t b, int64_t e) {
       kernels::Chain16(kind, chain.data(), steps, round_all, x + b, y + b, e - b);
@@ -270,6 +271,8 @@ FusedChain::FusedChain(FusedProgram program, kernels::Float16Kind kind,
     widened[i] = kernels::Widen16One(kind_, constants_16_[i]);
   }
   if (!ToRegisterChain(program_, widened.data(), &register_chain_)) register_chain_.clear();
+  kernels::Chain16UseReciprocals(kind_, register_chain_.data(),
+                                 static_cast<int>(register_chain_.size()));
   register_round_all_ = kernels::Chain16RoundsAll(
       kind_, register_chain_.data(), static_cast<int>(register_chain_.size()));
 }

@@ -12,6 +12,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <type_traits>
 
 #include "kernels/elementwise/chain.h"
@@ -197,6 +199,54 @@ HWY_EXPORT(Chain16FromF32Impl);
 void ChainF32(const ChainStepF32* steps, int num_steps, const float* x, float* y, int64_t n) {
   if (n <= 0) return;
   HWY_DYNAMIC_DISPATCH(ChainF32Impl)(steps, num_steps, x, y, static_cast<size_t>(n));
+}
+
+namespace {
+
+// Whether round16(v * (1 / c)) == round16(v / c) for every 16-bit value v of `kind` (both NaN
+// counts as equal: the chain's NaNs are not bit-exact across targets anyway).
+bool ReciprocalExact16(Float16Kind kind, float c) {
+  const float r = 1.0f / c;
+  for (uint32_t bits = 0; bits <= 0xFFFF; ++bits) {
+    const float v = Widen16One(kind, static_cast<uint16_t>(bits));
+    if (std::isnan(v)) continue;
+    const uint16_t by_div = Narrow16One(kind, v / c);
+    const uint16_t by_mul = Narrow16One(kind, v * r);
+    if (by_div != by_mul &&
+        !(std::isnan(Widen16One(kind, by_div)) && std::isnan(Widen16One(kind, by_mul)))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+void Chain16UseReciprocals(Float16Kind kind, ChainStepF32* steps, int num_steps) {
+  // The answers by kind and c's bits: a model's chains share a few constants (6 for HardSwish).
+  static std::mutex mutex;
+  static std::map<uint64_t, bool> exact;
+  for (int k = 0; k < num_steps; ++k) {
+    ChainStepF32& s = steps[k];
+    if (s.kind != ChainStepF32::Kind::kDiv || s.operand != ChainStepF32::Operand::kConstant ||
+        !s.running_is_lhs) {
+      continue;
+    }
+    uint32_t c_bits;
+    std::memcpy(&c_bits, &s.constant, sizeof(c_bits));
+    const uint64_t key = (static_cast<uint64_t>(kind) << 32) | c_bits;
+    bool use;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      auto it = exact.find(key);
+      if (it == exact.end()) it = exact.emplace(key, ReciprocalExact16(kind, s.constant)).first;
+      use = it->second;
+    }
+    if (use) {
+      s.kind = ChainStepF32::Kind::kMul;
+      s.constant = 1.0f / s.constant;
+    }
+  }
 }
 
 bool Chain16RoundsAll(Float16Kind kind, const ChainStepF32* steps, int num_steps) {

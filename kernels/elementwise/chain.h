@@ -47,6 +47,14 @@ bool Chain16RoundsAll(Float16Kind kind, const ChainStepF32* steps, int num_steps
 // Chain16 with that answer given (callers that run one chain on many short runs keep it).
 void Chain16(Float16Kind kind, const ChainStepF32* steps, int num_steps, bool round_all,
              const uint16_t* x, uint16_t* y, int64_t n);
+// Rewrites each step running / c (c a constant) into running * (1 / c) where that gives the same
+// 16-bit result for every 16-bit running value (checked once per kind and c over all 65536
+// patterns): Chain16's results are unchanged, and a multiplication costs a fraction of a
+// division (HardSwish spelled out divides by 6 on every element). Only for Chain16 programs:
+// the running value before every step of those is a 16-bit value, and the step's result is
+// rounded to 16 bits.
+void Chain16UseReciprocals(Float16Kind kind, ChainStepF32* steps, int num_steps);
+
 // Narrow16 of float32 x into y, then Chain16 on y, in one pass: the same bits.
 void Chain16FromF32(Float16Kind kind, const ChainStepF32* steps, int num_steps, bool round_all,
                     const float* x, uint16_t* y, int64_t n);

@@ -338,5 +338,55 @@ TEST_CASE("Chain16 equals the scalar steps and the 16-bit kernels on every targe
   }
 }
 
+TEST_CASE("Chain16UseReciprocals keeps every 16-bit result and divides where it must") {
+  // Every 16-bit pattern through HardSwish spelled out (x * clip(x + 3, 0, 6) / 6) and through a
+  // division by a constant alone, as written and as rewritten; 6 (exact as a product for both
+  // kinds) becomes a multiplication, 1.2 (not exact for float16) stays a division for float16.
+  std::vector<uint16_t> x(65536);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<uint16_t>(i);
+  using K = Step::Kind;
+  using O = Step::Operand;
+  for (const Float16Kind kind : {Float16Kind::kHalf, Float16Kind::kBFloat16}) {
+    CAPTURE(static_cast<int>(kind));
+    for (const float c : {6.0f, 1.2f, 3.0f}) {
+      CAPTURE(c);
+      Step clip;
+      clip.kind = K::kClip;
+      clip.lo = 0.0f;
+      clip.hi = 6.0f;
+      const std::vector<std::vector<Step>> programs = {
+          {Binary(K::kAdd, O::kConstant, 3.0f), clip, Binary(K::kMul, O::kInput, 0.0f, false),
+           Binary(K::kDiv, O::kConstant, c)},
+          {Binary(K::kDiv, O::kConstant, c)}};
+      for (const auto& written : programs) {
+        std::vector<Step> rewritten = written;
+        const int n = static_cast<int>(written.size());
+        Chain16UseReciprocals(kind, rewritten.data(), n);
+        const Step& last = rewritten.back();
+        const bool divides = last.kind == K::kDiv;
+        if (c == 6.0f || c == 3.0f) CHECK_FALSE(divides);
+        if (c == 1.2f && kind == Float16Kind::kHalf) CHECK(divides);
+        if (!divides) CHECK(last.constant == 1.0f / c);
+        for (const auto& t : CompiledTargets()) {
+          ScopedTarget st(t);
+          CAPTURE(t.name);
+          std::vector<uint16_t> want(x.size()), got(x.size());
+          Chain16(kind, written.data(), n, x.data(), want.data(), 65536);
+          Chain16(kind, rewritten.data(), n, x.data(), got.data(), 65536);
+          int bad = 0;
+          for (size_t i = 0; i < x.size() && bad < 3; ++i) {
+            const float w = Widen16One(kind, want[i]), g = Widen16One(kind, got[i]);
+            if (want[i] != got[i] && !(std::isnan(w) && std::isnan(g))) {
+              ++bad;
+              FAIL_CHECK("x = " << Widen16One(kind, x[i]) << ": written " << w << ", rewritten "
+                                << g);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace simplecpp::kernels
