@@ -43,11 +43,12 @@ struct PlanOptions {
   int64_t max_total_bytes = std::numeric_limits<int64_t>::max();
   // Iterations of any one Loop node per run (checked by the Loop op at run time).
   int64_t max_loop_iterations = std::numeric_limits<int64_t>::max();
-  // Told of each weight a load-time pass has just copied into another layout (a blocked weight
-  // repacked for MatMulNBits), so that the loader can give back the pages it mapped for it right
-  // away rather than after the whole load: the source and its copy are then never all resident
-  // at once. Only a hint; may be empty.
-  std::function<void(const Tensor&)> release_weight;
+  // Told of the bytes of a weight that a load-time pass has just copied into another layout (a
+  // blocked weight repacked for MatMulNBits, a range of its rows at a time), so that the loader
+  // can give back the pages it mapped for them right away rather than after the whole load: the
+  // source and its copy are then never all resident at once. Only a hint (the bytes may be read
+  // again); may be empty.
+  std::function<void(const void* data, size_t bytes)> release_weight;
 };
 
 // What Build learned about one value.

@@ -1,6 +1,7 @@
 // Blocked DequantizeLinear -> MatMul into MatMulNBits (graph/passes/blocked_dequant_fusion.h).
 #include "graph/passes/blocked_dequant_fusion.h"
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 #include <vector>
@@ -181,7 +182,8 @@ class Fuser {
 
 // The MatMulNBits inputs for one match, appended to `initializers`; returns the node.
 Node Rewrite(const Match& m, const Node& matmul, std::set<std::string>* taken,
-             std::vector<std::pair<std::string, Tensor>>* initializers) {
+             std::vector<std::pair<std::string, Tensor>>* initializers,
+             const std::function<void(const void*, size_t)>& repacked) {
   const Tensor& w = *m.w;
   const int64_t k = w.dim(0), n = w.dim(1), bs = m.block_size;
   const int64_t k_blocks = (k + bs - 1) / bs;
@@ -205,29 +207,44 @@ Node Rewrite(const Match& m, const Node& matmul, std::set<std::string>* taken,
     return is_signed ? static_cast<uint8_t>(1 << (bits - 1)) : 0;
   };
 
+  // Codes and scales go from [K, N] / [k_blocks, N] (rows of blocks) to [N][k_blocks], about
+  // 1 MiB of W's rows at a time: each range of W and of its scales is read for the last time when
+  // its blocks are done, and handed to `repacked`, so that a mapped weight's pages can go while
+  // the rest is repacked (a 16 MiB output layer would otherwise be resident twice at the peak).
   Tensor packed(DType::kUInt8, {n, k_blocks, blob});
   auto* pb = packed.data<uint8_t>();
-  for (int64_t c = 0; c < n; ++c) {
-    for (int64_t b = 0; b < k_blocks; ++b) {
-      uint8_t* block = pb + (c * k_blocks + b) * blob;
-      for (int64_t j = 0; j < bs; ++j) {
-        const int64_t row = b * bs + j;
-        const uint8_t code = row < k ? UnsignedCode(w, row * n + c) : zp_code(b, c);
-        if (four) {
-          block[j / 2] = static_cast<uint8_t>(block[j / 2] | (code << (4 * (j & 1))));
-        } else {
-          block[j] = code;
-        }
-      }
-    }
-  }
-  // Scales and zero points go from [k_blocks, N] (per block row) to [N][k_blocks].
   Tensor scales(m.scale->dtype(), {n * k_blocks});
   const size_t elem = DTypeSize(m.scale->dtype());
-  for (int64_t c = 0; c < n; ++c) {
-    for (int64_t b = 0; b < k_blocks; ++b) {
-      std::memcpy(static_cast<uint8_t*>(scales.raw_data()) + (c * k_blocks + b) * elem,
-                  static_cast<const uint8_t*>(m.scale->raw_data()) + (b * n + c) * elem, elem);
+  const auto* w_bytes = static_cast<const uint8_t*>(w.raw_data());
+  const auto* scale_bytes = static_cast<const uint8_t*>(m.scale->raw_data());
+  const int64_t row_bits = n * bits;
+  const int64_t block_row_bits = std::max<int64_t>(1, bs * row_bits);
+  const int64_t chunk_blocks = std::max<int64_t>(1, (int64_t{8} << 20) / block_row_bits);
+  for (int64_t b0 = 0; b0 < k_blocks; b0 += chunk_blocks) {
+    const int64_t b1 = std::min(k_blocks, b0 + chunk_blocks);
+    for (int64_t c = 0; c < n; ++c) {
+      for (int64_t b = b0; b < b1; ++b) {
+        uint8_t* block = pb + (c * k_blocks + b) * blob;
+        for (int64_t j = 0; j < bs; ++j) {
+          const int64_t row = b * bs + j;
+          const uint8_t code = row < k ? UnsignedCode(w, row * n + c) : zp_code(b, c);
+          if (four) {
+            block[j / 2] = static_cast<uint8_t>(block[j / 2] | (code << (4 * (j & 1))));
+          } else {
+            block[j] = code;
+          }
+        }
+        std::memcpy(static_cast<uint8_t*>(scales.raw_data()) + (c * k_blocks + b) * elem,
+                    scale_bytes + (b * n + c) * elem, elem);
+      }
+    }
+    if (repacked) {
+      // Whole bytes of rows [b0 * bs, b1 * bs) of W (a byte shared with the next row stays).
+      const int64_t r0 = b0 * bs, r1 = std::min(k, b1 * bs);
+      const int64_t byte0 = (r0 * row_bits + 7) / 8, byte1 = r1 * row_bits / 8;
+      if (byte1 > byte0) repacked(w_bytes + byte0, static_cast<size_t>(byte1 - byte0));
+      repacked(scale_bytes + b0 * n * static_cast<int64_t>(elem),
+               static_cast<size_t>((b1 - b0) * n) * elem);
     }
   }
   Node node;
@@ -281,7 +298,7 @@ Node Rewrite(const Match& m, const Node& matmul, std::set<std::string>* taken,
 
 bool FuseBlockedDequantMatMul(const Graph& graph, const std::map<std::string, int64_t>& opsets,
                               Graph* out, std::map<std::string, int64_t>* out_opsets, int* fused,
-                              const std::function<void(const Tensor&)>& repacked) {
+                              const std::function<void(const void*, size_t)>& repacked) {
   const std::vector<Match> matches = Fuser(graph, opsets).FindMatches();
   if (fused != nullptr) *fused = static_cast<int>(matches.size());
   if (matches.empty()) return false;
@@ -295,8 +312,8 @@ bool FuseBlockedDequantMatMul(const Graph& graph, const std::map<std::string, in
   for (const Match& m : matches) {
     drop.insert(m.dq);
     drop.insert(m.chain.begin(), m.chain.end());
-    replace[m.matmul] = Rewrite(m, graph.nodes[m.matmul], &taken, &added);
-    if (repacked) repacked(*m.w);
+    replace[m.matmul] = Rewrite(m, graph.nodes[m.matmul], &taken, &added, repacked);
+    if (repacked) repacked(m.w->raw_data(), m.w->byte_size());
   }
   *out = Graph();
   out->name = graph.name;

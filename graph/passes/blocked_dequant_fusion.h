@@ -43,10 +43,12 @@ namespace simplecpp::graph::passes {
 // subgraph it compiles). When none matches, returns false and leaves *out / *out_opsets alone;
 // otherwise writes the rewritten graph and its opsets (com.microsoft version 1 added when
 // missing) and returns true. *fused (when given) receives the number of rewritten MatMuls;
-// `repacked` (when set) is called with each W right after its codes were repacked.
+// `repacked` (when set) is called with the bytes of W and of its scales as they are repacked, a
+// range of block rows at a time (then once with the whole W): the caller may give their pages
+// back (PlanOptions::release_weight).
 bool FuseBlockedDequantMatMul(const Graph& graph, const std::map<std::string, int64_t>& opsets,
                               Graph* out, std::map<std::string, int64_t>* out_opsets,
                               int* fused = nullptr,
-                              const std::function<void(const Tensor&)>& repacked = nullptr);
+                              const std::function<void(const void*, size_t)>& repacked = nullptr);
 
 }  // namespace simplecpp::graph::passes

@@ -93,7 +93,9 @@ std::shared_ptr<const ModelImpl> CompileModel(graph::Model model, const LoadOpti
   plan_options.max_total_bytes = options.limits.max_total_bytes;
   plan_options.max_loop_iterations = options.limits.max_loop_iterations;
   if (file != nullptr && file->mapped()) {
-    plan_options.release_weight = [file](const Tensor& t) { file->ReleasePages(t.raw_data(), t.byte_size()); };
+    plan_options.release_weight = [file](const void* data, size_t bytes) {
+      file->ReleasePages(data, bytes);
+    };
   }
   impl->plan = graph::Plan::Build(impl->model.graph, opsets, plan_options);
   // Top-level initializers only: subgraph weights are rare and small.
