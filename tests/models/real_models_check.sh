@@ -4,10 +4,16 @@
 # the seeded realistic inputs of bench/real_inputs.mjs through `simplecpp run` and through
 # onnxruntime-node (bench/ort_run.mjs), and checks every float32 output within ATOL (default 1e-4)
 # absolute of ORT's. Prints the largest difference per model.
+# float16: each CNN converted by `simplecpp convert --to float16` runs in both runtimes on the
+# same inputs rounded to half; against ORT's outputs of the float32 model, ours must be within
+# twice ORT's own float16 error plus a float16-sized slack, both in the largest absolute
+# difference (+ F16_ATOL, default 1e-3) and in the mean (+ F16_MEAN, default 1e-5): float16 runs
+# round differently in every op, so the bar is ORT's float16 accuracy, not ORT's bits.
 #
 #   tests/models/real_models_check.sh [BUILD_DIR]      (default: build)
-# Env: MODELS (default "det rec cls silero"), ATOL, THREADS (default 1, both runtimes),
-# ORT_OPT (ORT graph optimization level, default all), SIMPLECPP_MODEL_CACHE.
+# Env: MODELS (default "det rec cls silero"), VARIANTS (default "f32 f16"; Silero is f32 only),
+# ATOL, F16_ATOL, F16_MEAN, THREADS (default 1, both runtimes), ORT_OPT (ORT graph optimization
+# level, default all), SIMPLECPP_MODEL_CACHE.
 #
 # Opt-in and offline: it never downloads. It prints "skipped" and exits 0 unless the models are
 # in the cache (bench/real_models.sh fetches them), node is on PATH and onnxruntime-node is
@@ -18,7 +24,10 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 build="${1:-$root/build}"
 MODELS="${MODELS:-det rec cls silero}"
+VARIANTS="${VARIANTS:-f32 f16}"
 ATOL="${ATOL:-1e-4}"
+F16_ATOL="${F16_ATOL:-1e-3}"
+F16_MEAN="${F16_MEAN:-1e-5}"
 THREADS="${THREADS:-1}"
 ORT_OPT="${ORT_OPT:-all}"
 cli="$build/bin/simplecpp"
@@ -53,7 +62,8 @@ for id in $MODELS; do
     failed=1; continue
   fi
   if ! node "$root/bench/ort_run.mjs" run "$model" - "${args[@]}" --threads "$THREADS" --repeat 0 \
-       --opt "$ORT_OPT" --compare "$work/$id/ours" > "$work/$id/ort.txt" 2> "$work/$id/ort.err"; then
+       --opt "$ORT_OPT" --compare "$work/$id/ours" --save "$work/$id/ref" \
+       > "$work/$id/ort.txt" 2> "$work/$id/ort.err"; then
     echo "FAIL $id: onnxruntime-node failed: $(head -n 1 "$work/$id/ort.err")"
     failed=1; continue
   fi
@@ -76,6 +86,56 @@ for id in $MODELS; do
     }' "$work/$id/ort.txt")
   echo "${verdict%% *} $id: ${verdict#* }"
   [ "${verdict%% *}" = PASS ] || failed=1
+  case " $VARIANTS " in *" f16 "*) ;; *) continue ;; esac
+  [ "$id" = silero ] && continue
+  f16="$work/$id/f16.onnx"
+  if ! "$cli" convert --to float16 "$model" "$f16" > "$work/$id/f16.txt" \
+       2> "$work/$id/f16.err"; then
+    echo "FAIL $id f16: convert failed: $(head -n 1 "$work/$id/f16.err")"
+    failed=1; continue
+  fi
+  args16=()
+  for name in ${REAL_MODEL_INPUTS[$id]}; do
+    file="$work/$id/inputs/$name.npy"
+    [ -f "$work/$id/inputs/$name.f16.npy" ] && file="$work/$id/inputs/$name.f16.npy"
+    args16+=(--input "$name=$file")
+  done
+  if ! "$cli" run "$f16" "${args16[@]}" --threads "$THREADS" --output-dir "$work/$id/ours16" \
+       > "$work/$id/ours16.txt" 2> "$work/$id/ours16.err"; then
+    echo "FAIL $id f16: simplecpp run failed: $(head -n 1 "$work/$id/ours16.err")"
+    failed=1; continue
+  fi
+  if ! node "$root/bench/ort_run.mjs" run "$f16" - "${args16[@]}" --threads "$THREADS" --repeat 0 \
+       --opt "$ORT_OPT" --compare "$work/$id/ours16" --reference "$work/$id/ref" \
+       > "$work/$id/ort16.txt" 2> "$work/$id/ort16.err"; then
+    echo "FAIL $id f16: onnxruntime-node failed: $(head -n 1 "$work/$id/ort16.err")"
+    failed=1; continue
+  fi
+  # ref_abs_diff ort|ours NAME MAX MEAN, one line per output and runtime
+  verdict=$(awk -v atol="$F16_ATOL" -v mtol="$F16_MEAN" '
+    /^ref_abs_diff ort/ { omax[$3] = $4; omean[$3] = $5 }
+    /^ref_abs_diff ours/ { smax[$3] = $4; smean[$3] = $5 }
+    END {
+      n = 0
+      for (k in smax) {
+        n++
+        if (!(k in omax)) { bad = bad " " k ":no-ort"; continue }
+        lim = 2 * omax[k] + atol; mlim = 2 * omean[k] + mtol
+        if (smax[k] ~ /nan|NaN/ || smax[k] + 0 > lim || smean[k] + 0 > mlim) bad = bad " " k
+        line = line sprintf(" %s max %.2e (ORT %.2e) mean %.2e (ORT %.2e);", k, smax[k],
+                            omax[k], smean[k], omean[k])
+      }
+      if (n == 0) { print "FAIL no outputs compared"; exit }
+      printf "%s vs ORT float32 outputs:%s", (bad == "" ? "PASS" : "FAIL"), line
+      if (bad != "") printf " over the float16 bar:%s", bad
+      printf "\n"
+    }' "$work/$id/ort16.txt")
+  echo "${verdict%% *} $id f16: ${verdict#* }"
+  [ "${verdict%% *}" = PASS ] || failed=1
 done
-if [ "$failed" = 0 ]; then echo "real_models_check: all passed (atol $ATOL)"; else echo "real_models_check: FAILED"; fi
+if [ "$failed" = 0 ]; then
+  echo "real_models_check: all passed (atol $ATOL; float16: 2x ORT's error + $F16_ATOL / $F16_MEAN)"
+else
+  echo "real_models_check: FAILED"
+fi
 exit "$failed"
