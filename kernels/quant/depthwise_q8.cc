@@ -177,6 +177,46 @@ SIMPLECPP_DEPTHWISE_Q8_TARGET void SumsVnni(const DepthwiseQ8Shape& s, const uin
 #undef SIMPLECPP_DEPTHWISE_Q8_TARGET
 #endif
 
+// DepthwiseQ8Plane's rows from rows_begin on, each one after the other; a row may write up to
+// 63 bytes past its end (the next row overwrites them; after the last one they fall in the
+// slack, which is set after).
+void DepthwiseQ8PlaneImpl(const DepthwiseQ8Shape& s, const uint8_t* x, int64_t w,
+                          int64_t pad_left, uint8_t flip, uint8_t* plane) {
+  const int64_t rows_end = s.rows_end < 0 ? s.H : s.rows_end;
+  uint8_t* row = plane + s.rows_begin * s.W;
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  const __m512i vpad = _mm512_set1_epi8(static_cast<char>(s.pad));
+  const __m512i vflip = _mm512_set1_epi8(static_cast<char>(flip));
+  // Byte j of chunk c0 is x column c0 + j - pad_left where that lies in [0, w).
+  auto inside = [&](int64_t c0) -> __mmask64 {
+    const int64_t lo = std::clamp<int64_t>(pad_left - c0, 0, 64);
+    const int64_t hi = std::clamp<int64_t>(pad_left + w - c0, 0, 64);
+    const uint64_t below_hi = hi >= 64 ? ~uint64_t{0} : (uint64_t{1} << hi) - 1;
+    const uint64_t below_lo = lo >= 64 ? ~uint64_t{0} : (uint64_t{1} << lo) - 1;
+    return static_cast<__mmask64>(below_hi & ~below_lo);
+  };
+  for (int64_t r = s.rows_begin; r < rows_end; ++r, row += s.W) {
+    const uint8_t* src = x + (r - s.rows_begin) * w;
+    for (int64_t c0 = 0; c0 < s.W; c0 += 64) {
+      const __mmask64 m = inside(c0);
+      // The pointer stays at src when no byte is read (masked lanes are not accessed).
+      const uint8_t* at = m == 0 ? src : src + (c0 - pad_left);
+      const __m512i v = _mm512_mask_loadu_epi8(vpad, m, at);
+      _mm512_storeu_si512(row + c0, _mm512_xor_si512(v, _mm512_maskz_mov_epi8(m, vflip)));
+    }
+  }
+#else
+  for (int64_t r = s.rows_begin; r < rows_end; ++r, row += s.W) {
+    const uint8_t* src = x + (r - s.rows_begin) * w;
+    for (int64_t c = 0; c < s.W; ++c) {
+      const int64_t col = c - pad_left;
+      row[c] = col >= 0 && col < w ? static_cast<uint8_t>(src[col] ^ flip) : s.pad;
+    }
+  }
+#endif
+  std::memset(plane + rows_end * s.W, s.pad, static_cast<size_t>(kDepthwiseQ8Slack));
+}
+
 void DepthwiseQ8SumsImpl(const DepthwiseQ8Shape& s, const uint8_t* plane, const int8_t* w,
                          int32_t* sums) {
 #if HWY_TARGET == HWY_AVX3_DL
@@ -197,7 +237,13 @@ HWY_AFTER_NAMESPACE();
 namespace simplecpp::kernels {
 
 HWY_EXPORT(DepthwiseQ8AvailableImpl);
+HWY_EXPORT(DepthwiseQ8PlaneImpl);
 HWY_EXPORT(DepthwiseQ8SumsImpl);
+
+void DepthwiseQ8Plane(const DepthwiseQ8Shape& s, const uint8_t* x, int64_t w, int64_t pad_left,
+                      uint8_t flip, uint8_t* plane) {
+  HWY_DYNAMIC_DISPATCH(DepthwiseQ8PlaneImpl)(s, x, w, pad_left, flip, plane);
+}
 
 bool DepthwiseQ8Available(const DepthwiseQ8Shape& s) {
   return HWY_DYNAMIC_DISPATCH(DepthwiseQ8AvailableImpl)(s);

@@ -28,6 +28,16 @@ constexpr int64_t kDepthwiseQ8Slack = 128;
 // kernel on exactly representable values: graph/ops/quant/conv_integer.cc).
 bool DepthwiseQ8Available(const DepthwiseQ8Shape& s);
 
+// The rows [rows_begin, rows_end) of the padded plane from one channel x [h, w] (h = rows_end -
+// rows_begin image rows placed at column pad_left): each row is `pad` for pad_left bytes, x's
+// row with every byte XOR flip (128 maps int8 to the kernel's uint8), then `pad` to the row's end
+// (s.W bytes). The border rows above and below are not written: DepthwiseQ8Sums does not read
+// them. The kDepthwiseQ8Slack bytes after the last image row are set to `pad`. One pass of
+// whole-vector (masked) loads and stores per row where the target has the byte kernel; byte
+// copies elsewhere.
+void DepthwiseQ8Plane(const DepthwiseQ8Shape& s, const uint8_t* x, int64_t w, int64_t pad_left,
+                      uint8_t flip, uint8_t* plane);
+
 // sums[oy * OW + ox] = sum over (ky, kx) of plane[oy*SH + ky][ox*SW + kx] * w[ky * KW + kx],
 // plane bytes read as uint8 and weights as int8: exact (each sum is below 2^31 for KH * KW <=
 // 64 taps). The plane buffer holds H * W + kDepthwiseQ8Slack bytes. Only where

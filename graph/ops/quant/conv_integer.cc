@@ -141,7 +141,18 @@ QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttributes& attrs, int x_in, 
   p.chunk = std::max<int64_t>(1, std::min({block, budget, p.positions}));
   p.depthwise_float = p.cg == 1 && p.group == p.channels && p.g.rank <= 2 &&
                       p.g.KernelSize() <= QConvPlan::kMaxExactFloatTaps;
-  if (p.depthwise_float) return p;  // no GEMM: the weights stay as they are
+  if (p.depthwise_float) {
+    // No GEMM. Constant weights (and zero points) in the byte kernel's form, once.
+    const Tensor* wc = ctx.input_value(w_in);
+    const Tensor* zc = ctx.has_input(w_zp_in) ? ctx.input_value(w_zp_in) : nullptr;
+    if (wc != nullptr && (!ctx.has_input(w_zp_in) || zc != nullptr)) {
+      const std::vector<int32_t> wz = zc ? ZeroPointsAsI32(*zc) : std::vector<int32_t>();
+      p.depthwise_bytes = std::make_shared<const DepthwiseBytesWeights>(
+          p.PrepareDepthwiseBytesWeights(wc->raw_data(), wz.empty() ? nullptr : wz.data(),
+                                         wz.size() > 1 ? 1 : 0));
+    }
+    return p;
+  }
   const int64_t ksize = p.g.KernelSize();
   p.pointwise = ksize == 1;
   for (int d = 0; d < p.g.rank; ++d) {

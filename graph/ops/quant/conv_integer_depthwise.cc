@@ -4,7 +4,6 @@
 // kernel on exactly representable values (QConvPlan::depthwise_float says why that is exact).
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -24,6 +23,28 @@ const kernels::Parallel& QConvPlan::DepthwiseParallel(const kernels::Parallel& p
                                                       int64_t ksize) const {
   if (kernels::WorthParallelMacs(batch * out_channels * positions * ksize)) return pool;
   return kernels::ParallelForElements(pool, batch * (channels * in_size + out_channels * positions));
+}
+
+DepthwiseBytesWeights QConvPlan::PrepareDepthwiseBytesWeights(const void* w, const int32_t* wzp,
+                                                              int64_t wzp_step) const {
+  const int64_t ksize = g.KernelSize();
+  DepthwiseBytesWeights d;
+  d.w8.resize(static_cast<size_t>(out_channels * ksize));
+  d.wsum.assign(static_cast<size_t>(out_channels), 0);
+  for (int64_t oc = 0; oc < out_channels; ++oc) {
+    const int32_t z = wzp ? wzp[oc * wzp_step] : 0;
+    for (int64_t k = 0; k < ksize; ++k) {
+      const uint8_t b = static_cast<const uint8_t*>(w)[oc * ksize + k];
+      const int32_t v = (w_signed ? static_cast<int32_t>(static_cast<int8_t>(b)) : b) - z;
+      if (v < -128 || v > 127) {
+        d.fits = false;
+        return d;
+      }
+      d.w8[oc * ksize + k] = static_cast<int8_t>(v);
+      d.wsum[oc] += v;
+    }
+  }
+  return d;
 }
 
 bool QConvPlan::RunDepthwiseBytes(const kernels::Parallel& pool, const void* x, const void* w,
@@ -50,19 +71,16 @@ bool QConvPlan::RunDepthwiseBytes(const kernels::Parallel& pool, const void* x, 
   s.rows_begin = PH;
   s.rows_end = PH + H;
   const int64_t ksize = s.KH * s.KW, mult = og;
-  // w - w_zero_point as int8 (the kernel's signed operand), and its sum per output channel.
-  std::vector<int8_t> w8(static_cast<size_t>(out_channels * ksize));
-  std::vector<int32_t> wsum(static_cast<size_t>(out_channels), 0);
-  for (int64_t oc = 0; oc < out_channels; ++oc) {
-    const int32_t z = wzp ? wzp[oc * wzp_step] : 0;
-    for (int64_t k = 0; k < ksize; ++k) {
-      const uint8_t b = static_cast<const uint8_t*>(w)[oc * ksize + k];
-      const int32_t v = (w_signed ? static_cast<int32_t>(static_cast<int8_t>(b)) : b) - z;
-      if (v < -128 || v > 127) return false;
-      w8[oc * ksize + k] = static_cast<int8_t>(v);
-      wsum[oc] += v;
-    }
+  // w - w_zero_point as int8 and its sums: prepared with the plan for constant weights.
+  DepthwiseBytesWeights local;
+  const DepthwiseBytesWeights* dw = depthwise_bytes.get();
+  if (dw == nullptr) {
+    local = PrepareDepthwiseBytesWeights(w, wzp, wzp_step);
+    dw = &local;
   }
+  if (!dw->fits) return false;
+  const std::vector<int8_t>& w8 = dw->w8;
+  const std::vector<int32_t>& wsum = dw->wsum;
   // The kernel reads x as uint8: int8 x is shifted by 128 (a flipped top bit), its zero point
   // with it. Padding holds the zero point, so padded taps add (zp - zp) * w = 0 once the
   // zero point's share, zp * sum(w), is subtracted.
@@ -90,25 +108,8 @@ bool QConvPlan::RunDepthwiseBytes(const kernels::Parallel& pool, const void* x, 
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t n = t / channels, c = t % channels;
       const uint8_t* xc = static_cast<const uint8_t*>(x) + t * in_size;
-      uint8_t* pl = plane.data();
-      const uint8_t pad = static_cast<uint8_t>(zp8);
-      // The border and the slack hold the zero point; the rows in between are x's (shifted).
-      std::memset(pl, pad, static_cast<size_t>(PH * s.W + PW));
-      for (int64_t r = 0; r < H; ++r) {
-        uint8_t* row = pl + (PH + r) * s.W + PW;
-        if (flip) {
-          const uint8_t* src = xc + r * W;
-          for (int64_t i = 0; i < W; ++i) row[i] = static_cast<uint8_t>(src[i] ^ 0x80);
-        } else {
-          std::memcpy(row, xc + r * W, static_cast<size_t>(W));
-        }
-        // The right border of this row and the left border of the next one.
-        const int64_t gap = r + 1 < H ? s.W - W : s.W - W - PW;
-        std::memset(row + W, pad, static_cast<size_t>(gap));
-      }
-      const int64_t tail = (PH + H) * s.W;
-      std::memset(pl + tail, pad,
-                  static_cast<size_t>(s.H * s.W - tail + kernels::kDepthwiseQ8Slack));
+      // x's rows (shifted) between zero-point borders; the border rows are not read.
+      kernels::DepthwiseQ8Plane(s, xc, W, PW, flip, plane.data());
       for (int64_t o = 0; o < mult; ++o) {
         const int64_t oc = c * mult + o;
         const int64_t out_at = (n * out_channels + oc) * positions;

@@ -115,6 +115,14 @@ void RequantConv(const QConvRequant& rq, const int32_t* acc, int64_t lda, int64_
 // An integer convolution (ConvInteger, QLinearConv): x and w uint8 or int8, x zero point per
 // tensor, w zero point per tensor or per output channel; writes y [N, M, out...] int32, or its
 // requantization (QConvRequant). Work goes in blocks of `chunk` output positions.
+// A depthwise convolution's weights in the byte kernel's form: w - w_zero_point as int8
+// (fits: every one does) and their sum per output channel.
+struct DepthwiseBytesWeights {
+  bool fits = true;
+  std::vector<int8_t> w8;    // [out_channels][kernel size]
+  std::vector<int32_t> wsum;  // [out_channels]
+};
+
 struct QConvPlan {
   kernels::ConvGeometry g;
   Dims out_dims;
@@ -169,6 +177,10 @@ struct QConvPlan {
   // the byte kernel computes the same sums in integers instead (RunDepthwiseBytes).
   bool depthwise_float = false;
   static constexpr int64_t kMaxExactFloatTaps = 256;
+  // Constant depthwise weights and zero points, prepared once for RunDepthwiseBytes.
+  std::shared_ptr<const DepthwiseBytesWeights> depthwise_bytes;
+  DepthwiseBytesWeights PrepareDepthwiseBytesWeights(const void* w, const int32_t* wzp,
+                                                     int64_t wzp_step) const;
 
  private:
   void RunDepthwise(const kernels::Parallel& par, const void* x, const void* w, int32_t xzp,

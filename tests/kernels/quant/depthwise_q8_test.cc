@@ -132,5 +132,59 @@ TEST_CASE("DepthwiseQ8Sums with border rows equals the sums over the whole plane
   }
 }
 
+TEST_CASE("DepthwiseQ8Plane lays out x's rows between zero-point borders on every target") {
+  // Rows of 1 to 200 bytes (around the 64-byte vector), left borders 0-3, right borders so that
+  // a row is 0-70 bytes longer than x's, border rows above and below (never written), int8 x
+  // (flip 0x80) and uint8 x; the bytes the plan says it leaves alone keep a marker.
+  std::mt19937 rng(43);
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (int64_t w : {1, 5, 16, 63, 64, 65, 127, 128, 130, 200}) {
+      for (int64_t pad_left : {0, 1, 3}) {
+        for (int64_t extra : {0, 2, 61, 70}) {
+          for (const uint8_t flip : {uint8_t{0}, uint8_t{0x80}}) {
+            CAPTURE(w);
+            CAPTURE(pad_left);
+            CAPTURE(extra);
+            CAPTURE(static_cast<int>(flip));
+            DepthwiseQ8Shape s;
+            const int64_t h = 3, top = 2, bottom = 1;
+            s.W = pad_left + w + extra;
+            s.H = top + h + bottom;
+            s.rows_begin = top;
+            s.rows_end = top + h;
+            s.pad = static_cast<uint8_t>(rng());
+            std::vector<uint8_t> x(static_cast<size_t>(h * w));
+            for (auto& b : x) b = static_cast<uint8_t>(rng());
+            const uint8_t marker = static_cast<uint8_t>(s.pad ^ 0x5A);
+            std::vector<uint8_t> plane(static_cast<size_t>(s.H * s.W + kDepthwiseQ8Slack), marker);
+            DepthwiseQ8Plane(s, x.data(), w, pad_left, flip, plane.data());
+            int bad = 0;
+            for (int64_t r = 0; r < s.H; ++r) {
+              for (int64_t c = 0; c < s.W; ++c) {
+                const int64_t col = c - pad_left;
+                uint8_t want = marker;  // border rows: not written
+                if (r >= top && r < top + h) {
+                  want = col >= 0 && col < w ? static_cast<uint8_t>(x[(r - top) * w + col] ^ flip)
+                                             : s.pad;
+                }
+                if (r >= top + h && want == marker) continue;  // below: may hold the slack's
+                if (plane[r * s.W + c] != want && bad++ < 3) {
+                  FAIL_CHECK("row " << r << " column " << c);
+                }
+              }
+            }
+            for (int64_t i = 0; i < kDepthwiseQ8Slack; ++i) {
+              if (plane[(top + h) * s.W + i] != s.pad && bad++ < 3) FAIL_CHECK("slack " << i);
+            }
+            CHECK(bad == 0);
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace simplecpp::kernels
