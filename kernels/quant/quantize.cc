@@ -171,6 +171,9 @@ HWY_INLINE void StoreLowBytes(DI di, hn::Vec<DI> v, T* HWY_RESTRICT out) {
 // lanes instead of two 32-to-8-bit truncations.
 struct RoundNarrow512 {
   __m512i zp16, lo16, hi16;
+  // [lo, hi] is the whole range of the stored type (T's, checked by Store): the packs' own
+  // saturation is then the clamp.
+  bool full_u8, full_i8;
   // After the packs, 32-bit unit 4k holds lanes 4k..4k+3 of the first vector, 4k + 1 those of
   // the second (k = 0..3 over the 128-bit blocks).
   __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
@@ -179,17 +182,26 @@ struct RoundNarrow512 {
   RoundNarrow512(int32_t zp, int32_t lo, int32_t hi)
       : zp16(_mm512_set1_epi16(static_cast<int16_t>(zp))),
         lo16(_mm512_set1_epi16(static_cast<int16_t>(lo))),
-        hi16(_mm512_set1_epi16(static_cast<int16_t>(hi))) {}
+        hi16(_mm512_set1_epi16(static_cast<int16_t>(hi))),
+        full_u8(lo == 0 && hi == 255),
+        full_i8(lo == -128 && hi == 127) {}
 
   // |f - round(f)| (imm 8: keep 0 fraction bits, round to nearest even, no exceptions).
   __m512 Distance(__m512 f) const { return _mm512_and_ps(_mm512_reduce_ps(f, 8), abs_mask); }
+  // max(Distance(f0), Distance(f1)) per lane: vrangeps imm 0x0B takes the larger magnitude and
+  // clears its sign (one instruction for two ands and a max).
+  __m512 MaxDistance(__m512 f0, __m512 f1) const {
+    return _mm512_range_ps(_mm512_reduce_ps(f0, 8), _mm512_reduce_ps(f1, 8), 0x0B);
+  }
 
   // clamp(round(f) + zp, lo, hi) of the 32 lanes of f0 and f1, stored as T at out.
   template <typename T>
   void Store(__m512 f0, __m512 f1, T* HWY_RESTRICT out) const {
     __m512i v16 = _mm512_adds_epi16(
         _mm512_packs_epi32(_mm512_cvtps_epi32(f0), _mm512_cvtps_epi32(f1)), zp16);
-    v16 = _mm512_min_epi16(_mm512_max_epi16(v16, lo16), hi16);
+    if (!(std::is_signed_v<T> ? full_i8 : full_u8)) {
+      v16 = _mm512_min_epi16(_mm512_max_epi16(v16, lo16), hi16);
+    }
     const __m512i v8 =
         std::is_signed_v<T> ? _mm512_packs_epi16(v16, v16) : _mm512_packus_epi16(v16, v16);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
@@ -287,11 +299,11 @@ int64_t RequantizeF32Vec(const int32_t* HWY_RESTRICT acc, int64_t lda, int64_t r
     for (; small_mult && i + 32 <= n; i += 32) {
       __m512i acc0, acc1;
       const __m512 f0 = product512(a, i, &acc0), f1 = product512(a, i + 16, &acc1);
-      const __m512 d0 = narrow.Distance(f0), d1 = narrow.Distance(f1);
       narrow.Store(f0, f1, o + i);
-      if (HWY_UNLIKELY(_mm512_cmp_ps_mask(_mm512_max_ps(d0, d1), near_half512, _CMP_GT_OQ))) {
-        fix(hn::Vec<decltype(di)>{acc0}, hn::Vec<decltype(df)>{d0}, i, o);
-        fix(hn::Vec<decltype(di)>{acc1}, hn::Vec<decltype(df)>{d1}, i + 16, o);
+      if (HWY_UNLIKELY(_mm512_cmp_ps_mask(narrow.MaxDistance(f0, f1), near_half512,
+                                          _CMP_GT_OQ))) {
+        fix(hn::Vec<decltype(di)>{acc0}, hn::Vec<decltype(df)>{narrow.Distance(f0)}, i, o);
+        fix(hn::Vec<decltype(di)>{acc1}, hn::Vec<decltype(df)>{narrow.Distance(f1)}, i + 16, o);
       }
     }
 #endif
@@ -436,8 +448,8 @@ int64_t QdqBinaryLoop(const TA* HWY_RESTRICT a, int64_t a_step, const TB* HWY_RE
     const RoundNarrow512 narrow(p.y_zp, p.lo, p.hi);
     for (; i + 2 * N <= n; i += 2 * N) {
       const __m512 t0 = hn::Mul(op_at(i), vinv).raw, t1 = hn::Mul(op_at(i + N), vinv).raw;
-      const __m512 d = _mm512_max_ps(narrow.Distance(t0), narrow.Distance(t1));
-      if (HWY_UNLIKELY(_mm512_cmp_ps_mask(d, near_half.raw, _CMP_GT_OQ))) {
+      if (HWY_UNLIKELY(_mm512_cmp_ps_mask(narrow.MaxDistance(t0, t1), near_half.raw,
+                                          _CMP_GT_OQ))) {
         quantize_at(i);
         quantize_at(i + N);
         continue;
