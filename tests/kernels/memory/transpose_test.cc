@@ -92,7 +92,7 @@ TEST_CASE("TransposeByteMatrix: strided blocks and edges on every target") {
     simplecpp::kernels::ScopedTarget st(t);
     CAPTURE(t.name);
     for (int64_t rows : {1, 2, 3, 4, 15, 16, 17, 33, 48}) {
-      for (int64_t cols : {1, 5, 16, 31, 32, 49, 130, 131}) {
+      for (int64_t cols : {1, 5, 16, 31, 32, 49, 64, 80, 130, 131, 200}) {
         CAPTURE(rows);
         CAPTURE(cols);
         // Strides wider than the matrix, and (odd cols) a dense output: 2-4 rows interleave.
@@ -114,7 +114,7 @@ TEST_CASE("TransposeByteMatrix: strided blocks and edges on every target") {
     // Dense matrices (ldi == cols), as a convolution's [positions, channels] tile: the last
     // row's loads must stay inside the matrix.
     for (int64_t rows : {5, 16, 64, 70}) {
-      for (int64_t cols : {8, 12, 18, 24, 36, 72}) {
+      for (int64_t cols : {8, 12, 18, 24, 36, 72, 96, 144}) {
         CAPTURE(rows);
         CAPTURE(cols);
         std::vector<uint8_t> in(static_cast<size_t>(rows * cols));
