@@ -41,6 +41,15 @@ inline Node NamedNode(const std::string& name, const std::string& op, std::vecto
   return n;
 }
 
+// An integer attribute.
+inline Attribute IntAttr(const std::string& name, int64_t v) {
+  Attribute a;
+  a.name = name;
+  a.kind = AttrKind::kInt;
+  a.i = v;
+  return a;
+}
+
 // A node named "<op>_<first output>".
 inline Node N(const std::string& op, std::vector<std::string> in, std::vector<std::string> out,
               std::vector<Attribute> attrs = {}) {

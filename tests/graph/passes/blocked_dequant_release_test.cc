@@ -19,16 +19,9 @@ namespace simplecpp::graph {
 namespace {
 
 using test_graph::In;
+using test_graph::IntAttr;
 using test_graph::N;
 using test_graph::Out;
-
-Attribute Int(const std::string& name, int64_t v) {
-  Attribute a;
-  a.name = name;
-  a.kind = AttrKind::kInt;
-  a.i = v;
-  return a;
-}
 
 TEST_CASE("a blocked weight's bytes are handed back a range of rows at a time while repacked") {
   // 4096 x 1024 int4 (2 MiB) and 8-bit (4 MiB) weights: several ranges each.
@@ -46,7 +39,7 @@ TEST_CASE("a blocked weight's bytes are handed back a range of rows at a time wh
     g.initializers.emplace_back("w", w);
     g.initializers.emplace_back("scale", scale);
     g.nodes.push_back(N("DequantizeLinear", {"w", "scale"}, {"wf"},
-                        {Int("axis", 0), Int("block_size", block)}));
+                        {IntAttr("axis", 0), IntAttr("block_size", block)}));
     g.nodes.push_back(N("MatMul", {"a", "wf"}, {"y"}));
     g.outputs.push_back(Out("y"));
     // The initializers as the pass sees them (the graph's copies share their bytes).

@@ -19,6 +19,7 @@ namespace simplecpp::graph {
 namespace {
 
 using test_graph::In;
+using test_graph::IntAttr;
 using test_graph::N;
 using test_graph::Out;
 
@@ -52,13 +53,6 @@ Attribute Ints(const std::string& name, std::vector<int64_t> v) {
   a.name = name;
   a.kind = AttrKind::kInts;
   a.ints = std::move(v);
-  return a;
-}
-Attribute Int(const std::string& name, int64_t v) {
-  Attribute a;
-  a.name = name;
-  a.kind = AttrKind::kInt;
-  a.i = v;
   return a;
 }
 
@@ -95,7 +89,7 @@ Graph ConvChainGraph(const ConvCase& c) {
   }
   g.nodes.push_back(N(c.transpose ? "ConvTranspose" : "Conv", {"x", "w", "b"}, {"conv"},
                       {Ints("kernel_shape", c.kernel), Ints("strides", c.strides),
-                       Ints("pads", pads), Int("group", c.group)}));
+                       Ints("pads", pads), IntAttr("group", c.group)}));
   switch (c.chain) {
     case Chain::kAffineHardSwish:
       g.initializers.emplace_back("a", Scalar(1.25f, {1}));
