@@ -588,6 +588,7 @@ void DepthwiseChannelAligned(const float* HWY_RESTRICT plane, int64_t rowlen, in
     oy += count;
   }
 }
+
 // Depthwise rows read straight from x, for stride 1 or 2 in both directions, dilation 1 and a
 // square 3x3 or 5x5 kernel: no plane. AlignedPlane's plane costs a masked load and a 512-bit
 // store per 16 input columns of every row (at stride 2 also two permutes per 32), as much as the

@@ -112,9 +112,6 @@ struct QConvRequant {
 void RequantConv(const QConvRequant& rq, const int32_t* acc, int64_t lda, int64_t rows, int64_t n,
                  int64_t ch, int64_t ch_step, uint8_t* out, int64_t ldo);
 
-// An integer convolution (ConvInteger, QLinearConv): x and w uint8 or int8, x zero point per
-// tensor, w zero point per tensor or per output channel; writes y [N, M, out...] int32, or its
-// requantization (QConvRequant). Work goes in blocks of `chunk` output positions.
 // A depthwise convolution's weights in the byte kernel's form: w - w_zero_point as int8
 // (fits: every one does) and their sum per output channel.
 struct DepthwiseBytesWeights {
@@ -123,6 +120,9 @@ struct DepthwiseBytesWeights {
   std::vector<int32_t> wsum;  // [out_channels]
 };
 
+// An integer convolution (ConvInteger, QLinearConv): x and w uint8 or int8, x zero point per
+// tensor, w zero point per tensor or per output channel; writes y [N, M, out...] int32, or its
+// requantization (QConvRequant). Work goes in blocks of `chunk` output positions.
 struct QConvPlan {
   kernels::ConvGeometry g;
   Dims out_dims;
