@@ -332,15 +332,21 @@ int64_t RequantizeF32Vec(const int32_t* HWY_RESTRICT acc, int64_t lda, int64_t r
   return i;
 }
 
+// How far from every half-integer a quotient t = x * (1 / s) must lie for its rounding to be
+// that of the division (QuantizeF32To8Vec below).
+constexpr float kDecidedMargin = 1.0f / 4096.0f;
+
 // QuantizeF32ToU8 / ToI8 in one pass: the quotient, round half to even, zero point, NaN -> zero
 // point, clamp, then the low byte of each lane (8-bit lo / hi / zero point only). With one scale
 // whose reciprocal inv = 1 / s is a normal float (and s normal), the quotient comes from a
-// multiplication: t = x * inv is within |x/s| * 2^-22 of the float32 quotient d = x / s that the
-// reference rounds. Where |t| < 2^12 that is under 2^-10, so where t lies farther than 2^-8 from
-// every half-integer, round(d) = round(t). Where |t| >= 2^12, |d| > 4000 saturates to the same
-// bound after any 8-bit zero point. NaN and infinities propagate as in the division. A vector
-// with an undecided lane (t near a half-integer) is divided instead. Returns the elements done
-// (whole vectors); the caller finishes the tail with QuantizeF32ToI32.
+// multiplication: t = x * inv is within 3 * 2^-24 * |x/s| of the float32 quotient d = x / s that
+// the reference rounds (inv, the product and d each round once). Where |t| < 2^9 that is under
+// 2^-13, so where t lies farther than kDecidedMargin = 2^-12 from every half-integer, round(d) =
+// round(t). Where |t| >= 2^9, |d| > 511.5 rounds to 512 or more in magnitude, beyond every 8-bit
+// range after any 8-bit zero point, so both saturate to the same bound. NaN and infinities
+// propagate as in the division. A vector with an undecided lane (t near a half-integer, about 1
+// lane in 2000) is divided instead. Returns the elements done (whole vectors); the caller
+// finishes the tail with QuantizeF32ToI32.
 template <typename T>
 int64_t QuantizeF32To8Vec(const float* HWY_RESTRICT x, int64_t n, const float* HWY_RESTRICT scale,
                           int64_t scale_step, const int32_t* HWY_RESTRICT zp, int64_t zp_step,
@@ -357,7 +363,7 @@ int64_t QuantizeF32To8Vec(const float* HWY_RESTRICT x, int64_t n, const float* H
   const bool reciprocal = scale_step == 0 && (zp == nullptr || zp_step == 0) &&
                           std::isnormal(scale[0]) && std::isnormal(inv);
   const auto vinv = hn::Set(df, inv);
-  const auto near_half = hn::Set(df, 0.5f - 1.0f / 256.0f);
+  const auto near_half = hn::Set(df, 0.5f - kDecidedMargin);
   int64_t i = 0;
   for (; i + N <= n; i += N) {
     const auto vx = hn::LoadU(df, x + i);
@@ -401,7 +407,7 @@ int64_t QdqBinaryLoop(const TA* HWY_RESTRICT a, int64_t a_step, const TB* HWY_RE
   const auto vz = hn::Set(df, static_cast<float>(p.y_zp));
   const auto vlo = hn::Set(df, static_cast<float>(p.lo));
   const auto vhi = hn::Set(df, static_cast<float>(p.hi));
-  const auto near_half = hn::Set(df, 0.5f - 1.0f / 256.0f);
+  const auto near_half = hn::Set(df, 0.5f - kDecidedMargin);
   // (q - zp) converted, times the scale: Dequantize8Vec's steps.
   auto dequantize = [&](hn::Vec<decltype(di)> q, hn::Vec<decltype(di)> zp,
                         hn::Vec<decltype(df)> scale) {

@@ -438,6 +438,75 @@ TEST_CASE("QdqBinary8 equals dequantize, the float32 op and quantize, on every t
                    64) == 0);
 }
 
+TEST_CASE("QdqBinary8 and QuantizeF32ToU8 / ToI8 equal the scalar division on every byte pair") {
+  // Every (a, b) byte pair of an Add / Mul, quantized with scales whose quotients land on and
+  // next to half-integers: the kernels round x * (1 / y_scale) and divide only where that lies
+  // within a small margin of a half-integer, so a margin too small for the reciprocal's error
+  // shows up here as a byte that differs from quant::QuantizeValue (the division).
+  struct Scales {
+    float a, b, y;
+  };
+  const std::vector<Scales> scales = {{0.05f, 0.05f, 0.1f},          {0.0173f, 0.0311f, 0.0457f},
+                                      {0.1f, 0.3f, 0.7f},            {0.0123f, 0.0123f, 0.0041f},
+                                      {0.003921f, 0.02f, 0.02353f}, {0.25f, 0.125f, 0.37f}};
+  std::vector<uint8_t> a(65536), b(65536);
+  for (int i = 0; i < 65536; ++i) {
+    a[i] = static_cast<uint8_t>(i & 255);
+    b[i] = static_cast<uint8_t>(i >> 8);
+  }
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (const Scales& sc : scales) {
+      for (QdqBinaryOp op : {QdqBinaryOp::kAdd, QdqBinaryOp::kMul}) {
+        for (int zps = 0; zps < 2; ++zps) {
+          CAPTURE(sc.y);
+          CAPTURE(static_cast<int>(op));
+          QdqBinaryParams p;
+          p.a_scale = sc.a;
+          p.b_scale = op == QdqBinaryOp::kMul ? sc.b * 0.1f : sc.b;
+          p.y_scale = op == QdqBinaryOp::kMul ? sc.y * 0.3f : sc.y;
+          p.a_zp = zps ? 131 : 0;
+          p.b_zp = zps ? 77 : 128;
+          p.y_zp = zps ? 3 : 128;
+          p.lo = 0;
+          p.hi = 255;
+          std::vector<float> fy(65536);
+          std::vector<uint8_t> want(65536);
+          for (int i = 0; i < 65536; ++i) {
+            const float fa = quant::DequantizeValue(a[i], p.a_scale, p.a_zp);
+            const float fb = quant::DequantizeValue(b[i], p.b_scale, p.b_zp);
+            fy[i] = op == QdqBinaryOp::kAdd ? fa + fb : fa * fb;
+            want[i] = static_cast<uint8_t>(quant::QuantizeValue(fy[i], p.y_scale, p.y_zp, 0, 255));
+          }
+          std::vector<uint8_t> got(65536, 0xAB);
+          const int64_t done = QdqBinary8(op, false, a.data(), 1, false, b.data(), 1, p, false,
+                                          got.data(), 65536);
+          CHECK(done == 65536);
+          int64_t wrong = 0;
+          for (int64_t i = 0; i < done; ++i) wrong += got[i] != want[i];
+          CHECK(wrong == 0);
+          // The same float32 values through the one-pass quantizer.
+          std::fill(got.begin(), got.end(), 0xAB);
+          QuantizeF32ToU8(fy.data(), 65536, &p.y_scale, 0, &p.y_zp, 0, 0, 255, got.data());
+          wrong = 0;
+          for (int i = 0; i < 65536; ++i) wrong += got[i] != want[i];
+          CHECK(wrong == 0);
+          // Signed outputs: zero point -3 keeps the ties of the u8 case one apart.
+          std::vector<int8_t> got8(65536, 0x5A);
+          const int32_t zp8 = -3;
+          QuantizeF32ToI8(fy.data(), 65536, &p.y_scale, 0, &zp8, 0, -128, 127, got8.data());
+          wrong = 0;
+          for (int i = 0; i < 65536; ++i) {
+            wrong += got8[i] != quant::QuantizeValue(fy[i], p.y_scale, zp8, -128, 127);
+          }
+          CHECK(wrong == 0);
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("SumU8 / SumI8 are exact on every target") {
   for (const auto& t : CompiledTargets()) {
     ScopedTarget st(t);
