@@ -12,6 +12,7 @@
 // memory comes from RunContext, never from captured state.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -318,6 +319,13 @@ class Op {
   // then prepared again and its output is the chain's result.
   virtual bool AttachPostChain(std::shared_ptr<const elementwise::FusedChain> chain) {
     (void)chain;
+    return false;
+  }
+  // Lookup fusion (graph/passes/quant_lookup_fusion.h): an op with one 8-bit output that can put
+  // each output byte b through table[b] as it produces it (in the output's dtype) keeps `table`
+  // and returns true; it is then prepared again and its output is the table's.
+  virtual bool AttachOutputTable(std::shared_ptr<const std::array<uint8_t, 256>> table) {
+    (void)table;
     return false;
   }
 };

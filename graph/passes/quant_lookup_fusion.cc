@@ -130,8 +130,15 @@ std::vector<size_t> FuseQuantizedLookups(std::vector<PlanStep>* steps,
     return static_cast<int64_t>(it->second[0]);
   };
 
+  std::map<int, size_t> producer;
+  for (size_t s = 0; s < steps->size(); ++s) {
+    for (int id : (*steps)[s].outputs) {
+      if (id >= 0) producer[id] = s;
+    }
+  }
   std::set<size_t> removed;
   std::map<size_t, PlanStep> replaced;  // quantize step index -> lookup step
+  std::set<size_t> retaken;             // producers that took a table (AttachOutputTable)
   for (size_t d = 0; d < steps->size(); ++d) {
     const PlanStep& dq = (*steps)[d];
     if (!IsPerTensorQdq(dq, values, "DequantizeLinear")) continue;
@@ -183,16 +190,40 @@ std::vector<size_t> FuseQuantizedLookups(std::vector<PlanStep>* steps,
     if (table_out.num_elements() != 256 || !IsByteDType(table_out.dtype())) continue;
     auto table = std::make_shared<std::array<uint8_t, 256>>();
     std::memcpy(table->data(), table_out.raw_data(), 256);
+    std::string doc = "lookup: DequantizeLinear";
+    if (chain) {
+      for (const elementwise::FusedStep& fs : chain->program().steps) doc += " " + fs.op_type;
+    }
+    doc += " QuantizeLinear";
+    const auto removes_chain = [&]() {
+      removed.insert(d);
+      if (chain_index >= 0) removed.insert(static_cast<size_t>(chain_index));
+      removed.insert(static_cast<size_t>(next));
+    };
+    // x's producer, where x goes nowhere else and keeps its dtype through the table, may put
+    // its output bytes through the table as it writes them (QLinearConv): the lookup's result
+    // then comes from it directly, without a pass of its own over memory.
+    if (auto it = producer.find(x); it != producer.end() && only_consumer(x) == d &&
+                                    values[q.outputs[0]].dtype == values[x].dtype) {
+      PlanStep& from = (*steps)[it->second];
+      if (from.op != nullptr && from.outputs.size() == 1 && from.outputs[0] == x &&
+          from.op->AttachOutputTable(table)) {
+        from.node.doc = from.node.doc.empty() ? doc : from.node.doc + "; " + doc;
+        from.node.outputs = q.node.outputs;
+        from.outputs = q.outputs;
+        from.static_run = nullptr;
+        from.static_outputs.clear();
+        removes_chain();
+        retaken.insert(it->second);
+        continue;
+      }
+    }
 
     PlanStep lookup;
     lookup.node.name = q.node.name;
     lookup.node.op_type = "QuantizedLookup";
     lookup.node.domain = "simplecpp";
-    std::string doc = "lookup: DequantizeLinear";
-    if (chain) {
-      for (const elementwise::FusedStep& fs : chain->program().steps) doc += " " + fs.op_type;
-    }
-    lookup.node.doc = doc + " QuantizeLinear";
+    lookup.node.doc = doc;
     lookup.node.inputs = {values[x].name};
     lookup.node.outputs = q.node.outputs;
     lookup.inputs = {x};
@@ -200,18 +231,10 @@ std::vector<size_t> FuseQuantizedLookups(std::vector<PlanStep>* steps,
     lookup.opset = 1;
     lookup.since_version = 1;
     lookup.op = MakeByteLookupOp(table, table_out.dtype(), rank);
-    removed.insert(d);
-    if (chain_index >= 0) removed.insert(static_cast<size_t>(chain_index));
-    removed.insert(static_cast<size_t>(next));
+    removes_chain();
     replaced.emplace(static_cast<size_t>(next), std::move(lookup));
   }
   // DequantizeLinear of each input -> Concat -> QuantizeLinear: one table per input.
-  std::map<int, size_t> producer;
-  for (size_t s = 0; s < steps->size(); ++s) {
-    for (int id : (*steps)[s].outputs) {
-      if (id >= 0) producer[id] = s;
-    }
-  }
   for (size_t c = 0; c < steps->size(); ++c) {
     const PlanStep& concat = (*steps)[c];
     if (concat.op == nullptr || concat.node.op_type != "Concat" || !concat.node.domain.empty() ||
@@ -278,14 +301,18 @@ std::vector<size_t> FuseQuantizedLookups(std::vector<PlanStep>* steps,
     removed.insert(static_cast<size_t>(next));
     replaced.emplace(static_cast<size_t>(next), std::move(fused));
   }
-  if (replaced.empty()) return {};
+  if (replaced.empty() && retaken.empty()) return {};
   // The lookup takes the QuantizeLinear's place: x exists before the DequantizeLinear, and the
-  // result's consumers come after the QuantizeLinear.
+  // result's consumers come after the QuantizeLinear. A producer that took a table stays where
+  // it is: its result's consumers came after the QuantizeLinear, so after it too.
   std::vector<PlanStep> rewritten;
   std::vector<size_t> indices;
   for (size_t s = 0; s < steps->size(); ++s) {
     auto it = replaced.find(s);
-    if (it != replaced.end()) {
+    if (retaken.count(s)) {
+      indices.push_back(rewritten.size());
+      rewritten.push_back(std::move((*steps)[s]));
+    } else if (it != replaced.end()) {
       indices.push_back(rewritten.size());
       rewritten.push_back(std::move(it->second));
     } else if (!removed.count(s)) {

@@ -4,7 +4,10 @@
 // a float32 Concat of DequantizeLinear outputs followed by QuantizeLinear becomes a Concat of
 // the bytes, each input through its own table (the FPN merges of quantized detectors); and
 // DequantizeLinear -> float32 chain with nothing requantizing its result (a detector's final
-// Sigmoid) becomes a 256-entry float32 table of the byte.
+// Sigmoid) becomes a 256-entry float32 table of the byte. Where the 8-bit tensor comes from an
+// op that can put its output bytes through the table as it writes them (Op::AttachOutputTable:
+// QLinearConv, which applies it to each block of requantized bytes while they are in cache)
+// and goes nowhere else, that op takes the table and produces the lookup's result itself.
 //
 // Runs on a plan's steps after elementwise chain fusion (graph/passes/elementwise_fusion.h).
 // The table is computed at load by running the very ops it replaces (the DequantizeLinear and
@@ -21,7 +24,8 @@ namespace simplecpp::graph {
 
 // Rewrites *steps in place (a lookup step replaces the QuantizeLinear step; the DequantizeLinear
 // and chain steps go). `keep` lists value ids that must stay materialized (graph outputs).
-// Returns the indices (in the new *steps) of the lookup steps, which the caller may prepare.
+// Returns the indices (in the new *steps) of the lookup steps and of the steps that took a table,
+// which the caller must prepare (again).
 std::vector<size_t> FuseQuantizedLookups(std::vector<PlanStep>* steps,
                                          const std::vector<ValueState>& values,
                                          const std::vector<int>& keep);

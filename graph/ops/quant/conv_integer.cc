@@ -26,6 +26,7 @@
 #include "graph/ops/quant/quant_ops_internal.h"
 #include "graph/registry.h"
 #include "kernels/memory/transpose.h"
+#include "kernels/quant/byte_lookup.h"
 #include "kernels/quant/qgemm.h"
 #include "kernels/quant/quantize.h"
 
@@ -201,6 +202,14 @@ void RequantConv(const QConvRequant& rq, const int32_t* acc, int64_t lda, int64_
   } else {
     kernels::RequantizeBiasRowsI32ToU8(acc, lda, rows, n, bias, ch_step, mult, ms, rq.zp, rq.lo,
                                        rq.hi, out, ldo);
+  }
+  if (rq.table == nullptr) return;
+  if (ldo == n) {
+    kernels::LookupBytes(rq.table, out, out, rows * n);
+    return;
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    kernels::LookupBytes(rq.table, out + r * ldo, out + r * ldo, n);
   }
 }
 

@@ -22,6 +22,7 @@
 // y_zero_point's (uint8 or int8); float8 operands (QLinearMatMul-21) are out of scope:
 // Unsupported.
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -223,6 +224,11 @@ class QLinearConvOp final : public Op {
       init.Fail("QLinearConv takes 8 or 9 inputs, got " + std::to_string(init.num_inputs()));
   }
   void InferTypes(TypeContext& ctx) const override { InferQLinearConvTypes(ctx); }
+  bool AttachOutputTable(std::shared_ptr<const std::array<uint8_t, 256>> table) override {
+    if (table_ || !table) return false;
+    table_ = std::move(table);
+    return true;
+  }
   RunFn Prepare(PrepareContext& ctx) const override {
     RequireOne(ctx, 1, "x_scale");
     RequireOne(ctx, 2, "x_zero_point");
@@ -242,7 +248,7 @@ class QLinearConvOp final : public Op {
     quant::QuantizedRange(out, &lo, &hi);
     const bool out_signed = out == DType::kInt8;
     if (CheckedNumElements(plan->out_dims) == 0) return [](RunContext&) {};
-    return [plan, has_bias, has_xz, has_wz, lo, hi, out_signed](RunContext& rc) {
+    return [plan, has_bias, has_xz, has_wz, lo, hi, out_signed, table = table_](RunContext& rc) {
       const int32_t xzp = has_xz ? ZeroPointsAsI32(rc.input(2))[0] : 0;
       const std::vector<int32_t> wz = has_wz ? ZeroPointsAsI32(rc.input(5)) : std::vector<int32_t>();
       const float x_scale = ScalesAsF32(rc.input(1))[0];
@@ -262,6 +268,7 @@ class QLinearConvOp final : public Op {
       rq.hi = hi;
       rq.out_signed = out_signed;
       rq.y = rc.output(0).raw_data();
+      rq.table = table ? table->data() : nullptr;
       plan->Run(rc.parallel(), rc.input(0).raw_data(), rc.input(3).raw_data(), xzp,
                 has_wz ? wz.data() : nullptr, wz.size() > 1 ? 1 : 0, nullptr, c.data<int32_t>(),
                 rows.data<uint8_t>(), &rq);
@@ -270,6 +277,8 @@ class QLinearConvOp final : public Op {
 
  private:
   ConvAttributes attrs_;
+  // Lookup fusion's table for the output bytes (graph/passes/quant_lookup_fusion.h), or null.
+  std::shared_ptr<const std::array<uint8_t, 256>> table_;
 };
 
 }  // namespace

@@ -105,10 +105,13 @@ struct QConvRequant {
   int32_t zp = 0, lo = 0, hi = 0;
   bool out_signed = false;  // int8 y, else uint8
   void* y = nullptr;        // [N, M, out...] 8-bit
+  // Each requantized byte b becomes table[b] (a fused elementwise function of y), or nullptr.
+  const uint8_t* table = nullptr;
 };
 
 // rq's requantization of `rows` rows of n sums (row stride lda) into out (row stride ldo): one
-// output channel `ch` for the whole block (ch_step 0), or channels ch.. along each row (1).
+// output channel `ch` for the whole block (ch_step 0), or channels ch.. along each row (1);
+// then rq's table, while the bytes are in cache.
 void RequantConv(const QConvRequant& rq, const int32_t* acc, int64_t lda, int64_t rows, int64_t n,
                  int64_t ch, int64_t ch_step, uint8_t* out, int64_t ldo);
 

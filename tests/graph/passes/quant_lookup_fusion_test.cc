@@ -180,6 +180,89 @@ TEST_CASE("Quantized lookup fusion leaves patterns alone that are not a function
   }
 }
 
+// QLinearConv (x [1, c, h, w] uint8, int8 weights per output channel, bias) -> y, then y's
+// DequantizeLinear -> affine HardSwish -> QuantizeLinear (QdqGraph's chain) -> z.
+Graph ConvLookupGraph(int64_t c, int64_t m, int64_t k, int64_t group, int64_t h, int64_t w,
+                      DType out) {
+  Graph g = QdqGraph(out, out, Chain::kAffineHardSwish, {1, m, h, w});
+  g.inputs = {In("x", DType::kUInt8, {1, c, h, w})};
+  g.nodes[0].inputs[0] = "c";
+  g.nodes.back().outputs = {"z"};
+  g.outputs = {Out("z")};
+  const int64_t cg = c / group;
+  Tensor wt(DType::kInt8, {m, cg, k, k});
+  auto* wp = static_cast<int8_t*>(wt.raw_data());
+  for (int64_t i = 0; i < wt.num_elements(); ++i) wp[i] = static_cast<int8_t>((i * 37) % 255 - 127);
+  Tensor ws(DType::kFloat32, {m}), wz(DType::kInt8, {m}), bias(DType::kInt32, {m});
+  for (int64_t i = 0; i < m; ++i) {
+    ws.data<float>()[i] = 0.0009765625f * static_cast<float>(1 + i % 3);  // 2^-10: ties
+    static_cast<int8_t*>(wz.raw_data())[i] = 0;
+    bias.data<int32_t>()[i] = static_cast<int32_t>(i * 97 % 501) - 250;
+  }
+  g.initializers.emplace_back("cxs", F32(0.0625f));
+  g.initializers.emplace_back("cxz", Byte(DType::kUInt8, 131));
+  g.initializers.emplace_back("cw", wt);
+  g.initializers.emplace_back("cws", ws);
+  g.initializers.emplace_back("cwz", wz);
+  g.initializers.emplace_back("cys", F32(0.5f));
+  g.initializers.emplace_back("cyz", Byte(out, out == DType::kInt8 ? -7 : 121));
+  g.initializers.emplace_back("cb", bias);
+  auto ints = [](const std::string& name, std::vector<int64_t> v) {
+    Attribute a;
+    a.name = name;
+    a.kind = AttrKind::kInts;
+    a.ints = std::move(v);
+    return a;
+  };
+  const int64_t p = k / 2;
+  g.nodes.insert(g.nodes.begin(),
+                 N("QLinearConv", {"x", "cxs", "cxz", "cw", "cws", "cwz", "cys", "cyz", "cb"},
+                   {"c"},
+                   {ints("kernel_shape", {k, k}), ints("pads", {p, p, p, p}),
+                    test_graph::IntAttr("group", group)}));
+  return g;
+}
+
+TEST_CASE("Lookup fusion into QLinearConv: the convolution writes the table's bytes, same bytes") {
+  struct Case {
+    int64_t c, m, k, group, h, w;
+  };
+  // A 3x3 convolution (GEMM on im2row rows), pointwise with few output channels (operands
+  // swapped), depthwise (the byte kernel), odd sizes.
+  const Case cases[] = {{5, 40, 3, 1, 9, 13}, {16, 8, 1, 1, 11, 37}, {24, 24, 3, 24, 10, 70},
+                        {7, 3, 3, 1, 5, 5}};
+  for (const Case& cs : cases) {
+    for (DType out : {DType::kUInt8, DType::kInt8}) {
+      CAPTURE(cs.c);
+      CAPTURE(cs.m);
+      CAPTURE(cs.group);
+      CAPTURE(DTypeName(out));
+      const Graph g = ConvLookupGraph(cs.c, cs.m, cs.k, cs.group, cs.h, cs.w, out);
+      auto fused = BuildPlan(g, true, 13);
+      REQUIRE(fused->steps().size() == 1);
+      CHECK(fused->steps()[0].node.op_type == "QLinearConv");
+      CHECK(fused->steps()[0].node.doc.find("lookup") != std::string::npos);
+      const Tensor x = AllBytes(DType::kUInt8, {1, cs.c, cs.h, cs.w});
+      const Tensor want = Run(BuildPlan(g, false, 13), x, 1);
+      for (int threads : {1, 3}) {
+        CAPTURE(threads);
+        const Tensor got = Run(fused, x, threads);
+        REQUIRE(got.dtype() == want.dtype());
+        REQUIRE(got.dims() == want.dims());
+        CHECK(std::memcmp(got.raw_data(), want.raw_data(), got.byte_size()) == 0);
+      }
+    }
+  }
+  SUBCASE("the convolution's own output is also a graph output: a separate lookup") {
+    Graph g = ConvLookupGraph(5, 40, 3, 1, 9, 13, DType::kUInt8);
+    g.outputs.push_back(Out("c"));
+    auto plan = BuildPlan(g, true, 13);
+    REQUIRE(plan->steps().size() == 2);
+    CHECK(plan->steps()[0].node.op_type == "QLinearConv");
+    CHECK(plan->steps()[1].node.op_type == "QuantizedLookup");
+  }
+}
+
 // x0 (uint8), x1 (int8), x2 (uint8), each through its own DequantizeLinear (odd zero points,
 // power-of-two scales: ties) -> Concat(axis) -> QuantizeLinear -> y (out).
 Graph ConcatGraph(DType out, int64_t axis, const std::vector<Dims>& dims) {
