@@ -237,12 +237,13 @@ HWY_INLINE __attribute__((target("avx512vnni"))) __m256i Dpbusd256(__m256i acc, 
 // The MR x 32 tile of a panel whose last columns are padding (N not a multiple of 32): only
 // the first kW = 16 or 24 columns are multiplied, the 24th through a 256-bit vpdpbusd, which
 // costs half a 512-bit one where the core splits 512-bit operations (Zen 4). Same contract as
-// TileVnni without the epilogue (such panels finish through acc); acc's columns from kW on are
-// left as they are.
+// TileVnni; acc's columns from kW on are left as they are. With the epilogue only the panel's
+// first `width` (<= kW) columns exist in C: the stores are masked to them.
 template <int MR, int kW>
 HWY_NOINLINE __attribute__((target("avx512vnni"))) void TileVnniNarrow(
     const uint8_t* HWY_RESTRICT a, int64_t lda, const int8_t* HWY_RESTRICT b, int64_t quads,
-    int32_t* HWY_RESTRICT acc, int64_t ldacc, bool first) {
+    int32_t* HWY_RESTRICT acc, int64_t ldacc, bool first, const TileEpilogue* epi,
+    int64_t width) {
   static_assert(kW == 16 || kW == 24, "a panel's first 16 or 24 columns");
   constexpr bool kHalf = kW == 24;
   __m512i c0[MR];
@@ -265,6 +266,28 @@ HWY_NOINLINE __attribute__((target("avx512vnni"))) void TileVnniNarrow(
       c0[i] = Dpbusd(c0[i], va, b0);
       if (kHalf) c1[i] = Dpbusd256(c1[i], _mm512_castsi512_si256(va), b1);
     }
+  }
+  if (epi != nullptr) {
+    // Columns [0, 16) in c0, [16, 24) in c1; the masks keep loads and stores within width.
+    const __mmask16 m0 = static_cast<__mmask16>((1u << std::min<int64_t>(width, 16)) - 1);
+    const __mmask8 m1 = static_cast<__mmask8>((1u << std::clamp<int64_t>(width - 16, 0, 8)) - 1);
+    const __m512i zb0 = _mm512_maskz_loadu_epi32(m0, epi->zb);
+    const __m512i ct0 = _mm512_maskz_loadu_epi32(m0, epi->ct);
+    const __m256i zb1 = _mm256_maskz_loadu_epi32(m1, epi->zb + 16);
+    const __m256i ct1 = _mm256_maskz_loadu_epi32(m1, epi->ct + 16);
+    for (int i = 0; i < MR; ++i) {
+      const __m512i rs = _mm512_set1_epi32(static_cast<int32_t>(epi->rs[i]));
+      const __m512i za = _mm512_set1_epi32(static_cast<int32_t>(epi->za[i]));
+      __m512i r0 = _mm512_sub_epi32(c0[i], _mm512_mullo_epi32(zb0, rs));
+      r0 = _mm512_sub_epi32(r0, _mm512_mullo_epi32(za, ct0));
+      _mm512_mask_storeu_epi32(epi->c + i * epi->ldc, m0, r0);
+      if (kHalf) {
+        __m256i r1 = _mm256_sub_epi32(c1[i], _mm256_mullo_epi32(zb1, _mm512_castsi512_si256(rs)));
+        r1 = _mm256_sub_epi32(r1, _mm256_mullo_epi32(_mm512_castsi512_si256(za), ct1));
+        _mm256_mask_storeu_epi32(epi->c + i * epi->ldc + 16, m1, r1);
+      }
+    }
+    return;
   }
   for (int i = 0; i < MR; ++i) {
     _mm512_storeu_si512(acc + i * ldacc, c0[i]);
@@ -339,9 +362,12 @@ struct Tiler<int16_t> {
   static constexpr int kMRPair = 0;        // no two-panel tile
   static void RunPair(int, const int16_t*, int64_t, const int8_t*, const int8_t*, int64_t,
                       int32_t*, int64_t, bool, const TileEpilogue*) {}
-  // A partial panel's tile (width <= 24 of its 32 columns exist): the whole tile here.
+  // A partial panel's tile (width <= 24 of its 32 columns exist): the whole tile here, always
+  // through acc.
+  static constexpr bool kNarrowDirect = false;
   static void RunNarrow(int rows, int64_t /*width*/, const int16_t* a, int64_t lda,
-                        const int8_t* b, int64_t quads, int32_t* acc, int64_t ldacc, bool first) {
+                        const int8_t* b, int64_t quads, int32_t* acc, int64_t ldacc, bool first,
+                        const TileEpilogue*) {
     Run(rows, a, lda, b, quads, acc, ldacc, first, nullptr);
   }
   static void Run(int rows, const int16_t* a, int64_t lda, const int8_t* b, int64_t quads,
@@ -378,25 +404,29 @@ struct Tiler<uint8_t> {
       default: return TileVnniPair<6>(a, lda, b0, b1, quads, acc, ldacc, first, epi);
     }
   }
-  // A partial panel's tile (width <= 24 of its 32 columns exist), through acc.
+  // A partial panel's tile (width <= 24 of its 32 columns exist); with epi it finishes the
+  // panel's `width` columns of C itself.
+  static constexpr bool kNarrowDirect = true;
   template <int kW>
   static void RunNarrowW(int rows, const uint8_t* a, int64_t lda, const int8_t* b, int64_t quads,
-                         int32_t* acc, int64_t ldacc, bool first) {
+                         int32_t* acc, int64_t ldacc, bool first, const TileEpilogue* epi,
+                         int64_t width) {
     switch (rows) {
-      case 1: return TileVnniNarrow<1, kW>(a, lda, b, quads, acc, ldacc, first);
-      case 2: return TileVnniNarrow<2, kW>(a, lda, b, quads, acc, ldacc, first);
-      case 3: return TileVnniNarrow<3, kW>(a, lda, b, quads, acc, ldacc, first);
-      case 4: return TileVnniNarrow<4, kW>(a, lda, b, quads, acc, ldacc, first);
-      case 5: return TileVnniNarrow<5, kW>(a, lda, b, quads, acc, ldacc, first);
-      case 6: return TileVnniNarrow<6, kW>(a, lda, b, quads, acc, ldacc, first);
-      case 7: return TileVnniNarrow<7, kW>(a, lda, b, quads, acc, ldacc, first);
-      default: return TileVnniNarrow<8, kW>(a, lda, b, quads, acc, ldacc, first);
+      case 1: return TileVnniNarrow<1, kW>(a, lda, b, quads, acc, ldacc, first, epi, width);
+      case 2: return TileVnniNarrow<2, kW>(a, lda, b, quads, acc, ldacc, first, epi, width);
+      case 3: return TileVnniNarrow<3, kW>(a, lda, b, quads, acc, ldacc, first, epi, width);
+      case 4: return TileVnniNarrow<4, kW>(a, lda, b, quads, acc, ldacc, first, epi, width);
+      case 5: return TileVnniNarrow<5, kW>(a, lda, b, quads, acc, ldacc, first, epi, width);
+      case 6: return TileVnniNarrow<6, kW>(a, lda, b, quads, acc, ldacc, first, epi, width);
+      case 7: return TileVnniNarrow<7, kW>(a, lda, b, quads, acc, ldacc, first, epi, width);
+      default: return TileVnniNarrow<8, kW>(a, lda, b, quads, acc, ldacc, first, epi, width);
     }
   }
   static void RunNarrow(int rows, int64_t width, const uint8_t* a, int64_t lda, const int8_t* b,
-                        int64_t quads, int32_t* acc, int64_t ldacc, bool first) {
-    if (width <= 16) return RunNarrowW<16>(rows, a, lda, b, quads, acc, ldacc, first);
-    RunNarrowW<24>(rows, a, lda, b, quads, acc, ldacc, first);
+                        int64_t quads, int32_t* acc, int64_t ldacc, bool first,
+                        const TileEpilogue* epi) {
+    if (width <= 16) return RunNarrowW<16>(rows, a, lda, b, quads, acc, ldacc, first, epi, width);
+    RunNarrowW<24>(rows, a, lda, b, quads, acc, ldacc, first, epi, width);
   }
   static void Run(int rows, const uint8_t* a, int64_t lda, const int8_t* b, int64_t quads,
                   int32_t* acc, int64_t ldacc, bool first, const TileEpilogue* epi) {
@@ -595,39 +625,50 @@ template <typename TA>
 HWY_INLINE void RunPanel(const QGemmBlock<TA>& blk, int64_t p, const int8_t* bp, int64_t q0,
                          int64_t qn, bool finish) {
   constexpr int kMR = Tiler<TA>::kMR;
-  // Columns of this panel that exist (a partial panel, the last, is never finished by its tile).
+  // Columns of this panel that exist (a partial panel, the last, is finished by its tile only
+  // when it is narrow and the narrow tile stores to C: NarrowPanelDirect).
   const int64_t width = std::min<int64_t>(kNR, blk.cols - p * kNR);
   for (int64_t i = 0; i < blk.rows; i += kMR) {
-    if (width <= kNarrowWidth && !finish) {
-      Tiler<TA>::RunNarrow(static_cast<int>(std::min<int64_t>(kMR, blk.rows - i)), width,
-                           blk.a + i * blk.a_stride + q0 * 4, blk.a_stride, bp, qn,
-                           blk.acc + i * kNB + p * kNR, kNB, q0 == 0);
-      continue;
-    }
     int32_t* const c_tile = blk.c + i * blk.ldc + p * kNR;
     TileEpilogue epi{blk.zbv + p * kNR, blk.ct + p * kNR, blk.rowsum + i, blk.zav + i, c_tile,
                      blk.ldc};
+    if (width <= kNarrowWidth) {
+      Tiler<TA>::RunNarrow(static_cast<int>(std::min<int64_t>(kMR, blk.rows - i)), width,
+                           blk.a + i * blk.a_stride + q0 * 4, blk.a_stride, bp, qn,
+                           blk.acc + i * kNB + p * kNR, kNB, q0 == 0, finish ? &epi : nullptr);
+      continue;
+    }
     Tiler<TA>::Run(static_cast<int>(std::min<int64_t>(kMR, blk.rows - i)),
                    blk.a + i * blk.a_stride + q0 * 4, blk.a_stride, bp, qn,
                    blk.acc + i * kNB + p * kNR, kNB, q0 == 0, finish ? &epi : nullptr);
   }
 }
 
-// The block's products over all of K. Panels whose 32 columns all exist (the first
-// direct_panels) are finished by the tile itself on the last K block; the rest stay in acc.
+// Whether a block of `cols` columns ends in a partial panel that the narrow tile finishes
+// straight to C (on the targets whose narrow tile has the epilogue).
+template <typename TA>
+constexpr bool NarrowPanelDirect(int64_t cols) {
+  return Tiler<TA>::kNarrowDirect && cols % kNR != 0 && cols % kNR <= kNarrowWidth;
+}
+
+// The block's products over all of K. The first direct_panels panels (those whose 32 columns
+// all exist, and a narrow last one where NarrowPanelDirect) are finished by the tile itself on
+// the last K block; the rest stay in acc.
 template <typename TA>
 HWY_INLINE void MultiplyBlock(const QGemmBlock<TA>& blk, const int8_t* bdata, int64_t panel0,
                               int64_t quads, int64_t direct_panels) {
   const int64_t npanels = (blk.cols + kNR - 1) / kNR;
+  const int64_t full_panels = blk.cols / kNR;
   // K blocks (at least one, so K == 0 still zeroes the accumulators).
   for (int64_t q0 = 0; q0 == 0 || q0 < quads; q0 += kKcQuads) {
     const int64_t qn = std::min(kKcQuads, quads - q0);
     const bool last = q0 + kKcQuads >= quads;
     for (int64_t p = 0; p < npanels;) {
       const int8_t* bp = bdata + ((panel0 + p) * quads + q0) * kNR * 4;
-      // A pair only where both panels are finished the same way (direct, or both through acc).
+      // A pair only where both panels are finished the same way (direct, or both through acc),
+      // and never with a partial panel finished direct (the pair tile stores 64 columns).
       const bool pair = Tiler<TA>::kMRPair > 0 && p + 1 < npanels &&
-                        (p + 1 < direct_panels || p >= direct_panels);
+                        ((p + 1 < direct_panels && p + 1 < full_panels) || p >= direct_panels);
       if (pair) {
         RunPanelPair<TA>(blk, p, bp, quads, q0, qn, last && p < direct_panels);
         p += 2;
@@ -643,6 +684,7 @@ HWY_INLINE void MultiplyBlock(const QGemmBlock<TA>& blk, const int8_t* bdata, in
 // In uint32 lanes (wrapping like the scalar form, which runs the last columns).
 template <typename TA>
 HWY_INLINE void FinishAccumulated(const QGemmBlock<TA>& blk, int64_t direct_panels) {
+  if (direct_panels * kNR >= blk.cols) return;
   const hn::ScalableTag<uint32_t> du;
   const hn::RebindToSigned<decltype(du)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(du));
@@ -702,7 +744,8 @@ void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const in
       const int64_t a_stride = a_in_place ? lda : kp;
       const QGemmBlock<TA> blk{a_block, a_stride, rows, cols, zbv, ct, rowsum, zav, acc.get(),
                                cb, ldcb};
-      const int64_t direct_panels = Tiler<TA>::kDirect ? cols / kNR : 0;
+      const int64_t direct_panels =
+          Tiler<TA>::kDirect ? cols / kNR + (NarrowPanelDirect<TA>(cols) ? 1 : 0) : 0;
       MultiplyBlock<TA>(blk, b.data(), n0 / kNR, quads, direct_panels);
       FinishAccumulated<TA>(blk, direct_panels);
       if (sink) sink->Block(m0, rows, n0, cols, cb, ldcb);

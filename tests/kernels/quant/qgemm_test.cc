@@ -300,6 +300,20 @@ TEST_CASE("QGemm{U8,S8}ToI32 tile edges on every target") {
         }
       }
     }
+    // Partial panels of 17 to 24 columns (the narrow tile's 256-bit half, finished straight to
+    // C with masked stores), after full panels and alone.
+    for (int64_t n : {20, 24, 56, 152}) {
+      for (int64_t m : {1, 7, 9, 65}) {
+        for (int64_t k : {3, 64, 517}) {
+          const int combo = static_cast<int>(seed % 4);
+          const ZpLayout zb = seed % 3 == 0 ? ZpLayout::kVector : ZpLayout::kScalar;
+          Check({m, n, k, (combo & 1) != 0, (combo & 2) != 0, ZpLayout::kScalar, zb,
+                 seed % 2 == 0},
+                seed, SerialParallel());
+          ++seed;
+        }
+      }
+    }
     // Every signedness combination and zero-point layout on shapes with tails in every dim,
     // several K blocks (K > 512) and several task blocks.
     const ZpLayout layouts[] = {ZpLayout::kNone, ZpLayout::kScalar, ZpLayout::kVector};
