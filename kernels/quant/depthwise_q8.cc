@@ -58,6 +58,7 @@ struct RowPairBlock {
   const int32_t* wd;
   __m512i vidx;
   int64_t W, SW, SH, KH, groups, oy, rows_here, r_lo, r_hi;
+  int64_t oy0;  // the first output row of the sums buffer
 };
 
 // acc[i][v] += the window sums of output row oy + i, vector v. kV is a constant so that the
@@ -102,7 +103,7 @@ SIMPLECPP_DEPTHWISE_Q8_TARGET inline void RunRowPair(const RowPairBlock& b, int6
   }
   AccumulateRowPair<kV>(b, ox0, acc);
   for (int64_t i = 0; i < b.rows_here; ++i) {
-    int32_t* out = sums + (b.oy + i) * OW;
+    int32_t* out = sums + (b.oy - b.oy0 + i) * OW;
     for (int v = 0; v < kV; ++v) {
       const int64_t at = ox0 + 16 * v, n = std::min<int64_t>(16, OW - at);
       if (n == 16) {
@@ -150,9 +151,11 @@ SIMPLECPP_DEPTHWISE_Q8_TARGET void SumsVnni(const DepthwiseQ8Shape& s, const uin
   // chains hide its latency even on narrow images, and where the rows' windows overlap (stride 1
   // or a kernel taller than the stride) one permuted window of an input row feeds both.
   constexpr int64_t kVecs = 4;
-  for (int64_t oy = 0; oy < s.OH; oy += 2) {
+  const int64_t oy_end = s.oy_end < 0 ? s.OH : std::min(s.oy_end, s.OH);
+  b.oy0 = s.oy_begin;
+  for (int64_t oy = s.oy_begin; oy < oy_end; oy += 2) {
     b.oy = oy;
-    b.rows_here = std::min<int64_t>(2, s.OH - oy);
+    b.rows_here = std::min<int64_t>(2, oy_end - oy);
     // Per output row: the sum of its kernel rows that fall on border rows (known: exact
     // integers, any order); the image rows the pair reads.
     int32_t border[2] = {0, 0};

@@ -17,6 +17,9 @@ struct DepthwiseQ8Shape {
   // sums are the same.
   int64_t rows_begin = 0, rows_end = -1;  // rows_end < 0: H
   uint8_t pad = 0;
+  // DepthwiseQ8Sums computes output rows [oy_begin, oy_end) only (oy_end < 0: OH), so that a
+  // caller can take a band of rows while its sums are in cache.
+  int64_t oy_begin = 0, oy_end = -1;
 };
 
 // Bytes the plane buffer must hold past its last row (the kernel loads 64-byte windows that
@@ -38,9 +41,9 @@ bool DepthwiseQ8Available(const DepthwiseQ8Shape& s);
 void DepthwiseQ8Plane(const DepthwiseQ8Shape& s, const uint8_t* x, int64_t w, int64_t pad_left,
                       uint8_t flip, uint8_t* plane);
 
-// sums[oy * OW + ox] = sum over (ky, kx) of plane[oy*SH + ky][ox*SW + kx] * w[ky * KW + kx],
-// plane bytes read as uint8 and weights as int8: exact (each sum is below 2^31 for KH * KW <=
-// 64 taps). The plane buffer holds H * W + kDepthwiseQ8Slack bytes. Only where
+// sums[(oy - oy_begin) * OW + ox] = sum over (ky, kx) of plane[oy*SH + ky][ox*SW + kx] *
+// w[ky * KW + kx] for the output rows oy of [oy_begin, oy_end), plane bytes read as uint8 and
+// weights as int8: exact (each sum is below 2^31 for KH * KW <= 64 taps). The plane buffer holds H * W + kDepthwiseQ8Slack bytes. Only where
 // DepthwiseQ8Available(s).
 void DepthwiseQ8Sums(const DepthwiseQ8Shape& s, const uint8_t* plane, const int8_t* w,
                      int32_t* sums);

@@ -98,13 +98,19 @@ bool QConvPlan::RunDepthwiseBytes(const kernels::Parallel& pool, const void* x, 
     adjusted = *rq;
     adjusted.bias = correction.data();
   }
+  // Requantized output goes in bands of output rows whose int32 sums (about kBandSums) stay in
+  // L1 between the sums kernel and the requantization; an even number of rows, as the kernel
+  // takes output rows in pairs.
+  constexpr int64_t kBandSums = 4096;
+  const int64_t band_rows =
+      rq ? std::max<int64_t>(2, kBandSums / std::max<int64_t>(1, s.OW) / 2 * 2) : s.OH;
   const kernels::Parallel& par = DepthwiseParallel(pool, ksize);
   par.For(batch * channels, [&](int64_t t0, int64_t t1) {
     static thread_local std::vector<uint8_t> plane;
     static thread_local std::vector<int32_t> acc;
     const size_t plane_bytes = static_cast<size_t>(s.H * s.W + kernels::kDepthwiseQ8Slack);
     plane.resize(std::max(plane.size(), plane_bytes));
-    acc.resize(std::max(acc.size(), static_cast<size_t>(positions)));
+    acc.resize(std::max(acc.size(), static_cast<size_t>(std::min(band_rows, s.OH) * s.OW)));
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t n = t / channels, c = t % channels;
       const uint8_t* xc = static_cast<const uint8_t*>(x) + t * in_size;
@@ -113,16 +119,23 @@ bool QConvPlan::RunDepthwiseBytes(const kernels::Parallel& pool, const void* x, 
       for (int64_t o = 0; o < mult; ++o) {
         const int64_t oc = c * mult + o;
         const int64_t out_at = (n * out_channels + oc) * positions;
-        int32_t* dst = rq ? acc.data() : y + out_at;
-        kernels::DepthwiseQ8Sums(s, plane.data(), w8.data() + oc * ksize, dst);
         if (rq) {
-          RequantConv(adjusted, dst, positions, 1, positions, oc, 0,
-                  static_cast<uint8_t*>(rq->y) + out_at, positions);
-        } else {
-          for (int64_t i = 0; i < positions; ++i) {
-            dst[i] = static_cast<int32_t>(static_cast<uint32_t>(dst[i]) +
-                                          static_cast<uint32_t>(correction[oc]));
+          kernels::DepthwiseQ8Shape band = s;
+          for (int64_t oy = 0; oy < s.OH; oy += band_rows) {
+            band.oy_begin = oy;
+            band.oy_end = std::min(s.OH, oy + band_rows);
+            const int64_t n_out = (band.oy_end - oy) * s.OW;
+            kernels::DepthwiseQ8Sums(band, plane.data(), w8.data() + oc * ksize, acc.data());
+            RequantConv(adjusted, acc.data(), n_out, 1, n_out, oc, 0,
+                        static_cast<uint8_t*>(rq->y) + out_at + oy * s.OW, n_out);
           }
+          continue;
+        }
+        int32_t* dst = y + out_at;
+        kernels::DepthwiseQ8Sums(s, plane.data(), w8.data() + oc * ksize, dst);
+        for (int64_t i = 0; i < positions; ++i) {
+          dst[i] = static_cast<int32_t>(static_cast<uint32_t>(dst[i]) +
+                                        static_cast<uint32_t>(correction[oc]));
         }
       }
     }
