@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -126,6 +127,55 @@ TEST_CASE("DepthwiseQ8Sums with border rows equals the sums over the whole plane
             DepthwiseQ8Sums(bordered, poisoned.data(), w.data(), got.data());
             CHECK(got == whole);
           }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("DepthwiseQ8Sums over bands of output rows equals the whole channel's sums") {
+  // Bands of 1 to 4 rows (odd ones split the kernel's row pairs) over a bordered plane: each
+  // band's sums are written from the buffer's start, and nothing past the band is touched.
+  std::mt19937 rng(47);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (int64_t k : {3, 5}) {
+      for (int64_t stride : {1, 2}) {
+        DepthwiseQ8Shape s;
+        s.KH = s.KW = k;
+        s.SH = s.SW = stride;
+        s.OH = 9;
+        s.OW = 23;
+        s.H = (s.OH - 1) * stride + k;
+        s.W = (s.OW - 1) * stride + k;
+        s.rows_begin = 1;
+        s.rows_end = s.H - 1;
+        s.pad = 77;
+        if (!DepthwiseQ8Available(s)) continue;
+        CAPTURE(k);
+        CAPTURE(stride);
+        std::vector<uint8_t> plane(static_cast<size_t>(s.H * s.W + kDepthwiseQ8Slack), 77);
+        for (int64_t i = s.W; i < (s.H - 1) * s.W; ++i) plane[i] = static_cast<uint8_t>(byte(rng));
+        std::vector<int8_t> w(static_cast<size_t>(k * k));
+        for (auto& v : w) v = static_cast<int8_t>(byte(rng) - 128);
+        std::vector<int32_t> whole(static_cast<size_t>(s.OH * s.OW));
+        DepthwiseQ8Sums(s, plane.data(), w.data(), whole.data());
+        for (int64_t rows : {1, 2, 3, 4}) {
+          CAPTURE(rows);
+          std::vector<int32_t> banded(whole.size(), 0);
+          for (int64_t oy = 0; oy < s.OH; oy += rows) {
+            DepthwiseQ8Shape band = s;
+            band.oy_begin = oy;
+            band.oy_end = std::min(s.OH, oy + rows);
+            const int64_t n = (band.oy_end - oy) * s.OW;
+            std::vector<int32_t> buf(static_cast<size_t>(n + 16), 0x5EED);
+            DepthwiseQ8Sums(band, plane.data(), w.data(), buf.data());
+            for (int64_t i = n; i < n + 16; ++i) CHECK(buf[i] == 0x5EED);
+            std::copy(buf.begin(), buf.begin() + n, banded.begin() + oy * s.OW);
+          }
+          CHECK(banded == whole);
         }
       }
     }
