@@ -202,9 +202,9 @@ void InterleaveRunAny(const T* rows, int64_t ld, int64_t n, int64_t k2s, T b, T*
 
 template <typename T>
 void Col2ImDisjoint(const ConvGeometry& g, const T* col, int64_t channels, int64_t p_begin,
-                    int64_t p_count, const T* bias, T* image, const Parallel& parallel) {
+                    int64_t p_count, const T* bias, T* image, int64_t channel_stride,
+                    const Parallel& parallel) {
   const ConvGeometry3 w = WidenTo3(g);
-  const int64_t in_size = w.in[0] * w.in[1] * w.in[2];
   const int64_t k2s = w.kernel[2];
   const int64_t outer_taps = w.kernel[0] * w.kernel[1];
   const int64_t p_end = p_begin + p_count;
@@ -215,7 +215,7 @@ void Col2ImDisjoint(const ConvGeometry& g, const T* col, int64_t channels, int64
       // No bias adds +0.0f, as the zero-initialized image does (-0.0f columns become +0.0f).
       const T b = bias ? bias[c] : T(0);
       const T* rows = col + (c * outer_taps + k01) * k2s * p_count;
-      T* img = image + c * in_size;
+      T* img = image + c * channel_stride;
       for (int64_t p = p_begin; p < p_end;) {
         const OutputRun o = OutputRunAt(w, p, p_end);
         const int64_t i0 = o.o0 * w.stride[0] + k0, i1 = o.o1 * w.stride[1] + k1;
@@ -239,7 +239,7 @@ void Col2ImDisjoint(const ConvGeometry& g, const T* col, int64_t channels, int64
 
 void Col2ImDisjointF32(const ConvGeometry& g, const float* col, int64_t channels, int64_t p_begin,
                        int64_t p_count, const float* bias, float* image, const Parallel& parallel) {
-  Col2ImDisjoint(g, col, channels, p_begin, p_count, bias, image, parallel);
+  Col2ImDisjoint(g, col, channels, p_begin, p_count, bias, image, g.InSize(), parallel);
 }
 
 void Col2ImDisjointI32(const ConvGeometry& g, const int32_t* col, int64_t channels, int64_t p_begin,
@@ -247,7 +247,14 @@ void Col2ImDisjointI32(const ConvGeometry& g, const int32_t* col, int64_t channe
                        const Parallel& parallel) {
   Col2ImDisjoint(g, reinterpret_cast<const uint32_t*>(col), channels, p_begin, p_count,
                  reinterpret_cast<const uint32_t*>(bias), reinterpret_cast<uint32_t*>(image),
-                 parallel);
+                 g.InSize(), parallel);
+}
+
+void Col2ImDisjointBytes(const ConvGeometry& g, const uint8_t* col, int64_t channels,
+                         int64_t p_begin, int64_t p_count, uint8_t* image,
+                         int64_t channel_stride, const Parallel& parallel) {
+  Col2ImDisjoint<uint8_t>(g, col, channels, p_begin, p_count, nullptr, image, channel_stride,
+                          parallel);
 }
 
 }  // namespace simplecpp::kernels

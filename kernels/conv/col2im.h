@@ -43,5 +43,12 @@ void Col2ImDisjointF32(const ConvGeometry& g, const float* col, int64_t channels
 void Col2ImDisjointI32(const ConvGeometry& g, const int32_t* col, int64_t channels, int64_t p_begin,
                        int64_t p_count, const int32_t* bias, int32_t* image,
                        const Parallel& parallel);
+// The same placement of bytes, with no bias, channel c's image at image + c * channel_stride
+// (>= g.InSize(): a band of rows inside a larger tensor): as every image element receives
+// exactly one column element, an elementwise function of the sums (QLinearConvTranspose's
+// requantization) may be applied to col before instead of to the image after.
+void Col2ImDisjointBytes(const ConvGeometry& g, const uint8_t* col, int64_t channels,
+                         int64_t p_begin, int64_t p_count, uint8_t* image,
+                         int64_t channel_stride, const Parallel& parallel);
 
 }  // namespace simplecpp::kernels

@@ -28,7 +28,8 @@
 // scatter-adds col into an int32 image of the group's output channels, which is requantized one
 // output channel at a time. When the taps tile Y (kernel == stride, e.g. 2x2 stride 2:
 // kernels::Col2ImIsDisjoint) each chunk of whole rows of X owns a band of Y: the chunks are the
-// parallel tasks and each requantizes its band while it is in cache.
+// parallel tasks, and as each element of Y then receives exactly one element of col, each task
+// requantizes its col while it is in cache and places the bytes (Col2ImDisjointBytes).
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -112,27 +113,31 @@ void RunDisjoint(const QConvTransposePlan& p, const RunArgs& a, const uint8_t* x
                  const kernels::Parallel& par) {
   const int64_t chunks = (p.p_in + p.chunk - 1) / p.chunk;
   par.For(p.batch * p.group * chunks, [&](int64_t t0, int64_t t1) {
-    static thread_local std::vector<int32_t> col, band;
+    static thread_local std::vector<int32_t> col;
+    static thread_local std::vector<uint8_t> col8;
     col.resize(std::max(col.size(), static_cast<size_t>(p.m * p.chunk)));
-    band.resize(std::max(band.size(), static_cast<size_t>(p.m * p.chunk)));
+    col8.resize(std::max(col8.size(), static_cast<size_t>(p.m * p.chunk)));
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t ng = t / chunks, gi = ng % p.group, n = ng / p.group;
       const int64_t p0 = (t % chunks) * p.chunk, pc = std::min(p.chunk, p.p_in - p0);
       ColChunk(p, a, gi, x + ng * p.cg * p.p_in, p0, pc, col.data(), kernels::SerialParallel());
+      // Each element of Y gets exactly one element of col (plus the bias), so col's rows
+      // (j, k...) are requantized as output channel j before they are placed: a quarter of the
+      // bytes to move, and the same results.
+      for (int64_t r = 0; r < p.m; ++r) {
+        RequantConv(a.rq, col.data() + r * pc, pc, 1, pc, gi * p.og + r / p.ksize, 0,
+                    col8.data() + r * pc, pc);
+      }
       // The chunk's band as a geometry of its own: pc / x_inner rows of X, stride[0] times as
       // many rows of Y (in == out * stride along every dim of a disjoint geometry).
       kernels::ConvGeometry gb = p.g;
       gb.out[0] = pc / p.x_inner;
       gb.in[0] = gb.out[0] * p.g.stride[0];
-      const int64_t band_len = pc * p.ksize;
-      kernels::Col2ImDisjointI32(gb, col.data(), p.og, 0, pc, nullptr, band.data(),
-                                 kernels::SerialParallel());
+      // Placed straight into the band's rows of each of the group's output channels of y.
       const int64_t band0 = p0 / p.x_inner * p.g.stride[0] * p.y_inner;
-      for (int64_t j = 0; j < p.og; ++j) {
-        const int64_t o = gi * p.og + j;
-        RequantConv(a.rq, band.data() + j * band_len, band_len, 1, band_len, o, 0,
-                    y + (n * p.out_channels + o) * p.p_out + band0, p.p_out);
-      }
+      kernels::Col2ImDisjointBytes(gb, col8.data(), p.og, 0, pc,
+                                   y + (n * p.out_channels + gi * p.og) * p.p_out + band0,
+                                   p.p_out, kernels::SerialParallel());
     }
   });
 }

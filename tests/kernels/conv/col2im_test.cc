@@ -146,5 +146,41 @@ TEST_CASE("Col2ImDisjointI32 equals the bias plus Col2ImI32 (wrapping)") {
   }
 }
 
+TEST_CASE("Col2ImDisjointBytes places each byte where Col2ImDisjointI32 places its sum") {
+  const std::vector<ConvGeometry> geometries = {
+      Geometry({14}, {7}, {2}, {2}, {1}, {0}),
+      Geometry({6, 10}, {3, 5}, {2, 2}, {2, 2}, {1, 1}, {0, 0}),
+      Geometry({9, 4}, {3, 2}, {3, 2}, {3, 2}, {1, 1}, {0, 0}),
+      Geometry({4, 4, 6}, {2, 2, 3}, {2, 2, 2}, {2, 2, 2}, {1, 1, 1}, {0, 0, 0}),
+  };
+  std::mt19937 rng(10);
+  const test_util::ThreadsParallel three(3);
+  for (const ConvGeometry& g : geometries) {
+    CAPTURE(g.rank);
+    const int64_t channels = 5, ksize = g.KernelSize(), positions = g.OutSize();
+    std::vector<int32_t> col(static_cast<size_t>(channels * ksize * positions));
+    for (auto& v : col) v = static_cast<int32_t>(rng() % 256);
+    std::vector<int32_t> want(static_cast<size_t>(channels * g.InSize()));
+    Col2ImDisjointI32(g, col.data(), channels, 0, positions, nullptr, want.data(),
+                      SerialParallel());
+    const std::vector<uint8_t> col8(col.begin(), col.end());
+    // Channels 3 bytes further apart than the image (a band inside a larger tensor): the gaps
+    // keep their bytes.
+    const int64_t stride = g.InSize() + 3;
+    for (const Parallel* par : {&SerialParallel(), static_cast<const Parallel*>(&three)}) {
+      std::vector<uint8_t> image(static_cast<size_t>(channels * stride), 0xEE);
+      Col2ImDisjointBytes(g, col8.data(), channels, 0, positions, image.data(), stride, *par);
+      int64_t bad = 0;
+      for (int64_t c = 0; c < channels; ++c) {
+        for (int64_t i = 0; i < stride; ++i) {
+          const uint8_t got = image[c * stride + i];
+          bad += i < g.InSize() ? got != want[c * g.InSize() + i] : got != 0xEE;
+        }
+      }
+      CHECK(bad == 0);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace simplecpp::kernels
