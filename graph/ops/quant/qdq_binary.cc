@@ -23,6 +23,7 @@
 #include "graph/ops/quant/quant_ops_internal.h"
 #include "graph/registry.h"
 #include "kernels/elementwise/elementwise.h"
+#include "kernels/quant/byte_lookup.h"
 #include "kernels/quant/quantize.h"
 
 namespace simplecpp::graph {
@@ -79,6 +80,10 @@ struct Operand {
 
 // Runs from this length on go through kernels::QdqBinary8 (whole vectors in one pass).
 constexpr int64_t kMinFusedRun = 32;
+// Runs from this length on where one operand is a single element (a per-channel scale over a
+// channel's pixels) go through a 256-entry table of the result per byte of the other operand,
+// built by that same kernel: a byte lookup per element instead of the float steps.
+constexpr int64_t kMinTableRun = 1024;
 
 // Output elements gathered from consecutive runs into blocks: both operands dequantized, then the
 // binary op and the quantization per block.
@@ -97,6 +102,7 @@ class BlockWriter {
   // Output elements [o, o + n) from a's and b's elements in[0] + j * steps[0] (b: in[1], ...).
   // Runs of at least kMinFusedRun take the one-pass kernel for their whole vectors.
   void Add(int64_t o, const int64_t* in, const int64_t* steps, int64_t n) {
+    if (n >= kMinTableRun && AddThroughTable(o, in, steps, n)) return;
     int64_t j = 0;
     if (n >= kMinFusedRun) {
       Flush();  // the pending block's outputs come before o
@@ -114,6 +120,27 @@ class BlockWriter {
       count_ += m;
       j += m;
     }
+  }
+
+  // One operand the same element over the run, the other dense: the kernel's results for the
+  // 256 bytes of the dense one, then a lookup. false (nothing written) where the kernel does not
+  // take the parameters (it then leaves the 256 values to the caller's float steps).
+  bool AddThroughTable(int64_t o, const int64_t* in, const int64_t* steps, int64_t n) {
+    const bool a_dense = steps[0] == 1 && steps[1] == 0;
+    const bool b_dense = steps[0] == 0 && steps[1] == 1;
+    if (!a_dense && !b_dense) return false;
+    uint8_t every[256], table[256];
+    for (int v = 0; v < 256; ++v) every[v] = static_cast<uint8_t>(v);
+    const uint8_t* a = a_dense ? every : a_.q + in[0];
+    const uint8_t* b = b_dense ? every : b_.q + in[1];
+    if (kernels::QdqBinary8(fused_op_, a_.is_signed, a, a_dense ? 1 : 0, b_.is_signed, b,
+                            b_dense ? 1 : 0, p_, y_signed_, table, 256) != 256) {
+      return false;
+    }
+    Flush();  // the pending block's outputs come before o
+    const uint8_t* dense = a_dense ? a_.q + in[0] : b_.q + in[1];
+    kernels::LookupBytes(table, dense, static_cast<uint8_t*>(y_) + o, n);
+    return true;
   }
 
   void Flush() {

@@ -170,6 +170,23 @@ TEST_CASE("QuantFusion: QdqBinary broadcasts like the float op") {
     c.b_dims = {3, 40, 1, 1};
     CheckQdqBinary(c, true);
   }
+  SUBCASE("long runs of a per-channel operand (a table per run), every signedness") {
+    for (int types = 0; types < 8; ++types) {
+      for (const char* op : {"Mul", "Div", "Add"}) {
+        QdqBinaryCase t;
+        t.op = op;
+        t.a_signed = (types & 1) != 0;
+        t.b_signed = (types & 2) != 0;
+        t.y_signed = (types & 4) != 0;
+        t.ys = t.op == std::string("Add") ? 0.1f : 0.0025f;
+        // The dense operand first for Mul / Add, second for Div (a table over the divisor).
+        t.a_dims = t.op == std::string("Div") ? Dims{1, 3, 1, 1} : Dims{1, 3, 40, 41};
+        t.b_dims = t.op == std::string("Div") ? Dims{1, 3, 40, 41} : Dims{1, 3, 1, 1};
+        t.seed = static_cast<uint32_t>(types + 40);
+        CheckQdqBinary(t, true);
+      }
+    }
+  }
   SUBCASE("short runs with both operands read contiguously") {
     c.a_dims = {2, 1, 3, 5};
     c.b_dims = {2, 7, 3, 5};
