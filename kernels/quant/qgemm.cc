@@ -881,7 +881,43 @@ __attribute__((target("avx512vnni"))) void PackRowsVnni(const uint8_t* HWY_RESTR
   const int64_t quads = (k + 3) / 4;
   const __m128i vflip = _mm_set1_epi8(static_cast<char>(flip));
   const __m512i ones = _mm512_set1_epi8(1);
-  for (int64_t j0 = 0; j0 < n; j0 += kCols) {
+  int64_t j0 = 0;
+  // 64 columns (two panels) at a time: each row's 64 bytes are one load, the quad's four rows
+  // interleave within 128-bit blocks and a 4 x 4 transpose of the blocks puts 16 columns in
+  // each of four vectors.
+  const __m512i zflip = _mm512_set1_epi8(static_cast<char>(flip));
+  for (; j0 + 64 <= n; j0 += 64) {
+    uint8_t* out0 = reinterpret_cast<uint8_t*>(dst + (j0 / kNR * quads) * kNR * 4);
+    uint8_t* out1 = out0 + quads * kNR * 4;  // the next panel
+    auto row = [&](int64_t kk) -> __m512i {
+      if (kk >= k) return _mm512_setzero_si512();
+      return _mm512_xor_si512(_mm512_loadu_si512(b + kk * ldb + j0), zflip);
+    };
+    __m512i acc[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),
+                      _mm512_setzero_si512()};
+    for (int64_t q = 0; q < quads; ++q) {
+      const __m512i r0 = row(4 * q), r1 = row(4 * q + 1), r2 = row(4 * q + 2),
+                    r3 = row(4 * q + 3);
+      const __m512i lo01 = _mm512_unpacklo_epi8(r0, r1), hi01 = _mm512_unpackhi_epi8(r0, r1);
+      const __m512i lo23 = _mm512_unpacklo_epi8(r2, r3), hi23 = _mm512_unpackhi_epi8(r2, r3);
+      // Block L of qi holds columns 16 L + 4 i .. 16 L + 4 i + 3.
+      const __m512i q0 = _mm512_unpacklo_epi16(lo01, lo23), q1 = _mm512_unpackhi_epi16(lo01, lo23);
+      const __m512i q2 = _mm512_unpacklo_epi16(hi01, hi23), q3 = _mm512_unpackhi_epi16(hi01, hi23);
+      const __m512i t0 = _mm512_shuffle_i64x2(q0, q1, 0x44);  // blocks q0.0 q0.1 q1.0 q1.1
+      const __m512i t1 = _mm512_shuffle_i64x2(q0, q1, 0xEE);  // q0.2 q0.3 q1.2 q1.3
+      const __m512i t2 = _mm512_shuffle_i64x2(q2, q3, 0x44);
+      const __m512i t3 = _mm512_shuffle_i64x2(q2, q3, 0xEE);
+      const __m512i o[4] = {_mm512_shuffle_i64x2(t0, t2, 0x88), _mm512_shuffle_i64x2(t0, t2, 0xDD),
+                            _mm512_shuffle_i64x2(t1, t3, 0x88), _mm512_shuffle_i64x2(t1, t3, 0xDD)};
+      _mm512_storeu_si512(out0 + q * kNR * 4, o[0]);
+      _mm512_storeu_si512(out0 + q * kNR * 4 + 64, o[1]);
+      _mm512_storeu_si512(out1 + q * kNR * 4, o[2]);
+      _mm512_storeu_si512(out1 + q * kNR * 4 + 64, o[3]);
+      for (int v = 0; v < 4; ++v) acc[v] = Dpbusd(acc[v], ones, o[v]);
+    }
+    for (int v = 0; v < 4; ++v) _mm512_storeu_si512(sums + j0 + 16 * v, acc[v]);
+  }
+  for (; j0 < n; j0 += kCols) {
     const int64_t w = std::min(kCols, n - j0);
     const __mmask16 valid = static_cast<__mmask16>((1u << w) - 1);
     uint8_t* out = reinterpret_cast<uint8_t*>(dst + ((j0 / kNR * quads) * kNR + j0 % kNR) * 4);

@@ -248,7 +248,7 @@ TEST_CASE("PackedQB: B stored [K,N] or [N,K] packs to the reference panels on ev
     CAPTURE(t.name);
     for (bool sgn : {false, true}) {
       for (int64_t k : {1, 3, 4, 15, 16, 17, 27, 64, 65, 131, 257, 600}) {
-        for (int64_t n : {1, 3, 4, 5, 15, 16, 17, 31, 32, 33, 70}) {
+        for (int64_t n : {1, 3, 4, 5, 15, 16, 17, 31, 32, 33, 64, 70, 130}) {
           CAPTURE(sgn);
           CAPTURE(k);
           CAPTURE(n);
