@@ -87,6 +87,19 @@ Tensor Run(std::shared_ptr<const Plan> plan, const Tensor& x, int threads) {
   return exec.Run({{"x", x}})[0];
 }
 
+// The fused plan's output equals the unfused plan's byte for byte, at 1 and 3 threads.
+void CheckSameBytes(const std::shared_ptr<const Plan>& fused,
+                    std::shared_ptr<const Plan> unfused, const Tensor& x) {
+  const Tensor want = Run(std::move(unfused), x, 1);
+  for (int threads : {1, 3}) {
+    CAPTURE(threads);
+    const Tensor got = Run(fused, x, threads);
+    REQUIRE(got.dtype() == want.dtype());
+    REQUIRE(got.dims() == want.dims());
+    CHECK(std::memcmp(got.raw_data(), want.raw_data(), got.byte_size()) == 0);
+  }
+}
+
 TEST_CASE("Quantized lookup fusion: every input byte gives the unfused output byte") {
   for (int64_t opset : {13, 21}) {
     for (DType in : {DType::kUInt8, DType::kInt8}) {
@@ -101,15 +114,7 @@ TEST_CASE("Quantized lookup fusion: every input byte gives the unfused output by
           auto fused = BuildPlan(g, true, opset);
           REQUIRE(fused->steps().size() == 1);
           CHECK(fused->steps()[0].node.op_type == "QuantizedLookup");
-          const Tensor x = AllBytes(in, dims);
-          const Tensor want = Run(BuildPlan(g, false, opset), x, 1);
-          for (int threads : {1, 3}) {
-            CAPTURE(threads);
-            const Tensor got = Run(fused, x, threads);
-            REQUIRE(got.dtype() == want.dtype());
-            REQUIRE(got.dims() == want.dims());
-            CHECK(std::memcmp(got.raw_data(), want.raw_data(), got.byte_size()) == 0);
-          }
+          CheckSameBytes(fused, BuildPlan(g, false, opset), AllBytes(in, dims));
         }
       }
     }
@@ -129,15 +134,7 @@ TEST_CASE("Dequantized lookup fusion: a float chain's result as a table of the b
       auto fused = BuildPlan(g, true, 13);
       REQUIRE(fused->steps().size() == 1);
       CHECK(fused->steps()[0].node.op_type == "DequantizedLookup");
-      const Tensor x = AllBytes(in, dims);
-      const Tensor want = Run(BuildPlan(g, false, 13), x, 1);
-      for (int threads : {1, 3}) {
-        CAPTURE(threads);
-        const Tensor got = Run(fused, x, threads);
-        REQUIRE(got.dtype() == DType::kFloat32);
-        REQUIRE(got.dims() == want.dims());
-        CHECK(std::memcmp(got.raw_data(), want.raw_data(), got.byte_size()) == 0);
-      }
+      CheckSameBytes(fused, BuildPlan(g, false, 13), AllBytes(in, dims));
     }
   }
   SUBCASE("a DequantizeLinear alone stays") {
@@ -243,14 +240,7 @@ TEST_CASE("Lookup fusion into QLinearConv: the convolution writes the table's by
       CHECK(fused->steps()[0].node.op_type == "QLinearConv");
       CHECK(fused->steps()[0].node.doc.find("lookup") != std::string::npos);
       const Tensor x = AllBytes(DType::kUInt8, {1, cs.c, cs.h, cs.w});
-      const Tensor want = Run(BuildPlan(g, false, 13), x, 1);
-      for (int threads : {1, 3}) {
-        CAPTURE(threads);
-        const Tensor got = Run(fused, x, threads);
-        REQUIRE(got.dtype() == want.dtype());
-        REQUIRE(got.dims() == want.dims());
-        CHECK(std::memcmp(got.raw_data(), want.raw_data(), got.byte_size()) == 0);
-      }
+      CheckSameBytes(fused, BuildPlan(g, false, 13), x);
     }
   }
   SUBCASE("the convolution's own output is also a graph output: a separate lookup") {
