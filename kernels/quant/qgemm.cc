@@ -140,11 +140,16 @@ HWY_NOINLINE void TilePortable(const int16_t* HWY_RESTRICT a, int64_t lda,
 }
 
 #if HWY_TARGET == HWY_AVX3_DL
+// The VNNI functions' target: the target's own features named again with VNNI. clang's target
+// attribute replaces the features Highway's pragma gives a function instead of adding to them,
+// which would drop AVX-512 BW and VL (the byte unpacks, the 256-bit masked loads).
+#undef SIMPLECPP_QGEMM_VNNI
+#define SIMPLECPP_QGEMM_VNNI __attribute__((target(HWY_TARGET_STR ",avx512vnni")))
+
 // acc += 4-way u8 x s8 dot products per 32-bit lane. Inline asm instead of
 // _mm512_dpbusd_epi32: GCC 12 copies the tied accumulator register around the intrinsic
 // (a register move per instruction and spills in 8-row tiles).
-HWY_INLINE __attribute__((target("avx512vnni"))) __m512i Dpbusd(__m512i acc, __m512i a_u8,
-                                                                __m512i b_s8) {
+HWY_INLINE SIMPLECPP_QGEMM_VNNI __m512i Dpbusd(__m512i acc, __m512i a_u8, __m512i b_s8) {
 #if defined(__GNUC__)
   __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a_u8), "v"(b_s8));
   return acc;
@@ -155,7 +160,7 @@ HWY_INLINE __attribute__((target("avx512vnni"))) __m512i Dpbusd(__m512i acc, __m
 
 // One k-quad of an MR x 32 tile: c0/c1 hold columns 0-15 / 16-31 of each row.
 template <int MR>
-HWY_INLINE __attribute__((target("avx512vnni"))) void VnniQuad(
+HWY_INLINE SIMPLECPP_QGEMM_VNNI void VnniQuad(
     const uint8_t* HWY_RESTRICT a, int64_t lda, const int8_t* HWY_RESTRICT b, int64_t q,
     __m512i* HWY_RESTRICT c0, __m512i* HWY_RESTRICT c1) {
   const __m512i b0 = _mm512_loadu_si512(b + q * kNR * 4);
@@ -172,7 +177,7 @@ HWY_INLINE __attribute__((target("avx512vnni"))) void VnniQuad(
 // Same contract with a as uint8 a' rows: vpdpbusd adds the 4 products u8 x s8 of each 32-bit
 // lane to the accumulator without saturation (exact modulo 2^32).
 template <int MR>
-HWY_NOINLINE __attribute__((target("avx512vnni"))) void TileVnni(
+HWY_NOINLINE SIMPLECPP_QGEMM_VNNI void TileVnni(
     const uint8_t* HWY_RESTRICT a, int64_t lda, const int8_t* HWY_RESTRICT b, int64_t quads,
     int32_t* HWY_RESTRICT acc, int64_t ldacc, bool first, const TileEpilogue* epi) {
   // vpdpbusd accumulates in place, so each accumulator is a dependency chain of its latency
@@ -228,8 +233,7 @@ HWY_NOINLINE __attribute__((target("avx512vnni"))) void TileVnni(
 // acc += Dpbusd on 256-bit vectors, EVEX-encoded on purpose: Highway 1.0.3's AVX3_DL target
 // string enables AVX-VNNI, whose VEX form compilers pick for 256-bit operands in ymm0-15, and
 // CPUs with AVX512-VNNI but without AVX-VNNI (Zen 4) fault on that form.
-HWY_INLINE __attribute__((target("avx512vnni"))) __m256i Dpbusd256(__m256i acc, __m256i a_u8,
-                                                                   __m256i b_s8) {
+HWY_INLINE SIMPLECPP_QGEMM_VNNI __m256i Dpbusd256(__m256i acc, __m256i a_u8, __m256i b_s8) {
   __asm__("%{evex%} vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a_u8), "v"(b_s8));
   return acc;
 }
@@ -240,7 +244,7 @@ HWY_INLINE __attribute__((target("avx512vnni"))) __m256i Dpbusd256(__m256i acc, 
 // TileVnni; acc's columns from kW on are left as they are. With the epilogue only the panel's
 // first `width` (<= kW) columns exist in C: the stores are masked to them.
 template <int MR, int kW>
-HWY_NOINLINE __attribute__((target("avx512vnni"))) void TileVnniNarrow(
+HWY_NOINLINE SIMPLECPP_QGEMM_VNNI void TileVnniNarrow(
     const uint8_t* HWY_RESTRICT a, int64_t lda, const int8_t* HWY_RESTRICT b, int64_t quads,
     int32_t* HWY_RESTRICT acc, int64_t ldacc, bool first, const TileEpilogue* epi,
     int64_t width) {
@@ -299,7 +303,7 @@ HWY_NOINLINE __attribute__((target("avx512vnni"))) void TileVnniNarrow(
 // as TileVnni with acc / epi covering 64 columns. Per quad: 4 B vectors and MR broadcasts feed
 // 4*MR vpdpbusd (24 for MR = 6: fewer loads per multiply than the 8 x 32 tile's 10 per 16).
 template <int MR>
-HWY_NOINLINE __attribute__((target("avx512vnni"))) void TileVnniPair(
+HWY_NOINLINE SIMPLECPP_QGEMM_VNNI void TileVnniPair(
     const uint8_t* HWY_RESTRICT a, int64_t lda, const int8_t* HWY_RESTRICT b0,
     const int8_t* HWY_RESTRICT b1, int64_t quads, int32_t* HWY_RESTRICT acc, int64_t ldacc,
     bool first, const TileEpilogue* epi) {
@@ -873,10 +877,9 @@ void PackTransposedImpl(const uint8_t* HWY_RESTRICT b, int64_t ldb, int64_t k, i
 // come from one vpdpbusd of that vector against bytes of 1 per quad (each 32-bit lane is one
 // column's 4 values of b': their sum, exact in the lane's wrapping int32) instead of widening
 // every row.
-__attribute__((target("avx512vnni"))) void PackRowsVnni(const uint8_t* HWY_RESTRICT b,
-                                                       int64_t ldb, int64_t k, int64_t n,
-                                                       uint8_t flip, int8_t* HWY_RESTRICT dst,
-                                                       uint32_t* HWY_RESTRICT sums) {
+SIMPLECPP_QGEMM_VNNI void PackRowsVnni(
+    const uint8_t* HWY_RESTRICT b, int64_t ldb, int64_t k, int64_t n, uint8_t flip,
+    int8_t* HWY_RESTRICT dst, uint32_t* HWY_RESTRICT sums) {
   constexpr int64_t kCols = 16;
   const int64_t quads = (k + 3) / 4;
   const __m128i vflip = _mm_set1_epi8(static_cast<char>(flip));
