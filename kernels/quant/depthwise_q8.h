@@ -43,8 +43,8 @@ void DepthwiseQ8Plane(const DepthwiseQ8Shape& s, const uint8_t* x, int64_t w, in
 
 // sums[(oy - oy_begin) * OW + ox] = sum over (ky, kx) of plane[oy*SH + ky][ox*SW + kx] *
 // w[ky * KW + kx] for the output rows oy of [oy_begin, oy_end), plane bytes read as uint8 and
-// weights as int8: exact (each sum is below 2^31 for KH * KW <= 64 taps). The plane buffer holds H * W + kDepthwiseQ8Slack bytes. Only where
-// DepthwiseQ8Available(s).
+// weights as int8: exact (each sum is below 2^31 for KH * KW <= 64 taps). The plane buffer
+// holds H * W + kDepthwiseQ8Slack bytes. Only where DepthwiseQ8Available(s).
 void DepthwiseQ8Sums(const DepthwiseQ8Shape& s, const uint8_t* plane, const int8_t* w,
                      int32_t* sums);
 

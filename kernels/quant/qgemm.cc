@@ -864,13 +864,6 @@ void PackTransposedImpl(const uint8_t* HWY_RESTRICT b, int64_t ldb, int64_t k, i
   }
 }
 
-// PackedQB::Pack of a row-major B (row k's N bytes adjacent at b + k * ldb, e.g. a pointwise
-// convolution's channels-first input, channels x positions) into zeroed panels: b' = b ^ flip.
-// Sixteen columns of four rows (one k-quad) are four 128-bit loads and one interleaving store,
-// which is exactly the panel's [16 columns][4] bytes. Rows past K are zero vectors, columns past
-// N are zeroed lanes (the panels' padding stays 0). sums[j] = sum_k int8(b'[k, j]) modulo 2^32
-// from the same vectors: b' + 128 (= b ^ flip ^ 0x80) widened to 16-bit lanes, which hold up to
-// 256 rows of it before they are added into 32-bit sums.
 #if HWY_TARGET == HWY_AVX3_DL
 // PackRowsImpl with VNNI: the four rows of a k-quad are interleaved in registers into one
 // 512-bit vector (16 columns x 4 k, the panel's own layout), stored whole, and the column sums
@@ -950,6 +943,13 @@ SIMPLECPP_QGEMM_VNNI void PackRowsVnni(
 }
 #endif
 
+// PackedQB::Pack of a row-major B (row k's N bytes adjacent at b + k * ldb, e.g. a pointwise
+// convolution's channels-first input, channels x positions) into zeroed panels: b' = b ^ flip.
+// Sixteen columns of four rows (one k-quad) are four 128-bit loads and one interleaving store,
+// which is exactly the panel's [16 columns][4] bytes. Rows past K are zero vectors, columns past
+// N are zeroed lanes (the panels' padding stays 0). sums[j] = sum_k int8(b'[k, j]) modulo 2^32
+// from the same vectors: b' + 128 (= b ^ flip ^ 0x80) widened to 16-bit lanes, which hold up to
+// 256 rows of it before they are added into 32-bit sums. With VNNI, PackRowsVnni above.
 void PackRowsImpl(const uint8_t* HWY_RESTRICT b, int64_t ldb, int64_t k, int64_t n, uint8_t flip,
                   int8_t* HWY_RESTRICT dst, uint32_t* HWY_RESTRICT sums) {
 #if HWY_TARGET == HWY_AVX3_DL
