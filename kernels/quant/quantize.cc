@@ -223,11 +223,14 @@ struct RoundNarrow512 {
 // the scalar reference alone. So every target, WASM included, gives the
 // reference's bits. Rounding before the zero point is added matters at exact ties: round(2.5) +
 // 1 = 3, round(2.5 + 1) = 4.
+// Row r's parameters start at bias + r * bias_row / mult + r * mult_row (0: the same for every
+// row; 1 with column steps 0: one per row, a channels-first output's channels).
 template <typename T>
 int64_t RequantizeF32Vec(const int32_t* HWY_RESTRICT acc, int64_t lda, int64_t rows, int64_t n,
                          const int32_t* HWY_RESTRICT bias, int64_t bias_step,
                          const float* HWY_RESTRICT mult, int64_t mult_step, int32_t zp, int32_t lo,
-                         int32_t hi, T* HWY_RESTRICT out, int64_t ldo) {
+                         int32_t hi, T* HWY_RESTRICT out, int64_t ldo, int64_t bias_row,
+                         int64_t mult_row) {
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
@@ -238,14 +241,17 @@ int64_t RequantizeF32Vec(const int32_t* HWY_RESTRICT acc, int64_t lda, int64_t r
   constexpr float kNearHalf = 0.5f - 1.0f / 4096.0f;
   const auto near_half = hn::Set(df, kNearHalf);
   const auto magic = hn::Set(df, 12582912.0f);  // 1.5 * 2^23
-  const auto one_m = hn::Set(df, mult[0]);
-  const auto one_b = hn::Set(di, bias ? bias[0] : 0);
+  // The current row's parameters.
+  const float* HWY_RESTRICT mrow = mult;
+  const int32_t* HWY_RESTRICT brow = bias;
+  auto one_m = hn::Set(df, mult[0]);
+  auto one_b = hn::Set(di, bias ? bias[0] : 0);
   // The clamped product f of the lanes at column i.
   auto product = [&](const int32_t* HWY_RESTRICT a, int64_t i, hn::Vec<decltype(di)>* vacc) {
     *vacc = hn::LoadU(di, a + i);
     // int32 lanes wrap like the reference's uint32 addition.
-    if (bias) *vacc = hn::Add(*vacc, bias_step ? hn::LoadU(di, bias + i) : one_b);
-    const auto vm = mult_step ? hn::LoadU(df, mult + i) : one_m;
+    if (bias) *vacc = hn::Add(*vacc, bias_step ? hn::LoadU(di, brow + i) : one_b);
+    const auto vm = mult_step ? hn::LoadU(df, mrow + i) : one_m;
     return hn::Min(hn::Max(hn::Mul(hn::ConvertTo(df, *vacc), vm), flo), fhi);
   };
   // f + 1.5 * 2^23 rounds f half to even into the low mantissa bits (|f| <= 512 < 2^22): the
@@ -267,7 +273,7 @@ int64_t RequantizeF32Vec(const int32_t* HWY_RESTRICT acc, int64_t lda, int64_t r
     hn::Store(dist, df, far);
     for (int64_t j = 0; j < N; ++j) {
       if (far[j] > kNearHalf) {
-        quantize_detail::RequantizeScalar(held + j, 1, mult + (i + j) * mult_step, mult_step, zp,
+        quantize_detail::RequantizeScalar(held + j, 1, mrow + (i + j) * mult_step, mult_step, zp,
                                           lo, hi, o + i + j);
       }
     }
@@ -276,17 +282,19 @@ int64_t RequantizeF32Vec(const int32_t* HWY_RESTRICT acc, int64_t lda, int64_t r
   // AVX-512 with every |m| < 1: then |f| < 2^31 (|acc| <= 2^31, and float(acc) * m rounds below
   // 2^31), as RoundNarrow512 needs. The same integers as the loops below, so the same bytes.
   bool small_mult = true;
-  for (int64_t c = 0; c < (mult_step ? n : 1) && small_mult; ++c) {
-    small_mult = std::fabs(mult[c]) < 1.0f;
+  for (int64_t r = 0; r < (mult_row ? rows : 1) && small_mult; ++r) {
+    for (int64_t c = 0; c < (mult_step ? n : 1) && small_mult; ++c) {
+      small_mult = std::fabs(mult[r * mult_row + c]) < 1.0f;
+    }
   }
   const RoundNarrow512 narrow(zp, lo, hi);
   const __m512 near_half512 = _mm512_set1_ps(kNearHalf);
   // f's lanes from column i of row a (bias added to the accumulators in *vacc).
   auto product512 = [&](const int32_t* HWY_RESTRICT a, int64_t i, __m512i* vacc) {
     __m512i v = _mm512_loadu_si512(a + i);
-    if (bias) v = _mm512_add_epi32(v, bias_step ? _mm512_loadu_si512(bias + i) : one_b.raw);
+    if (bias) v = _mm512_add_epi32(v, bias_step ? _mm512_loadu_si512(brow + i) : one_b.raw);
     *vacc = v;
-    const __m512 vm = mult_step ? _mm512_loadu_ps(mult + i) : one_m.raw;
+    const __m512 vm = mult_step ? _mm512_loadu_ps(mrow + i) : one_m.raw;
     return _mm512_mul_ps(_mm512_cvtepi32_ps(v), vm);
   };
 #endif
@@ -294,6 +302,12 @@ int64_t RequantizeF32Vec(const int32_t* HWY_RESTRICT acc, int64_t lda, int64_t r
   for (int64_t r = 0; r < rows; ++r) {
     const int32_t* HWY_RESTRICT a = acc + r * lda;
     T* HWY_RESTRICT o = out + r * ldo;
+    if (r > 0 && (mult_row | bias_row) != 0) {
+      mrow = mult + r * mult_row;
+      brow = bias ? bias + r * bias_row : nullptr;
+      one_m = hn::Set(df, mrow[0]);
+      one_b = hn::Set(di, brow ? brow[0] : 0);
+    }
     i = 0;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
     for (; small_mult && i + 32 <= n; i += 32) {
@@ -590,12 +604,18 @@ int64_t RequantizeVec(const int32_t* HWY_RESTRICT acc, int64_t n, const int32_t*
 // scalar reference does everything). float64 lanes where the target has them, else float32
 // lanes where those are exact (above). A finite multiplier times an int32 is finite in double
 // (< 2^31 * 2^128), so their NaN select is only needed when a multiplier is infinite or NaN.
+// Row r's parameters start at bias + r * bias_row and mult + r * mult_row (RequantizeF32Vec).
 template <typename T>
 int64_t RequantizeRowsVec(const int32_t* acc, int64_t lda, int64_t rows, int64_t cols,
                           const int32_t* bias, int64_t bias_step, const float* mult,
                           int64_t mult_step, int32_t zp, int32_t lo, int32_t hi, T* out,
-                          int64_t ldo) {
-  const int64_t count = mult_step ? cols : 1;
+                          int64_t ldo, int64_t bias_row, int64_t mult_row) {
+  // The multipliers used: one run per row, or one for all rows.
+  const int64_t count = mult_step ? cols : 1, mult_rows = mult_row ? rows : 1;
+  bool exact = true;
+  for (int64_t r = 0; r < mult_rows && exact; ++r) {
+    exact = F32RequantExact(mult + r * mult_row, count, zp, lo, hi);
+  }
   int64_t done = 0;
   // float32 lanes wherever they are exact (twice the lanes of float64 and fewer operations per
   // lane); float64 lanes for the other multipliers and ranges. SIMPLECPP_REQUANT_F64 (A/B only).
@@ -604,18 +624,22 @@ int64_t RequantizeRowsVec(const int32_t* acc, int64_t lda, int64_t rows, int64_t
 #else
   constexpr bool kPreferF32 = true;
 #endif
-  if (kPreferF32 && F32RequantExact(mult, count, zp, lo, hi)) {
+  if (kPreferF32 && exact) {
     return RequantizeF32Vec<T>(acc, lda, rows, cols, bias, bias_step, mult, mult_step, zp, lo, hi,
-                               out, ldo);
+                               out, ldo, bias_row, mult_row);
   }
 #if HWY_HAVE_FLOAT64
   bool finite = true;
-  for (int64_t c = 0; c < count; ++c) finite = finite && std::isfinite(mult[c]);
+  for (int64_t r = 0; r < mult_rows; ++r) {
+    for (int64_t c = 0; c < count; ++c) finite = finite && std::isfinite(mult[r * mult_row + c]);
+  }
   for (int64_t r = 0; r < rows; ++r) {
-    done = finite ? RequantizeVec<T, false>(acc + r * lda, cols, bias, bias_step, mult, mult_step,
-                                            zp, lo, hi, out + r * ldo)
-                  : RequantizeVec<T, true>(acc + r * lda, cols, bias, bias_step, mult, mult_step,
-                                           zp, lo, hi, out + r * ldo);
+    const int32_t* b = bias ? bias + r * bias_row : nullptr;
+    const float* m = mult + r * mult_row;
+    done = finite ? RequantizeVec<T, false>(acc + r * lda, cols, b, bias_step, m, mult_step, zp,
+                                            lo, hi, out + r * ldo)
+                  : RequantizeVec<T, true>(acc + r * lda, cols, b, bias_step, m, mult_step, zp, lo,
+                                           hi, out + r * ldo);
   }
 #endif
   return done;
@@ -624,16 +648,16 @@ int64_t RequantizeRowsVec(const int32_t* acc, int64_t lda, int64_t rows, int64_t
 int64_t RequantizeI32ToU8Impl(const int32_t* acc, int64_t lda, int64_t rows, int64_t cols,
                               const int32_t* bias, int64_t bias_step, const float* mult,
                               int64_t mult_step, int32_t zp, int32_t lo, int32_t hi, uint8_t* out,
-                              int64_t ldo) {
+                              int64_t ldo, int64_t bias_row, int64_t mult_row) {
   return RequantizeRowsVec(acc, lda, rows, cols, bias, bias_step, mult, mult_step, zp, lo, hi, out,
-                           ldo);
+                           ldo, bias_row, mult_row);
 }
 int64_t RequantizeI32ToI8Impl(const int32_t* acc, int64_t lda, int64_t rows, int64_t cols,
                               const int32_t* bias, int64_t bias_step, const float* mult,
                               int64_t mult_step, int32_t zp, int32_t lo, int32_t hi, int8_t* out,
-                              int64_t ldo) {
+                              int64_t ldo, int64_t bias_row, int64_t mult_row) {
   return RequantizeRowsVec(acc, lda, rows, cols, bias, bias_step, mult, mult_step, zp, lo, hi, out,
-                           ldo);
+                           ldo, bias_row, mult_row);
 }
 
 // Min and max of the non-NaN values of x[0, n) over whole vectors (NaN lanes count as +inf for
@@ -904,7 +928,7 @@ void RequantizeRows(Impl impl, const int32_t* acc, int64_t lda, int64_t rows, in
     }
   }
   const int64_t done =
-      impl(acc, lda, rows, cols, bias, bias_step, mult, mult_step, zp, lo, hi, out, ldo);
+      impl(acc, lda, rows, cols, bias, bias_step, mult, mult_step, zp, lo, hi, out, ldo, 0, 0);
   if (done == cols) return;
   for (int64_t r = 0; r < rows; ++r) {
     RequantizeTail(acc + r * lda + done, cols - done, bias ? bias + done * bias_step : nullptr,
@@ -912,7 +936,35 @@ void RequantizeRows(Impl impl, const int32_t* acc, int64_t lda, int64_t rows, in
   }
 }
 
+// Rows with their own bias and multiplier: impl's row steps, then each row's scalar tail.
+template <typename T, typename Impl>
+void RequantizePerRow(Impl impl, const int32_t* acc, int64_t lda, int64_t rows, int64_t cols,
+                      const int32_t* bias, const float* mult, int64_t mult_row, int32_t zp,
+                      int32_t lo, int32_t hi, T* out, int64_t ldo) {
+  if (rows <= 0 || cols <= 0) return;
+  const int64_t done =
+      impl(acc, lda, rows, cols, bias, 0, mult, 0, zp, lo, hi, out, ldo, bias ? 1 : 0, mult_row);
+  if (done == cols) return;
+  for (int64_t r = 0; r < rows; ++r) {
+    RequantizeTail(acc + r * lda + done, cols - done, bias ? bias + r : nullptr, 0,
+                   mult + r * mult_row, 0, zp, lo, hi, out + r * ldo + done);
+  }
+}
+
 }  // namespace
+
+void RequantizePerRowI32ToU8(const int32_t* acc, int64_t lda, int64_t rows, int64_t cols,
+                             const int32_t* bias, const float* multiplier, int64_t mult_row,
+                             int32_t zp, int32_t lo, int32_t hi, uint8_t* out, int64_t ldo) {
+  RequantizePerRow(HWY_DYNAMIC_DISPATCH(RequantizeI32ToU8Impl), acc, lda, rows, cols, bias,
+                   multiplier, mult_row, zp, lo, hi, out, ldo);
+}
+void RequantizePerRowI32ToI8(const int32_t* acc, int64_t lda, int64_t rows, int64_t cols,
+                             const int32_t* bias, const float* multiplier, int64_t mult_row,
+                             int32_t zp, int32_t lo, int32_t hi, int8_t* out, int64_t ldo) {
+  RequantizePerRow(HWY_DYNAMIC_DISPATCH(RequantizeI32ToI8Impl), acc, lda, rows, cols, bias,
+                   multiplier, mult_row, zp, lo, hi, out, ldo);
+}
 
 void RequantizeBiasRowsI32ToU8(const int32_t* acc, int64_t lda, int64_t rows, int64_t cols,
                                const int32_t* bias, int64_t bias_step, const float* multiplier,

@@ -88,6 +88,16 @@ void RequantizeBiasRowsI32ToI8(const int32_t* acc, int64_t lda, int64_t rows, in
                                int64_t mult_step, int32_t zp, int32_t lo, int32_t hi, int8_t* out,
                                int64_t ldo);
 
+// The same with one output channel per row (a channels-first convolution's block of channels):
+// out[r * ldo + c] = requant(acc[r * lda + c] + bias[r], multiplier[r * mult_row]) for r < rows,
+// c < cols; mult_row 0 (one multiplier) or 1 (one per row); bias [rows] or nullptr.
+void RequantizePerRowI32ToU8(const int32_t* acc, int64_t lda, int64_t rows, int64_t cols,
+                             const int32_t* bias, const float* multiplier, int64_t mult_row,
+                             int32_t zp, int32_t lo, int32_t hi, uint8_t* out, int64_t ldo);
+void RequantizePerRowI32ToI8(const int32_t* acc, int64_t lda, int64_t rows, int64_t cols,
+                             const int32_t* bias, const float* multiplier, int64_t mult_row,
+                             int32_t zp, int32_t lo, int32_t hi, int8_t* out, int64_t ldo);
+
 // Exact sums of n 8-bit values (QLinearGlobalAveragePool's plane sums).
 int64_t SumU8(const uint8_t* x, int64_t n);
 int64_t SumI8(const int8_t* x, int64_t n);

@@ -189,6 +189,20 @@ QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttributes& attrs, int x_in, 
   return p;
 }
 
+namespace {
+// rq's table (if any) on the requantized bytes [rows, n] at out (row stride ldo).
+void ApplyOutputTable(const QConvRequant& rq, int64_t rows, int64_t n, uint8_t* out, int64_t ldo) {
+  if (rq.table == nullptr) return;
+  if (ldo == n) {
+    kernels::LookupBytes(rq.table, out, out, rows * n);
+    return;
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    kernels::LookupBytes(rq.table, out + r * ldo, out + r * ldo, n);
+  }
+}
+}  // namespace
+
 // rq's requantization of `rows` rows of n sums (row stride lda) into out (row stride ldo): one
 // output channel `ch` for the whole block (ch_step 0), or channels ch.. along each row (1).
 void RequantConv(const QConvRequant& rq, const int32_t* acc, int64_t lda, int64_t rows, int64_t n,
@@ -203,16 +217,22 @@ void RequantConv(const QConvRequant& rq, const int32_t* acc, int64_t lda, int64_
     kernels::RequantizeBiasRowsI32ToU8(acc, lda, rows, n, bias, ch_step, mult, ms, rq.zp, rq.lo,
                                        rq.hi, out, ldo);
   }
-  if (rq.table == nullptr) return;
-  if (ldo == n) {
-    kernels::LookupBytes(rq.table, out, out, rows * n);
-    return;
-  }
-  for (int64_t r = 0; r < rows; ++r) {
-    kernels::LookupBytes(rq.table, out + r * ldo, out + r * ldo, n);
-  }
+  ApplyOutputTable(rq, rows, n, out, ldo);
 }
 
+void RequantConvRows(const QConvRequant& rq, const int32_t* acc, int64_t lda, int64_t rows,
+                     int64_t n, int64_t ch, uint8_t* out, int64_t ldo) {
+  const int32_t* bias = rq.bias ? rq.bias + ch : nullptr;
+  const float* mult = rq.mult + ch * rq.mult_step;
+  if (rq.out_signed) {
+    kernels::RequantizePerRowI32ToI8(acc, lda, rows, n, bias, mult, rq.mult_step, rq.zp, rq.lo,
+                                     rq.hi, reinterpret_cast<int8_t*>(out), ldo);
+  } else {
+    kernels::RequantizePerRowI32ToU8(acc, lda, rows, n, bias, mult, rq.mult_step, rq.zp, rq.lo,
+                                     rq.hi, out, ldo);
+  }
+  ApplyOutputTable(rq, rows, n, out, ldo);
+}
 
 void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w, int32_t xzp,
                     const int32_t* wzp, int64_t wzp_step, int32_t* y, int32_t* scratch_c,
@@ -278,19 +298,14 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
         }
         if (swap_operands) {
           // C [og, pc]: y[n, gi * og + o, p0 + q] directly (row stride `positions`), or the
-          // block's sums [og, pc] then requantized one output channel (row) at a time.
+          // block's sums [og, pc] then requantized (one output channel per row).
           const auto b =
               PackedFromRows()
                   ? kernels::PackedQB::Pack(x_signed, false, kdim, pc, xg + p0, in_size)
                   : kernels::PackedQB::Pack(x_signed, true, kdim, pc, rows, lda);
           QGemmBytesToI32(og, wr + gi * og * kdim, w_signed, kdim, wz, wz ? wzp_step : 0, *b, &xzp,
                           0, rq ? c : yg + p0, rq ? pc : positions, inner);
-          if (rq) {
-            for (int64_t o = 0; o < og; ++o) {
-              RequantConv(*rq, c + o * pc, pc, 1, pc, gi * og + o, 0, y8 + o * positions + p0,
-                      positions);
-            }
-          }
+          if (rq) RequantConvRows(*rq, c, pc, og, pc, gi * og, y8 + p0, positions);
           return;
         }
         QGemmBytesToI32(pc, rows, x_signed, lda, &xzp, 0, *pk[gi], wz, wzp_step, c, og, inner);

@@ -114,6 +114,9 @@ struct QConvRequant {
 // then rq's table, while the bytes are in cache.
 void RequantConv(const QConvRequant& rq, const int32_t* acc, int64_t lda, int64_t rows, int64_t n,
                  int64_t ch, int64_t ch_step, uint8_t* out, int64_t ldo);
+// The same with one output channel per row: rows r < rows of n sums are channel ch + r.
+void RequantConvRows(const QConvRequant& rq, const int32_t* acc, int64_t lda, int64_t rows,
+                     int64_t n, int64_t ch, uint8_t* out, int64_t ldo);
 
 // A depthwise convolution's weights in the byte kernel's form: w - w_zero_point as int8
 // (fits: every one does) and their sum per output channel.

@@ -351,6 +351,60 @@ TEST_CASE("RequantizeBias of dense rows with per-column parameters (grouped rows
   }
 }
 
+TEST_CASE("RequantizePerRow: one bias and multiplier per row, exact on every target") {
+  // A channels-first block [channels, positions]: row r is channel r. Multipliers that are .5-tie
+  // makers, one beyond the float32 lanes' range (float64 lanes or the scalar reference for the
+  // whole block), odd zero points, strided rows, tails past the vectors, null bias.
+  std::mt19937 rng(31);
+  std::uniform_int_distribution<int32_t> small(-3000, 3000);
+  const int32_t kMax = std::numeric_limits<int32_t>::max();
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (int64_t cols : {1, 7, 16, 32, 45, 96, 192}) {
+      for (int64_t rows : {1, 3, 8}) {
+        for (int mode = 0; mode < 6; ++mode) {
+          CAPTURE(cols);
+          CAPTURE(rows);
+          CAPTURE(mode);
+          const int64_t mult_row = mode & 1;
+          const bool with_bias = (mode & 2) == 0, huge = mode >= 4;
+          const int64_t lda = cols + 3, ldo = cols + 2;
+          std::vector<int32_t> acc(static_cast<size_t>(rows * lda), 0);
+          std::vector<int32_t> bias(static_cast<size_t>(rows));
+          std::vector<float> m(static_cast<size_t>(rows));
+          for (auto& v : acc) v = small(rng);
+          for (int64_t r = 0; r < rows; ++r) {
+            bias[r] = r == 1 ? kMax : small(rng);  // wraps with a positive sum
+            m[r] = r % 3 == 0 ? 0.5f : (r % 3 == 1 ? 0.125f : 0.0123f);
+          }
+          if (huge) m[rows - 1] = 0x1p61f;  // outside the float32 lanes' exact range
+          std::vector<uint8_t> got(static_cast<size_t>(rows * ldo), 0xAB);
+          RequantizePerRowI32ToU8(acc.data(), lda, rows, cols, with_bias ? bias.data() : nullptr,
+                                  m.data(), mult_row, 7, 0, 255, got.data(), ldo);
+          std::vector<int8_t> got_s(static_cast<size_t>(rows * ldo), 0x5A);
+          RequantizePerRowI32ToI8(acc.data(), lda, rows, cols, with_bias ? bias.data() : nullptr,
+                                  m.data(), mult_row, -3, -128, 127, got_s.data(), ldo);
+          for (int64_t r = 0; r < rows; ++r) {
+            CAPTURE(r);
+            std::vector<int32_t> sum(static_cast<size_t>(cols));
+            for (int64_t j = 0; j < cols; ++j) {
+              const uint32_t b = with_bias ? static_cast<uint32_t>(bias[r]) : 0u;
+              sum[j] = static_cast<int32_t>(static_cast<uint32_t>(acc[r * lda + j]) + b);
+            }
+            const std::vector<float> mr = {m[mult_row ? r : 0]};
+            const auto want = RequantizeRef<uint8_t>(sum, mr, 0, 7, 0, 255);
+            CHECK(std::equal(want.begin(), want.end(), got.begin() + r * ldo));
+            CHECK(got[r * ldo + cols] == 0xAB);  // the stride gap is not written
+            const auto want_s = RequantizeRef<int8_t>(sum, mr, 0, -3, -128, 127);
+            CHECK(std::equal(want_s.begin(), want_s.end(), got_s.begin() + r * ldo));
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("QdqBinary8 equals dequantize, the float32 op and quantize, on every target") {
   std::mt19937 rng(31);
   std::uniform_int_distribution<int> byte(0, 255);
