@@ -115,32 +115,42 @@ SIMPLECPP_DEPTHWISE_Q8_TARGET inline void RunRowPair(const RowPairBlock& b, int6
   }
 }
 
-SIMPLECPP_DEPTHWISE_Q8_TARGET void SumsVnni(const DepthwiseQ8Shape& s, const uint8_t* plane,
-                                            const int8_t* w, int32_t* sums) {
-  const int64_t groups = (s.KW + 3) / 4;
-  // The weight dword of kernel row ky, taps 4g .. 4g + 3 (zero past KW), and the pad byte's
-  // share of each kernel row (KH * KW <= 64 taps: at most 64 rows and 128 dwords).
+// The weight dwords of one channel's kernel rows (taps 4g .. 4g + 3 of row ky at wd[ky * groups
+// + g], zero past KW) and each row's share of the pad byte (KH * KW <= 64 taps: at most 64 rows
+// and 128 dwords).
+struct ChannelWeights {
   int32_t wd[128];
   int32_t pad_row[64];
+};
+
+inline void PrepareChannelWeights(const DepthwiseQ8Shape& s, int64_t groups, const int8_t* w,
+                                  ChannelWeights* cw) {
   for (int64_t ky = 0; ky < s.KH; ++ky) {
     int32_t row_sum = 0;
     for (int64_t g = 0; g < groups; ++g) {
       int8_t b[4] = {0, 0, 0, 0};
       for (int64_t t = 0; t < 4 && 4 * g + t < s.KW; ++t) b[t] = w[ky * s.KW + 4 * g + t];
       for (const int8_t v : b) row_sum += v;
-      std::memcpy(&wd[ky * groups + g], b, 4);
+      std::memcpy(&cw->wd[ky * groups + g], b, 4);
     }
-    pad_row[ky] = static_cast<int32_t>(s.pad) * row_sum;
+    cw->pad_row[ky] = static_cast<int32_t>(s.pad) * row_sum;
   }
+}
+
+SIMPLECPP_DEPTHWISE_Q8_TARGET void SumsVnniChannels(const DepthwiseQ8Shape& s,
+                                                    const DepthwiseQ8Channels& ch,
+                                                    const uint8_t* planes, const int8_t* w,
+                                                    int32_t* sums) {
+  const int64_t groups = (s.KW + 3) / 4;
   const int64_t rows_end = s.rows_end < 0 ? s.H : s.rows_end;
   // Lane j (output column ox0 + j) takes window bytes j * SW + t, t < 4.
   alignas(64) uint8_t idx[64];
   for (int j = 0; j < 16; ++j) {
     for (int t = 0; t < 4; ++t) idx[4 * j + t] = static_cast<uint8_t>(j * s.SW + t);
   }
+  ChannelWeights cw;
   RowPairBlock b;
-  b.plane = plane;
-  b.wd = wd;
+  b.wd = cw.wd;
   b.vidx = _mm512_load_si512(idx);
   b.W = s.W;
   b.SW = s.SW;
@@ -153,26 +163,31 @@ SIMPLECPP_DEPTHWISE_Q8_TARGET void SumsVnni(const DepthwiseQ8Shape& s, const uin
   constexpr int64_t kVecs = 4;
   const int64_t oy_end = s.oy_end < 0 ? s.OH : std::min(s.oy_end, s.OH);
   b.oy0 = s.oy_begin;
-  for (int64_t oy = s.oy_begin; oy < oy_end; oy += 2) {
-    b.oy = oy;
-    b.rows_here = std::min<int64_t>(2, oy_end - oy);
-    // Per output row: the sum of its kernel rows that fall on border rows (known: exact
-    // integers, any order); the image rows the pair reads.
-    int32_t border[2] = {0, 0};
-    for (int64_t i = 0; i < b.rows_here; ++i) {
-      for (int64_t ky = 0; ky < s.KH; ++ky) {
-        const int64_t r = (oy + i) * s.SH + ky;
-        if (r < s.rows_begin || r >= rows_end) border[i] += pad_row[ky];
+  for (int64_t j = 0; j < ch.count; ++j) {
+    PrepareChannelWeights(s, groups, w + j * s.KH * s.KW, &cw);
+    b.plane = planes + (j / ch.mult) * ch.plane_stride;
+    int32_t* out = sums + j * ch.sums_stride;
+    for (int64_t oy = s.oy_begin; oy < oy_end; oy += 2) {
+      b.oy = oy;
+      b.rows_here = std::min<int64_t>(2, oy_end - oy);
+      // Per output row: the sum of its kernel rows that fall on border rows (known: exact
+      // integers, any order); the image rows the pair reads.
+      int32_t border[2] = {0, 0};
+      for (int64_t i = 0; i < b.rows_here; ++i) {
+        for (int64_t ky = 0; ky < s.KH; ++ky) {
+          const int64_t r = (oy + i) * s.SH + ky;
+          if (r < s.rows_begin || r >= rows_end) border[i] += cw.pad_row[ky];
+        }
       }
-    }
-    b.r_lo = std::max<int64_t>(s.rows_begin, oy * s.SH);
-    b.r_hi = std::min<int64_t>(rows_end, (oy + b.rows_here - 1) * s.SH + s.KH);
-    for (int64_t ox0 = 0; ox0 < s.OW; ox0 += 16 * kVecs) {
-      switch (std::min<int64_t>(kVecs, (s.OW - ox0 + 15) / 16)) {
-        case 4: RunRowPair<4>(b, ox0, border, s.OW, sums); break;
-        case 3: RunRowPair<3>(b, ox0, border, s.OW, sums); break;
-        case 2: RunRowPair<2>(b, ox0, border, s.OW, sums); break;
-        default: RunRowPair<1>(b, ox0, border, s.OW, sums); break;
+      b.r_lo = std::max<int64_t>(s.rows_begin, oy * s.SH);
+      b.r_hi = std::min<int64_t>(rows_end, (oy + b.rows_here - 1) * s.SH + s.KH);
+      for (int64_t ox0 = 0; ox0 < s.OW; ox0 += 16 * kVecs) {
+        switch (std::min<int64_t>(kVecs, (s.OW - ox0 + 15) / 16)) {
+          case 4: RunRowPair<4>(b, ox0, border, s.OW, out); break;
+          case 3: RunRowPair<3>(b, ox0, border, s.OW, out); break;
+          case 2: RunRowPair<2>(b, ox0, border, s.OW, out); break;
+          default: RunRowPair<1>(b, ox0, border, s.OW, out); break;
+        }
       }
     }
   }
@@ -220,13 +235,14 @@ void DepthwiseQ8PlaneImpl(const DepthwiseQ8Shape& s, const uint8_t* x, int64_t w
   std::memset(plane + rows_end * s.W, s.pad, static_cast<size_t>(kDepthwiseQ8Slack));
 }
 
-void DepthwiseQ8SumsImpl(const DepthwiseQ8Shape& s, const uint8_t* plane, const int8_t* w,
-                         int32_t* sums) {
+void DepthwiseQ8SumsImpl(const DepthwiseQ8Shape& s, const DepthwiseQ8Channels& ch,
+                         const uint8_t* planes, const int8_t* w, int32_t* sums) {
 #if HWY_TARGET == HWY_AVX3_DL
-  SumsVnni(s, plane, w, sums);
+  SumsVnniChannels(s, ch, planes, w, sums);
 #else
   (void)s;
-  (void)plane;
+  (void)ch;
+  (void)planes;
   (void)w;
   (void)sums;
 #endif
@@ -248,13 +264,27 @@ void DepthwiseQ8Plane(const DepthwiseQ8Shape& s, const uint8_t* x, int64_t w, in
   HWY_DYNAMIC_DISPATCH(DepthwiseQ8PlaneImpl)(s, x, w, pad_left, flip, plane);
 }
 
+void DepthwiseQ8Planes(const DepthwiseQ8Shape& s, const uint8_t* x, int64_t x_stride, int64_t w,
+                       int64_t pad_left, uint8_t flip, int64_t count, uint8_t* planes,
+                       int64_t plane_stride) {
+  const auto impl = HWY_DYNAMIC_DISPATCH(DepthwiseQ8PlaneImpl);
+  for (int64_t c = 0; c < count; ++c) {
+    impl(s, x + c * x_stride, w, pad_left, flip, planes + c * plane_stride);
+  }
+}
+
 bool DepthwiseQ8Available(const DepthwiseQ8Shape& s) {
   return HWY_DYNAMIC_DISPATCH(DepthwiseQ8AvailableImpl)(s);
 }
 
 void DepthwiseQ8Sums(const DepthwiseQ8Shape& s, const uint8_t* plane, const int8_t* w,
                      int32_t* sums) {
-  HWY_DYNAMIC_DISPATCH(DepthwiseQ8SumsImpl)(s, plane, w, sums);
+  HWY_DYNAMIC_DISPATCH(DepthwiseQ8SumsImpl)(s, DepthwiseQ8Channels{}, plane, w, sums);
+}
+
+void DepthwiseQ8SumsChannels(const DepthwiseQ8Shape& s, const DepthwiseQ8Channels& ch,
+                             const uint8_t* planes, const int8_t* w, int32_t* sums) {
+  HWY_DYNAMIC_DISPATCH(DepthwiseQ8SumsImpl)(s, ch, planes, w, sums);
 }
 
 }  // namespace simplecpp::kernels

@@ -48,4 +48,20 @@ void DepthwiseQ8Plane(const DepthwiseQ8Shape& s, const uint8_t* x, int64_t w, in
 void DepthwiseQ8Sums(const DepthwiseQ8Shape& s, const uint8_t* plane, const int8_t* w,
                      int32_t* sums);
 
+// Several channels in one call (a small plane's sums cost little next to a call's set-up):
+// `count` output channels, channel j from the plane at planes + (j / mult) * plane_stride (mult
+// output channels per plane), weights w + j * KH * KW, sums at sums + j * sums_stride. Each
+// channel's sums are DepthwiseQ8Sums'.
+struct DepthwiseQ8Channels {
+  int64_t count = 1, mult = 1, plane_stride = 0, sums_stride = 0;
+};
+void DepthwiseQ8SumsChannels(const DepthwiseQ8Shape& s, const DepthwiseQ8Channels& ch,
+                             const uint8_t* planes, const int8_t* w, int32_t* sums);
+
+// DepthwiseQ8Plane of `count` channels: channel c from x + c * x_stride into planes + c *
+// plane_stride (plane_stride >= H * W + kDepthwiseQ8Slack).
+void DepthwiseQ8Planes(const DepthwiseQ8Shape& s, const uint8_t* x, int64_t x_stride, int64_t w,
+                       int64_t pad_left, uint8_t flip, int64_t count, uint8_t* planes,
+                       int64_t plane_stride);
+
 }  // namespace simplecpp::kernels

@@ -98,44 +98,71 @@ bool QConvPlan::RunDepthwiseBytes(const kernels::Parallel& pool, const void* x, 
     adjusted = *rq;
     adjusted.bias = correction.data();
   }
-  // Requantized output goes in bands of output rows whose int32 sums (about kBandSums) stay in
-  // L1 between the sums kernel and the requantization; an even number of rows, as the kernel
-  // takes output rows in pairs.
+  // Requantized output goes in bands whose int32 sums (about kBandSums) stay in L1 between the
+  // sums kernel and the requantization: several whole channels where a channel's plane is
+  // small (one call per band instead of per channel), else bands of output rows of one channel
+  // (an even number, as the kernel takes output rows in pairs).
   constexpr int64_t kBandSums = 4096;
+  const int64_t band_channels =
+      rq && positions <= kBandSums ? std::max<int64_t>(1, kBandSums / (positions * mult)) : 1;
   const int64_t band_rows =
       rq ? std::max<int64_t>(2, kBandSums / std::max<int64_t>(1, s.OW) / 2 * 2) : s.OH;
+  const int64_t bands_per_image = (channels + band_channels - 1) / band_channels;
+  const int64_t plane_stride = s.H * s.W + kernels::kDepthwiseQ8Slack;
   const kernels::Parallel& par = DepthwiseParallel(pool, ksize);
-  par.For(batch * channels, [&](int64_t t0, int64_t t1) {
+  par.For(batch * bands_per_image, [&](int64_t t0, int64_t t1) {
     static thread_local std::vector<uint8_t> plane;
     static thread_local std::vector<int32_t> acc;
-    const size_t plane_bytes = static_cast<size_t>(s.H * s.W + kernels::kDepthwiseQ8Slack);
-    plane.resize(std::max(plane.size(), plane_bytes));
-    acc.resize(std::max(acc.size(), static_cast<size_t>(std::min(band_rows, s.OH) * s.OW)));
+    plane.resize(std::max(plane.size(), static_cast<size_t>(band_channels * plane_stride)));
+    const int64_t acc_size = band_channels > 1 ? band_channels * mult * positions
+                                               : std::min(band_rows, s.OH) * s.OW;
+    acc.resize(std::max(acc.size(), static_cast<size_t>(acc_size)));
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t n = t / channels, c = t % channels;
-      const uint8_t* xc = static_cast<const uint8_t*>(x) + t * in_size;
+      const int64_t n = t / bands_per_image;
+      const int64_t c0 = t % bands_per_image * band_channels;
+      const int64_t nc = std::min(band_channels, channels - c0);
+      const uint8_t* xc = static_cast<const uint8_t*>(x) + (n * channels + c0) * in_size;
       // x's rows (shifted) between zero-point borders; the border rows are not read.
-      kernels::DepthwiseQ8Plane(s, xc, W, PW, flip, plane.data());
-      for (int64_t o = 0; o < mult; ++o) {
-        const int64_t oc = c * mult + o;
-        const int64_t out_at = (n * out_channels + oc) * positions;
-        if (rq) {
-          kernels::DepthwiseQ8Shape band = s;
-          for (int64_t oy = 0; oy < s.OH; oy += band_rows) {
-            band.oy_begin = oy;
-            band.oy_end = std::min(s.OH, oy + band_rows);
-            const int64_t n_out = (band.oy_end - oy) * s.OW;
-            kernels::DepthwiseQ8Sums(band, plane.data(), w8.data() + oc * ksize, acc.data());
-            RequantConv(adjusted, acc.data(), n_out, 1, n_out, oc, 0,
-                        static_cast<uint8_t*>(rq->y) + out_at + oy * s.OW, n_out);
-          }
-          continue;
-        }
+      kernels::DepthwiseQ8Planes(s, xc, in_size, W, PW, flip, nc, plane.data(), plane_stride);
+      // The band's output channels c0 * mult .. (c0 + nc) * mult are adjacent in y.
+      const int64_t oc0 = c0 * mult, noc = nc * mult;
+      const int64_t out_at = (n * out_channels + oc0) * positions;
+      kernels::DepthwiseQ8Channels chans;
+      chans.count = noc;
+      chans.mult = mult;
+      chans.plane_stride = plane_stride;
+      chans.sums_stride = positions;
+      const int8_t* wc = w8.data() + oc0 * ksize;
+      if (!rq) {
         int32_t* dst = y + out_at;
-        kernels::DepthwiseQ8Sums(s, plane.data(), w8.data() + oc * ksize, dst);
-        for (int64_t i = 0; i < positions; ++i) {
-          dst[i] = static_cast<int32_t>(static_cast<uint32_t>(dst[i]) +
-                                        static_cast<uint32_t>(correction[oc]));
+        kernels::DepthwiseQ8SumsChannels(s, chans, plane.data(), wc, dst);
+        for (int64_t o = 0; o < noc; ++o) {
+          for (int64_t i = 0; i < positions; ++i) {
+            dst[o * positions + i] = static_cast<int32_t>(
+                static_cast<uint32_t>(dst[o * positions + i]) +
+                static_cast<uint32_t>(correction[oc0 + o]));
+          }
+        }
+        continue;
+      }
+      uint8_t* y8 = static_cast<uint8_t*>(rq->y) + out_at;
+      if (band_channels > 1) {
+        kernels::DepthwiseQ8SumsChannels(s, chans, plane.data(), wc, acc.data());
+        RequantConvRows(adjusted, acc.data(), positions, noc, positions, oc0, y8, positions);
+        continue;
+      }
+      for (int64_t o = 0; o < noc; ++o) {
+        const int64_t oc = oc0 + o;
+        kernels::DepthwiseQ8Shape band = s;
+        chans.count = 1;
+        for (int64_t oy = 0; oy < s.OH; oy += band_rows) {
+          band.oy_begin = oy;
+          band.oy_end = std::min(s.OH, oy + band_rows);
+          const int64_t n_out = (band.oy_end - oy) * s.OW;
+          kernels::DepthwiseQ8SumsChannels(band, chans, plane.data() + o / mult * plane_stride,
+                                           w8.data() + oc * ksize, acc.data());
+          RequantConv(adjusted, acc.data(), n_out, 1, n_out, oc, 0,
+                      y8 + o * positions + oy * s.OW, n_out);
         }
       }
     }

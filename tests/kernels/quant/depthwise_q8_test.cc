@@ -182,6 +182,76 @@ TEST_CASE("DepthwiseQ8Sums over bands of output rows equals the whole channel's 
   }
 }
 
+TEST_CASE("DepthwiseQ8Planes and DepthwiseQ8SumsChannels equal their one-channel calls") {
+  // Several channels per call: 1 to 3 output channels per plane (the channel multiplier), planes
+  // and sums at strides wider than they need, a band of output rows, bordered planes; each
+  // channel's plane and sums must be the one-channel functions' bytes, and nothing between the
+  // channels' sums is written.
+  std::mt19937 rng(53);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (int64_t k : {3, 5}) {
+      for (int64_t mult : {1, 2, 3}) {
+        for (int64_t planes_n : {1, 4, 7}) {
+          DepthwiseQ8Shape s;
+          s.KH = s.KW = k;
+          s.SH = s.SW = k == 3 ? 2 : 1;
+          s.OH = 5;
+          s.OW = 21;
+          const int64_t h = (s.OH - 1) * s.SH + 1, w = (s.OW - 1) * s.SW + 1;
+          const int64_t pad = k / 2;
+          s.H = std::max(h + pad, (s.OH - 1) * s.SH + k);
+          s.W = std::max(w + pad, (s.OW - 1) * s.SW + k);
+          s.rows_begin = pad;
+          s.rows_end = pad + h;
+          s.pad = 99;
+          s.oy_begin = 1;
+          s.oy_end = 4;
+          if (!DepthwiseQ8Available(s)) continue;
+          CAPTURE(k);
+          CAPTURE(mult);
+          CAPTURE(planes_n);
+          const int64_t x_stride = h * w + 3, plane_stride = s.H * s.W + kDepthwiseQ8Slack + 5;
+          std::vector<uint8_t> x(static_cast<size_t>(planes_n * x_stride));
+          for (auto& b : x) b = static_cast<uint8_t>(byte(rng));
+          std::vector<uint8_t> planes(static_cast<size_t>(planes_n * plane_stride), 0);
+          DepthwiseQ8Planes(s, x.data(), x_stride, w, pad, 0x80, planes_n, planes.data(),
+                            plane_stride);
+          const int64_t count = planes_n * mult, ksize = k * k;
+          std::vector<int8_t> wt(static_cast<size_t>(count * ksize));
+          for (auto& v : wt) v = static_cast<int8_t>(byte(rng) - 128);
+          const int64_t n_out = (s.oy_end - s.oy_begin) * s.OW, sums_stride = n_out + 2;
+          std::vector<int32_t> sums(static_cast<size_t>(count * sums_stride), 0x5EED);
+          DepthwiseQ8Channels ch;
+          ch.count = count;
+          ch.mult = mult;
+          ch.plane_stride = plane_stride;
+          ch.sums_stride = sums_stride;
+          DepthwiseQ8SumsChannels(s, ch, planes.data(), wt.data(), sums.data());
+          for (int64_t c = 0; c < planes_n; ++c) {
+            std::vector<uint8_t> one(static_cast<size_t>(s.H * s.W + kDepthwiseQ8Slack), 0);
+            DepthwiseQ8Plane(s, x.data() + c * x_stride, w, pad, 0x80, one.data());
+            // The image rows and the slack (the border rows are not written by either).
+            CHECK(std::equal(one.begin() + s.rows_begin * s.W, one.end(),
+                             planes.begin() + c * plane_stride + s.rows_begin * s.W));
+          }
+          for (int64_t j = 0; j < count; ++j) {
+            CAPTURE(j);
+            std::vector<int32_t> want(static_cast<size_t>(n_out));
+            DepthwiseQ8Sums(s, planes.data() + j / mult * plane_stride, wt.data() + j * ksize,
+                            want.data());
+            CHECK(std::equal(want.begin(), want.end(), sums.begin() + j * sums_stride));
+            CHECK(sums[j * sums_stride + n_out] == 0x5EED);
+            CHECK(sums[j * sums_stride + n_out + 1] == 0x5EED);
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("DepthwiseQ8Plane lays out x's rows between zero-point borders on every target") {
   // Rows of 1 to 200 bytes (around the 64-byte vector), left borders 0-3, right borders so that
   // a row is 0-70 bytes longer than x's, border rows above and below (never written), int8 x

@@ -294,6 +294,9 @@ TEST_CASE("QLinearConv: exact .5 ties with odd zero points, every layout, signed
   const std::vector<ConvSpec> specs = {
       {{1, 3, 6, 6}, {5, 3, 3, 3}, 1, {}, {}, {1, 1, 1, 1}},
       {{1, 4, 7, 5}, {4, 1, 3, 3}, 4, {2, 1}, {}, {}, "SAME_UPPER"},  // depthwise
+      {{1, 3, 5, 6}, {6, 1, 3, 3}, 3, {}, {}, {1, 1, 1, 1}},          // depthwise x2
+      // Depthwise with more channels than one band of sums takes (bands of whole channels).
+      {{1, 40, 10, 12}, {40, 1, 3, 3}, 40, {}, {}, {1, 1, 1, 1}},
       {{2, 4, 5, 5}, {6, 2, 1, 1}, 2, {}, {}, {}},                    // pointwise, grouped
       {{1, 8, 9, 9}, {24, 8, 1, 1}, 1, {}, {}, {}},                   // a full GEMM panel
   };
