@@ -388,7 +388,7 @@ class PlanBuilder {
     for (size_t index : FuseConvPostChains(&plan_->steps_, plan_->values_, keep)) {
       TryStaticPrepare(plan_->steps_[index]);
     }
-    for (size_t index : FuseQuantizedLookups(&plan_->steps_, plan_->values_, keep)) {
+    for (size_t index : FuseQuantizedLookups(&plan_->steps_, &plan_->values_, keep)) {
       TryStaticPrepare(plan_->steps_[index]);
     }
   }

@@ -2,6 +2,7 @@
 #include "graph/passes/quant_lookup_fusion.h"
 
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -70,6 +71,27 @@ Tensor RunAlone(const PlanStep& step, const std::vector<ValueState>& values, con
   return exec.Run({{"x", input}})[0];
 }
 
+// A float32 MaxPool of opset 12 or later (it also takes 8-bit data there) on value `in`, without
+// the Indices output. Where its input is a table of bytes and its output goes to a
+// QuantizeLinear with a positive scale, the pool can run on the quantized bytes instead: max
+// commutes with a non-decreasing map (q(v) = clamp(round(v / s) + zp) for s > 0), NaN aside,
+// and padding never wins in either form. So the bytes are the unfused plan's.
+bool IsFloatMaxPool(const PlanStep& step, const std::vector<ValueState>& values, int in) {
+  return step.op != nullptr && step.node.op_type == "MaxPool" && step.node.domain.empty() &&
+         step.opset >= 12 && step.inputs.size() == 1 && step.inputs[0] == in &&
+         !step.outputs.empty() && step.outputs[0] >= 0 &&
+         (step.outputs.size() == 1 || step.outputs[1] < 0) &&
+         values[step.outputs[0]].dtype == DType::kFloat32;
+}
+
+bool HasNaN(const Tensor& floats) {
+  const float* p = floats.data<float>();
+  for (int64_t i = 0; i < floats.num_elements(); ++i) {
+    if (std::isnan(p[i])) return true;
+  }
+  return false;
+}
+
 // The 256 byte values (int8: by bit pattern), in order.
 Tensor EveryByte(DType dt) {
   Tensor bytes(dt, {256});
@@ -114,8 +136,9 @@ bool FloatLookupStep(const PlanStep& dq, const PlanStep& chain_step,
 }  // namespace
 
 std::vector<size_t> FuseQuantizedLookups(std::vector<PlanStep>* steps,
-                                         const std::vector<ValueState>& values,
+                                         std::vector<ValueState>* mutable_values,
                                          const std::vector<int>& keep) {
+  const std::vector<ValueState>& values = *mutable_values;
   std::map<int, std::vector<size_t>> consumers;
   for (size_t s = 0; s < steps->size(); ++s) {
     for (int id : (*steps)[s].inputs) {
@@ -152,12 +175,28 @@ std::vector<size_t> FuseQuantizedLookups(std::vector<PlanStep>* steps,
     int rank = 0;
     int64_t chain_index = -1;
     int g = f;
-    if ((*steps)[next].node.op_type != "QuantizeLinear") {
+    if ((*steps)[next].node.op_type != "QuantizeLinear" &&
+        !IsFloatMaxPool((*steps)[next], values, f)) {
       chain = ChainOnValue((*steps)[next], values, f, 1, &rank);
       if (chain == nullptr || chain->is_16bit()) continue;
       chain_index = next;
       g = (*steps)[next].outputs[0];
       next = only_consumer(g);
+    }
+    // A MaxPool between the chain and a QuantizeLinear with a positive scale: it moves after
+    // the table.
+    int64_t pool_index = -1;
+    if (next >= 0 && !removed.count(static_cast<size_t>(next)) &&
+        IsFloatMaxPool((*steps)[next], values, g)) {
+      const int64_t after = only_consumer((*steps)[next].outputs[0]);
+      if (after >= 0 && !removed.count(static_cast<size_t>(after)) &&
+          IsPerTensorQdq((*steps)[after], values, "QuantizeLinear") &&
+          IsByteDType(values[(*steps)[after].outputs[0]].dtype) &&
+          values[(*steps)[after].inputs[1]].constant.data<float>()[0] > 0.0f) {
+        pool_index = next;
+        next = after;
+        g = (*steps)[pool_index].outputs[0];  // what the QuantizeLinear reads
+      }
     }
     if (next < 0 || removed.count(static_cast<size_t>(next)) ||
         !IsPerTensorQdq((*steps)[next], values, "QuantizeLinear") ||
@@ -183,11 +222,30 @@ std::vector<size_t> FuseQuantizedLookups(std::vector<PlanStep>* steps,
       Tensor floats = RunAlone(dq, values, bytes);
       if (floats.dtype() != DType::kFloat32 || floats.num_elements() != 256) continue;
       if (chain) chain->RunInPlaceF32(floats.data<float>(), 256);
+      if (pool_index >= 0 && HasNaN(floats)) continue;
       table_out = RunAlone(q, values, floats);
     } catch (const Error&) {
       continue;  // the unfused steps report whatever is wrong, at run time
     }
     if (table_out.num_elements() != 256 || !IsByteDType(table_out.dtype())) continue;
+    if (pool_index >= 0) {
+      // The table's bytes go to the MaxPool through f (DequantizeLinear's output, retyped):
+      // x -> table -> f -> MaxPool -> QuantizeLinear's output.
+      ValueState& fv = (*mutable_values)[f];
+      fv.dtype = table_out.dtype();
+      fv.type = ValueType::TensorOf(table_out.dtype());
+      fv.static_shape = values[x].static_shape;
+      fv.dims = values[x].dims;
+      PlanStep& pool = (*steps)[static_cast<size_t>(pool_index)];
+      pool.node.inputs[0] = values[f].name;
+      pool.node.outputs[0] = q.node.outputs[0];
+      pool.inputs[0] = f;
+      pool.outputs[0] = q.outputs[0];
+      pool.node.doc = "takes the bytes of the table before it, then " + pool.node.doc;
+      pool.static_run = nullptr;
+      pool.static_outputs.clear();
+      retaken.insert(static_cast<size_t>(pool_index));
+    }
     auto table = std::make_shared<std::array<uint8_t, 256>>();
     std::memcpy(table->data(), table_out.raw_data(), 256);
     std::string doc = "lookup: DequantizeLinear";
@@ -200,6 +258,9 @@ std::vector<size_t> FuseQuantizedLookups(std::vector<PlanStep>* steps,
       if (chain_index >= 0) removed.insert(static_cast<size_t>(chain_index));
       removed.insert(static_cast<size_t>(next));
     };
+    // What the table's bytes become: the QuantizeLinear's output, or the MaxPool's input.
+    const int table_value = pool_index >= 0 ? f : q.outputs[0];
+    const std::string table_name = pool_index >= 0 ? values[f].name : q.node.outputs[0];
     // x's producer, where x goes nowhere else and keeps its dtype through the table, may put
     // its output bytes through the table as it writes them (QLinearConv): the lookup's result
     // then comes from it directly, without a pass of its own over memory.
@@ -209,8 +270,8 @@ std::vector<size_t> FuseQuantizedLookups(std::vector<PlanStep>* steps,
       if (from.op != nullptr && from.outputs.size() == 1 && from.outputs[0] == x &&
           from.op->AttachOutputTable(table)) {
         from.node.doc = from.node.doc.empty() ? doc : from.node.doc + "; " + doc;
-        from.node.outputs = q.node.outputs;
-        from.outputs = q.outputs;
+        from.node.outputs = {table_name};
+        from.outputs = {table_value};
         from.static_run = nullptr;
         from.static_outputs.clear();
         removes_chain();
@@ -225,14 +286,15 @@ std::vector<size_t> FuseQuantizedLookups(std::vector<PlanStep>* steps,
     lookup.node.domain = "simplecpp";
     lookup.node.doc = doc;
     lookup.node.inputs = {values[x].name};
-    lookup.node.outputs = q.node.outputs;
+    lookup.node.outputs = {table_name};
     lookup.inputs = {x};
-    lookup.outputs = q.outputs;
+    lookup.outputs = {table_value};
     lookup.opset = 1;
     lookup.since_version = 1;
     lookup.op = MakeByteLookupOp(table, table_out.dtype(), rank);
     removes_chain();
-    replaced.emplace(static_cast<size_t>(next), std::move(lookup));
+    // Before the MaxPool that reads it, or in the QuantizeLinear's place.
+    replaced.emplace(static_cast<size_t>(pool_index >= 0 ? d : next), std::move(lookup));
   }
   // DequantizeLinear of each input -> Concat -> QuantizeLinear: one table per input.
   for (size_t c = 0; c < steps->size(); ++c) {

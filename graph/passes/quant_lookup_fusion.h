@@ -7,7 +7,10 @@
 // Sigmoid) becomes a 256-entry float32 table of the byte. Where the 8-bit tensor comes from an
 // op that can put its output bytes through the table as it writes them (Op::AttachOutputTable:
 // QLinearConv, which applies it to each block of requantized bytes while they are in cache)
-// and goes nowhere else, that op takes the table and produces the lookup's result itself.
+// and goes nowhere else, that op takes the table and produces the lookup's result itself. A
+// float32 MaxPool between the chain and the QuantizeLinear (a mobile classifier's last
+// HardSwish -> MaxPool) moves after the table and runs on its bytes: max commutes with the
+// non-decreasing quantization (positive scale, no NaN in the table).
 //
 // Runs on a plan's steps after elementwise chain fusion (graph/passes/elementwise_fusion.h).
 // The table is computed at load by running the very ops it replaces (the DequantizeLinear and
@@ -23,11 +26,13 @@
 namespace simplecpp::graph {
 
 // Rewrites *steps in place (a lookup step replaces the QuantizeLinear step; the DequantizeLinear
-// and chain steps go). `keep` lists value ids that must stay materialized (graph outputs).
+// and chain steps go; a MaxPool moved after the table reads the DequantizeLinear's output value,
+// retyped in *values to the table's bytes). `keep` lists value ids that must stay materialized
+// (graph outputs).
 // Returns the indices (in the new *steps) of the lookup steps and of the steps that took a table,
 // which the caller must prepare (again).
 std::vector<size_t> FuseQuantizedLookups(std::vector<PlanStep>* steps,
-                                         const std::vector<ValueState>& values,
+                                         std::vector<ValueState>* values,
                                          const std::vector<int>& keep);
 
 }  // namespace simplecpp::graph

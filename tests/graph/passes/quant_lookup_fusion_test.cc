@@ -33,6 +33,14 @@ Tensor Byte(DType dt, int v) {
   return t;
 }
 
+Attribute Ints(const std::string& name, std::vector<int64_t> v) {
+  Attribute a;
+  a.name = name;
+  a.kind = AttrKind::kInts;
+  a.ints = std::move(v);
+  return a;
+}
+
 enum class Chain { kNone, kAffineHardSwish, kSigmoid };
 
 Graph QdqGraph(DType in, DType out, Chain chain, const Dims& dims) {
@@ -204,18 +212,11 @@ Graph ConvLookupGraph(int64_t c, int64_t m, int64_t k, int64_t group, int64_t h,
   g.initializers.emplace_back("cys", F32(0.5f));
   g.initializers.emplace_back("cyz", Byte(out, out == DType::kInt8 ? -7 : 121));
   g.initializers.emplace_back("cb", bias);
-  auto ints = [](const std::string& name, std::vector<int64_t> v) {
-    Attribute a;
-    a.name = name;
-    a.kind = AttrKind::kInts;
-    a.ints = std::move(v);
-    return a;
-  };
   const int64_t p = k / 2;
   g.nodes.insert(g.nodes.begin(),
                  N("QLinearConv", {"x", "cxs", "cxz", "cw", "cws", "cwz", "cys", "cyz", "cb"},
                    {"c"},
-                   {ints("kernel_shape", {k, k}), ints("pads", {p, p, p, p}),
+                   {Ints("kernel_shape", {k, k}), Ints("pads", {p, p, p, p}),
                     test_graph::IntAttr("group", group)}));
   return g;
 }
@@ -250,6 +251,78 @@ TEST_CASE("Lookup fusion into QLinearConv: the convolution writes the table's by
     REQUIRE(plan->steps().size() == 2);
     CHECK(plan->steps()[0].node.op_type == "QLinearConv");
     CHECK(plan->steps()[1].node.op_type == "QuantizedLookup");
+  }
+}
+
+// A 3x3 stride-2 MaxPool with padding (ceil_mode as given) in front of the graph's last node,
+// the QuantizeLinear.
+void InsertMaxPool(Graph* g, bool ceil_mode) {
+  Node& q = g->nodes.back();
+  REQUIRE(q.op_type == "QuantizeLinear");
+  const std::string in = q.inputs[0];
+  q.inputs[0] = "pooled";
+  g->nodes.insert(g->nodes.end() - 1,
+                  N("MaxPool", {in}, {"pooled"},
+                    {Ints("kernel_shape", {3, 3}), Ints("strides", {2, 2}),
+                     Ints("pads", {1, 1, 1, 1}),
+                     test_graph::IntAttr("ceil_mode", ceil_mode ? 1 : 0)}));
+}
+
+std::vector<std::string> OpTypes(const Plan& plan) {
+  std::vector<std::string> types;
+  for (const PlanStep& step : plan.steps()) types.push_back(step.node.op_type);
+  return types;
+}
+
+TEST_CASE("Lookup fusion through a MaxPool: the pool runs on the table's bytes, same bytes") {
+  // Max commutes with the non-decreasing quantization, so the float MaxPool between the chain
+  // and the QuantizeLinear runs on the quantized bytes; the hard-swish chain is not monotonic,
+  // so the table comes first. Odd sizes, padding, ceil_mode.
+  const Dims dims = {2, 3, 17, 23};
+  for (DType in : {DType::kUInt8, DType::kInt8}) {
+    for (DType out : {DType::kUInt8, DType::kInt8}) {
+      for (Chain chain : {Chain::kNone, Chain::kAffineHardSwish, Chain::kSigmoid}) {
+        for (bool ceil_mode : {false, true}) {
+          CAPTURE(DTypeName(in));
+          CAPTURE(DTypeName(out));
+          CAPTURE(static_cast<int>(chain));
+          CAPTURE(ceil_mode);
+          Graph g = QdqGraph(in, out, chain, dims);
+          InsertMaxPool(&g, ceil_mode);
+          auto fused = BuildPlan(g, true, 13);
+          CHECK(OpTypes(*fused) == std::vector<std::string>{"QuantizedLookup", "MaxPool"});
+          CheckSameBytes(fused, BuildPlan(g, false, 13), AllBytes(in, dims));
+        }
+      }
+    }
+  }
+  SUBCASE("a QLinearConv in front takes the table, the pool reads its bytes") {
+    for (DType out : {DType::kUInt8, DType::kInt8}) {
+      Graph g = ConvLookupGraph(5, 24, 3, 1, 9, 13, out);
+      InsertMaxPool(&g, true);
+      auto fused = BuildPlan(g, true, 13);
+      CHECK(OpTypes(*fused) == std::vector<std::string>{"QLinearConv", "MaxPool"});
+      CheckSameBytes(fused, BuildPlan(g, false, 13), AllBytes(DType::kUInt8, {1, 5, 9, 13}));
+    }
+  }
+  SUBCASE("a negative output scale reverses the order: the pool stays on floats") {
+    Graph g = QdqGraph(DType::kUInt8, DType::kUInt8, Chain::kAffineHardSwish, dims);
+    for (auto& [name, t] : g.initializers) {
+      if (name == "ys") *t.data<float>() = -0.03125f;
+    }
+    InsertMaxPool(&g, false);
+    auto fused = BuildPlan(g, true, 13);
+    CHECK(OpTypes(*fused) ==
+          std::vector<std::string>{"DequantizedLookup", "MaxPool", "QuantizeLinear"});
+    CheckSameBytes(fused, BuildPlan(g, false, 13), AllBytes(DType::kUInt8, dims));
+  }
+  SUBCASE("before opset 12 MaxPool takes no 8-bit data: the pool stays on floats") {
+    Graph g = QdqGraph(DType::kUInt8, DType::kUInt8, Chain::kSigmoid, dims);
+    InsertMaxPool(&g, false);
+    auto fused = BuildPlan(g, true, 11);
+    CHECK(OpTypes(*fused) ==
+          std::vector<std::string>{"DequantizedLookup", "MaxPool", "QuantizeLinear"});
+    CheckSameBytes(fused, BuildPlan(g, false, 11), AllBytes(DType::kUInt8, dims));
   }
 }
 
