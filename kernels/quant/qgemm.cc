@@ -724,11 +724,18 @@ void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const in
   const bool a_in_place = sizeof(TA) == 1 && !a_signed && lda >= kp;
   const bool all_zb_zero = AllShiftedZeroPointsZero(b_zp, b_zp_step, n, b.shift());
   auto task = [&](int64_t t0, int64_t t1) {
-    std::unique_ptr<TA[]> wa(a_in_place ? nullptr
-                                        : new TA[static_cast<size_t>(kMB * kp + kNormalizeSlack)]);
-    std::unique_ptr<int32_t[]> acc(new int32_t[static_cast<size_t>(kMB * kNB)]);
-    // With a sink, each block of C is finished in this task's own buffer and handed over.
-    std::unique_ptr<int32_t[]> block(sink ? new int32_t[static_cast<size_t>(kMB * kNB)] : nullptr);
+    // Per-thread buffers kept between calls (a task runs to its end on its thread, and every
+    // element is written before it is read): no allocation per call of a small GEMM.
+    static thread_local std::vector<TA> wa_buf;
+    static thread_local std::vector<int32_t> acc_buf, block_buf;
+    if (!a_in_place) {
+      wa_buf.resize(std::max(wa_buf.size(), static_cast<size_t>(kMB * kp + kNormalizeSlack)));
+    }
+    acc_buf.resize(static_cast<size_t>(kMB * kNB));
+    if (sink) block_buf.resize(static_cast<size_t>(kMB * kNB));
+    TA* const wa = a_in_place ? nullptr : wa_buf.data();
+    int32_t* const acc = acc_buf.data();
+    int32_t* const block = sink ? block_buf.data() : nullptr;
     uint32_t rowsum[kMB], zav[kMB], zbv[kNB], ct[kNB];
     int64_t packed_rb = -1;
     for (int64_t t = t0; t < t1; ++t) {
@@ -736,17 +743,17 @@ void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const in
       const int64_t rb = t / col_blocks, cblk = t % col_blocks;
       const int64_t m0 = rb * kMB, rows = std::min(m, m0 + kMB) - m0;
       const int64_t n0 = cblk * kNB, cols = std::min(n, n0 + kNB) - n0;
-      int32_t* cb = sink ? block.get() : c + m0 * ldc + n0;  // element (m0, n0) of C
+      int32_t* cb = sink ? block : c + m0 * ldc + n0;  // element (m0, n0) of C
       const int64_t ldcb = sink ? kNB : ldc;
       if (rb != packed_rb) {
-        PrepareRowBlock<TA>(qa, m0, rows, k, kp, a_in_place, all_zb_zero, wa.get(), rowsum, zav);
+        PrepareRowBlock<TA>(qa, m0, rows, k, kp, a_in_place, all_zb_zero, wa, rowsum, zav);
         packed_rb = rb;
       }
       ColumnCorrections(b, b_zp, b_zp_step, n0, cols, zbv, ct);
       const TA* a_block =
-          a_in_place ? static_cast<const TA*>(a) + m0 * lda : static_cast<const TA*>(wa.get());
+          a_in_place ? static_cast<const TA*>(a) + m0 * lda : static_cast<const TA*>(wa);
       const int64_t a_stride = a_in_place ? lda : kp;
-      const QGemmBlock<TA> blk{a_block, a_stride, rows, cols, zbv, ct, rowsum, zav, acc.get(),
+      const QGemmBlock<TA> blk{a_block, a_stride, rows, cols, zbv, ct, rowsum, zav, acc,
                                cb, ldcb};
       const int64_t direct_panels =
           Tiler<TA>::kDirect ? cols / kNR + (NarrowPanelDirect<TA>(cols) ? 1 : 0) : 0;
@@ -1128,21 +1135,33 @@ PackedQB::PackedQB(bool b_signed, int64_t k, int64_t n)
 
 std::shared_ptr<const PackedQB> PackedQB::Pack(bool b_signed, bool trans_b, int64_t k, int64_t n,
                                                const void* b, int64_t ldb) {
-  auto p = std::make_shared<PackedQB>(b_signed, k, n);
+  auto p = std::make_shared<PackedQB>(b_signed, 0, 0);
+  p->Repack(b_signed, trans_b, k, n, b, ldb);
+  return p;
+}
+
+void PackedQB::Repack(bool b_signed, bool trans_b, int64_t k, int64_t n, const void* b,
+                      int64_t ldb) {
+  b_signed_ = b_signed;
+  k_ = k;
+  n_ = n;
+  kp_ = (k + kKAlign - 1) / kKAlign * kKAlign;
+  // Zeroed panels (the packers leave the K and N padding as it is); the vectors keep their
+  // capacity, so a PackedQB packed again per call allocates nothing once it is large enough.
+  data_.assign(static_cast<size_t>((n + kNR - 1) / kNR * kNR * kp_), 0);
+  col_sums_.assign(static_cast<size_t>(n), 0);
   const uint8_t* src = static_cast<const uint8_t*>(b);
   const uint8_t flip = b_signed ? 0 : 0x80;  // uint8 b - 128 == its bits with the top one flipped
-  int8_t* dst = p->data_.data();
-  std::vector<uint32_t> sums(static_cast<size_t>(n), 0);  // wrapping: exact modulo 2^32
+  // Sums wrap: exact modulo 2^32, in the int32 storage as uint32.
+  uint32_t* sums = reinterpret_cast<uint32_t*>(col_sums_.data());
   if (trans_b) {
     // Column j's K bytes are adjacent in b: whole k-quads move as vectors (this runs per call
     // when B is an activation, e.g. the im2row rows of a convolution with few output channels).
-    HWY_DYNAMIC_DISPATCH(PackTransposedImpl)(src, ldb, k, n, flip, dst, sums.data());
+    HWY_DYNAMIC_DISPATCH(PackTransposedImpl)(src, ldb, k, n, flip, data_.data(), sums);
   } else {
     // Row k's N bytes are adjacent: sixteen columns of a k-quad are one interleaving store.
-    HWY_DYNAMIC_DISPATCH(PackRowsImpl)(src, ldb, k, n, flip, dst, sums.data());
+    HWY_DYNAMIC_DISPATCH(PackRowsImpl)(src, ldb, k, n, flip, data_.data(), sums);
   }
-  for (int64_t j = 0; j < n; ++j) p->col_sums_[j] = static_cast<int32_t>(sums[j]);
-  return p;
 }
 
 namespace {

@@ -55,6 +55,9 @@ class PackedQB {
   //   trans_b == true:  B stored [N,K], element (k,n) at b[n*ldb + k]
   static std::shared_ptr<const PackedQB> Pack(bool b_signed, bool trans_b, int64_t k, int64_t n,
                                               const void* b, int64_t ldb);
+  // Pack's result in this object, reusing its storage (B packed per call, e.g. a convolution's
+  // activations with swapped operands, from a buffer kept per thread).
+  void Repack(bool b_signed, bool trans_b, int64_t k, int64_t n, const void* b, int64_t ldb);
 
   int64_t k() const { return k_; }
   int64_t n() const { return n_; }

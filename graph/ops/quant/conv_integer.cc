@@ -299,10 +299,14 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
         if (swap_operands) {
           // C [og, pc]: y[n, gi * og + o, p0 + q] directly (row stride `positions`), or the
           // block's sums [og, pc] then requantized (one output channel per row).
-          const auto b =
-              PackedFromRows()
-                  ? kernels::PackedQB::Pack(x_signed, false, kdim, pc, xg + p0, in_size)
-                  : kernels::PackedQB::Pack(x_signed, true, kdim, pc, rows, lda);
+          // Packed into a buffer kept per thread: no allocation per block.
+          static thread_local kernels::PackedQB packed_b(false, 0, 0);
+          if (PackedFromRows()) {
+            packed_b.Repack(x_signed, false, kdim, pc, xg + p0, in_size);
+          } else {
+            packed_b.Repack(x_signed, true, kdim, pc, rows, lda);
+          }
+          const kernels::PackedQB* b = &packed_b;
           QGemmBytesToI32(og, wr + gi * og * kdim, w_signed, kdim, wz, wz ? wzp_step : 0, *b, &xzp,
                           0, rq ? c : yg + p0, rq ? pc : positions, inner);
           if (rq) RequantConvRows(*rq, c, pc, og, pc, gi * og, y8 + p0, positions);

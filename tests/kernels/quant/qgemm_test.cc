@@ -276,6 +276,17 @@ TEST_CASE("PackedQB: B stored [K,N] or [N,K] packs to the reference panels on ev
           CHECK(std::equal(want.begin(), want.end(), q->data()));
           CHECK(std::equal(want_sums.begin(), want_sums.end(), p->col_sums()));
           CHECK(std::equal(want_sums.begin(), want_sums.end(), q->col_sums()));
+          // Packed again into an object that held a larger B of other bytes (its storage is
+          // reused): the same panels, padding zero again, and the same sums.
+          PackedQB reused(false, 0, 0);
+          const std::vector<uint8_t> other(static_cast<size_t>((k + 7) * (n + 40)), 0xE7);
+          reused.Repack(!sgn, false, k + 7, n + 40, other.data(), n + 40);
+          reused.Repack(sgn, true, k, n, bt.data(), ldt);
+          CHECK(reused.k() == k);
+          CHECK(reused.n() == n);
+          CHECK(reused.b_signed() == sgn);
+          CHECK(std::equal(want.begin(), want.end(), reused.data()));
+          CHECK(std::equal(want_sums.begin(), want_sums.end(), reused.col_sums()));
         }
       }
     }
