@@ -133,6 +133,12 @@ void QGemmS8ToSink(int64_t m, const int8_t* a, int64_t lda, const int32_t* a_zp,
 void Im2RowBytes(const ConvGeometry& g, const uint8_t* x, int64_t channels, int64_t p_begin,
                  int64_t p_count, uint8_t pad_value, uint8_t* rows, const Parallel& parallel);
 
+// The transpose of Im2RowBytes' rows: col[(c, k...)][q] (row stride ldc >= p_count) for output
+// positions p_begin..p_begin+p_count-1, from a channels-first x [channels, in...]; taps in the
+// padding get pad_value. Row-major over K, so it packs as a GEMM's B stored [K, N]. Serial.
+void Im2ColBytes(const ConvGeometry& g, const uint8_t* x, int64_t channels, int64_t p_begin,
+                 int64_t p_count, uint8_t pad_value, uint8_t* col, int64_t ldc);
+
 // The same rows from a channels-last input, with the columns in (k..., c) order (channel
 // innermost): rows[q][(k..., c)] for positions p_begin..p_begin+p_count-1. xt is
 // [in..., channels] bytes (x transposed so one pixel's channels are adjacent), which turns each

@@ -41,6 +41,10 @@ constexpr int64_t kRowBudget = int64_t{1} << 17;
 constexpr int64_t kMinBlocked = 128;
 // Output channels per group up to which a pointwise convolution swaps the GEMM's operands.
 constexpr int64_t kMaxPointwiseSwapChannels = 48;
+// Input channels per group up to which a convolution with swapped operands takes its B from
+// x's channels-first rows (QConvPlan::cols_from_x): a channels-last tap would be a copy of this
+// few bytes.
+constexpr int64_t kMaxColsFromXChannels = 4;
 // Convolutions that kernels::WorthParallelMacs rejects run on the calling thread: a quarter of
 // the plain integer GEMM's threshold (kernels::kQGemmSerialMacs), as a convolution's im2row,
 // packing and requantization add work per multiply-add, most of all with few input channels, so
@@ -167,13 +171,18 @@ QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttributes& attrs, int x_in, 
   p.swap_operands = (4 * p.og <= kernels::PackedQB::kNR ||
                      (p.pointwise && p.og <= kMaxPointwiseSwapChannels)) &&
                     p.positions >= kernels::PackedQB::kNR;
-  p.transpose_x = p.cg > 1 && p.in_size > 1 && !p.PackedFromRows();
+  p.cols_from_x = p.swap_operands && !p.pointwise && p.cg <= kMaxColsFromXChannels;
+  p.transpose_x = p.cg > 1 && p.in_size > 1 && !p.PackedFromRows() && !p.cols_from_x;
   if (p.transpose_x) p.to_channels_last = kernels::PlanTranspose(1, {p.cg, p.in_size}, {1, 0});
   if (p.swap_operands) {
     if (const Tensor* wc = ctx.input_value(w_in); wc != nullptr) {
+      const auto* bytes = static_cast<const uint8_t*>(wc->raw_data());
       auto r = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(p.out_channels * p.kdim));
-      ReorderConvWeights(p.out_channels, p.cg, ksize, static_cast<const uint8_t*>(wc->raw_data()),
-                         r->data());
+      if (p.cols_from_x) {
+        std::copy(bytes, bytes + p.out_channels * p.kdim, r->data());  // (c, k...) as stored
+      } else {
+        ReorderConvWeights(p.out_channels, p.cg, ksize, bytes, r->data());
+      }
       p.w_rows = r;
     }
     return p;
@@ -251,7 +260,9 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
   std::vector<uint8_t> local_rows;
   const int64_t ksize = g.KernelSize();
   const uint8_t* wr = w_rows ? w_rows->data() : nullptr;
-  if (swap_operands && !wr) {
+  if (swap_operands && !wr && cols_from_x) {
+    wr = static_cast<const uint8_t*>(w);  // [out_channels, cg, k...]: the rows as they are
+  } else if (swap_operands && !wr) {
     // [out_channels, cg, k...]; groups are consecutive blocks of og.
     local_rows.resize(static_cast<size_t>(out_channels * kdim));
     ReorderConvWeights(out_channels, cg, ksize, static_cast<const uint8_t*>(w), local_rows.data());
@@ -291,7 +302,10 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
         // Pointwise (1x1, stride 1, no padding): the channels-last x already is the rows.
         const uint8_t* rows = xg + p0 * cg;
         int64_t lda = kdim;
-        if (!pointwise) {
+        if (cols_from_x) {
+          // B's rows [(c, k...), pc] straight from x's channels-first rows.
+          kernels::Im2ColBytes(g, xg, cg, p0, pc, pad, rows_buf, pc);
+        } else if (!pointwise) {
           lda = RowStride();
           kernels::Im2RowBytesChannelsLast(g, xg, cg, p0, pc, pad, rows_buf, lda, inner);
           rows = rows_buf;
@@ -303,6 +317,8 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
           static thread_local kernels::PackedQB packed_b(false, 0, 0);
           if (PackedFromRows()) {
             packed_b.Repack(x_signed, false, kdim, pc, xg + p0, in_size);
+          } else if (cols_from_x) {
+            packed_b.Repack(x_signed, false, kdim, pc, rows_buf, pc);
           } else {
             packed_b.Repack(x_signed, true, kdim, pc, rows, lda);
           }

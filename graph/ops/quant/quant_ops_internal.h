@@ -154,6 +154,11 @@ struct QConvPlan {
   // rows [cg, positions]: x is never transposed, and the result is y's layout, so no byte of
   // the layer moves between layouts.
   bool PackedFromRows() const { return pointwise && swap_operands; }
+  // Swapped operands with few input channels per group (a first layer on an RGB image): B is
+  // the channels-first im2col of x (kernels::Im2ColBytes, long runs of each input row) packed
+  // from its rows, and the weights are A in their stored (c, k...) order; x is not transposed.
+  // A channels-last im2row would copy a few bytes per tap.
+  bool cols_from_x = false;
 
   // wzp: nullptr, 1 value (wzp_step 0) or out_channels values (wzp_step 1). Writes the int32
   // sums to y, or, when rq is given, their requantization to rq->y (y is then unused).

@@ -450,6 +450,69 @@ TEST_CASE("QGemm{U8,S8}ToI32 with a row stride past K: the bytes between do not 
   }
 }
 
+TEST_CASE("Im2ColBytes is the transpose of Im2RowBytes, on every target") {
+  // Strides 1 (copies), 2 (even bytes of vector pairs) and 3 (a byte loop), dilations, pads
+  // beyond the kernel's reach, rows long enough for several vectors and their tails, position
+  // windows starting mid-row. x is exactly as long as it must be: a read past it shows under
+  // AddressSanitizer.
+  std::mt19937 rng(9);
+  std::uniform_int_distribution<int> byte(0, 255);
+  struct Case {
+    int rank;
+    int64_t in, k, s, d, pb;
+  };
+  const std::vector<Case> cases = {{1, 9, 3, 1, 1, 1},     {1, 300, 3, 2, 1, 1},
+                                   {1, 301, 4, 2, 1, 0},   {2, 7, 3, 2, 1, 1},
+                                   {2, 70, 3, 2, 1, 1},    {2, 129, 3, 2, 1, 1},
+                                   {2, 66, 5, 2, 2, 2},    {2, 40, 3, 1, 1, 1},
+                                   {2, 31, 2, 3, 1, 3},    {3, 9, 3, 2, 1, 1},
+                                   {2, 5, 5, 1, 1, 2}};
+  for (const Case& cs : cases) {
+    for (int64_t channels : {1, 3, 4}) {
+      CAPTURE(cs.rank);
+      CAPTURE(cs.in);
+      CAPTURE(cs.k);
+      CAPTURE(cs.s);
+      CAPTURE(cs.d);
+      CAPTURE(cs.pb);
+      CAPTURE(channels);
+      ConvGeometry g;
+      g.rank = cs.rank;
+      for (int i = 0; i < cs.rank; ++i) {
+        g.in[i] = cs.in;
+        g.kernel[i] = cs.k;
+        g.stride[i] = cs.s;
+        g.dilation[i] = cs.d;
+        g.pad[i] = cs.pb;
+        g.out[i] = (cs.in + 2 * cs.pb - ((cs.k - 1) * cs.d + 1)) / cs.s + 1;
+      }
+      const int64_t in_size = g.InSize(), ksize = g.KernelSize(), p = g.OutSize();
+      const int64_t kdim = channels * ksize;
+      std::vector<uint8_t> x(static_cast<size_t>(channels * in_size));
+      for (auto& v : x) v = static_cast<uint8_t>(byte(rng));
+      for (int64_t p0 : {int64_t{0}, p / 3 + 1}) {
+        const int64_t pc = p - p0 - (p0 > 0 ? p / 5 : 0);
+        if (pc <= 0) continue;
+        std::vector<uint8_t> ref(static_cast<size_t>(pc * kdim));
+        Im2RowBytes(g, x.data(), channels, p0, pc, 201, ref.data(), SerialParallel());
+        for (const auto& t : CompiledTargets()) {
+          ScopedTarget st(t);
+          CAPTURE(t.name);
+          const int64_t ldc = pc + 5;
+          std::vector<uint8_t> got(static_cast<size_t>(kdim * ldc), 0xEE);
+          Im2ColBytes(g, x.data(), channels, p0, pc, 201, got.data(), ldc);
+          int64_t wrong = 0;
+          for (int64_t r = 0; r < kdim; ++r) {
+            for (int64_t q = 0; q < pc; ++q) wrong += got[r * ldc + q] != ref[q * kdim + r];
+            for (int64_t q = pc; q < ldc; ++q) wrong += got[r * ldc + q] != 0xEE;
+          }
+          CHECK(wrong == 0);
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("Im2RowBytesChannelsLast equals Im2RowBytes with (k..., c) columns, on every target") {
   std::mt19937 rng(3);
   std::uniform_int_distribution<int> byte(0, 255);

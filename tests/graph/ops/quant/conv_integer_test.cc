@@ -118,6 +118,11 @@ const std::vector<ConvSpec>& Specs() {
       // positions (K = 576), and 2 groups.
       {{1, 64, 40, 40}, {8, 32, 3, 3}, 2, {}, {}, {1, 1, 1, 1}},
       {{1, 3, 33, 31}, {16, 3, 3, 3}, 1, {2, 1}, {1, 2}, {}},  // og = 16, strided
+      // Few input and output channels (a first layer): swapped, B from x's channels-first
+      // im2col; stride 2 over rows long enough for vectors, several chunks, 2 images, groups.
+      {{2, 3, 21, 150}, {8, 3, 3, 3}, 1, {2, 2}, {}, {1, 1, 1, 1}},
+      {{1, 4, 13, 70}, {6, 2, 3, 3}, 2, {2, 2}, {}, {0, 1, 1, 0}},
+      {{1, 1, 17, 40}, {4, 1, 5, 5}, 1, {1, 3}, {2, 1}, {2, 2, 2, 2}},
       // The benchmark CNN's shapes: 32 output channels from 3 input channels (K = 27, im2row
       // rows padded to 28 and read in place), 64 from 32 (two-panel VNNI tiles).
       {{1, 3, 18, 18}, {32, 3, 3, 3}, 1, {2, 2}, {}, {1, 1, 1, 1}},
