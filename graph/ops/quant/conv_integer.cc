@@ -45,6 +45,9 @@ constexpr int64_t kMaxPointwiseSwapChannels = 48;
 // x's channels-first rows (QConvPlan::cols_from_x): a channels-last tap would be a copy of this
 // few bytes.
 constexpr int64_t kMaxColsFromXChannels = 4;
+// Output channels per group up to which such a convolution swaps its operands for it (the GEMM's
+// other way round would run partial 16- or 24-column panels; from 32 on full ones).
+constexpr int64_t kMaxColsFromXSwapChannels = 24;
 // Convolutions that kernels::WorthParallelMacs rejects run on the calling thread: a quarter of
 // the plain integer GEMM's threshold (kernels::kQGemmSerialMacs), as a convolution's im2row,
 // packing and requantization add work per multiply-add, most of all with few input channels, so
@@ -166,12 +169,15 @@ QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttributes& attrs, int x_in, 
   // Swap when the GEMM's narrowest tile (16 columns) would be less than half full and there are
   // at least a panel's worth of positions to fill the other way; pointwise convolutions also up
   // to kMaxPointwiseSwapChannels output channels, where packing x's channels-first rows
-  // directly costs less than transposing x to channels-last and the result back
-  // (bench/README.md).
+  // directly costs less than transposing x to channels-last and the result back, and
+  // convolutions over a few input channels up to kMaxColsFromXSwapChannels, where B comes from
+  // x's channels-first im2col (cols_from_x) instead of taps of a few bytes (bench/README.md).
+  const bool few_inputs = !p.pointwise && p.cg <= kMaxColsFromXChannels;
   p.swap_operands = (4 * p.og <= kernels::PackedQB::kNR ||
-                     (p.pointwise && p.og <= kMaxPointwiseSwapChannels)) &&
+                     (p.pointwise && p.og <= kMaxPointwiseSwapChannels) ||
+                     (few_inputs && p.og <= kMaxColsFromXSwapChannels)) &&
                     p.positions >= kernels::PackedQB::kNR;
-  p.cols_from_x = p.swap_operands && !p.pointwise && p.cg <= kMaxColsFromXChannels;
+  p.cols_from_x = p.swap_operands && few_inputs;
   p.transpose_x = p.cg > 1 && p.in_size > 1 && !p.PackedFromRows() && !p.cols_from_x;
   if (p.transpose_x) p.to_channels_last = kernels::PlanTranspose(1, {p.cg, p.in_size}, {1, 0});
   if (p.swap_operands) {

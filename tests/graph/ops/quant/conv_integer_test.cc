@@ -118,6 +118,7 @@ const std::vector<ConvSpec>& Specs() {
       // positions (K = 576), and 2 groups.
       {{1, 64, 40, 40}, {8, 32, 3, 3}, 2, {}, {}, {1, 1, 1, 1}},
       {{1, 3, 33, 31}, {16, 3, 3, 3}, 1, {2, 1}, {1, 2}, {}},  // og = 16, strided
+      {{1, 5, 33, 31}, {20, 5, 3, 3}, 1, {2, 1}, {1, 2}, {}},  // og = 20: a partial panel
       // Few input and output channels (a first layer): swapped, B from x's channels-first
       // im2col; stride 2 over rows long enough for vectors, several chunks, 2 images, groups.
       {{2, 3, 21, 150}, {8, 3, 3, 3}, 1, {2, 2}, {}, {1, 1, 1, 1}},
