@@ -83,6 +83,40 @@ std::vector<int32_t> ZeroPointsAsI32(const Tensor& t) {
   return out;
 }
 
+float FirstScaleAsF32(const Tensor& t) {
+  if (t.num_elements() < 1) {
+    throw Error(ErrorCode::kInvalidArgument, "a scale tensor without values");
+  }
+  switch (t.dtype()) {
+    case DType::kFloat32: return t.data<float>()[0];
+    case DType::kFloat16: return HalfBitsToFloat(t.data<uint16_t>()[0]);
+    case DType::kBFloat16: return BFloat16BitsToF32(t.data<uint16_t>()[0]);
+    case DType::kFloat64: return static_cast<float>(t.data<double>()[0]);
+    case DType::kBool: return t.data<uint8_t>()[0] ? 1.0f : 0.0f;
+    default: return static_cast<float>(static_cast<double>(IntegerElement(t, 0)));
+  }
+}
+
+int32_t FirstZeroPointAsI32(const Tensor& t) {
+  if (t.num_elements() < 1) {
+    throw Error(ErrorCode::kInvalidArgument, "a zero-point tensor without values");
+  }
+  switch (t.dtype()) {
+    case DType::kUInt8: return t.data<uint8_t>()[0];
+    case DType::kInt8: return t.data<int8_t>()[0];
+    case DType::kUInt16: return t.data<uint16_t>()[0];
+    case DType::kInt16: return t.data<int16_t>()[0];
+    case DType::kInt32: return t.data<int32_t>()[0];
+    case DType::kUInt4: case DType::kInt4: case DType::kUInt2: case DType::kInt2: {
+      int32_t v = 0;
+      UnpackSubByte(static_cast<const uint8_t*>(t.raw_data()), 0, 1, DTypeBits(t.dtype()),
+                    IsSignedDType(t.dtype()), &v);
+      return v;
+    }
+    default: return 0;
+  }
+}
+
 QuantParams ReadQuantParams(const Tensor& scale, const Tensor* zero_point, bool constant) {
   QuantParams p;
   p.scales = ScalesAsF32(scale);

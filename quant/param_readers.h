@@ -22,6 +22,12 @@ std::vector<float> ScalesAsF32(const Tensor& t);
 // before any value is read).
 std::vector<int32_t> ZeroPointsAsI32(const Tensor& t);
 
+// The first value of a scale / zero-point tensor (a per-tensor parameter, read per run without
+// allocating): ScalesAsF32(t)[0] and ZeroPointsAsI32(t)[0]. An empty tensor throws
+// Error(kInvalidArgument).
+float FirstScaleAsF32(const Tensor& t);
+int32_t FirstZeroPointAsI32(const Tensor& t);
+
 // The values of one quantized tensor's parameters: scales (ScalesAsF32) and, when zero_point is
 // given, zero points (ZeroPointsAsI32; empty otherwise, meaning all zero), with `constant` set as
 // the caller says. Granularity, axis and block size are left as they are (quant/param_shapes.h

@@ -65,6 +65,36 @@ TEST_CASE("ZeroPointsAsI32 unpacks 4- and 2-bit zero points, low bits first") {
   CHECK(ZeroPointsAsI32(u2) == std::vector<int32_t>{0, 1, 2, 3});
 }
 
+TEST_CASE("FirstScaleAsF32 / FirstZeroPointAsI32 equal the first value of the full readers") {
+  const std::vector<Tensor> scales = {
+      Tensor::FromVector<float>(DType::kFloat32, {2}, {0.5f, -3.25f}),
+      Tensor::FromVector<uint16_t>(DType::kFloat16, {2}, {0x0001, 0x3C00}),
+      Tensor::FromVector<uint16_t>(DType::kBFloat16, {1}, {0x7F81}),
+      Tensor::FromVector<double>(DType::kFloat64, {1}, {0.1}),
+      Tensor::FromVector<int32_t>(DType::kInt32, {1}, {-16777217})};
+  for (const Tensor& t : scales) {
+    CAPTURE(DTypeName(t.dtype()));
+    const float first = FirstScaleAsF32(t), want = ScalesAsF32(t)[0];
+    CHECK(std::memcmp(&first, &want, 4) == 0);  // bit for bit (the NaN included)
+  }
+  Tensor i4(DType::kInt4, {3});
+  i4.data<uint8_t>()[0] = 0x87;
+  Tensor u2(DType::kUInt2, {1});
+  u2.data<uint8_t>()[0] = 0x03;
+  const std::vector<Tensor> zps = {Tensor::FromVector<uint8_t>(DType::kUInt8, {2}, {255, 0}),
+                                   Tensor::FromVector<int8_t>(DType::kInt8, {1}, {-128}),
+                                   Tensor::FromVector<int16_t>(DType::kInt16, {1}, {-32768}),
+                                   Tensor::FromVector<int32_t>(DType::kInt32, {1}, {-70000}), i4,
+                                   u2};
+  for (const Tensor& t : zps) {
+    CAPTURE(DTypeName(t.dtype()));
+    CHECK(FirstZeroPointAsI32(t) == ZeroPointsAsI32(t)[0]);
+  }
+  CHECK_THROWS_AS(FirstScaleAsF32(Tensor(DType::kFloat32, {0})), Error);
+  CHECK_THROWS_AS(FirstZeroPointAsI32(Tensor(DType::kUInt8, {0})), Error);
+  CHECK_THROWS_AS(FirstScaleAsF32(Tensor(DType::kFloat8E4M3FN, {1})), Error);
+}
+
 TEST_CASE("ReadQuantParams fills the values and the constant flag, nothing else") {
   const Tensor scale = Tensor::FromVector<uint16_t>(DType::kFloat16, {2}, {0x3C00, 0x3800});
   const Tensor zp = Tensor::FromVector<int8_t>(DType::kInt8, {2}, {-3, 5});

@@ -286,7 +286,12 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
   uint8_t* xt = scratch_rows + slots * SlotRowBytes();  // channels-last x (transpose_x)
   // Scratch slots: one per concurrently running task (a For runs at most num_threads() tasks at
   // once); a task claims a free one. Which slot a task gets changes no result.
-  std::unique_ptr<std::atomic<bool>[]> slot_busy(new std::atomic<bool>[static_cast<size_t>(slots)]);
+  // (On the stack for the usual thread counts: a small convolution allocates nothing per run.)
+  constexpr int kStackSlots = 64;
+  std::atomic<bool> stack_busy[kStackSlots];
+  std::unique_ptr<std::atomic<bool>[]> heap_busy(
+      slots > kStackSlots ? new std::atomic<bool>[static_cast<size_t>(slots)] : nullptr);
+  std::atomic<bool>* slot_busy = heap_busy ? heap_busy.get() : stack_busy;
   for (int s = 0; s < slots; ++s) slot_busy[s].store(false);
   for (int64_t n = 0; n < batch; ++n) {
     for (int64_t gi = 0; gi < group; ++gi) {
@@ -391,7 +396,7 @@ class ConvIntegerOp final : public Op {
     ctx.set_output(0, DType::kInt32, plan->out_dims);
     const bool has_xz = ctx.has_input(2), has_wz = ctx.has_input(3);
     return [plan, has_xz, has_wz](RunContext& rc) {
-      const int32_t xzp = has_xz ? ZeroPointsAsI32(rc.input(2))[0] : 0;
+      const int32_t xzp = has_xz ? FirstZeroPointAsI32(rc.input(2)) : 0;
       const std::vector<int32_t> wz = has_wz ? ZeroPointsAsI32(rc.input(3)) : std::vector<int32_t>();
       const int64_t wz_step = wz.size() > 1 ? 1 : 0;
       const int threads = rc.parallel().num_threads();

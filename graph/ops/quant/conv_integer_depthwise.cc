@@ -87,7 +87,11 @@ bool QConvPlan::RunDepthwiseBytes(const kernels::Parallel& pool, const void* x, 
   const uint8_t flip = x_signed ? 0x80 : 0x00;
   const int32_t zp8 = x_signed ? xzp + 128 : xzp;
   s.pad = static_cast<uint8_t>(zp8);
-  std::vector<int32_t> correction(static_cast<size_t>(out_channels));
+  // Kept per thread between calls (every element is written below): no allocation per run. The
+  // tasks below read it through `corr` (inside them the name would be their own thread's).
+  static thread_local std::vector<int32_t> correction;
+  correction.resize(static_cast<size_t>(out_channels));
+  const int32_t* const corr = correction.data();
   for (int64_t oc = 0; oc < out_channels; ++oc) {
     // In uint32, as the requantization adds the bias (wrapping): the same sum modulo 2^32.
     const uint32_t bias = rq && rq->bias ? static_cast<uint32_t>(rq->bias[oc]) : 0u;
@@ -96,7 +100,7 @@ bool QConvPlan::RunDepthwiseBytes(const kernels::Parallel& pool, const void* x, 
   QConvRequant adjusted;
   if (rq) {
     adjusted = *rq;
-    adjusted.bias = correction.data();
+    adjusted.bias = corr;
   }
   // Requantized output goes in bands whose int32 sums (about kBandSums) stay in L1 between the
   // sums kernel and the requantization: several whole channels where a channel's plane is
@@ -140,7 +144,7 @@ bool QConvPlan::RunDepthwiseBytes(const kernels::Parallel& pool, const void* x, 
           for (int64_t i = 0; i < positions; ++i) {
             dst[o * positions + i] = static_cast<int32_t>(
                 static_cast<uint32_t>(dst[o * positions + i]) +
-                static_cast<uint32_t>(correction[oc0 + o]));
+                static_cast<uint32_t>(corr[oc0 + o]));
           }
         }
         continue;

@@ -30,6 +30,8 @@ namespace simplecpp::graph {
 namespace quant_fused {
 namespace {
 
+using quant_ops::FirstScaleAsF32;
+using quant_ops::FirstZeroPointAsI32;
 using quant_ops::IsOneElement;
 using quant_ops::ScalesAsF32;
 using quant_ops::ZeroPointsAsI32;
@@ -222,12 +224,12 @@ class QdqBinaryOp final : public Op {
     for (int i : {1, 2, 4, 5, 6, 7}) constant = constant && ctx.input_value(i) != nullptr;
     auto read = [y_signed](auto&& input) {
       QdqParams p;
-      p.a_scale = ScalesAsF32(input(1))[0];
-      p.a_zp = ZeroPointsAsI32(input(2))[0];
-      p.b_scale = ScalesAsF32(input(4))[0];
-      p.b_zp = ZeroPointsAsI32(input(5))[0];
-      p.y_scale = ScalesAsF32(input(6))[0];
-      p.y_zp = ZeroPointsAsI32(input(7))[0];
+      p.a_scale = FirstScaleAsF32(input(1));
+      p.a_zp = FirstZeroPointAsI32(input(2));
+      p.b_scale = FirstScaleAsF32(input(4));
+      p.b_zp = FirstZeroPointAsI32(input(5));
+      p.y_scale = FirstScaleAsF32(input(6));
+      p.y_zp = FirstZeroPointAsI32(input(7));
       p.lo = y_signed ? -128 : 0;
       p.hi = y_signed ? 127 : 255;
       return p;

@@ -248,13 +248,40 @@ class QLinearConvOp final : public Op {
     quant::QuantizedRange(out, &lo, &hi);
     const bool out_signed = out == DType::kInt8;
     if (CheckedNumElements(plan->out_dims) == 0) return [](RunContext&) {};
-    return [plan, has_bias, has_xz, has_wz, lo, hi, out_signed, table = table_](RunContext& rc) {
-      const int32_t xzp = has_xz ? ZeroPointsAsI32(rc.input(2))[0] : 0;
-      const std::vector<int32_t> wz = has_wz ? ZeroPointsAsI32(rc.input(5)) : std::vector<int32_t>();
-      const float x_scale = ScalesAsF32(rc.input(1))[0];
-      const float y_scale = ScalesAsF32(rc.input(6))[0];
-      const std::vector<float> mult = Multipliers(x_scale, ScalesAsF32(rc.input(4)), y_scale, false);
-      const int32_t yzp = ZeroPointsAsI32(rc.input(7))[0];
+    // Zero points and multipliers: read once here where they are constants (the usual case),
+    // else per run. The same values either way.
+    struct Params {
+      int32_t xzp = 0, yzp = 0;
+      std::vector<int32_t> wz;
+      std::vector<float> mult;
+    };
+    auto read = [has_xz, has_wz](auto&& input) {
+      Params p;
+      p.xzp = has_xz ? FirstZeroPointAsI32(input(2)) : 0;
+      if (has_wz) p.wz = ZeroPointsAsI32(input(5));
+      p.mult = Multipliers(FirstScaleAsF32(input(1)), ScalesAsF32(input(4)),
+                           FirstScaleAsF32(input(6)), false);
+      p.yzp = FirstZeroPointAsI32(input(7));
+      return p;
+    };
+    bool constant = true;
+    for (int i : {1, 2, 4, 5, 6, 7}) {
+      constant = constant && (!ctx.has_input(i) || ctx.input_value(i) != nullptr);
+    }
+    std::shared_ptr<const Params> fixed;
+    if (constant) {
+      fixed = std::make_shared<const Params>(
+          read([&ctx](int i) -> const Tensor& { return *ctx.input_value(i); }));
+    }
+    return [plan, has_bias, has_wz, lo, hi, out_signed, table = table_, fixed,
+            read](RunContext& rc) {
+      Params local;
+      if (!fixed) local = read([&rc](int i) -> const Tensor& { return rc.input(i); });
+      const Params& params = fixed ? *fixed : local;
+      const int32_t xzp = params.xzp;
+      const std::vector<int32_t>& wz = params.wz;
+      const std::vector<float>& mult = params.mult;
+      const int32_t yzp = params.yzp;
       const int threads = rc.parallel().num_threads();
       Tensor c = rc.Scratch(DType::kInt32, {std::max<int64_t>(1, plan->ScratchCElements(threads))});
       Tensor rows =

@@ -52,6 +52,8 @@ using quant_ops::IsOneElement;
 using quant_ops::RequireOne;
 using quant_ops::QConvRequant;
 using quant_ops::RequantConv;
+using quant_ops::FirstScaleAsF32;
+using quant_ops::FirstZeroPointAsI32;
 using quant_ops::ScalesAsF32;
 using quant_ops::ZeroPointsAsI32;
 
@@ -257,7 +259,7 @@ class QLinearConvTransposeOp final : public Op {
  private:
   static void Run(const QConvTransposePlan& p, RunContext& rc) {
     RunArgs a;
-    a.xzp = p.has_xz ? ZeroPointsAsI32(rc.input(2))[0] : 0;
+    a.xzp = p.has_xz ? FirstZeroPointAsI32(rc.input(2)) : 0;
     // w's zero point per row (j, k...) of A: w_zp[j] repeated over the kernel taps.
     const std::vector<int32_t> wz =
         p.has_wz ? ZeroPointsAsI32(rc.input(5)) : std::vector<int32_t>();
@@ -272,8 +274,8 @@ class QLinearConvTransposeOp final : public Op {
     }
     // QLinearConv's multiplier (float32: x_scale * w_scale then / y_scale), one per output
     // channel o = gi * og + j from w_scale[j] when w_scale is per channel.
-    const float x_scale = ScalesAsF32(rc.input(1))[0];
-    const float y_scale = ScalesAsF32(rc.input(6))[0];
+    const float x_scale = FirstScaleAsF32(rc.input(1));
+    const float y_scale = FirstScaleAsF32(rc.input(6));
     const std::vector<float> w_scale = ScalesAsF32(rc.input(4));
     std::vector<float> mult;
     if (w_scale.size() > 1) {
@@ -285,7 +287,7 @@ class QLinearConvTransposeOp final : public Op {
     a.rq.bias = p.has_bias ? rc.input(8).data<int32_t>() : nullptr;
     a.rq.mult = mult.data();
     a.rq.mult_step = mult.size() > 1 ? 1 : 0;
-    a.rq.zp = ZeroPointsAsI32(rc.input(7))[0];
+    a.rq.zp = FirstZeroPointAsI32(rc.input(7));
     a.rq.lo = p.lo;
     a.rq.hi = p.hi;
     a.rq.out_signed = p.out_signed;

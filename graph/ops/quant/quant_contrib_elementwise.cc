@@ -27,6 +27,8 @@ void RegisterQuantContribElementwiseOps(OpRegistry& registry);
 
 namespace {
 
+using quant_ops::FirstScaleAsF32;
+using quant_ops::FirstZeroPointAsI32;
 using quant_ops::IsOneElement;
 using quant_ops::ScalesAsF32;
 using quant_ops::ZeroPointsAsI32;
@@ -38,8 +40,8 @@ struct QParam {
 };
 QParam ReadParam(const RunContext& rc, int scale_in, int zp_in) {
   QParam p;
-  p.scale = ScalesAsF32(rc.input(scale_in))[0];
-  p.zp = rc.has_input(zp_in) ? ZeroPointsAsI32(rc.input(zp_in))[0] : 0;
+  p.scale = FirstScaleAsF32(rc.input(scale_in));
+  p.zp = rc.has_input(zp_in) ? FirstZeroPointAsI32(rc.input(zp_in)) : 0;
   return p;
 }
 

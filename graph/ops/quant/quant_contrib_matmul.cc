@@ -37,6 +37,8 @@ void RegisterQuantContribPoolOps(OpRegistry& registry);
 
 namespace {
 
+using quant_ops::FirstScaleAsF32;
+using quant_ops::FirstZeroPointAsI32;
 using quant_ops::IsOneElement;
 using quant_ops::ScalesAsF32;
 using quant_ops::ZeroPointsAsI32;
@@ -131,7 +133,7 @@ class MatMulIntegerToFloatOp final : public Op {
       const std::vector<int32_t> zb =
           has_zb ? ZeroPointsAsI32(rc.input(5)) : std::vector<int32_t>();
       const std::vector<float> mult =
-          ColumnMultipliers(ScalesAsF32(rc.input(2))[0], ScalesAsF32(rc.input(3)), 1.0f);
+          ColumnMultipliers(FirstScaleAsF32(rc.input(2)), ScalesAsF32(rc.input(3)), 1.0f);
       plan->RunToFloat(rc.parallel(), rc.input(0).raw_data(), rc.input(1).raw_data(),
                        has_za ? za.data() : nullptr, has_zb ? zb.data() : nullptr, mult.data(),
                        mult.size() > 1 ? 1 : 0, has_bias ? rc.input(6).data<float>() : nullptr,
@@ -286,7 +288,7 @@ class QGemmOp final : public Op {
           for (int64_t j = 0; j < k; ++j) t[i * k + j] = a[j * m + i];
         a = t;
       }
-      const int32_t za = ZeroPointsAsI32(rc.input(2))[0];
+      const int32_t za = FirstZeroPointAsI32(rc.input(2));
       const std::vector<int32_t> zb = ZeroPointsAsI32(rc.input(5));
       Tensor acc_t = rc.Scratch(DType::kInt32, {m * n});
       int32_t* acc = acc_t.data<int32_t>();
@@ -302,16 +304,16 @@ class QGemmOp final : public Op {
           }
       }
       std::vector<float> mult =
-          ColumnMultipliers(ScalesAsF32(rc.input(1))[0], ScalesAsF32(rc.input(4)), alpha);
+          ColumnMultipliers(FirstScaleAsF32(rc.input(1)), ScalesAsF32(rc.input(4)), alpha);
       const int64_t mstep = mult.size() > 1 ? 1 : 0;
       if (out == DType::kFloat32) {
         ScaleRows(rc.parallel(), acc, m, n, mult.data(), mstep, nullptr,
                   rc.output(0).data<float>());
         return;
       }
-      const float y_scale = ScalesAsF32(rc.input(7))[0];
+      const float y_scale = FirstScaleAsF32(rc.input(7));
       for (float& v : mult) v = v / y_scale;
-      const int32_t yzp = ZeroPointsAsI32(rc.input(8))[0];
+      const int32_t yzp = FirstZeroPointAsI32(rc.input(8));
       if (out == DType::kUInt8) {
         uint8_t* y = rc.output(0).data<uint8_t>();
         for (int64_t i = 0; i < m; ++i)

@@ -30,6 +30,8 @@ void RegisterQuantContribPoolOps(OpRegistry& registry);
 
 namespace {
 
+using quant_ops::FirstScaleAsF32;
+using quant_ops::FirstZeroPointAsI32;
 using quant_ops::IsOneElement;
 using quant_ops::ScalesAsF32;
 using quant_ops::ZeroPointsAsI32;
@@ -55,10 +57,10 @@ T QuantizeMean(double v, double y_scale, int32_t y_zp) {
 
 template <typename T>
 void PoolRun(const PoolShape& s, RunContext& rc) {
-  const double x_scale = ScalesAsF32(rc.input(1))[0];
-  const int32_t x_zp = rc.has_input(2) ? ZeroPointsAsI32(rc.input(2))[0] : 0;
-  const double y_scale = ScalesAsF32(rc.input(3))[0];
-  const int32_t y_zp = rc.has_input(4) ? ZeroPointsAsI32(rc.input(4))[0] : 0;
+  const double x_scale = FirstScaleAsF32(rc.input(1));
+  const int32_t x_zp = rc.has_input(2) ? FirstZeroPointAsI32(rc.input(2)) : 0;
+  const double y_scale = FirstScaleAsF32(rc.input(3));
+  const int32_t y_zp = rc.has_input(4) ? FirstZeroPointAsI32(rc.input(4)) : 0;
   const T* x = rc.input(0).data<T>();
   T* y = rc.output(0).data<T>();
   const size_t rank = s.in.size();

@@ -32,6 +32,8 @@ namespace {
 
 using quant_ops::IsOneElement;
 using quant_ops::RequireOne;
+using quant_ops::FirstScaleAsF32;
+using quant_ops::FirstZeroPointAsI32;
 using quant_ops::ScalesAsF32;
 using quant_ops::ZeroPointsAsI32;
 
@@ -166,13 +168,13 @@ class QLinearMatMulBiasOp final : public Op {
     return [plan, has_za, has_zb, has_bias, lo, hi, to_i8, total, n](RunContext& rc) {
       const std::vector<int32_t> za = has_za ? ZeroPointsAsI32(rc.input(2)) : std::vector<int32_t>();
       const std::vector<int32_t> zb = has_zb ? ZeroPointsAsI32(rc.input(5)) : std::vector<int32_t>();
-      const float a_scale = ScalesAsF32(rc.input(1))[0];
-      const float y_scale = ScalesAsF32(rc.input(6))[0];
+      const float a_scale = FirstScaleAsF32(rc.input(1));
+      const float y_scale = FirstScaleAsF32(rc.input(6));
       const std::vector<float> b_scale = ScalesAsF32(rc.input(4));
       std::vector<float> mult(b_scale.size());
       for (size_t j = 0; j < b_scale.size(); ++j) mult[j] = a_scale * b_scale[j] / y_scale;
       const int64_t mstep = mult.size() > 1 ? 1 : 0;
-      const int32_t yzp = ZeroPointsAsI32(rc.input(7))[0];
+      const int32_t yzp = FirstZeroPointAsI32(rc.input(7));
       Tensor acc_t = rc.Scratch(DType::kInt32, {total});
       int32_t* acc = acc_t.data<int32_t>();
       plan->Run(rc.parallel(), rc.input(0).raw_data(), rc.input(3).raw_data(),

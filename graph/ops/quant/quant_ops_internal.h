@@ -27,6 +27,8 @@ namespace simplecpp::graph::quant_ops {
 using quant::IsFloat8DType;
 using quant::IsOneElement;
 using quant::IsQuantIntDType;
+using quant::FirstScaleAsF32;
+using quant::FirstZeroPointAsI32;
 using quant::ScalesAsF32;
 using quant::ZeroPointsAsI32;
 
