@@ -115,42 +115,20 @@ SIMPLECPP_DEPTHWISE_Q8_TARGET inline void RunRowPair(const RowPairBlock& b, int6
   }
 }
 
-// The weight dwords of one channel's kernel rows (taps 4g .. 4g + 3 of row ky at wd[ky * groups
-// + g], zero past KW) and each row's share of the pad byte (KH * KW <= 64 taps: at most 64 rows
-// and 128 dwords).
-struct ChannelWeights {
-  int32_t wd[128];
-  int32_t pad_row[64];
-};
-
-inline void PrepareChannelWeights(const DepthwiseQ8Shape& s, int64_t groups, const int8_t* w,
-                                  ChannelWeights* cw) {
-  for (int64_t ky = 0; ky < s.KH; ++ky) {
-    int32_t row_sum = 0;
-    for (int64_t g = 0; g < groups; ++g) {
-      int8_t b[4] = {0, 0, 0, 0};
-      for (int64_t t = 0; t < 4 && 4 * g + t < s.KW; ++t) b[t] = w[ky * s.KW + 4 * g + t];
-      for (const int8_t v : b) row_sum += v;
-      std::memcpy(&cw->wd[ky * groups + g], b, 4);
-    }
-    cw->pad_row[ky] = static_cast<int32_t>(s.pad) * row_sum;
-  }
-}
-
 SIMPLECPP_DEPTHWISE_Q8_TARGET void SumsVnniChannels(const DepthwiseQ8Shape& s,
                                                     const DepthwiseQ8Channels& ch,
-                                                    const uint8_t* planes, const int8_t* w,
-                                                    int32_t* sums) {
-  const int64_t groups = (s.KW + 3) / 4;
+                                                    const uint8_t* planes,
+                                                    const DepthwiseQ8Weights& w, int32_t* sums) {
+  const int64_t groups = w.groups;
   const int64_t rows_end = s.rows_end < 0 ? s.H : s.rows_end;
   // Lane j (output column ox0 + j) takes window bytes j * SW + t, t < 4.
   alignas(64) uint8_t idx[64];
   for (int j = 0; j < 16; ++j) {
     for (int t = 0; t < 4; ++t) idx[4 * j + t] = static_cast<uint8_t>(j * s.SW + t);
   }
-  ChannelWeights cw;
+  // Each kernel row's share of the pad byte (KH * KW <= 64 taps: at most 64 rows).
+  int32_t pad_row[64];
   RowPairBlock b;
-  b.wd = cw.wd;
   b.vidx = _mm512_load_si512(idx);
   b.W = s.W;
   b.SW = s.SW;
@@ -164,7 +142,11 @@ SIMPLECPP_DEPTHWISE_Q8_TARGET void SumsVnniChannels(const DepthwiseQ8Shape& s,
   const int64_t oy_end = s.oy_end < 0 ? s.OH : std::min(s.oy_end, s.OH);
   b.oy0 = s.oy_begin;
   for (int64_t j = 0; j < ch.count; ++j) {
-    PrepareChannelWeights(s, groups, w + j * s.KH * s.KW, &cw);
+    const int64_t c = ch.first + j;
+    b.wd = w.dwords.data() + c * s.KH * groups;
+    for (int64_t ky = 0; ky < s.KH; ++ky) {
+      pad_row[ky] = static_cast<int32_t>(s.pad) * w.row_sums[c * s.KH + ky];
+    }
     b.plane = planes + (j / ch.mult) * ch.plane_stride;
     int32_t* out = sums + j * ch.sums_stride;
     for (int64_t oy = s.oy_begin; oy < oy_end; oy += 2) {
@@ -176,7 +158,7 @@ SIMPLECPP_DEPTHWISE_Q8_TARGET void SumsVnniChannels(const DepthwiseQ8Shape& s,
       for (int64_t i = 0; i < b.rows_here; ++i) {
         for (int64_t ky = 0; ky < s.KH; ++ky) {
           const int64_t r = (oy + i) * s.SH + ky;
-          if (r < s.rows_begin || r >= rows_end) border[i] += cw.pad_row[ky];
+          if (r < s.rows_begin || r >= rows_end) border[i] += pad_row[ky];
         }
       }
       b.r_lo = std::max<int64_t>(s.rows_begin, oy * s.SH);
@@ -236,7 +218,7 @@ void DepthwiseQ8PlaneImpl(const DepthwiseQ8Shape& s, const uint8_t* x, int64_t w
 }
 
 void DepthwiseQ8SumsImpl(const DepthwiseQ8Shape& s, const DepthwiseQ8Channels& ch,
-                         const uint8_t* planes, const int8_t* w, int32_t* sums) {
+                         const uint8_t* planes, const DepthwiseQ8Weights& w, int32_t* sums) {
 #if HWY_TARGET == HWY_AVX3_DL
   SumsVnniChannels(s, ch, planes, w, sums);
 #else
@@ -277,13 +259,38 @@ bool DepthwiseQ8Available(const DepthwiseQ8Shape& s) {
   return HWY_DYNAMIC_DISPATCH(DepthwiseQ8AvailableImpl)(s);
 }
 
+DepthwiseQ8Weights PrepareDepthwiseQ8Weights(int64_t kh, int64_t kw, const int8_t* w,
+                                             int64_t channels) {
+  DepthwiseQ8Weights p;
+  p.KH = kh;
+  p.KW = kw;
+  p.groups = (kw + 3) / 4;
+  p.dwords.assign(static_cast<size_t>(channels * kh * p.groups), 0);
+  p.row_sums.assign(static_cast<size_t>(channels * kh), 0);
+  for (int64_t c = 0; c < channels; ++c) {
+    for (int64_t ky = 0; ky < kh; ++ky) {
+      const int8_t* row = w + (c * kh + ky) * kw;
+      for (int64_t g = 0; g < p.groups; ++g) {
+        int8_t b[4] = {0, 0, 0, 0};
+        for (int64_t t = 0; t < 4 && 4 * g + t < kw; ++t) b[t] = row[4 * g + t];
+        std::memcpy(&p.dwords[(c * kh + ky) * p.groups + g], b, 4);
+      }
+      int32_t sum = 0;
+      for (int64_t t = 0; t < kw; ++t) sum += row[t];
+      p.row_sums[c * kh + ky] = sum;
+    }
+  }
+  return p;
+}
+
 void DepthwiseQ8Sums(const DepthwiseQ8Shape& s, const uint8_t* plane, const int8_t* w,
                      int32_t* sums) {
-  HWY_DYNAMIC_DISPATCH(DepthwiseQ8SumsImpl)(s, DepthwiseQ8Channels{}, plane, w, sums);
+  const DepthwiseQ8Weights prepared = PrepareDepthwiseQ8Weights(s.KH, s.KW, w, 1);
+  HWY_DYNAMIC_DISPATCH(DepthwiseQ8SumsImpl)(s, DepthwiseQ8Channels{}, plane, prepared, sums);
 }
 
 void DepthwiseQ8SumsChannels(const DepthwiseQ8Shape& s, const DepthwiseQ8Channels& ch,
-                             const uint8_t* planes, const int8_t* w, int32_t* sums) {
+                             const uint8_t* planes, const DepthwiseQ8Weights& w, int32_t* sums) {
   HWY_DYNAMIC_DISPATCH(DepthwiseQ8SumsImpl)(s, ch, planes, w, sums);
 }
 

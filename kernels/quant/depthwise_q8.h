@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace simplecpp::kernels {
 
@@ -48,15 +49,27 @@ void DepthwiseQ8Plane(const DepthwiseQ8Shape& s, const uint8_t* x, int64_t w, in
 void DepthwiseQ8Sums(const DepthwiseQ8Shape& s, const uint8_t* plane, const int8_t* w,
                      int32_t* sums);
 
+// Depthwise weights [channels][KH * KW] in the byte kernel's form, prepared once: per channel
+// and kernel row, the taps as dwords of 4 (zero past KW) and the row's sum (which, times the
+// pad byte, is a border row's share of a sum).
+struct DepthwiseQ8Weights {
+  int64_t KH = 0, KW = 0, groups = 0;  // groups = (KW + 3) / 4 dwords per kernel row
+  std::vector<int32_t> dwords;         // [channels][KH][groups]
+  std::vector<int32_t> row_sums;       // [channels][KH]
+};
+DepthwiseQ8Weights PrepareDepthwiseQ8Weights(int64_t kh, int64_t kw, const int8_t* w,
+                                             int64_t channels);
+
 // Several channels in one call (a small plane's sums cost little next to a call's set-up):
 // `count` output channels, channel j from the plane at planes + (j / mult) * plane_stride (mult
-// output channels per plane), weights w + j * KH * KW, sums at sums + j * sums_stride. Each
-// channel's sums are DepthwiseQ8Sums'.
+// output channels per plane), weights of channel first + j of w (KH and KW as s's), sums at
+// sums + j * sums_stride. Each channel's sums are DepthwiseQ8Sums'.
 struct DepthwiseQ8Channels {
   int64_t count = 1, mult = 1, plane_stride = 0, sums_stride = 0;
+  int64_t first = 0;
 };
 void DepthwiseQ8SumsChannels(const DepthwiseQ8Shape& s, const DepthwiseQ8Channels& ch,
-                             const uint8_t* planes, const int8_t* w, int32_t* sums);
+                             const uint8_t* planes, const DepthwiseQ8Weights& w, int32_t* sums);
 
 // DepthwiseQ8Plane of `count` channels: channel c from x + c * x_stride into planes + c *
 // plane_stride (plane_stride >= H * W + kDepthwiseQ8Slack).

@@ -44,6 +44,11 @@ DepthwiseBytesWeights QConvPlan::PrepareDepthwiseBytesWeights(const void* w, con
       d.wsum[oc] += v;
     }
   }
+  // 1-D is 2-D with a kernel height of 1.
+  const bool two = g.rank == 2;
+  d.prepared = kernels::PrepareDepthwiseQ8Weights(two ? g.kernel[0] : 1,
+                                                  two ? g.kernel[1] : g.kernel[0], d.w8.data(),
+                                                  out_channels);
   return d;
 }
 
@@ -79,7 +84,6 @@ bool QConvPlan::RunDepthwiseBytes(const kernels::Parallel& pool, const void* x, 
     dw = &local;
   }
   if (!dw->fits) return false;
-  const std::vector<int8_t>& w8 = dw->w8;
   const std::vector<int32_t>& wsum = dw->wsum;
   // The kernel reads x as uint8: int8 x is shifted by 128 (a flipped top bit), its zero point
   // with it. Padding holds the zero point, so padded taps add (zp - zp) * w = 0 once the
@@ -136,10 +140,10 @@ bool QConvPlan::RunDepthwiseBytes(const kernels::Parallel& pool, const void* x, 
       chans.mult = mult;
       chans.plane_stride = plane_stride;
       chans.sums_stride = positions;
-      const int8_t* wc = w8.data() + oc0 * ksize;
+      chans.first = oc0;
       if (!rq) {
         int32_t* dst = y + out_at;
-        kernels::DepthwiseQ8SumsChannels(s, chans, plane.data(), wc, dst);
+        kernels::DepthwiseQ8SumsChannels(s, chans, plane.data(), dw->prepared, dst);
         for (int64_t o = 0; o < noc; ++o) {
           for (int64_t i = 0; i < positions; ++i) {
             dst[o * positions + i] = static_cast<int32_t>(
@@ -151,7 +155,7 @@ bool QConvPlan::RunDepthwiseBytes(const kernels::Parallel& pool, const void* x, 
       }
       uint8_t* y8 = static_cast<uint8_t*>(rq->y) + out_at;
       if (band_channels > 1) {
-        kernels::DepthwiseQ8SumsChannels(s, chans, plane.data(), wc, acc.data());
+        kernels::DepthwiseQ8SumsChannels(s, chans, plane.data(), dw->prepared, acc.data());
         RequantConvRows(adjusted, acc.data(), positions, noc, positions, oc0, y8, positions);
         continue;
       }
@@ -159,12 +163,13 @@ bool QConvPlan::RunDepthwiseBytes(const kernels::Parallel& pool, const void* x, 
         const int64_t oc = oc0 + o;
         kernels::DepthwiseQ8Shape band = s;
         chans.count = 1;
+        chans.first = oc;
         for (int64_t oy = 0; oy < s.OH; oy += band_rows) {
           band.oy_begin = oy;
           band.oy_end = std::min(s.OH, oy + band_rows);
           const int64_t n_out = (band.oy_end - oy) * s.OW;
           kernels::DepthwiseQ8SumsChannels(band, chans, plane.data() + o / mult * plane_stride,
-                                           w8.data() + oc * ksize, acc.data());
+                                           dw->prepared, acc.data());
           RequantConv(adjusted, acc.data(), n_out, 1, n_out, oc, 0,
                       y8 + o * positions + oy * s.OW, n_out);
         }

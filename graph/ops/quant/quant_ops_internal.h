@@ -15,6 +15,7 @@
 #include "graph/registry.h"
 #include "kernels/conv/conv.h"
 #include "kernels/memory/transpose.h"
+#include "kernels/quant/depthwise_q8.h"
 #include "kernels/quant/qgemm.h"
 #include "quant/param_readers.h"
 #include "quant/param_shapes.h"
@@ -126,6 +127,7 @@ struct DepthwiseBytesWeights {
   bool fits = true;
   std::vector<int8_t> w8;    // [out_channels][kernel size]
   std::vector<int32_t> wsum;  // [out_channels]
+  kernels::DepthwiseQ8Weights prepared;  // w8 in the kernel's form (fits only)
 };
 
 // An integer convolution (ConvInteger, QLinearConv): x and w uint8 or int8, x zero point per

@@ -183,7 +183,7 @@ TEST_CASE("DepthwiseQ8Sums over bands of output rows equals the whole channel's 
 }
 
 TEST_CASE("DepthwiseQ8Planes and DepthwiseQ8SumsChannels equal their one-channel calls") {
-  // Several channels per call: 1 to 3 output channels per plane (the channel multiplier), planes
+  // Several channels per call (prepared weights, from a channel other than the first): 1 to 3 output channels per plane (the channel multiplier), planes
   // and sums at strides wider than they need, a band of output rows, bordered planes; each
   // channel's plane and sums must be the one-channel functions' bytes, and nothing between the
   // channels' sums is written.
@@ -219,9 +219,12 @@ TEST_CASE("DepthwiseQ8Planes and DepthwiseQ8SumsChannels equal their one-channel
           std::vector<uint8_t> planes(static_cast<size_t>(planes_n * plane_stride), 0);
           DepthwiseQ8Planes(s, x.data(), x_stride, w, pad, 0x80, planes_n, planes.data(),
                             plane_stride);
-          const int64_t count = planes_n * mult, ksize = k * k;
-          std::vector<int8_t> wt(static_cast<size_t>(count * ksize));
+          // Weights prepared for 2 more channels than the call takes: it starts at channel 2.
+          const int64_t count = planes_n * mult, ksize = k * k, first = 2;
+          std::vector<int8_t> wt(static_cast<size_t>((first + count) * ksize));
           for (auto& v : wt) v = static_cast<int8_t>(byte(rng) - 128);
+          const DepthwiseQ8Weights prepared =
+              PrepareDepthwiseQ8Weights(k, k, wt.data(), first + count);
           const int64_t n_out = (s.oy_end - s.oy_begin) * s.OW, sums_stride = n_out + 2;
           std::vector<int32_t> sums(static_cast<size_t>(count * sums_stride), 0x5EED);
           DepthwiseQ8Channels ch;
@@ -229,7 +232,8 @@ TEST_CASE("DepthwiseQ8Planes and DepthwiseQ8SumsChannels equal their one-channel
           ch.mult = mult;
           ch.plane_stride = plane_stride;
           ch.sums_stride = sums_stride;
-          DepthwiseQ8SumsChannels(s, ch, planes.data(), wt.data(), sums.data());
+          ch.first = first;
+          DepthwiseQ8SumsChannels(s, ch, planes.data(), prepared, sums.data());
           for (int64_t c = 0; c < planes_n; ++c) {
             std::vector<uint8_t> one(static_cast<size_t>(s.H * s.W + kDepthwiseQ8Slack), 0);
             DepthwiseQ8Plane(s, x.data() + c * x_stride, w, pad, 0x80, one.data());
@@ -240,8 +244,8 @@ TEST_CASE("DepthwiseQ8Planes and DepthwiseQ8SumsChannels equal their one-channel
           for (int64_t j = 0; j < count; ++j) {
             CAPTURE(j);
             std::vector<int32_t> want(static_cast<size_t>(n_out));
-            DepthwiseQ8Sums(s, planes.data() + j / mult * plane_stride, wt.data() + j * ksize,
-                            want.data());
+            DepthwiseQ8Sums(s, planes.data() + j / mult * plane_stride,
+                            wt.data() + (first + j) * ksize, want.data());
             CHECK(std::equal(want.begin(), want.end(), sums.begin() + j * sums_stride));
             CHECK(sums[j * sums_stride + n_out] == 0x5EED);
             CHECK(sums[j * sums_stride + n_out + 1] == 0x5EED);
