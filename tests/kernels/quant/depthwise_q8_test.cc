@@ -183,10 +183,10 @@ TEST_CASE("DepthwiseQ8Sums over bands of output rows equals the whole channel's 
 }
 
 TEST_CASE("DepthwiseQ8Planes and DepthwiseQ8SumsChannels equal their one-channel calls") {
-  // Several channels per call (prepared weights, from a channel other than the first): 1 to 3 output channels per plane (the channel multiplier), planes
-  // and sums at strides wider than they need, a band of output rows, bordered planes; each
-  // channel's plane and sums must be the one-channel functions' bytes, and nothing between the
-  // channels' sums is written.
+  // Several channels per call (prepared weights, from a channel other than the first): 1 to 3
+  // output channels per plane (the channel multiplier), planes and sums at strides wider than
+  // they need, a band of output rows, bordered planes; each channel's plane and sums must be
+  // the one-channel functions' bytes, and nothing between the channels' sums is written.
   std::mt19937 rng(53);
   std::uniform_int_distribution<int> byte(0, 255);
   for (const auto& t : CompiledTargets()) {
