@@ -50,6 +50,15 @@ inline Attribute IntAttr(const std::string& name, int64_t v) {
   return a;
 }
 
+// An integer-list attribute.
+inline Attribute IntsAttr(const std::string& name, std::vector<int64_t> v) {
+  Attribute a;
+  a.name = name;
+  a.kind = AttrKind::kInts;
+  a.ints = std::move(v);
+  return a;
+}
+
 // A node named "<op>_<first output>".
 inline Node N(const std::string& op, std::vector<std::string> in, std::vector<std::string> out,
               std::vector<Attribute> attrs = {}) {

@@ -21,6 +21,7 @@ namespace simplecpp::graph {
 namespace {
 
 using test_graph::In;
+using test_graph::IntsAttr;
 using test_graph::N;
 using test_graph::Out;
 
@@ -30,14 +31,6 @@ Tensor Uniform(const Dims& dims, uint32_t seed, float lo, float hi) {
   std::uniform_real_distribution<float> dist(lo, hi);
   for (int64_t i = 0; i < t.num_elements(); ++i) t.data<float>()[i] = dist(rng);
   return t;
-}
-
-Attribute Ints(const std::string& name, std::vector<int64_t> v) {
-  Attribute a;
-  a.name = name;
-  a.kind = AttrKind::kInts;
-  a.ints = std::move(v);
-  return a;
 }
 
 struct FoldCase {
@@ -60,7 +53,7 @@ Graph ConvBnGraph(const FoldCase& c) {
   group.name = "group";
   group.kind = AttrKind::kInt;
   group.i = c.group;
-  g.nodes.push_back(N("Conv", conv_in, {"conv"}, {Ints("pads", {1, 1, 1, 1}), group}));
+  g.nodes.push_back(N("Conv", conv_in, {"conv"}, {IntsAttr("pads", {1, 1, 1, 1}), group}));
   g.initializers.emplace_back("scale", Uniform({c.out_channels}, 3, 0.5f, 2.0f));
   g.initializers.emplace_back("shift", Uniform({c.out_channels}, 4, -1, 1));
   g.initializers.emplace_back("mean", Uniform({c.out_channels}, 5, -1, 1));
@@ -211,9 +204,9 @@ Graph AffineGraph(const AffineCase& c) {
   group.kind = AttrKind::kInt;
   group.i = c.group;
   std::vector<Attribute> attrs = {group};
-  if (c.op == "Conv") attrs.push_back(Ints("pads", {1, 1, 1, 1}));
-  if (transpose) attrs.push_back(Ints("strides", {2, 2}));
-  if (c.op == "ConvTranspose3") attrs.push_back(Ints("pads", {1, 1, 1, 1}));
+  if (c.op == "Conv") attrs.push_back(IntsAttr("pads", {1, 1, 1, 1}));
+  if (transpose) attrs.push_back(IntsAttr("strides", {2, 2}));
+  if (c.op == "ConvTranspose3") attrs.push_back(IntsAttr("pads", {1, 1, 1, 1}));
   g.nodes.push_back(N(transpose ? "ConvTranspose" : "Conv", {"x", "w"}, {"v0"}, attrs));
   const int64_t m = c.out_channels;
   for (size_t i = 0; i < c.chain.size(); ++i) {
@@ -347,7 +340,7 @@ TEST_CASE("Conv + BatchNormalization folding leaves shared or observed values al
   }
   SUBCASE("the weights feed a second Conv") {
     Graph g = ConvBnGraph(c);
-    g.nodes.push_back(N("Conv", {"x", "w"}, {"conv2"}, {Ints("pads", {1, 1, 1, 1})}));
+    g.nodes.push_back(N("Conv", {"x", "w"}, {"conv2"}, {IntsAttr("pads", {1, 1, 1, 1})}));
     g.outputs.push_back(Out("conv2"));
     CHECK(Count(*BuildPlan(g, true), "BatchNormalization") == 1);
   }

@@ -19,6 +19,7 @@ namespace simplecpp::graph {
 namespace {
 
 using test_graph::In;
+using test_graph::IntsAttr;
 using test_graph::IntAttr;
 using test_graph::N;
 using test_graph::Out;
@@ -47,14 +48,6 @@ Tensor Random(DType dt, const Dims& dims, uint32_t seed) {
 DType g_dtype = DType::kFloat32;  // the dtype the graphs below are built in
 
 Tensor Scalar(float v, const Dims& dims = {}) { return Of(g_dtype, dims, {v}); }
-
-Attribute Ints(const std::string& name, std::vector<int64_t> v) {
-  Attribute a;
-  a.name = name;
-  a.kind = AttrKind::kInts;
-  a.ints = std::move(v);
-  return a;
-}
 
 enum class Chain { kAffineHardSwish, kRelu, kClip, kSwish };
 
@@ -88,8 +81,8 @@ Graph ConvChainGraph(const ConvCase& c) {
     for (int64_t k : c.kernel) pads.push_back(c.pad ? k / 2 : 0);
   }
   g.nodes.push_back(N(c.transpose ? "ConvTranspose" : "Conv", {"x", "w", "b"}, {"conv"},
-                      {Ints("kernel_shape", c.kernel), Ints("strides", c.strides),
-                       Ints("pads", pads), IntAttr("group", c.group)}));
+                      {IntsAttr("kernel_shape", c.kernel), IntsAttr("strides", c.strides),
+                       IntsAttr("pads", pads), IntAttr("group", c.group)}));
   switch (c.chain) {
     case Chain::kAffineHardSwish:
       g.initializers.emplace_back("a", Scalar(1.25f, {1}));

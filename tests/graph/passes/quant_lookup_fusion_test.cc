@@ -19,6 +19,7 @@ namespace simplecpp::graph {
 namespace {
 
 using test_graph::In;
+using test_graph::IntsAttr;
 using test_graph::N;
 using test_graph::Out;
 
@@ -31,14 +32,6 @@ Tensor Byte(DType dt, int v) {
   Tensor t(dt, {});
   *static_cast<uint8_t*>(t.raw_data()) = static_cast<uint8_t>(v);
   return t;
-}
-
-Attribute Ints(const std::string& name, std::vector<int64_t> v) {
-  Attribute a;
-  a.name = name;
-  a.kind = AttrKind::kInts;
-  a.ints = std::move(v);
-  return a;
 }
 
 enum class Chain { kNone, kAffineHardSwish, kSigmoid };
@@ -216,7 +209,7 @@ Graph ConvLookupGraph(int64_t c, int64_t m, int64_t k, int64_t group, int64_t h,
   g.nodes.insert(g.nodes.begin(),
                  N("QLinearConv", {"x", "cxs", "cxz", "cw", "cws", "cwz", "cys", "cyz", "cb"},
                    {"c"},
-                   {Ints("kernel_shape", {k, k}), Ints("pads", {p, p, p, p}),
+                   {IntsAttr("kernel_shape", {k, k}), IntsAttr("pads", {p, p, p, p}),
                     test_graph::IntAttr("group", group)}));
   return g;
 }
@@ -263,8 +256,8 @@ void InsertMaxPool(Graph* g, bool ceil_mode) {
   q.inputs[0] = "pooled";
   g->nodes.insert(g->nodes.end() - 1,
                   N("MaxPool", {in}, {"pooled"},
-                    {Ints("kernel_shape", {3, 3}), Ints("strides", {2, 2}),
-                     Ints("pads", {1, 1, 1, 1}),
+                    {IntsAttr("kernel_shape", {3, 3}), IntsAttr("strides", {2, 2}),
+                     IntsAttr("pads", {1, 1, 1, 1}),
                      test_graph::IntAttr("ceil_mode", ceil_mode ? 1 : 0)}));
 }
 

@@ -450,6 +450,26 @@ TEST_CASE("QGemm{U8,S8}ToI32 with a row stride past K: the bytes between do not 
   }
 }
 
+// A convolution geometry with every spatial dim alike (rank, input size, kernel, stride,
+// dilation, padding at both ends).
+struct SquareConv {
+  int rank;
+  int64_t in, k, s, d, pb;
+};
+ConvGeometry SquareGeometry(const SquareConv& cs) {
+  ConvGeometry g;
+  g.rank = cs.rank;
+  for (int i = 0; i < cs.rank; ++i) {
+    g.in[i] = cs.in;
+    g.kernel[i] = cs.k;
+    g.stride[i] = cs.s;
+    g.dilation[i] = cs.d;
+    g.pad[i] = cs.pb;
+    g.out[i] = (cs.in + 2 * cs.pb - ((cs.k - 1) * cs.d + 1)) / cs.s + 1;
+  }
+  return g;
+}
+
 TEST_CASE("Im2ColBytes is the transpose of Im2RowBytes, on every target") {
   // Strides 1 (copies), 2 (even bytes of vector pairs) and 3 (a byte loop), dilations, pads
   // beyond the kernel's reach, rows long enough for several vectors and their tails, position
@@ -457,17 +477,11 @@ TEST_CASE("Im2ColBytes is the transpose of Im2RowBytes, on every target") {
   // AddressSanitizer.
   std::mt19937 rng(9);
   std::uniform_int_distribution<int> byte(0, 255);
-  struct Case {
-    int rank;
-    int64_t in, k, s, d, pb;
-  };
-  const std::vector<Case> cases = {{1, 9, 3, 1, 1, 1},     {1, 300, 3, 2, 1, 1},
-                                   {1, 301, 4, 2, 1, 0},   {2, 7, 3, 2, 1, 1},
-                                   {2, 70, 3, 2, 1, 1},    {2, 129, 3, 2, 1, 1},
-                                   {2, 66, 5, 2, 2, 2},    {2, 40, 3, 1, 1, 1},
-                                   {2, 31, 2, 3, 1, 3},    {3, 9, 3, 2, 1, 1},
-                                   {2, 5, 5, 1, 1, 2}};
-  for (const Case& cs : cases) {
+  const std::vector<SquareConv> cases = {
+      {1, 9, 3, 1, 1, 1},  {1, 300, 3, 2, 1, 1}, {1, 301, 4, 2, 1, 0}, {2, 7, 3, 2, 1, 1},
+      {2, 70, 3, 2, 1, 1}, {2, 129, 3, 2, 1, 1}, {2, 66, 5, 2, 2, 2},  {2, 40, 3, 1, 1, 1},
+      {2, 31, 2, 3, 1, 3}, {3, 9, 3, 2, 1, 1},   {2, 5, 5, 1, 1, 2}};
+  for (const SquareConv& cs : cases) {
     for (int64_t channels : {1, 3, 4}) {
       CAPTURE(cs.rank);
       CAPTURE(cs.in);
@@ -476,16 +490,7 @@ TEST_CASE("Im2ColBytes is the transpose of Im2RowBytes, on every target") {
       CAPTURE(cs.d);
       CAPTURE(cs.pb);
       CAPTURE(channels);
-      ConvGeometry g;
-      g.rank = cs.rank;
-      for (int i = 0; i < cs.rank; ++i) {
-        g.in[i] = cs.in;
-        g.kernel[i] = cs.k;
-        g.stride[i] = cs.s;
-        g.dilation[i] = cs.d;
-        g.pad[i] = cs.pb;
-        g.out[i] = (cs.in + 2 * cs.pb - ((cs.k - 1) * cs.d + 1)) / cs.s + 1;
-      }
+      const ConvGeometry g = SquareGeometry(cs);
       const int64_t in_size = g.InSize(), ksize = g.KernelSize(), p = g.OutSize();
       const int64_t kdim = channels * ksize;
       std::vector<uint8_t> x(static_cast<size_t>(channels * in_size));
@@ -516,17 +521,13 @@ TEST_CASE("Im2ColBytes is the transpose of Im2RowBytes, on every target") {
 TEST_CASE("Im2RowBytesChannelsLast equals Im2RowBytes with (k..., c) columns, on every target") {
   std::mt19937 rng(3);
   std::uniform_int_distribution<int> byte(0, 255);
-  struct Case {
-    int rank;
-    int64_t in, k, s, d, pb;
-  };
   // Square geometries (every spatial dim alike): interior and border taps, strides, dilations,
   // pads larger than the kernel reach, kernels as wide as the padded input.
-  const std::vector<Case> cases = {{1, 9, 3, 1, 1, 1}, {1, 7, 1, 2, 1, 0}, {2, 6, 3, 1, 1, 1},
-                                   {2, 7, 3, 2, 1, 1}, {2, 8, 3, 1, 2, 2}, {2, 5, 5, 1, 1, 2},
-                                   {2, 4, 2, 3, 1, 3}, {3, 4, 3, 1, 1, 1}, {3, 5, 2, 2, 2, 1},
-                                   {2, 9, 4, 1, 1, 0}, {2, 3, 3, 1, 1, 0}};
-  for (const Case& cs : cases) {
+  const std::vector<SquareConv> cases = {{1, 9, 3, 1, 1, 1}, {1, 7, 1, 2, 1, 0}, {2, 6, 3, 1, 1, 1},
+                                         {2, 7, 3, 2, 1, 1}, {2, 8, 3, 1, 2, 2}, {2, 5, 5, 1, 1, 2},
+                                         {2, 4, 2, 3, 1, 3}, {3, 4, 3, 1, 1, 1}, {3, 5, 2, 2, 2, 1},
+                                         {2, 9, 4, 1, 1, 0}, {2, 3, 3, 1, 1, 0}};
+  for (const SquareConv& cs : cases) {
     for (int64_t channels : {1, 2, 3, 5, 16, 19}) {
       CAPTURE(cs.rank);
       CAPTURE(cs.in);
@@ -535,16 +536,7 @@ TEST_CASE("Im2RowBytesChannelsLast equals Im2RowBytes with (k..., c) columns, on
       CAPTURE(cs.d);
       CAPTURE(cs.pb);
       CAPTURE(channels);
-      ConvGeometry g;
-      g.rank = cs.rank;
-      for (int i = 0; i < cs.rank; ++i) {
-        g.in[i] = cs.in;
-        g.kernel[i] = cs.k;
-        g.stride[i] = cs.s;
-        g.dilation[i] = cs.d;
-        g.pad[i] = cs.pb;
-        g.out[i] = (cs.in + 2 * cs.pb - ((cs.k - 1) * cs.d + 1)) / cs.s + 1;
-      }
+      const ConvGeometry g = SquareGeometry(cs);
       const int64_t in_size = g.InSize(), ksize = g.KernelSize(), p = g.OutSize();
       const int64_t kdim = channels * ksize;
       std::vector<uint8_t> x(static_cast<size_t>(channels * in_size)), xt(x.size());
