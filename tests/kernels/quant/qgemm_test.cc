@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/parallel.h"
@@ -469,6 +470,11 @@ ConvGeometry SquareGeometry(const SquareConv& cs) {
   }
   return g;
 }
+std::string Describe(const SquareConv& cs) {
+  return "rank " + std::to_string(cs.rank) + " in " + std::to_string(cs.in) + " k " +
+         std::to_string(cs.k) + " s " + std::to_string(cs.s) + " d " + std::to_string(cs.d) +
+         " pad " + std::to_string(cs.pb);
+}
 
 TEST_CASE("Im2ColBytes is the transpose of Im2RowBytes, on every target") {
   // Strides 1 (copies), 2 (even bytes of vector pairs) and 3 (a byte loop), dilations, pads
@@ -483,12 +489,8 @@ TEST_CASE("Im2ColBytes is the transpose of Im2RowBytes, on every target") {
       {2, 31, 2, 3, 1, 3}, {3, 9, 3, 2, 1, 1},   {2, 5, 5, 1, 1, 2}};
   for (const SquareConv& cs : cases) {
     for (int64_t channels : {1, 3, 4}) {
-      CAPTURE(cs.rank);
-      CAPTURE(cs.in);
-      CAPTURE(cs.k);
-      CAPTURE(cs.s);
-      CAPTURE(cs.d);
-      CAPTURE(cs.pb);
+      const std::string shape = Describe(cs);
+      CAPTURE(shape);
       CAPTURE(channels);
       const ConvGeometry g = SquareGeometry(cs);
       const int64_t in_size = g.InSize(), ksize = g.KernelSize(), p = g.OutSize();
@@ -529,12 +531,8 @@ TEST_CASE("Im2RowBytesChannelsLast equals Im2RowBytes with (k..., c) columns, on
                                          {2, 9, 4, 1, 1, 0}, {2, 3, 3, 1, 1, 0}};
   for (const SquareConv& cs : cases) {
     for (int64_t channels : {1, 2, 3, 5, 16, 19}) {
-      CAPTURE(cs.rank);
-      CAPTURE(cs.in);
-      CAPTURE(cs.k);
-      CAPTURE(cs.s);
-      CAPTURE(cs.d);
-      CAPTURE(cs.pb);
+      const std::string shape = Describe(cs);
+      CAPTURE(shape);
       CAPTURE(channels);
       const ConvGeometry g = SquareGeometry(cs);
       const int64_t in_size = g.InSize(), ksize = g.KernelSize(), p = g.OutSize();
