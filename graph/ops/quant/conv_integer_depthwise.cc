@@ -29,7 +29,7 @@ DepthwiseBytesWeights QConvPlan::PrepareDepthwiseBytesWeights(const void* w, con
                                                               int64_t wzp_step) const {
   const int64_t ksize = g.KernelSize();
   DepthwiseBytesWeights d;
-  d.w8.resize(static_cast<size_t>(out_channels * ksize));
+  std::vector<int8_t> w8(static_cast<size_t>(out_channels * ksize));
   d.wsum.assign(static_cast<size_t>(out_channels), 0);
   for (int64_t oc = 0; oc < out_channels; ++oc) {
     const int32_t z = wzp ? wzp[oc * wzp_step] : 0;
@@ -40,14 +40,14 @@ DepthwiseBytesWeights QConvPlan::PrepareDepthwiseBytesWeights(const void* w, con
         d.fits = false;
         return d;
       }
-      d.w8[oc * ksize + k] = static_cast<int8_t>(v);
+      w8[oc * ksize + k] = static_cast<int8_t>(v);
       d.wsum[oc] += v;
     }
   }
   // 1-D is 2-D with a kernel height of 1.
   const bool two = g.rank == 2;
   d.prepared = kernels::PrepareDepthwiseQ8Weights(two ? g.kernel[0] : 1,
-                                                  two ? g.kernel[1] : g.kernel[0], d.w8.data(),
+                                                  two ? g.kernel[1] : g.kernel[0], w8.data(),
                                                   out_channels);
   return d;
 }

@@ -25,11 +25,11 @@ namespace simplecpp::graph::quant_ops {
 
 // The parameter vocabulary of quant/: dtype classes, one-element shapes, and the readers of scale
 // and zero-point tensors.
+using quant::FirstScaleAsF32;
+using quant::FirstZeroPointAsI32;
 using quant::IsFloat8DType;
 using quant::IsOneElement;
 using quant::IsQuantIntDType;
-using quant::FirstScaleAsF32;
-using quant::FirstZeroPointAsI32;
 using quant::ScalesAsF32;
 using quant::ZeroPointsAsI32;
 
@@ -122,12 +122,11 @@ void RequantConvRows(const QConvRequant& rq, const int32_t* acc, int64_t lda, in
                      int64_t n, int64_t ch, uint8_t* out, int64_t ldo);
 
 // A depthwise convolution's weights in the byte kernel's form: w - w_zero_point as int8
-// (fits: every one does) and their sum per output channel.
+// (fits: every one does) prepared for the kernel, and their sum per output channel.
 struct DepthwiseBytesWeights {
   bool fits = true;
-  std::vector<int8_t> w8;    // [out_channels][kernel size]
-  std::vector<int32_t> wsum;  // [out_channels]
-  kernels::DepthwiseQ8Weights prepared;  // w8 in the kernel's form (fits only)
+  kernels::DepthwiseQ8Weights prepared;  // fits only
+  std::vector<int32_t> wsum;             // [out_channels]
 };
 
 // An integer convolution (ConvInteger, QLinearConv): x and w uint8 or int8, x zero point per
