@@ -470,7 +470,12 @@ Executor::Executor(std::shared_ptr<const Plan> plan, const kernels::Parallel* pa
       parallel_(parallel ? parallel : &kernels::SerialParallel()),
       pool_(std::make_shared<BufferPool>(plan_->options().tensor_limits,
                                          plan_->options().max_total_bytes)),
-      caches_(plan_->steps().size()) {}
+      caches_(plan_->steps().size()) {
+  constants_.resize(plan_->values().size());
+  for (size_t id = 0; id < constants_.size(); ++id) {
+    if (plan_->values()[id].is_constant) constants_[id] = Value(plan_->values()[id].constant);
+  }
+}
 
 Executor::~Executor() = default;
 
@@ -576,10 +581,8 @@ std::vector<Tensor> Executor::Run(const std::map<std::string, Tensor>& inputs) {
 void Executor::BindInputs(const std::map<std::string, Value>& inputs,
                           const std::map<std::string, Value>* outer) {
   const Plan& plan = *plan_;
+  // Constants are read from the plan itself (ValueOf), not copied here on every run.
   values_.assign(plan.values().size(), Value());
-  for (size_t id = 0; id < plan.values().size(); ++id) {
-    if (plan.values()[id].is_constant) values_[id] = plan.values()[id].constant;
-  }
   for (const auto& [name, id] : plan.outer_ids()) {
     const Value* v = nullptr;
     if (outer) {
@@ -622,7 +625,7 @@ void Executor::GatherStepInputs(const PlanStep& step, bool takes_values) {
       in_values_.push_back(nullptr);
       continue;
     }
-    const Value& v = values_[id];
+    const Value& v = ValueOf(id);
     if (!v.defined()) {
       throw Error(ErrorCode::kInternal,
                   step.node.Describe() + ": input '" + plan.values()[id].name + "' has no value");
@@ -752,7 +755,7 @@ std::vector<Value> Executor::RunValues(const std::map<std::string, Value>& input
   in_values_.clear();
   std::vector<Value> result;
   result.reserve(plan.output_ids().size());
-  for (int id : plan.output_ids()) result.push_back(values_[id]);
+  for (int id : plan.output_ids()) result.push_back(ValueOf(id));
   values_.assign(values_.size(), Value());
   pool_->EndRun();
   return result;

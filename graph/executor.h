@@ -146,6 +146,9 @@ class Executor {
   std::shared_ptr<BufferPool> pool_;
   std::vector<NodeCache> caches_;
   std::vector<Value> values_;
+  // The plan's constants as values, made once (a run reads them here instead of copying each
+  // into values_).
+  std::vector<Value> constants_;
   std::vector<int64_t> key_scratch_;
   bool profiling_ = false;
   std::vector<Timing> profile_;
@@ -155,6 +158,10 @@ class Executor {
   std::vector<Tensor> outs_;
   std::vector<Value> value_outs_;
 
+  // Value id's value in the current run: the plan's constant, else the run's.
+  const Value& ValueOf(int id) const {
+    return plan_->values()[id].is_constant ? constants_[id] : values_[id];
+  }
   // The phases of RunValues.
   void BindInputs(const std::map<std::string, Value>& inputs,
                   const std::map<std::string, Value>* outer);
