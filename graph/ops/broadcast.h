@@ -53,6 +53,13 @@ class BroadcastPlan {
   int64_t run_length() const { return run_length_; }
   // Step of input i inside a run: 1 (contiguous) or 0 (one repeated element).
   int64_t step(int input) const { return step_[input]; }
+  // Whether run r starts input i at r * run_stride(i) for every run (at most one outer dim:
+  // [C, HW] x [C, 1], a per-channel operand); then a kernel can take many runs in one call.
+  bool runs_evenly_spaced() const { return outer_dims_.size() <= 1; }
+  // Input i's element offset from one run to the next (runs_evenly_spaced() plans).
+  int64_t run_stride(int input) const {
+    return outer_strides_.empty() ? 0 : outer_strides_[0][input];
+  }
 
   // Calls fn(out_offset, in_offsets, length) for runs [begin, end) in order; in_offsets[i] is the
   // element offset of input i at the start of the run. fn must be callable as

@@ -406,8 +406,9 @@ int64_t QuantizeF32To8Vec(const float* HWY_RESTRICT x, int64_t n, const float* H
 // template constant (no branch per vector); kMaybeNaN is false where the op's result cannot be
 // NaN (QdqBinaryVec decides), and the NaN select then has nothing to select.
 template <QdqBinaryOp kOp, bool kMaybeNaN, typename TA, typename TB, typename TY>
-int64_t QdqBinaryLoop(const TA* HWY_RESTRICT a, int64_t a_step, const TB* HWY_RESTRICT b,
-                      int64_t b_step, const QdqBinaryParams& p, TY* HWY_RESTRICT out, int64_t n,
+int64_t QdqBinaryLoop(const TA* HWY_RESTRICT a_first, int64_t a_step,
+                      const TB* HWY_RESTRICT b_first, int64_t b_step, const QdqBinaryParams& p,
+                      TY* HWY_RESTRICT out_first, int64_t n, const QdqBinaryRuns& runs,
                       bool quotient_below_2_30) {
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
@@ -427,9 +428,12 @@ int64_t QdqBinaryLoop(const TA* HWY_RESTRICT a, int64_t a_step, const TB* HWY_RE
                         hn::Vec<decltype(df)> scale) {
     return hn::Mul(hn::ConvertTo(df, hn::Sub(q, zp)), scale);
   };
-  // A broadcast operand (step 0) is dequantized once.
-  const auto a_one = dequantize(hn::Set(di, static_cast<int32_t>(a[0])), a_zp, a_scale);
-  const auto b_one = dequantize(hn::Set(di, static_cast<int32_t>(b[0])), b_zp, b_scale);
+  // The current run's operands and output; a broadcast operand (step 0) is dequantized once per
+  // run.
+  const TA* HWY_RESTRICT a = a_first;
+  const TB* HWY_RESTRICT b = b_first;
+  TY* HWY_RESTRICT out = out_first;
+  auto a_one = hn::Zero(df), b_one = hn::Zero(df);
   // The float32 op's result for the lanes at i.
   auto op_at = [&](int64_t i) {
     const auto fa =
@@ -461,33 +465,43 @@ int64_t QdqBinaryLoop(const TA* HWY_RESTRICT a, int64_t a_step, const TB* HWY_RE
   };
   int64_t i = 0;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-  // AVX-512, no NaN, and every quotient t = x * (1 / y_scale) below 2^30 in magnitude:
-  // RoundNarrow512 (the same integers, so the same bytes). A pair of vectors with an undecided
-  // lane takes the steps above (the division).
-  if (!kMaybeNaN && quotient_below_2_30) {
-    const RoundNarrow512 narrow(p.y_zp, p.lo, p.hi);
-    for (; i + 2 * N <= n; i += 2 * N) {
-      const __m512 t0 = hn::Mul(op_at(i), vinv).raw, t1 = hn::Mul(op_at(i + N), vinv).raw;
-      if (HWY_UNLIKELY(_mm512_cmp_ps_mask(narrow.MaxDistance(t0, t1), near_half.raw,
-                                          _CMP_GT_OQ))) {
-        quantize_at(i);
-        quantize_at(i + N);
-        continue;
-      }
-      narrow.Store(t0, t1, out + i);
-    }
-  }
+  const RoundNarrow512 narrow(p.y_zp, p.lo, p.hi);
 #else
   (void)quotient_below_2_30;
 #endif
-  for (; i + N <= n; i += N) quantize_at(i);
+  for (int64_t run = 0; run < runs.count; ++run) {
+    a = a_first + run * runs.a_run;
+    b = b_first + run * runs.b_run;
+    out = out_first + run * runs.out_run;
+    if (!a_step) a_one = dequantize(hn::Set(di, static_cast<int32_t>(a[0])), a_zp, a_scale);
+    if (!b_step) b_one = dequantize(hn::Set(di, static_cast<int32_t>(b[0])), b_zp, b_scale);
+    i = 0;
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+    // AVX-512, no NaN, and every quotient t = x * (1 / y_scale) below 2^30 in magnitude:
+    // RoundNarrow512 (the same integers, so the same bytes). A pair of vectors with an undecided
+    // lane takes the steps above (the division).
+    if (!kMaybeNaN && quotient_below_2_30) {
+      for (; i + 2 * N <= n; i += 2 * N) {
+        const __m512 t0 = hn::Mul(op_at(i), vinv).raw, t1 = hn::Mul(op_at(i + N), vinv).raw;
+        if (HWY_UNLIKELY(
+                _mm512_cmp_ps_mask(narrow.MaxDistance(t0, t1), near_half.raw, _CMP_GT_OQ))) {
+          quantize_at(i);
+          quantize_at(i + N);
+          continue;
+        }
+        narrow.Store(t0, t1, out + i);
+      }
+    }
+#endif
+    for (; i + N <= n; i += N) quantize_at(i);
+  }
   return i;
 }
 
 template <typename TA, typename TB, typename TY>
 int64_t QdqBinaryVec(QdqBinaryOp op, const TA* HWY_RESTRICT a, int64_t a_step,
                      const TB* HWY_RESTRICT b, int64_t b_step, const QdqBinaryParams& p,
-                     TY* HWY_RESTRICT out, int64_t n) {
+                     TY* HWY_RESTRICT out, int64_t n, const QdqBinaryRuns& runs) {
   const float inv = 1.0f / p.y_scale;
   if (!(std::isnormal(p.y_scale) && std::isnormal(inv))) return 0;  // the caller divides
   // |q - zp| <= 255 + |zp| for 8-bit data, so the dequantized operands are within that times
@@ -509,10 +523,10 @@ int64_t QdqBinaryVec(QdqBinaryOp op, const TA* HWY_RESTRICT a, int64_t a_step,
   auto run = [&](auto op_constant) -> int64_t {
     constexpr QdqBinaryOp kOp = decltype(op_constant)::value;
     if constexpr (kOp == QdqBinaryOp::kDiv) {
-      return QdqBinaryLoop<kOp, true>(a, a_step, b, b_step, p, out, n, false);
+      return QdqBinaryLoop<kOp, true>(a, a_step, b, b_step, p, out, n, runs, false);
     } else {
-      return finite ? QdqBinaryLoop<kOp, false>(a, a_step, b, b_step, p, out, n, small_t)
-                    : QdqBinaryLoop<kOp, true>(a, a_step, b, b_step, p, out, n, false);
+      return finite ? QdqBinaryLoop<kOp, false>(a, a_step, b, b_step, p, out, n, runs, small_t)
+                    : QdqBinaryLoop<kOp, true>(a, a_step, b, b_step, p, out, n, runs, false);
     }
   };
   switch (op) {
@@ -525,11 +539,13 @@ int64_t QdqBinaryVec(QdqBinaryOp op, const TA* HWY_RESTRICT a, int64_t a_step,
 
 int64_t QdqBinary8Impl(QdqBinaryOp op, bool a_signed, const void* a, int64_t a_step, bool b_signed,
                        const void* b, int64_t b_step, const QdqBinaryParams& p, bool y_signed,
-                       void* out, int64_t n) {
+                       void* out, int64_t n, const QdqBinaryRuns& runs) {
   // Eight signedness combinations, one instantiation each.
   auto with_y = [&](const auto* ta, const auto* tb) -> int64_t {
-    if (y_signed) return QdqBinaryVec(op, ta, a_step, tb, b_step, p, static_cast<int8_t*>(out), n);
-    return QdqBinaryVec(op, ta, a_step, tb, b_step, p, static_cast<uint8_t*>(out), n);
+    if (y_signed) {
+      return QdqBinaryVec(op, ta, a_step, tb, b_step, p, static_cast<int8_t*>(out), n, runs);
+    }
+    return QdqBinaryVec(op, ta, a_step, tb, b_step, p, static_cast<uint8_t*>(out), n, runs);
   };
   auto with_b = [&](const auto* ta) -> int64_t {
     if (b_signed) return with_y(ta, static_cast<const int8_t*>(b));
@@ -1030,9 +1046,15 @@ void MinMaxF32(const float* x, int64_t n, float* min_out, float* max_out) {
 int64_t QdqBinary8(QdqBinaryOp op, bool a_signed, const void* a, int64_t a_step, bool b_signed,
                    const void* b, int64_t b_step, const QdqBinaryParams& p, bool y_signed,
                    void* out, int64_t n) {
-  if (n <= 0) return 0;
+  return QdqBinary8Runs(op, a_signed, a, a_step, b_signed, b, b_step, p, y_signed, out, n,
+                        QdqBinaryRuns{});
+}
+int64_t QdqBinary8Runs(QdqBinaryOp op, bool a_signed, const void* a, int64_t a_step, bool b_signed,
+                       const void* b, int64_t b_step, const QdqBinaryParams& p, bool y_signed,
+                       void* out, int64_t n, const QdqBinaryRuns& runs) {
+  if (n <= 0 || runs.count <= 0) return 0;
   return HWY_DYNAMIC_DISPATCH(QdqBinary8Impl)(op, a_signed, a, a_step, b_signed, b, b_step, p,
-                                              y_signed, out, n);
+                                              y_signed, out, n, runs);
 }
 
 }  // namespace simplecpp::kernels

@@ -48,6 +48,16 @@ struct QdqBinaryParams {
 int64_t QdqBinary8(QdqBinaryOp op, bool a_signed, const void* a, int64_t a_step, bool b_signed,
                    const void* b, int64_t b_step, const QdqBinaryParams& p, bool y_signed,
                    void* out, int64_t n);
+// The same over runs.count runs of n elements each: run r reads a from a + r * runs.a_run and b
+// from b + r * runs.b_run (elements; steps inside a run as above) and writes out + r *
+// runs.out_run (a per-channel operand over a channel's pixels, one call for many channels).
+// Returns the elements done in every run (its whole vectors).
+struct QdqBinaryRuns {
+  int64_t count = 1, a_run = 0, b_run = 0, out_run = 0;
+};
+int64_t QdqBinary8Runs(QdqBinaryOp op, bool a_signed, const void* a, int64_t a_step, bool b_signed,
+                       const void* b, int64_t b_step, const QdqBinaryParams& p, bool y_signed,
+                       void* out, int64_t n, const QdqBinaryRuns& runs);
 
 // out[i] = (q[i] - zp[i*zp_step]) * scale[i*scale_step]; zp may be nullptr.
 void DequantizeU8ToF32(const uint8_t* q, int64_t n, const float* scale, int64_t scale_step,

@@ -124,6 +124,21 @@ class BlockWriter {
     }
   }
 
+  // Runs [first, first + count) of n elements, run r's operands starting at r * a_run and
+  // r * b_run, through one kernel call for their whole vectors. Returns the elements done per run.
+  int64_t AddRuns(int64_t first, int64_t count, int64_t a_run, int64_t b_run, const int64_t* steps,
+                  int64_t n) {
+    Flush();  // nothing pending is written after these runs
+    kernels::QdqBinaryRuns runs;
+    runs.count = count;
+    runs.a_run = a_run;
+    runs.b_run = b_run;
+    runs.out_run = n;
+    return kernels::QdqBinary8Runs(fused_op_, a_.is_signed, a_.q + first * a_run, steps[0],
+                                   b_.is_signed, b_.q + first * b_run, steps[1], p_, y_signed_,
+                                   static_cast<uint8_t*>(y_) + first * n, n, runs);
+  }
+
   // One operand the same element over the run, the other dense: the kernel's results for the
   // 256 bytes of the dense one, then a lookup. false (nothing written) where the kernel does not
   // take the parameters (it then leaves the 256 values to the caller's float steps).
@@ -243,15 +258,16 @@ class QdqBinaryOp final : public Op {
       const Operand b(rc.input(3).raw_data(), b_signed, p.b_scale, p.b_zp);
       void* y = rc.output(0).raw_data();
       const int64_t steps[2] = {plan.step(0), plan.step(1)};
-      if (plan.run_length() >= kBlock) {
+      const bool many_runs_per_call = plan.runs_evenly_spaced() && plan.run_length() < kMinTableRun;
+      if (plan.run_length() >= kBlock && !many_runs_per_call) {
         // Long runs: the plan's own tasks (pieces of runs), each run a whole number of blocks.
         plan.Run(rc.parallel(), [&](int64_t o, const int64_t* in, int64_t n) {
           BlockWriter(a, b, op, p, y_signed, y).Add(o, in, steps, n);
         });
         return;
       }
-      // Short runs (a per-channel operand over small images): blocks span runs; tasks are ranges
-      // of whole runs, fixed by the shapes.
+      // Short runs, or evenly spaced ones short of the table's length (a per-channel operand
+      // over small images): blocks span runs; tasks are ranges of whole runs, fixed by the shapes.
       const int64_t runs = plan.num_runs();
       const int64_t run_length = std::max<int64_t>(1, plan.run_length());
       const int64_t per_task = std::max<int64_t>(1, BroadcastPlan::kTaskElements / run_length);
@@ -259,8 +275,19 @@ class QdqBinaryOp final : public Op {
           kernels::ParallelForElements(rc.parallel(), 3 * plan.num_elements());
       par.For((runs + per_task - 1) / per_task, [&](int64_t t0, int64_t t1) {
         BlockWriter w(a, b, op, p, y_signed, y);
-        plan.ForEachRun(t0 * per_task, std::min(runs, t1 * per_task),
-                        [&](int64_t o, const int64_t* in, int64_t n) { w.Add(o, in, steps, n); });
+        const int64_t first = t0 * per_task, end = std::min(runs, t1 * per_task);
+        // Evenly spaced runs (a per-channel operand): their whole vectors in one kernel call,
+        // then each run's tail.
+        int64_t done = 0;
+        if (run_length >= kMinFusedRun && plan.runs_evenly_spaced()) {
+          done = w.AddRuns(first, end - first, plan.run_stride(0), plan.run_stride(1), steps,
+                           run_length);
+        }
+        plan.ForEachRun(first, end, [&](int64_t o, const int64_t* in, int64_t n) {
+          if (done >= n) return;
+          const int64_t rest[2] = {in[0] + done * steps[0], in[1] + done * steps[1]};
+          w.Add(o + done, rest, steps, n - done);
+        });
       });
     };
   }

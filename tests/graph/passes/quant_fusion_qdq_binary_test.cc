@@ -187,6 +187,24 @@ TEST_CASE("QuantFusion: QdqBinary broadcasts like the float op") {
       }
     }
   }
+  SUBCASE("many channels' runs per kernel call, two tasks, every signedness") {
+    // 200 runs of 194 (a tail of 2 each): more runs than one task takes, so the second task's
+    // first run and every run's tail are where a wrong offset would show.
+    for (int types = 0; types < 8; ++types) {
+      for (const char* op : {"Mul", "Div"}) {
+        QdqBinaryCase t;
+        t.op = op;
+        t.a_signed = (types & 1) != 0;
+        t.b_signed = (types & 2) != 0;
+        t.y_signed = (types & 4) != 0;
+        t.ys = 0.0025f;
+        t.a_dims = t.op == std::string("Div") ? Dims{1, 200, 1, 1} : Dims{1, 200, 2, 97};
+        t.b_dims = t.op == std::string("Div") ? Dims{1, 200, 2, 97} : Dims{1, 200, 1, 1};
+        t.seed = static_cast<uint32_t>(types + 60);
+        CheckQdqBinary(t, true);
+      }
+    }
+  }
   SUBCASE("short runs with both operands read contiguously") {
     c.a_dims = {2, 1, 3, 5};
     c.b_dims = {2, 7, 3, 5};

@@ -492,6 +492,60 @@ TEST_CASE("QdqBinary8 equals dequantize, the float32 op and quantize, on every t
                    64) == 0);
 }
 
+TEST_CASE("QdqBinary8Runs equals one QdqBinary8 call per run, on every target") {
+  // Runs with a per-run broadcast operand (a squeeze-and-excitation Mul's channel scale), on
+  // either side, and dense pairs; the operands' run strides leave gaps, and the output's too, so
+  // a run written at the wrong offset, or a broadcast value not reloaded per run, differs.
+  std::mt19937 rng(47);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (int combo = 0; combo < 8; ++combo) {
+      const bool as = combo & 1, bs = (combo >> 1) & 1, ys = (combo >> 2) & 1;
+      for (QdqBinaryOp op : {QdqBinaryOp::kAdd, QdqBinaryOp::kMul, QdqBinaryOp::kDiv}) {
+        for (int layout = 0; layout < 3; ++layout) {
+          CAPTURE(combo);
+          CAPTURE(static_cast<int>(op));
+          CAPTURE(layout);
+          const int64_t n = 83, count = 7;  // a tail in every run
+          const int64_t a_step = layout == 1 ? 0 : 1, b_step = layout == 0 ? 0 : 1;
+          QdqBinaryRuns runs;
+          runs.count = count;
+          runs.a_run = a_step ? n + 5 : 2;
+          runs.b_run = b_step ? n + 3 : 1;
+          runs.out_run = n + 9;
+          std::vector<uint8_t> a(count * runs.a_run + n), b(count * runs.b_run + n);
+          for (auto& v : a) v = static_cast<uint8_t>(byte(rng));
+          for (auto& v : b) v = static_cast<uint8_t>(byte(rng));
+          QdqBinaryParams p;
+          p.a_scale = 0.05f;
+          p.b_scale = op == QdqBinaryOp::kMul ? 0.025f : 0.05f;
+          p.y_scale = op == QdqBinaryOp::kMul ? 0.0025f : 0.1f;
+          p.a_zp = as ? -3 : 131;
+          p.b_zp = bs ? 5 : 127;
+          p.y_zp = ys ? -7 : 3;
+          p.lo = ys ? -128 : 0;
+          p.hi = ys ? 127 : 255;
+          const size_t out_size = static_cast<size_t>(count * runs.out_run);
+          std::vector<uint8_t> want(out_size, 0xAB), got(out_size, 0xAB);
+          int64_t want_done = -1;
+          for (int64_t r = 0; r < count; ++r) {
+            want_done =
+                QdqBinary8(op, as, a.data() + r * runs.a_run, a_step, bs, b.data() + r * runs.b_run,
+                           b_step, p, ys, want.data() + r * runs.out_run, n);
+          }
+          const int64_t done = QdqBinary8Runs(op, as, a.data(), a_step, bs, b.data(), b_step, p, ys,
+                                              got.data(), n, runs);
+          CHECK(done == want_done);
+          CHECK(done >= n - 16);
+          CHECK(got == want);  // the tails and gaps untouched in both
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("QdqBinary8 and QuantizeF32ToU8 / ToI8 equal the scalar division on every byte pair") {
   // Every (a, b) byte pair of an Add / Mul, quantized with scales whose quotients land on and
   // next to half-integers: the kernels round x * (1 / y_scale) and divide only where that lies
