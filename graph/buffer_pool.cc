@@ -2,13 +2,16 @@
 #include "graph/buffer_pool.h"
 
 #include <cstdlib>
+#include <iterator>
 
 #include "core/aligned_buffer.h"
 
 namespace simplecpp::graph {
 
 BufferPool::~BufferPool() {
-  for (auto& [size, b] : free_) core::FreeBuffer(b.p);
+  for (auto& [size, buffers] : free_) {
+    for (const FreeBuffer& b : buffers) core::FreeBuffer(b.p);
+  }
 }
 
 size_t BufferPool::SizeClass(size_t bytes) {
@@ -43,9 +46,9 @@ Tensor BufferPool::Allocate(DType dtype, const Dims& dims) {
                       std::to_string(max_total_bytes_));
     }
     auto it = free_.find(size_class);
-    if (it != free_.end()) {
-      p = it->second.p;
-      free_.erase(it);
+    if (it != free_.end() && !it->second.empty()) {
+      p = it->second.back().p;
+      it->second.pop_back();
     }
     in_use_ += size_class;
     if (in_use_ > peak_in_use_) peak_in_use_ = in_use_;
@@ -76,7 +79,7 @@ Tensor BufferPool::Allocate(DType dtype, const Dims& dims) {
 void BufferPool::Release(void* p, size_t size_class) {
   std::lock_guard<std::mutex> lock(mu_);
   in_use_ -= size_class;
-  free_.emplace(size_class, FreeBuffer{p, run_});
+  free_[size_class].push_back(FreeBuffer{p, run_});
 }
 
 void BufferPool::EndRun() {
@@ -84,13 +87,20 @@ void BufferPool::EndRun() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto it = free_.begin(); it != free_.end();) {
-      if (it->second.released_in_run < run_) {
-        idle.push_back(it->second.p);
-        reserved_ -= it->first;
-        it = free_.erase(it);
-      } else {
-        ++it;
+      std::vector<FreeBuffer>& buffers = it->second;
+      size_t kept = 0;
+      for (const FreeBuffer& b : buffers) {
+        if (b.released_in_run < run_) {
+          idle.push_back(b.p);
+          reserved_ -= it->first;
+        } else {
+          buffers[kept++] = b;
+        }
       }
+      buffers.resize(kept);
+      // A size class with no free buffer left goes (shapes that change every run would otherwise
+      // leave one empty entry per size they ever had).
+      it = buffers.empty() ? free_.erase(it) : std::next(it);
     }
     ++run_;
   }

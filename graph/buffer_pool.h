@@ -49,7 +49,10 @@ class BufferPool final : public TensorAllocator,
     void* p;
     uint64_t released_in_run;  // run_ when it was released
   };
-  std::multimap<size_t, FreeBuffer> free_;  // size class -> buffer
+  // Size class -> its free buffers, the last released last (taken first: the most recently
+  // touched memory). The vectors keep their capacity, so a steady-state run allocates no node
+  // here.
+  std::map<size_t, std::vector<FreeBuffer>> free_;
   uint64_t run_ = 0;                        // EndRun calls so far
   size_t reserved_ = 0;
   size_t in_use_ = 0;

@@ -213,6 +213,42 @@ TEST_CASE("BufferPool hands a released buffer back out") {
   Tensor other = pool->Allocate(DType::kFloat32, {100});
   CHECK(pool->allocations() == 2);
   CHECK_THROWS_AS(pool->Allocate(DType::kFloat32, {int64_t{1} << 62, 8}), Error);
+  // Of two free buffers of a size class, the one released last comes back first.
+  const void* other_data = other.raw_data();
+  again = Tensor();
+  other = Tensor();
+  Tensor next = pool->Allocate(DType::kFloat32, {100});
+  CHECK(next.raw_data() == other_data);
+  Tensor after = pool->Allocate(DType::kFloat32, {100});
+  CHECK(after.raw_data() == first);
+  CHECK(pool->allocations() == 2);
+}
+
+TEST_CASE("BufferPool keeps a size class's free buffers apart from another's across runs") {
+  // Two size classes, one with two free buffers of which one goes stale: the other class and
+  // the kept buffer are still handed out, nothing new is allocated.
+  auto pool = std::make_shared<BufferPool>();
+  {
+    Tensor a = pool->Allocate(DType::kFloat32, {64});
+    Tensor b = pool->Allocate(DType::kFloat32, {64});
+    Tensor c = pool->Allocate(DType::kFloat32, {1024});
+  }
+  pool->EndRun();
+  CHECK(pool->allocations() == 3);
+  {
+    Tensor a = pool->Allocate(DType::kFloat32, {64});
+    Tensor c = pool->Allocate(DType::kFloat32, {1024});
+  }
+  pool->EndRun();  // one 64-float buffer sat free for the whole run
+  CHECK(pool->bytes_reserved() == 64 * 4 + 4096);
+  {
+    Tensor a = pool->Allocate(DType::kFloat32, {64});
+    Tensor c = pool->Allocate(DType::kFloat32, {1024});
+  }
+  CHECK(pool->allocations() == 3);
+  Tensor a = pool->Allocate(DType::kFloat32, {64});
+  Tensor b = pool->Allocate(DType::kFloat32, {64});  // the class is empty now: a new buffer
+  CHECK(pool->allocations() == 4);
 }
 
 TEST_CASE("BufferPool frees a buffer that stays unused for a whole run, and only such a buffer") {
