@@ -249,6 +249,19 @@ void RequantConvRows(const QConvRequant& rq, const int32_t* acc, int64_t lda, in
   ApplyOutputTable(rq, rows, n, out, ldo);
 }
 
+QConvPlan::Scratch QConvPlan::AllocateScratch(RunContext& rc) const {
+  Scratch s;
+  if (depthwise_float) return s;
+  const int threads = rc.parallel().num_threads();
+  // The int32 part rounded up to a cache line: the rows start on one.
+  const int64_t c_bytes = (ScratchCElements(threads) * 4 + 63) / 64 * 64;
+  s.buffer = rc.Scratch(DType::kUInt8, {std::max<int64_t>(1, c_bytes + ScratchRowBytes(threads))});
+  uint8_t* base = s.buffer.data<uint8_t>();
+  s.c = reinterpret_cast<int32_t*>(base);
+  s.rows = base + c_bytes;
+  return s;
+}
+
 void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w, int32_t xzp,
                     const int32_t* wzp, int64_t wzp_step, int32_t* y, int32_t* scratch_c,
                     uint8_t* scratch_rows, const QConvRequant* rq) const {
@@ -340,7 +353,11 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
           return;
         }
         QGemmBytesToI32(pc, rows, x_signed, lda, &xzp, 0, *pk[gi], wz, wzp_step, c, og, inner);
-        if (rq) {
+        if (rq && positions == 1) {
+          // One position (a squeeze-and-excitation layer on a pooled image): its og bytes are
+          // y's [og, 1] as they are.
+          RequantConv(*rq, c, og, 1, og, gi * og, 1, y8, og);
+        } else if (rq) {
           // Each position's og sums (one per output channel) are requantized into the byte
           // tile [pc, og], which is transposed into y's [og, positions] layout.
           RequantConv(*rq, c, og, pc, og, gi * og, 1, tile, og);
@@ -399,13 +416,10 @@ class ConvIntegerOp final : public Op {
       const int32_t xzp = has_xz ? FirstZeroPointAsI32(rc.input(2)) : 0;
       const std::vector<int32_t> wz = has_wz ? ZeroPointsAsI32(rc.input(3)) : std::vector<int32_t>();
       const int64_t wz_step = wz.size() > 1 ? 1 : 0;
-      const int threads = rc.parallel().num_threads();
-      Tensor c = rc.Scratch(DType::kInt32, {std::max<int64_t>(1, plan->ScratchCElements(threads))});
-      Tensor rows =
-          rc.Scratch(DType::kUInt8, {std::max<int64_t>(1, plan->ScratchRowBytes(threads))});
+      const QConvPlan::Scratch scratch = plan->AllocateScratch(rc);
       plan->Run(rc.parallel(), rc.input(0).raw_data(), rc.input(1).raw_data(), xzp,
-                has_wz ? wz.data() : nullptr, wz_step, rc.output(0).data<int32_t>(),
-                c.data<int32_t>(), rows.data<uint8_t>());
+                has_wz ? wz.data() : nullptr, wz_step, rc.output(0).data<int32_t>(), scratch.c,
+                scratch.rows);
     };
   }
 

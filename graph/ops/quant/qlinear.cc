@@ -282,10 +282,7 @@ class QLinearConvOp final : public Op {
       const std::vector<int32_t>& wz = params.wz;
       const std::vector<float>& mult = params.mult;
       const int32_t yzp = params.yzp;
-      const int threads = rc.parallel().num_threads();
-      Tensor c = rc.Scratch(DType::kInt32, {std::max<int64_t>(1, plan->ScratchCElements(threads))});
-      Tensor rows =
-          rc.Scratch(DType::kUInt8, {std::max<int64_t>(1, plan->ScratchRowBytes(threads))});
+      const QConvPlan::Scratch scratch = plan->AllocateScratch(rc);
       QConvRequant rq;
       rq.bias = has_bias ? rc.input(8).data<int32_t>() : nullptr;
       rq.mult = mult.data();
@@ -297,8 +294,8 @@ class QLinearConvOp final : public Op {
       rq.y = rc.output(0).raw_data();
       rq.table = table ? table->data() : nullptr;
       plan->Run(rc.parallel(), rc.input(0).raw_data(), rc.input(3).raw_data(), xzp,
-                has_wz ? wz.data() : nullptr, wz.size() > 1 ? 1 : 0, nullptr, c.data<int32_t>(),
-                rows.data<uint8_t>(), &rq);
+                has_wz ? wz.data() : nullptr, wz.size() > 1 ? 1 : 0, nullptr, scratch.c,
+                scratch.rows, &rq);
     };
   }
 

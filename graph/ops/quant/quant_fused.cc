@@ -90,13 +90,10 @@ class DynamicQuantizeConvOp final : public Op {
       // Integer convolution.
       const std::vector<int32_t> wz = has_wz ? ZeroPointsAsI32(rc.input(3)) : std::vector<int32_t>();
       Tensor acc_t = rc.Scratch(DType::kInt32, {total});
-      const int threads = rc.parallel().num_threads();
-      Tensor c = rc.Scratch(DType::kInt32, {std::max<int64_t>(1, plan->ScratchCElements(threads))});
-      Tensor rows =
-          rc.Scratch(DType::kUInt8, {std::max<int64_t>(1, plan->ScratchRowBytes(threads))});
+      const quant_ops::QConvPlan::Scratch scratch = plan->AllocateScratch(rc);
       plan->Run(rc.parallel(), xq, rc.input(1).raw_data(), p.zero_point,
                 has_wz ? wz.data() : nullptr, wz.size() > 1 ? 1 : 0, acc_t.data<int32_t>(),
-                c.data<int32_t>(), rows.data<uint8_t>());
+                scratch.c, scratch.rows);
       // Float epilogue: (float(acc) * (xs * ws[m])) + bias[m], each rounded to float32.
       const std::vector<float> ws = ScalesAsF32(rc.input(2));
       const float* bias = has_bias ? rc.input(4).data<float>() : nullptr;

@@ -168,6 +168,14 @@ struct QConvPlan {
   void Run(const kernels::Parallel& par, const void* x, const void* w, int32_t xzp,
            const int32_t* wzp, int64_t wzp_step, int32_t* y, int32_t* scratch_c,
            uint8_t* scratch_rows, const QConvRequant* rq = nullptr) const;
+  // Run's scratch_c and scratch_rows in one buffer from the run's pool (one allocation per run;
+  // none for a depthwise plan, which takes neither). buffer owns the memory.
+  struct Scratch {
+    Tensor buffer;
+    int32_t* c = nullptr;
+    uint8_t* rows = nullptr;
+  };
+  Scratch AllocateScratch(RunContext& rc) const;
   // Scratch for `threads` threads (the Parallel's num_threads()): one slot per thread when the
   // blocks of positions are the parallel tasks, else one.
   int64_t ScratchCElements(int threads) const { return Slots(threads) * chunk * og; }

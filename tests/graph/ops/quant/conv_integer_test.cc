@@ -303,8 +303,12 @@ TEST_CASE("QLinearConv: exact .5 ties with odd zero points, every layout, signed
       {{1, 3, 5, 6}, {6, 1, 3, 3}, 3, {}, {}, {1, 1, 1, 1}},          // depthwise x2
       // Depthwise with more channels than one band of sums takes (bands of whole channels).
       {{1, 40, 10, 12}, {40, 1, 3, 3}, 40, {}, {}, {1, 1, 1, 1}},
-      {{2, 4, 5, 5}, {6, 2, 1, 1}, 2, {}, {}, {}},                    // pointwise, grouped
-      {{1, 8, 9, 9}, {24, 8, 1, 1}, 1, {}, {}, {}},                   // a full GEMM panel
+      {{2, 4, 5, 5}, {6, 2, 1, 1}, 2, {}, {}, {}},   // pointwise, grouped
+      {{1, 8, 9, 9}, {24, 8, 1, 1}, 1, {}, {}, {}},  // a full GEMM panel
+      // One position (squeeze-and-excitation on a pooled image): bytes written in place, per
+      // image and per group.
+      {{2, 40, 1, 1}, {50, 40, 1, 1}, 1, {}, {}, {}},
+      {{2, 8, 1, 1}, {6, 4, 1, 1}, 2, {}, {}, {}},
   };
   uint32_t seed = 900;
   int64_t cases = 0, ties_seen = 0;
