@@ -405,6 +405,21 @@ TEST_CASE("RequantizePerRow: one bias and multiplier per row, exact on every tar
   }
 }
 
+// QdqBinary parameters for the signedness of a, b and y: scales in power-of-two ratios to y's
+// (many exact .5 ties) and odd zero points.
+QdqBinaryParams TieParams(QdqBinaryOp op, bool as, bool bs, bool ys) {
+  QdqBinaryParams p;
+  p.a_scale = 0.05f;
+  p.b_scale = op == QdqBinaryOp::kMul ? 0.025f : 0.05f;
+  p.y_scale = op == QdqBinaryOp::kMul ? 0.0025f : 0.1f;
+  p.a_zp = as ? -3 : 131;
+  p.b_zp = bs ? 5 : 127;
+  p.y_zp = ys ? -7 : 3;
+  p.lo = ys ? -128 : 0;
+  p.hi = ys ? 127 : 255;
+  return p;
+}
+
 TEST_CASE("QdqBinary8 equals dequantize, the float32 op and quantize, on every target") {
   std::mt19937 rng(31);
   std::uniform_int_distribution<int> byte(0, 255);
@@ -429,15 +444,7 @@ TEST_CASE("QdqBinary8 equals dequantize, the float32 op and quantize, on every t
             a[i] = static_cast<uint8_t>(byte(rng));
             b[i] = static_cast<uint8_t>(byte(rng));
           }
-          QdqBinaryParams p;
-          p.a_scale = 0.05f;  // power-of-two ratios to y's scale: many exact .5 ties
-          p.b_scale = op == QdqBinaryOp::kMul ? 0.025f : 0.05f;
-          p.y_scale = op == QdqBinaryOp::kMul ? 0.0025f : 0.1f;
-          p.a_zp = as ? -3 : 131;
-          p.b_zp = bs ? 5 : 127;
-          p.y_zp = ys ? -7 : 3;
-          p.lo = ys ? -128 : 0;
-          p.hi = ys ? 127 : 255;
+          QdqBinaryParams p = TieParams(op, as, bs, ys);
           if (huge) {
             p.a_scale = 1e37f;
             p.b_scale = 3e36f;
@@ -518,15 +525,7 @@ TEST_CASE("QdqBinary8Runs equals one QdqBinary8 call per run, on every target") 
           std::vector<uint8_t> a(count * runs.a_run + n), b(count * runs.b_run + n);
           for (auto& v : a) v = static_cast<uint8_t>(byte(rng));
           for (auto& v : b) v = static_cast<uint8_t>(byte(rng));
-          QdqBinaryParams p;
-          p.a_scale = 0.05f;
-          p.b_scale = op == QdqBinaryOp::kMul ? 0.025f : 0.05f;
-          p.y_scale = op == QdqBinaryOp::kMul ? 0.0025f : 0.1f;
-          p.a_zp = as ? -3 : 131;
-          p.b_zp = bs ? 5 : 127;
-          p.y_zp = ys ? -7 : 3;
-          p.lo = ys ? -128 : 0;
-          p.hi = ys ? 127 : 255;
+          const QdqBinaryParams p = TieParams(op, as, bs, ys);
           const size_t out_size = static_cast<size_t>(count * runs.out_run);
           std::vector<uint8_t> want(out_size, 0xAB), got(out_size, 0xAB);
           int64_t want_done = -1;
