@@ -18,6 +18,7 @@
 #include <hwy/highway.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -25,6 +26,9 @@
 #include "kernels/conv/conv_geometry_internal.h"  // ConvGeometry3: the im2row loops in 3-D
 #include "kernels/memory/short_copy-inl.h"  // CopyShort / FillShort: short copies as vector moves
 #include "kernels/quant/qgemm.h"
+#include "kernels/quant/quantize.h"  // the requantization of the columns the tiles leave in int32
+#include "kernels/quant/round_narrow512-inl.h"  // RoundNarrow512: the tiles' fused requantization
+#include "quant/quant_params.h"                 // quant::RequantizeValue: undecided lanes
 
 #ifndef SIMPLECPP_KERNELS_QGEMM_SHARED_
 #define SIMPLECPP_KERNELS_QGEMM_SHARED_
@@ -40,6 +44,9 @@ inline uint32_t U(int32_t v) { return static_cast<uint32_t>(v); }
 // The zero-point correction of one full 32-column panel, applied by a tile in registers on the
 // last K block and stored straight to C (instead of through the accumulator block):
 //   c[i*ldc + j] = acc - zb[j]*rs[i] - za[i]*ct[j]   (uint32, modulo 2^32)
+// With rq, the corrected sums are requantized in registers and stored as bytes instead (c is
+// then unused).
+struct TileRequant;
 struct TileEpilogue {
   const uint32_t* zb;  // [32] zb' per column
   const uint32_t* ct;  // [32] colsum(b') - K*zb' per column
@@ -47,7 +54,33 @@ struct TileEpilogue {
   const uint32_t* za;  // [MR] za' per row
   int32_t* c;          // row 0, column 0 of the tile in C
   int64_t ldc;
+  const TileRequant* rq;
 };
+// A tile's share of QGemmRequant: its first row's (per_row) or first column's bias and
+// multiplier, and its element (0, 0) of the bytes.
+struct TileRequant {
+  const int32_t* bias;
+  const float* mult;
+  int64_t mult_step;
+  bool per_row;
+  int32_t zp, lo, hi;
+  bool out_signed;
+  uint8_t* out;
+  int64_t ldo;
+  // The same for the tile `cols` columns to the right.
+  TileRequant ShiftColumns(int64_t cols) const {
+    TileRequant t = *this;
+    if (!per_row) {
+      if (t.bias) t.bias += cols;
+      t.mult += cols * mult_step;
+    }
+    t.out += cols;
+    return t;
+  }
+};
+// How far from every half-integer a float32 product must lie for its rounding to be the
+// reference's (RequantizeF32Vec in kernels/quant/quantize.cc has the bound's derivation).
+constexpr float kRequantNearHalf = 0.5f - 1.0f / 4096.0f;
 }  // namespace simplecpp::kernels::qgemm_detail
 #endif
 
@@ -158,6 +191,72 @@ HWY_INLINE SIMPLECPP_QGEMM_VNNI __m512i Dpbusd(__m512i acc, __m512i a_u8, __m512
 #endif
 }
 
+// Row i's corrected sums x0 (tile columns col..col+15) and x1 (col+16..col+31), requantized into
+// bytes at q.out + i * q.ldo + col: RequantizeF32Vec's AVX-512 steps (bias added in int32
+// lanes, float32 product, RoundNarrow512), so the same bytes; a lane too close to a
+// half-integer takes the scalar reference's value, as there. kPartial (a partial panel):
+// the first `width` columns only, per-column parameters read only there.
+template <typename T, bool kPartial>
+HWY_INLINE SIMPLECPP_QGEMM_VNNI void RequantStore32(const TileRequant& q,
+                                                    const RoundNarrow512& narrow, int i, int col,
+                                                    __m512i x0, __m512i x1, int width = 32) {
+  const __mmask16 k0 = kPartial ? static_cast<__mmask16>((1u << std::min(width, 16)) - 1) : 0xFFFF;
+  const __mmask16 k1 =
+      kPartial ? static_cast<__mmask16>((1u << std::clamp(width - 16, 0, 16)) - 1) : 0xFFFF;
+  __m512 m0, m1;
+  if (q.per_row) {
+    if (q.bias) {
+      const __m512i b = _mm512_set1_epi32(q.bias[i]);
+      x0 = _mm512_add_epi32(x0, b);
+      x1 = _mm512_add_epi32(x1, b);
+    }
+    m0 = m1 = _mm512_set1_ps(q.mult[i * q.mult_step]);
+  } else {
+    if (q.bias) {
+      x0 = _mm512_add_epi32(x0, _mm512_maskz_loadu_epi32(k0, q.bias + col));
+      x1 = _mm512_add_epi32(x1, _mm512_maskz_loadu_epi32(k1, q.bias + col + 16));
+    }
+    if (q.mult_step) {
+      m0 = _mm512_maskz_loadu_ps(k0, q.mult + col);
+      m1 = _mm512_maskz_loadu_ps(k1, q.mult + col + 16);
+    } else {
+      m0 = m1 = _mm512_set1_ps(q.mult[0]);
+    }
+  }
+  const __m512 f0 = _mm512_mul_ps(_mm512_cvtepi32_ps(x0), m0);
+  const __m512 f1 = _mm512_mul_ps(_mm512_cvtepi32_ps(x1), m1);
+  T* out = reinterpret_cast<T*>(q.out + i * q.ldo + col);
+  if (kPartial) {
+    narrow.StoreFirst(f0, f1, width, out);
+  } else {
+    narrow.Store(f0, f1, out);
+  }
+  if (HWY_UNLIKELY(_mm512_cmp_ps_mask(narrow.MaxDistance(f0, f1), _mm512_set1_ps(kRequantNearHalf),
+                                      _CMP_GT_OQ))) {
+    alignas(64) int32_t held[32];
+    alignas(64) float far[32];
+    _mm512_store_si512(held, x0);
+    _mm512_store_si512(held + 16, x1);
+    _mm512_store_ps(far, narrow.Distance(f0));
+    _mm512_store_ps(far + 16, narrow.Distance(f1));
+    for (int j = 0; j < width; ++j) {
+      if (far[j] > kRequantNearHalf) {
+        const float m = q.per_row ? q.mult[i * q.mult_step] : q.mult[(col + j) * q.mult_step];
+        out[j] = static_cast<T>(quant::RequantizeValue(held[j], m, q.zp, q.lo, q.hi));
+      }
+    }
+  }
+}
+
+// The corrected sums of a tile row, acc - zb' * rs - za' * ct, for 16 columns.
+HWY_INLINE SIMPLECPP_QGEMM_VNNI __m512i Corrected(__m512i acc, __m512i zb, __m512i ct, __m512i rs,
+                                                  __m512i za) {
+  // mullo keeps the low 32 bits of the product: the same wrapping arithmetic as the scalar
+  // epilogue.
+  return _mm512_sub_epi32(_mm512_sub_epi32(acc, _mm512_mullo_epi32(zb, rs)),
+                          _mm512_mullo_epi32(za, ct));
+}
+
 // One k-quad of an MR x 32 tile: c0/c1 hold columns 0-15 / 16-31 of each row.
 template <int MR>
 HWY_INLINE SIMPLECPP_QGEMM_VNNI void VnniQuad(
@@ -208,19 +307,25 @@ HWY_NOINLINE SIMPLECPP_QGEMM_VNNI void TileVnni(
     }
   }
   if (epi != nullptr) {
-    // mullo keeps the low 32 bits of the product: the same wrapping arithmetic as the scalar
-    // epilogue.
     const __m512i zb0 = _mm512_loadu_si512(epi->zb), zb1 = _mm512_loadu_si512(epi->zb + 16);
     const __m512i ct0 = _mm512_loadu_si512(epi->ct), ct1 = _mm512_loadu_si512(epi->ct + 16);
+    // A local copy of the parameters (as in TileVnniPair).
+    const TileRequant local = epi->rq ? *epi->rq : TileRequant{};
+    const TileRequant* q = epi->rq ? &local : nullptr;
+    const RoundNarrow512 narrow(local.zp, local.lo, epi->rq ? local.hi : 255);
     for (int i = 0; i < MR; ++i) {
       const __m512i rs = _mm512_set1_epi32(static_cast<int32_t>(epi->rs[i]));
       const __m512i za = _mm512_set1_epi32(static_cast<int32_t>(epi->za[i]));
-      __m512i r0 = _mm512_sub_epi32(c0[0][i], _mm512_mullo_epi32(zb0, rs));
-      __m512i r1 = _mm512_sub_epi32(c1[0][i], _mm512_mullo_epi32(zb1, rs));
-      r0 = _mm512_sub_epi32(r0, _mm512_mullo_epi32(za, ct0));
-      r1 = _mm512_sub_epi32(r1, _mm512_mullo_epi32(za, ct1));
-      _mm512_storeu_si512(epi->c + i * epi->ldc, r0);
-      _mm512_storeu_si512(epi->c + i * epi->ldc + 16, r1);
+      const __m512i r0 = Corrected(c0[0][i], zb0, ct0, rs, za);
+      const __m512i r1 = Corrected(c1[0][i], zb1, ct1, rs, za);
+      if (q == nullptr) {
+        _mm512_storeu_si512(epi->c + i * epi->ldc, r0);
+        _mm512_storeu_si512(epi->c + i * epi->ldc + 16, r1);
+      } else if (q->out_signed) {
+        RequantStore32<int8_t, false>(*q, narrow, i, 0, r0, r1);
+      } else {
+        RequantStore32<uint8_t, false>(*q, narrow, i, 0, r0, r1);
+      }
     }
     return;
   }
@@ -279,17 +384,30 @@ HWY_NOINLINE SIMPLECPP_QGEMM_VNNI void TileVnniNarrow(
     const __m512i ct0 = _mm512_maskz_loadu_epi32(m0, epi->ct);
     const __m256i zb1 = _mm256_maskz_loadu_epi32(m1, epi->zb + 16);
     const __m256i ct1 = _mm256_maskz_loadu_epi32(m1, epi->ct + 16);
+    // A local copy of the parameters (as in TileVnniPair).
+    const TileRequant local = epi->rq ? *epi->rq : TileRequant{};
+    const TileRequant* q = epi->rq ? &local : nullptr;
+    const RoundNarrow512 narrow(local.zp, local.lo, epi->rq ? local.hi : 255);
     for (int i = 0; i < MR; ++i) {
       const __m512i rs = _mm512_set1_epi32(static_cast<int32_t>(epi->rs[i]));
       const __m512i za = _mm512_set1_epi32(static_cast<int32_t>(epi->za[i]));
-      __m512i r0 = _mm512_sub_epi32(c0[i], _mm512_mullo_epi32(zb0, rs));
-      r0 = _mm512_sub_epi32(r0, _mm512_mullo_epi32(za, ct0));
-      _mm512_mask_storeu_epi32(epi->c + i * epi->ldc, m0, r0);
+      const __m512i r0 = Corrected(c0[i], zb0, ct0, rs, za);
+      __m256i r1 = _mm256_setzero_si256();
       if (kHalf) {
-        __m256i r1 = _mm256_sub_epi32(c1[i], _mm256_mullo_epi32(zb1, _mm512_castsi512_si256(rs)));
+        r1 = _mm256_sub_epi32(c1[i], _mm256_mullo_epi32(zb1, _mm512_castsi512_si256(rs)));
         r1 = _mm256_sub_epi32(r1, _mm256_mullo_epi32(_mm512_castsi512_si256(za), ct1));
-        _mm256_mask_storeu_epi32(epi->c + i * epi->ldc + 16, m1, r1);
       }
+      if (q != nullptr) {
+        const int w = static_cast<int>(width);
+        if (q->out_signed) {
+          RequantStore32<int8_t, true>(*q, narrow, i, 0, r0, _mm512_zextsi256_si512(r1), w);
+        } else {
+          RequantStore32<uint8_t, true>(*q, narrow, i, 0, r0, _mm512_zextsi256_si512(r1), w);
+        }
+        continue;
+      }
+      _mm512_mask_storeu_epi32(epi->c + i * epi->ldc, m0, r0);
+      if (kHalf) _mm256_mask_storeu_epi32(epi->c + i * epi->ldc + 16, m1, r1);
     }
     return;
   }
@@ -328,6 +446,30 @@ HWY_NOINLINE SIMPLECPP_QGEMM_VNNI void TileVnniPair(
       c[i][3] = Dpbusd(c[i][3], va, v3);
     }
   }
+  if (epi != nullptr && epi->rq != nullptr) {
+    // Each row's 64 corrected sums requantized to 64 bytes. A local copy of the parameters:
+    // the byte stores may alias anything, so fields read through a pointer would be reloaded
+    // after each one.
+    const TileRequant q = *epi->rq;
+    const RoundNarrow512 narrow(q.zp, q.lo, q.hi);
+    for (int i = 0; i < MR; ++i) {
+      const __m512i rs = _mm512_set1_epi32(static_cast<int32_t>(epi->rs[i]));
+      const __m512i za = _mm512_set1_epi32(static_cast<int32_t>(epi->za[i]));
+      __m512i r[4];
+      for (int v = 0; v < 4; ++v) {
+        r[v] = Corrected(c[i][v], _mm512_loadu_si512(epi->zb + 16 * v),
+                         _mm512_loadu_si512(epi->ct + 16 * v), rs, za);
+      }
+      if (q.out_signed) {
+        RequantStore32<int8_t, false>(q, narrow, i, 0, r[0], r[1]);
+        RequantStore32<int8_t, false>(q, narrow, i, 32, r[2], r[3]);
+      } else {
+        RequantStore32<uint8_t, false>(q, narrow, i, 0, r[0], r[1]);
+        RequantStore32<uint8_t, false>(q, narrow, i, 32, r[2], r[3]);
+      }
+    }
+    return;
+  }
   if (epi != nullptr) {
     for (int v = 0; v < 4; ++v) {
       const __m512i zb = _mm512_loadu_si512(epi->zb + 16 * v);
@@ -335,9 +477,7 @@ HWY_NOINLINE SIMPLECPP_QGEMM_VNNI void TileVnniPair(
       for (int i = 0; i < MR; ++i) {
         const __m512i rs = _mm512_set1_epi32(static_cast<int32_t>(epi->rs[i]));
         const __m512i za = _mm512_set1_epi32(static_cast<int32_t>(epi->za[i]));
-        __m512i r = _mm512_sub_epi32(c[i][v], _mm512_mullo_epi32(zb, rs));
-        r = _mm512_sub_epi32(r, _mm512_mullo_epi32(za, ct));
-        _mm512_storeu_si512(epi->c + i * epi->ldc + 16 * v, r);
+        _mm512_storeu_si512(epi->c + i * epi->ldc + 16 * v, Corrected(c[i][v], zb, ct, rs, za));
       }
     }
     return;
@@ -591,6 +731,25 @@ struct QGemmBlock {
   int32_t* acc;            // the accumulators, kNB apart
   int32_t* c;              // element (m0, n0) of the destination, ldc apart
   int64_t ldc;
+  // Fused requantization by the tiles of full panels (nullptr: they store int32 to c), and the
+  // block's first row and column in C.
+  const QGemmRequant* rq;
+  int64_t m0, n0;
+
+  // The tile at block row i, block column j's share of rq.
+  TileRequant TileRq(int64_t i, int64_t j) const {
+    const int64_t row = m0 + i, col = n0 + j, at = rq->per_row ? row : col;
+    return TileRequant{rq->bias ? rq->bias + at : nullptr,
+                       rq->mult + at * rq->mult_step,
+                       rq->mult_step,
+                       rq->per_row,
+                       rq->zp,
+                       rq->lo,
+                       rq->hi,
+                       rq->out_signed,
+                       static_cast<uint8_t*>(rq->out) + row * rq->ldo + col,
+                       rq->ldo};
+  }
 };
 
 // Two panels at once (64 columns) on the targets with the wider tile; `finish` has the tile
@@ -602,8 +761,14 @@ HWY_INLINE void RunPanelPair(const QGemmBlock<TA>& blk, int64_t p, const int8_t*
   for (int64_t i = 0; i < blk.rows; i += kMRP) {
     const int r = static_cast<int>(std::min<int64_t>(kMRP, blk.rows - i));
     int32_t* const c_tile = blk.c + i * blk.ldc + p * kNR;
-    TileEpilogue epi{blk.zbv + p * kNR, blk.ct + p * kNR, blk.rowsum + i, blk.zav + i, c_tile,
-                     blk.ldc};
+    // Both panels are full (a pair never takes a partial one finished direct).
+    TileRequant trq{}, trq1{};
+    if (finish && blk.rq) {
+      trq = blk.TileRq(i, p * kNR);
+      trq1 = trq.ShiftColumns(kNR);
+    }
+    TileEpilogue epi{blk.zbv + p * kNR, blk.ct + p * kNR,       blk.rowsum + i, blk.zav + i, c_tile,
+                     blk.ldc,           blk.rq ? &trq : nullptr};
     const TileEpilogue* e = finish ? &epi : nullptr;
     int32_t* ac = blk.acc + i * kNB + p * kNR;
     const TA* ai = blk.a + i * blk.a_stride + q0 * 4;
@@ -614,6 +779,7 @@ HWY_INLINE void RunPanelPair(const QGemmBlock<TA>& blk, int64_t p, const int8_t*
       epi1.zb += kNR;
       epi1.ct += kNR;
       epi1.c += kNR;
+      epi1.rq = blk.rq ? &trq1 : nullptr;
       Tiler<TA>::Run(r, ai, blk.a_stride, bp, qn, ac, kNB, q0 == 0, e);
       Tiler<TA>::Run(r, ai, blk.a_stride, bp + quads * kNR * 4, qn, ac + kNR, kNB, q0 == 0,
                      e != nullptr ? &epi1 : nullptr);
@@ -634,8 +800,13 @@ HWY_INLINE void RunPanel(const QGemmBlock<TA>& blk, int64_t p, const int8_t* bp,
   const int64_t width = std::min<int64_t>(kNR, blk.cols - p * kNR);
   for (int64_t i = 0; i < blk.rows; i += kMR) {
     int32_t* const c_tile = blk.c + i * blk.ldc + p * kNR;
-    TileEpilogue epi{blk.zbv + p * kNR, blk.ct + p * kNR, blk.rowsum + i, blk.zav + i, c_tile,
-                     blk.ldc};
+    // A partial panel wider than the narrow tile stores int32 (requantized after).
+    const bool tile_rq = blk.rq && (width == kNR || width <= kNarrowWidth);
+    TileRequant trq{};
+    if (finish && tile_rq) trq = blk.TileRq(i, p * kNR);
+    TileEpilogue epi{
+        blk.zbv + p * kNR, blk.ct + p * kNR,        blk.rowsum + i, blk.zav + i, c_tile,
+        blk.ldc,           tile_rq ? &trq : nullptr};
     if (width <= kNarrowWidth) {
       Tiler<TA>::RunNarrow(static_cast<int>(std::min<int64_t>(kMR, blk.rows - i)), width,
                            blk.a + i * blk.a_stride + q0 * 4, blk.a_stride, bp, qn,
@@ -711,10 +882,53 @@ HWY_INLINE void FinishAccumulated(const QGemmBlock<TA>& blk, int64_t direct_pane
   }
 }
 
+// Whether the tiles may requantize in float32 lanes (RequantizeF32Vec's AVX-512 conditions):
+// 8-bit zero point and range, every multiplier used a normal float of magnitude in [2^-60, 1).
+inline bool TileRequantExact(const QGemmRequant& rq, int64_t m, int64_t n) {
+  if (rq.zp < -256 || rq.zp > 256 || rq.lo < -256 || rq.hi > 256) return false;
+  const int64_t count = rq.mult_step ? (rq.per_row ? m : n) : 1;
+  for (int64_t i = 0; i < count; ++i) {
+    const float v = std::fabs(rq.mult[i]);
+    if (!(v >= 0x1p-60f && v < 1.0f)) return false;  // NaN fails too
+  }
+  return true;
+}
+
+// Requantizes the block's columns [j0, cols) left as int32 in cb (row stride kNB) into rq.out.
+inline void RequantizeBlockColumns(const QGemmRequant& rq, const int32_t* cb, int64_t m0,
+                                   int64_t rows, int64_t n0, int64_t j0, int64_t cols) {
+  if (j0 >= cols) return;
+  const int64_t col = n0 + j0, n = cols - j0;
+  const int32_t* acc = cb + j0;
+  if (rq.per_row) {
+    const int32_t* bias = rq.bias ? rq.bias + m0 : nullptr;
+    const float* mult = rq.mult + m0 * rq.mult_step;
+    if (rq.out_signed) {
+      RequantizePerRowI32ToI8(acc, kNB, rows, n, bias, mult, rq.mult_step, rq.zp, rq.lo, rq.hi,
+                              static_cast<int8_t*>(rq.out) + m0 * rq.ldo + col, rq.ldo);
+    } else {
+      RequantizePerRowI32ToU8(acc, kNB, rows, n, bias, mult, rq.mult_step, rq.zp, rq.lo, rq.hi,
+                              static_cast<uint8_t*>(rq.out) + m0 * rq.ldo + col, rq.ldo);
+    }
+    return;
+  }
+  const int32_t* bias = rq.bias ? rq.bias + col : nullptr;
+  const float* mult = rq.mult + col * rq.mult_step;
+  if (rq.out_signed) {
+    RequantizeBiasRowsI32ToI8(acc, kNB, rows, n, bias, 1, mult, rq.mult_step, rq.zp, rq.lo, rq.hi,
+                              static_cast<int8_t*>(rq.out) + m0 * rq.ldo + col, rq.ldo);
+  } else {
+    RequantizeBiasRowsI32ToU8(acc, kNB, rows, n, bias, 1, mult, rq.mult_step, rq.zp, rq.lo, rq.hi,
+                              static_cast<uint8_t*>(rq.out) + m0 * rq.ldo + col, rq.ldo);
+  }
+}
+
+// C, or each block to the sink, or (rq) each block requantized to bytes.
 template <typename TA>
 void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t* a_zp,
                   int64_t a_zp_step, const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
-                  int32_t* c, int64_t ldc, const QGemmSink* sink, const Parallel& parallel) {
+                  int32_t* c, int64_t ldc, const QGemmSink* sink, const QGemmRequant* rq,
+                  const Parallel& parallel) {
   const QGemmA qa{a, a_signed, lda, a_zp, a_zp_step};
   const int64_t n = b.n(), k = b.k(), kp = b.kp(), quads = kp / 4;
   const int64_t row_blocks = (m + kMB - 1) / kMB;
@@ -723,6 +937,11 @@ void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const in
   // in place, and only its row sums are computed.
   const bool a_in_place = sizeof(TA) == 1 && !a_signed && lda >= kp;
   const bool all_zb_zero = AllShiftedZeroPointsZero(b_zp, b_zp_step, n, b.shift());
+  // The blocks go through the per-task buffer with a sink or a requantization; the tiles of full
+  // panels requantize themselves where they can.
+  const bool blocked = sink != nullptr || rq != nullptr;
+  const QGemmRequant* tile_rq =
+      rq != nullptr && Tiler<TA>::kDirect && TileRequantExact(*rq, m, n) ? rq : nullptr;
   auto task = [&](int64_t t0, int64_t t1) {
     // Per-thread buffers kept between calls (a task runs to its end on its thread, and every
     // element is written before it is read): no allocation per call of a small GEMM.
@@ -732,10 +951,10 @@ void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const in
       wa_buf.resize(std::max(wa_buf.size(), static_cast<size_t>(kMB * kp + kNormalizeSlack)));
     }
     acc_buf.resize(static_cast<size_t>(kMB * kNB));
-    if (sink) block_buf.resize(static_cast<size_t>(kMB * kNB));
+    if (blocked) block_buf.resize(static_cast<size_t>(kMB * kNB));
     TA* const wa = a_in_place ? nullptr : wa_buf.data();
     int32_t* const acc = acc_buf.data();
-    int32_t* const block = sink ? block_buf.data() : nullptr;
+    int32_t* const block = blocked ? block_buf.data() : nullptr;
     uint32_t rowsum[kMB], zav[kMB], zbv[kNB], ct[kNB];
     int64_t packed_rb = -1;
     for (int64_t t = t0; t < t1; ++t) {
@@ -743,8 +962,8 @@ void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const in
       const int64_t rb = t / col_blocks, cblk = t % col_blocks;
       const int64_t m0 = rb * kMB, rows = std::min(m, m0 + kMB) - m0;
       const int64_t n0 = cblk * kNB, cols = std::min(n, n0 + kNB) - n0;
-      int32_t* cb = sink ? block : c + m0 * ldc + n0;  // element (m0, n0) of C
-      const int64_t ldcb = sink ? kNB : ldc;
+      int32_t* cb = blocked ? block : c + m0 * ldc + n0;  // element (m0, n0) of C
+      const int64_t ldcb = blocked ? kNB : ldc;
       if (rb != packed_rb) {
         PrepareRowBlock<TA>(qa, m0, rows, k, kp, a_in_place, all_zb_zero, wa, rowsum, zav);
         packed_rb = rb;
@@ -753,13 +972,19 @@ void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const in
       const TA* a_block =
           a_in_place ? static_cast<const TA*>(a) + m0 * lda : static_cast<const TA*>(wa);
       const int64_t a_stride = a_in_place ? lda : kp;
-      const QGemmBlock<TA> blk{a_block, a_stride, rows, cols, zbv, ct, rowsum, zav, acc,
-                               cb, ldcb};
+      const QGemmBlock<TA> blk{a_block, a_stride, rows, cols, zbv,     ct, rowsum,
+                               zav,     acc,      cb,   ldcb, tile_rq, m0, n0};
       const int64_t direct_panels =
           Tiler<TA>::kDirect ? cols / kNR + (NarrowPanelDirect<TA>(cols) ? 1 : 0) : 0;
       MultiplyBlock<TA>(blk, b.data(), n0 / kNR, quads, direct_panels);
       FinishAccumulated<TA>(blk, direct_panels);
       if (sink) sink->Block(m0, rows, n0, cols, cb, ldcb);
+      // The columns the tiles did not requantize (all of them without tile_rq): those of a
+      // partial panel wider than the narrow tile.
+      if (rq) {
+        RequantizeBlockColumns(*rq, cb, m0, rows, n0,
+                               tile_rq ? std::min(cols, direct_panels * kNR) : 0, cols);
+      }
     }
   };
   const int64_t tasks = row_blocks * col_blocks;
@@ -770,17 +995,29 @@ void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const in
   }
 }
 
+bool QGemmFusesRequantImpl(const QGemmRequant& rq, int64_t m, int64_t n) {
+#if HWY_TARGET == HWY_AVX3_DL
+  return HasVnni() && TileRequantExact(rq, m, n);
+#else
+  (void)rq;
+  (void)m;
+  (void)n;
+  return false;
+#endif
+}
+
 void QGemmToI32Impl(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t* a_zp,
                     int64_t a_zp_step, const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
-                    int32_t* c, int64_t ldc, const QGemmSink* sink, const Parallel& parallel) {
+                    int32_t* c, int64_t ldc, const QGemmSink* sink, const QGemmRequant* rq,
+                    const Parallel& parallel) {
 #if HWY_TARGET == HWY_AVX3_DL
   if (HasVnni()) {
     QGemmBlocked<uint8_t>(m, a, a_signed, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c, ldc, sink,
-                          parallel);
+                          rq, parallel);
     return;
   }
 #endif
-  QGemmBlocked<int16_t>(m, a, a_signed, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c, ldc, sink,
+  QGemmBlocked<int16_t>(m, a, a_signed, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c, ldc, sink, rq,
                         parallel);
 }
 
@@ -1121,6 +1358,7 @@ HWY_AFTER_NAMESPACE();
 namespace simplecpp::kernels {
 
 HWY_EXPORT(QGemmToI32Impl);
+HWY_EXPORT(QGemmFusesRequantImpl);
 HWY_EXPORT(PackTransposedImpl);
 HWY_EXPORT(PackRowsImpl);
 HWY_EXPORT(Im2RowBytesChannelsLastImpl);
@@ -1170,12 +1408,13 @@ namespace {
 // micro-kernels see a' = a + 128 either way), and either C or a sink takes the blocks.
 void QGemmDispatch(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t* a_zp,
                    int64_t a_zp_step, const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
-                   int32_t* c, int64_t ldc, const QGemmSink* sink, const Parallel& parallel) {
+                   int32_t* c, int64_t ldc, const QGemmSink* sink, const QGemmRequant* rq,
+                   const Parallel& parallel) {
   if (m <= 0 || b.n() <= 0) return;
   const Parallel& par =
       m * b.n() * std::max<int64_t>(b.k(), 1) < kQGemmSerialMacs ? SerialParallel() : parallel;
   HWY_DYNAMIC_DISPATCH(QGemmToI32Impl)
-  (m, a, a_signed, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c, ldc, sink, par);
+  (m, a, a_signed, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c, ldc, sink, rq, par);
 }
 
 }  // namespace
@@ -1183,22 +1422,42 @@ void QGemmDispatch(int64_t m, const void* a, bool a_signed, int64_t lda, const i
 void QGemmU8ToI32(int64_t m, const uint8_t* a, int64_t lda, const int32_t* a_zp, int64_t a_zp_step,
                   const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step, int32_t* c,
                   int64_t ldc, const Parallel& parallel) {
-  QGemmDispatch(m, a, false, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c, ldc, nullptr, parallel);
+  QGemmDispatch(m, a, false, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c, ldc, nullptr, nullptr,
+                parallel);
 }
 void QGemmS8ToI32(int64_t m, const int8_t* a, int64_t lda, const int32_t* a_zp, int64_t a_zp_step,
                   const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step, int32_t* c,
                   int64_t ldc, const Parallel& parallel) {
-  QGemmDispatch(m, a, true, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c, ldc, nullptr, parallel);
+  QGemmDispatch(m, a, true, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c, ldc, nullptr, nullptr,
+                parallel);
 }
 void QGemmU8ToSink(int64_t m, const uint8_t* a, int64_t lda, const int32_t* a_zp, int64_t a_zp_step,
                    const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step, const QGemmSink& sink,
                    const Parallel& parallel) {
-  QGemmDispatch(m, a, false, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, nullptr, 0, &sink, parallel);
+  QGemmDispatch(m, a, false, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, nullptr, 0, &sink, nullptr,
+                parallel);
 }
 void QGemmS8ToSink(int64_t m, const int8_t* a, int64_t lda, const int32_t* a_zp, int64_t a_zp_step,
                    const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step, const QGemmSink& sink,
                    const Parallel& parallel) {
-  QGemmDispatch(m, a, true, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, nullptr, 0, &sink, parallel);
+  QGemmDispatch(m, a, true, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, nullptr, 0, &sink, nullptr,
+                parallel);
+}
+
+bool QGemmFusesRequant(const QGemmRequant& rq, int64_t m, int64_t n) {
+  return HWY_DYNAMIC_DISPATCH(QGemmFusesRequantImpl)(rq, m, n);
+}
+void QGemmU8ToBytes(int64_t m, const uint8_t* a, int64_t lda, const int32_t* a_zp,
+                    int64_t a_zp_step, const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
+                    const QGemmRequant& rq, const Parallel& parallel) {
+  QGemmDispatch(m, a, false, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, nullptr, 0, nullptr, &rq,
+                parallel);
+}
+void QGemmS8ToBytes(int64_t m, const int8_t* a, int64_t lda, const int32_t* a_zp, int64_t a_zp_step,
+                    const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
+                    const QGemmRequant& rq, const Parallel& parallel) {
+  QGemmDispatch(m, a, true, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, nullptr, 0, nullptr, &rq,
+                parallel);
 }
 
 void Im2RowBytes(const ConvGeometry& g, const uint8_t* x, int64_t channels, int64_t p_begin,

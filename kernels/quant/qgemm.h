@@ -125,6 +125,35 @@ void QGemmS8ToSink(int64_t m, const int8_t* a, int64_t lda, const int32_t* a_zp,
                    const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step, const QGemmSink& sink,
                    const Parallel& parallel);
 
+// Requantization fused into the GEMM (QLinearConv, QLinearMatMul): C never reaches memory as
+// int32; out[i * ldo + j] = quant::RequantizeValue(C[i,j] + bias, mult, zp, lo, hi) as an 8-bit
+// value (int8 when out_signed), bias and mult per row of C (per_row) or per column, so the bytes
+// equal QGemm*ToI32 followed by RequantizeBiasRowsI32To* (per column) or
+// RequantizePerRowI32To* (per row) of kernels/quant/quantize.h. On VNNI the tiles of full
+// panels requantize their sums in registers where the float32 lanes decide every value exactly
+// (8-bit zero point and range, every |mult| in [2^-60, 1)); other columns, targets and
+// parameters go through a per-task int32 block and those kernels.
+struct QGemmRequant {
+  bool per_row = false;           // bias and mult index C's rows (true) or its columns
+  const int32_t* bias = nullptr;  // nullptr, or one per row / column
+  const float* mult = nullptr;    // one value (mult_step 0) or one per row / column (1)
+  int64_t mult_step = 0;
+  int32_t zp = 0, lo = 0, hi = 255;
+  bool out_signed = false;
+  void* out = nullptr;  // element (0, 0) of the 8-bit result
+  int64_t ldo = 0;      // its row stride in elements
+};
+// Whether QGemm*ToBytes requantizes in the tiles on this CPU's target for these parameters of an
+// m x n C (else it goes through int32 blocks, and a caller with its own int32 path and
+// requantization of whole blocks may prefer that).
+bool QGemmFusesRequant(const QGemmRequant& rq, int64_t m, int64_t n);
+void QGemmU8ToBytes(int64_t m, const uint8_t* a, int64_t lda, const int32_t* a_zp,
+                    int64_t a_zp_step, const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
+                    const QGemmRequant& rq, const Parallel& parallel);
+void QGemmS8ToBytes(int64_t m, const int8_t* a, int64_t lda, const int32_t* a_zp, int64_t a_zp_step,
+                    const PackedQB& b, const int32_t* b_zp, int64_t b_zp_step,
+                    const QGemmRequant& rq, const Parallel& parallel);
+
 // The 8-bit "im2row" for integer convolution: rows[q][(c, k...)] for output positions
 // p_begin..p_begin+p_count-1 (row-major over out), columns in the order of a weight tensor
 // [Cout, channels, k...] (so the rows are the GEMM's A with the weights as op(B) stored [N,K]).
