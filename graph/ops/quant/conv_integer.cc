@@ -216,6 +216,23 @@ void ApplyOutputTable(const QConvRequant& rq, int64_t rows, int64_t n, uint8_t* 
     kernels::LookupBytes(rq.table, out + r * ldo, out + r * ldo, n);
   }
 }
+// rq's requantization fused into the GEMM, output channels from ch on along C's rows (per_row)
+// or its columns, written to out (row stride ldo).
+kernels::QGemmRequant GemmRequant(const QConvRequant& rq, bool per_row, int64_t ch, void* out,
+                                  int64_t ldo) {
+  kernels::QGemmRequant q;
+  q.per_row = per_row;
+  q.bias = rq.bias ? rq.bias + ch : nullptr;
+  q.mult = rq.mult + ch * rq.mult_step;
+  q.mult_step = rq.mult_step;
+  q.zp = rq.zp;
+  q.lo = rq.lo;
+  q.hi = rq.hi;
+  q.out_signed = rq.out_signed;
+  q.out = out;
+  q.ldo = ldo;
+  return q;
+}
 }  // namespace
 
 // rq's requantization of `rows` rows of n sums (row stride lda) into out (row stride ldo): one
@@ -347,22 +364,39 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
             packed_b.Repack(x_signed, true, kdim, pc, rows, lda);
           }
           const kernels::PackedQB* b = &packed_b;
-          QGemmBytesToI32(og, wr + gi * og * kdim, w_signed, kdim, wz, wz ? wzp_step : 0, *b, &xzp,
-                          0, rq ? c : yg + p0, rq ? pc : positions, inner);
+          const uint8_t* w_group = wr + gi * og * kdim;
+          const kernels::QGemmRequant fused =
+              rq ? GemmRequant(*rq, true, gi * og, y8 + p0, positions) : kernels::QGemmRequant();
+          if (rq && kernels::QGemmFusesRequant(fused, og, pc)) {
+            // One output channel per row of C, requantized in the GEMM's tiles: the bytes go
+            // straight to y's rows.
+            QGemmBytesToBytes(og, w_group, w_signed, kdim, wz, wz ? wzp_step : 0, *b, &xzp, 0,
+                              fused, inner);
+            ApplyOutputTable(*rq, og, pc, y8 + p0, positions);
+            return;
+          }
+          QGemmBytesToI32(og, w_group, w_signed, kdim, wz, wz ? wzp_step : 0, *b, &xzp, 0,
+                          rq ? c : yg + p0, rq ? pc : positions, inner);
           if (rq) RequantConvRows(*rq, c, pc, og, pc, gi * og, y8 + p0, positions);
           return;
         }
-        QGemmBytesToI32(pc, rows, x_signed, lda, &xzp, 0, *pk[gi], wz, wzp_step, c, og, inner);
-        if (rq && positions == 1) {
-          // One position (a squeeze-and-excitation layer on a pooled image): its og bytes are
-          // y's [og, 1] as they are.
-          RequantConv(*rq, c, og, 1, og, gi * og, 1, y8, og);
+        uint8_t* bytes = positions == 1 ? y8 : tile;
+        const kernels::QGemmRequant fused =
+            rq ? GemmRequant(*rq, false, gi * og, bytes, og) : kernels::QGemmRequant();
+        if (rq && kernels::QGemmFusesRequant(fused, pc, og)) {
+          // Each position's og bytes (one per output channel) go into the byte tile [pc, og],
+          // which is transposed into y's [og, positions] layout; one position (a
+          // squeeze-and-excitation layer on a pooled image) is y's [og, 1] as it is.
+          QGemmBytesToBytes(pc, rows, x_signed, lda, &xzp, 0, *pk[gi], wz, wzp_step, fused, inner);
+          ApplyOutputTable(*rq, pc, og, bytes, og);
+          if (positions != 1) kernels::TransposeByteMatrix(tile, og, y8 + p0, positions, pc, og);
         } else if (rq) {
-          // Each position's og sums (one per output channel) are requantized into the byte
-          // tile [pc, og], which is transposed into y's [og, positions] layout.
-          RequantConv(*rq, c, og, pc, og, gi * og, 1, tile, og);
-          kernels::TransposeByteMatrix(tile, og, y8 + p0, positions, pc, og);
+          // The same through int32 sums and the requantization of the whole block.
+          QGemmBytesToI32(pc, rows, x_signed, lda, &xzp, 0, *pk[gi], wz, wzp_step, c, og, inner);
+          RequantConv(*rq, c, og, pc, og, gi * og, 1, bytes, og);
+          if (positions != 1) kernels::TransposeByteMatrix(tile, og, y8 + p0, positions, pc, og);
         } else {
+          QGemmBytesToI32(pc, rows, x_signed, lda, &xzp, 0, *pk[gi], wz, wzp_step, c, og, inner);
           TransposeToChannelsFirst(c, pc, og, yg + p0, positions);
         }
       };

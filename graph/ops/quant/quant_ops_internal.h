@@ -234,6 +234,17 @@ inline void QGemmBytesToI32(int64_t m, const uint8_t* a, bool a_signed, int64_t 
     kernels::QGemmU8ToI32(m, a, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, c, ldc, parallel);
   }
 }
+inline void QGemmBytesToBytes(int64_t m, const uint8_t* a, bool a_signed, int64_t lda,
+                              const int32_t* a_zp, int64_t a_zp_step, const kernels::PackedQB& b,
+                              const int32_t* b_zp, int64_t b_zp_step,
+                              const kernels::QGemmRequant& rq, const kernels::Parallel& parallel) {
+  if (a_signed) {
+    kernels::QGemmS8ToBytes(m, reinterpret_cast<const int8_t*>(a), lda, a_zp, a_zp_step, b, b_zp,
+                            b_zp_step, rq, parallel);
+  } else {
+    kernels::QGemmU8ToBytes(m, a, lda, a_zp, a_zp_step, b, b_zp, b_zp_step, rq, parallel);
+  }
+}
 inline void QGemmBytesToSink(int64_t m, const uint8_t* a, bool a_signed, int64_t lda,
                              const int32_t* a_zp, int64_t a_zp_step, const kernels::PackedQB& b,
                              const int32_t* b_zp, int64_t b_zp_step, const kernels::QGemmSink& sink,
