@@ -14,6 +14,7 @@
 // graph's; what goes away is the float32 tensors between the nodes (3 bytes moved per element
 // instead of about 27).
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -46,27 +47,37 @@ constexpr int64_t kMinKernelRun = 32;
 // The per-tensor parameters, and y's 8-bit range.
 using QdqParams = kernels::QdqBinaryParams;
 
-// One operand: its bytes, signedness and parameters, and the DequantizeLinear kernel's value for
-// each of the 256 bit patterns (the same float32 values the kernel gives element by element).
+// The DequantizeLinear kernel's value for each of the 256 bit patterns (the same float32 values
+// the kernel gives element by element).
+using DequantTable = std::array<float, 256>;
+void Dequantize(bool is_signed, float scale, int32_t zp, const uint8_t* src, int64_t n,
+                float* out) {
+  if (is_signed) {
+    kernels::DequantizeI8ToF32(reinterpret_cast<const int8_t*>(src), n, &scale, 0, &zp, 0, out);
+  } else {
+    kernels::DequantizeU8ToF32(src, n, &scale, 0, &zp, 0, out);
+  }
+}
+DequantTable MakeDequantTable(bool is_signed, float scale, int32_t zp) {
+  uint8_t all[256];
+  for (int v = 0; v < 256; ++v) all[v] = static_cast<uint8_t>(v);
+  DequantTable table;
+  Dequantize(is_signed, scale, zp, all, 256, table.data());
+  return table;
+}
+
+// One operand: its bytes, signedness and parameters, and its DequantTable.
 struct Operand {
   const uint8_t* q = nullptr;
   bool is_signed = false;
   float scale = 1.0f;
   int32_t zp = 0;
-  float table[256];
+  const float* table = nullptr;
 
-  Operand(const void* data, bool sign, float s, int32_t z)
-      : q(static_cast<const uint8_t*>(data)), is_signed(sign), scale(s), zp(z) {
-    uint8_t all[256];
-    for (int v = 0; v < 256; ++v) all[v] = static_cast<uint8_t>(v);
-    Dequantize(all, 256, table);
-  }
+  Operand(const void* data, bool sign, float s, int32_t z, const DequantTable& t)
+      : q(static_cast<const uint8_t*>(data)), is_signed(sign), scale(s), zp(z), table(t.data()) {}
   void Dequantize(const uint8_t* src, int64_t n, float* out) const {
-    if (is_signed) {
-      kernels::DequantizeI8ToF32(reinterpret_cast<const int8_t*>(src), n, &scale, 0, &zp, 0, out);
-    } else {
-      kernels::DequantizeU8ToF32(src, n, &scale, 0, &zp, 0, out);
-    }
+    quant_fused::Dequantize(is_signed, scale, zp, src, n, out);
   }
   // out[j] = the dequantized element offset + j * step, j < n.
   void Fill(int64_t offset, int64_t step, int64_t n, float* out) const {
@@ -250,12 +261,26 @@ class QdqBinaryOp final : public Op {
       return p;
     };
     QdqParams fixed;
-    if (constant) fixed = read([&](int i) -> const Tensor& { return *ctx.input_value(i); });
-    return [plan, a_signed, b_signed, y_signed, op, constant, fixed, read](RunContext& rc) {
+    // The operands' dequantization tables, made once with constant parameters.
+    std::shared_ptr<const std::array<DequantTable, 2>> fixed_tables;
+    if (constant) {
+      fixed = read([&](int i) -> const Tensor& { return *ctx.input_value(i); });
+      fixed_tables = std::make_shared<const std::array<DequantTable, 2>>(
+          std::array<DequantTable, 2>{MakeDequantTable(a_signed, fixed.a_scale, fixed.a_zp),
+                                      MakeDequantTable(b_signed, fixed.b_scale, fixed.b_zp)});
+    }
+    return [plan, a_signed, b_signed, y_signed, op, constant, fixed, fixed_tables,
+            read](RunContext& rc) {
       const QdqParams p =
           constant ? fixed : read([&](int i) -> const Tensor& { return rc.input(i); });
-      const Operand a(rc.input(0).raw_data(), a_signed, p.a_scale, p.a_zp);
-      const Operand b(rc.input(3).raw_data(), b_signed, p.b_scale, p.b_zp);
+      std::array<DequantTable, 2> run_tables;
+      if (!constant) {
+        run_tables[0] = MakeDequantTable(a_signed, p.a_scale, p.a_zp);
+        run_tables[1] = MakeDequantTable(b_signed, p.b_scale, p.b_zp);
+      }
+      const std::array<DequantTable, 2>& tables = constant ? *fixed_tables : run_tables;
+      const Operand a(rc.input(0).raw_data(), a_signed, p.a_scale, p.a_zp, tables[0]);
+      const Operand b(rc.input(3).raw_data(), b_signed, p.b_scale, p.b_zp, tables[1]);
       void* y = rc.output(0).raw_data();
       const int64_t steps[2] = {plan.step(0), plan.step(1)};
       const bool many_runs_per_call = plan.runs_evenly_spaced() && plan.run_length() < kMinTableRun;
