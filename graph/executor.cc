@@ -581,8 +581,12 @@ std::vector<Tensor> Executor::Run(const std::map<std::string, Tensor>& inputs) {
 void Executor::BindInputs(const std::map<std::string, Value>& inputs,
                           const std::map<std::string, Value>* outer) {
   const Plan& plan = *plan_;
-  // Constants are read from the plan itself (ValueOf), not copied here on every run.
-  values_.assign(plan.values().size(), Value());
+  // Constants are read from the plan itself (ValueOf), not copied here on every run. A run that
+  // ended normally left every value empty; one that threw may have left some.
+  if (!values_clear_ || values_.size() != plan.values().size()) {
+    values_.assign(plan.values().size(), Value());
+  }
+  values_clear_ = false;
   for (const auto& [name, id] : plan.outer_ids()) {
     const Value* v = nullptr;
     if (outer) {
@@ -756,7 +760,11 @@ std::vector<Value> Executor::RunValues(const std::map<std::string, Value>& input
   std::vector<Value> result;
   result.reserve(plan.output_ids().size());
   for (int id : plan.output_ids()) result.push_back(ValueOf(id));
-  values_.assign(values_.size(), Value());
+  // What is still held (inputs, outputs, values no step releases) goes back before EndRun.
+  for (Value& v : values_) {
+    if (v.defined()) v = Value();
+  }
+  values_clear_ = true;
   pool_->EndRun();
   return result;
 }

@@ -146,6 +146,7 @@ class Executor {
   std::shared_ptr<BufferPool> pool_;
   std::vector<NodeCache> caches_;
   std::vector<Value> values_;
+  bool values_clear_ = false;  // every entry of values_ empty (set when a run ends normally)
   // The plan's constants as values, made once (a run reads them here instead of copying each
   // into values_).
   std::vector<Value> constants_;
