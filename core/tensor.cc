@@ -33,6 +33,12 @@ int64_t CheckedNumElements(const Dims& dims) {
     if (d < 0) {
       throw Error(ErrorCode::kInvalidArgument, "negative dimension in shape " + DimsToString(dims));
     }
+    // Both below 2^31: the product fits, no division needed (the common case, checked per
+    // tensor a run allocates).
+    if (((n | d) >> 31) == 0) {
+      n *= d;
+      continue;
+    }
     if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) {
       throw Error(ErrorCode::kLimitExceeded,
                   "element count of shape " + DimsToString(dims) + " overflows int64");

@@ -14,6 +14,13 @@ TEST_CASE("Element counts and byte sizes are overflow-checked") {
   CHECK(CheckedNumElements({3, 5, 7}) == 105);
   CHECK_THROWS_AS(CheckedNumElements({-1, 2}), Error);
   CHECK_THROWS_AS(CheckedNumElements({int64_t{1} << 40, int64_t{1} << 40}), Error);
+  // Around the fast path's bound (both factors below 2^31) and past it.
+  CHECK(CheckedNumElements({(int64_t{1} << 31) - 1, (int64_t{1} << 31) - 1}) ==
+        ((int64_t{1} << 31) - 1) * ((int64_t{1} << 31) - 1));
+  CHECK(CheckedNumElements({int64_t{1} << 31, int64_t{1} << 31}) == int64_t{1} << 62);
+  CHECK_THROWS_AS(CheckedNumElements({int64_t{1} << 31, int64_t{1} << 31, 2}), Error);
+  CHECK_THROWS_AS(CheckedNumElements({3, int64_t{1} << 30, int64_t{1} << 30, 4}), Error);
+  CHECK(CheckedNumElements({3, int64_t{1} << 30, int64_t{1} << 30, 0}) == 0);
   CHECK(CheckedByteSize(DType::kFloat32, 3) == 12);
   CHECK(CheckedByteSize(DType::kInt4, 3) == 2);
   CHECK(CheckedByteSize(DType::kUInt2, 5) == 2);
