@@ -1386,7 +1386,13 @@ void PackedQB::Repack(bool b_signed, bool trans_b, int64_t k, int64_t n, const v
   kp_ = (k + kKAlign - 1) / kKAlign * kKAlign;
   // Zeroed panels (the packers leave the K and N padding as it is); the vectors keep their
   // capacity, so a PackedQB packed again per call allocates nothing once it is large enough.
-  data_.assign(static_cast<size_t>((n + kNR - 1) / kNR * kNR * kp_), 0);
+  // Without padding (K a multiple of 4, N of 32) the packers write every byte: no zeroing.
+  const size_t bytes = static_cast<size_t>((n + kNR - 1) / kNR * kNR * kp_);
+  if (k % kKAlign == 0 && n % kNR == 0) {
+    data_.resize(bytes);
+  } else {
+    data_.assign(bytes, 0);
+  }
   col_sums_.assign(static_cast<size_t>(n), 0);
   const uint8_t* src = static_cast<const uint8_t*>(b);
   const uint8_t flip = b_signed ? 0 : 0x80;  // uint8 b - 128 == its bits with the top one flipped

@@ -288,6 +288,12 @@ TEST_CASE("PackedQB: B stored [K,N] or [N,K] packs to the reference panels on ev
           CHECK(reused.b_signed() == sgn);
           CHECK(std::equal(want.begin(), want.end(), reused.data()));
           CHECK(std::equal(want_sums.begin(), want_sums.end(), reused.col_sums()));
+          // The same from B stored [K, N], over storage that held other bytes of the same
+          // size (K a multiple of 4 and N of 32: no padding, nothing zeroed first).
+          reused.Repack(!sgn, false, k, n, other.data(), n);
+          reused.Repack(sgn, false, k, n, b.data(), ldb);
+          CHECK(std::equal(want.begin(), want.end(), reused.data()));
+          CHECK(std::equal(want_sums.begin(), want_sums.end(), reused.col_sums()));
         }
       }
     }
