@@ -655,6 +655,12 @@ std::pair<const RunFn*, const std::vector<PrepareContext::OutputSpec>*> Executor
       key_scratch_.push_back(-1);
       continue;
     }
+    // A constant is the same tensor on every run: nothing of it to compare (a QLinearConv's
+    // key is then x's shape only, not also those of its seven parameters).
+    if (plan.values()[step.inputs[i]].is_constant) {
+      key_scratch_.push_back(-2);
+      continue;
+    }
     bool with_data = false;
     for (int vi : step.value_inputs) with_data |= (vi == static_cast<int>(i));
     AppendKey(&key_scratch_, *in_ptrs_[i], with_data);
