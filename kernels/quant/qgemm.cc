@@ -44,9 +44,9 @@ inline uint32_t U(int32_t v) { return static_cast<uint32_t>(v); }
 // The zero-point correction of one full 32-column panel, applied by a tile in registers on the
 // last K block and stored straight to C (instead of through the accumulator block):
 //   c[i*ldc + j] = acc - zb[j]*rs[i] - za[i]*ct[j]   (uint32, modulo 2^32)
-// With rq, the corrected sums are requantized in registers and stored as bytes instead (c is
-// then unused).
-struct TileRequant;
+// With rq (the tile's share of QGemmRequant: bias, multipliers and bytes from the tile's first
+// row or column on), the corrected sums are requantized in registers and stored as bytes
+// instead (c is then unused).
 struct TileEpilogue {
   const uint32_t* zb;  // [32] zb' per column
   const uint32_t* ct;  // [32] colsum(b') - K*zb' per column
@@ -54,33 +54,17 @@ struct TileEpilogue {
   const uint32_t* za;  // [MR] za' per row
   int32_t* c;          // row 0, column 0 of the tile in C
   int64_t ldc;
-  const TileRequant* rq;
+  const QGemmRequant* rq;
 };
-// A tile's share of QGemmRequant: its first row's (per_row) or first column's bias and
-// multiplier, and its element (0, 0) of the bytes.
-struct TileRequant {
-  const int32_t* bias;
-  const float* mult;
-  int64_t mult_step;
-  bool per_row;
-  int32_t zp, lo, hi;
-  bool out_signed;
-  uint8_t* out;
-  int64_t ldo;
-  // The same for the tile `cols` columns to the right.
-  TileRequant ShiftColumns(int64_t cols) const {
-    TileRequant t = *this;
-    if (!per_row) {
-      if (t.bias) t.bias += cols;
-      t.mult += cols * mult_step;
-    }
-    t.out += cols;
-    return t;
+// A tile's QGemmRequant for the tile `cols` columns to its right.
+inline QGemmRequant ShiftColumns(QGemmRequant q, int64_t cols) {
+  if (!q.per_row) {
+    if (q.bias) q.bias += cols;
+    q.mult += cols * q.mult_step;
   }
-};
-// How far from every half-integer a float32 product must lie for its rounding to be the
-// reference's (RequantizeF32Vec in kernels/quant/quantize.cc has the bound's derivation).
-constexpr float kRequantNearHalf = 0.5f - 1.0f / 4096.0f;
+  q.out = static_cast<uint8_t*>(q.out) + cols;
+  return q;
+}
 }  // namespace simplecpp::kernels::qgemm_detail
 #endif
 
@@ -197,7 +181,7 @@ HWY_INLINE SIMPLECPP_QGEMM_VNNI __m512i Dpbusd(__m512i acc, __m512i a_u8, __m512
 // half-integer takes the scalar reference's value, as there. kPartial (a partial panel):
 // the first `width` columns only, per-column parameters read only there.
 template <typename T, bool kPartial>
-HWY_INLINE SIMPLECPP_QGEMM_VNNI void RequantStore32(const TileRequant& q,
+HWY_INLINE SIMPLECPP_QGEMM_VNNI void RequantStore32(const QGemmRequant& q,
                                                     const RoundNarrow512& narrow, int i, int col,
                                                     __m512i x0, __m512i x1, int width = 32) {
   const __mmask16 k0 = kPartial ? static_cast<__mmask16>((1u << std::min(width, 16)) - 1) : 0xFFFF;
@@ -225,7 +209,7 @@ HWY_INLINE SIMPLECPP_QGEMM_VNNI void RequantStore32(const TileRequant& q,
   }
   const __m512 f0 = _mm512_mul_ps(_mm512_cvtepi32_ps(x0), m0);
   const __m512 f1 = _mm512_mul_ps(_mm512_cvtepi32_ps(x1), m1);
-  T* out = reinterpret_cast<T*>(q.out + i * q.ldo + col);
+  T* out = reinterpret_cast<T*>(static_cast<uint8_t*>(q.out) + i * q.ldo + col);
   if (kPartial) {
     narrow.StoreFirst(f0, f1, width, out);
   } else {
@@ -245,6 +229,18 @@ HWY_INLINE SIMPLECPP_QGEMM_VNNI void RequantStore32(const TileRequant& q,
         out[j] = static_cast<T>(quant::RequantizeValue(held[j], m, q.zp, q.lo, q.hi));
       }
     }
+  }
+}
+
+// RequantStore32 for q's output type.
+template <bool kPartial>
+HWY_INLINE SIMPLECPP_QGEMM_VNNI void RequantRow32(const QGemmRequant& q,
+                                                  const RoundNarrow512& narrow, int i, int col,
+                                                  __m512i x0, __m512i x1, int width = 32) {
+  if (q.out_signed) {
+    RequantStore32<int8_t, kPartial>(q, narrow, i, col, x0, x1, width);
+  } else {
+    RequantStore32<uint8_t, kPartial>(q, narrow, i, col, x0, x1, width);
   }
 }
 
@@ -309,23 +305,23 @@ HWY_NOINLINE SIMPLECPP_QGEMM_VNNI void TileVnni(
   if (epi != nullptr) {
     const __m512i zb0 = _mm512_loadu_si512(epi->zb), zb1 = _mm512_loadu_si512(epi->zb + 16);
     const __m512i ct0 = _mm512_loadu_si512(epi->ct), ct1 = _mm512_loadu_si512(epi->ct + 16);
-    // A local copy of the parameters (as in TileVnniPair).
-    const TileRequant local = epi->rq ? *epi->rq : TileRequant{};
-    const TileRequant* q = epi->rq ? &local : nullptr;
-    const RoundNarrow512 narrow(local.zp, local.lo, epi->rq ? local.hi : 255);
+    if (epi->rq != nullptr) {
+      // A local copy of the parameters (as in TileVnniPair).
+      const QGemmRequant q = *epi->rq;
+      const RoundNarrow512 narrow(q.zp, q.lo, q.hi);
+      for (int i = 0; i < MR; ++i) {
+        const __m512i rs = _mm512_set1_epi32(static_cast<int32_t>(epi->rs[i]));
+        const __m512i za = _mm512_set1_epi32(static_cast<int32_t>(epi->za[i]));
+        RequantRow32<false>(q, narrow, i, 0, Corrected(c0[0][i], zb0, ct0, rs, za),
+                            Corrected(c1[0][i], zb1, ct1, rs, za));
+      }
+      return;
+    }
     for (int i = 0; i < MR; ++i) {
       const __m512i rs = _mm512_set1_epi32(static_cast<int32_t>(epi->rs[i]));
       const __m512i za = _mm512_set1_epi32(static_cast<int32_t>(epi->za[i]));
-      const __m512i r0 = Corrected(c0[0][i], zb0, ct0, rs, za);
-      const __m512i r1 = Corrected(c1[0][i], zb1, ct1, rs, za);
-      if (q == nullptr) {
-        _mm512_storeu_si512(epi->c + i * epi->ldc, r0);
-        _mm512_storeu_si512(epi->c + i * epi->ldc + 16, r1);
-      } else if (q->out_signed) {
-        RequantStore32<int8_t, false>(*q, narrow, i, 0, r0, r1);
-      } else {
-        RequantStore32<uint8_t, false>(*q, narrow, i, 0, r0, r1);
-      }
+      _mm512_storeu_si512(epi->c + i * epi->ldc, Corrected(c0[0][i], zb0, ct0, rs, za));
+      _mm512_storeu_si512(epi->c + i * epi->ldc + 16, Corrected(c1[0][i], zb1, ct1, rs, za));
     }
     return;
   }
@@ -385,9 +381,9 @@ HWY_NOINLINE SIMPLECPP_QGEMM_VNNI void TileVnniNarrow(
     const __m256i zb1 = _mm256_maskz_loadu_epi32(m1, epi->zb + 16);
     const __m256i ct1 = _mm256_maskz_loadu_epi32(m1, epi->ct + 16);
     // A local copy of the parameters (as in TileVnniPair).
-    const TileRequant local = epi->rq ? *epi->rq : TileRequant{};
-    const TileRequant* q = epi->rq ? &local : nullptr;
-    const RoundNarrow512 narrow(local.zp, local.lo, epi->rq ? local.hi : 255);
+    const QGemmRequant local = epi->rq ? *epi->rq : QGemmRequant();
+    const QGemmRequant* q = epi->rq ? &local : nullptr;
+    const RoundNarrow512 narrow(local.zp, local.lo, local.hi);
     for (int i = 0; i < MR; ++i) {
       const __m512i rs = _mm512_set1_epi32(static_cast<int32_t>(epi->rs[i]));
       const __m512i za = _mm512_set1_epi32(static_cast<int32_t>(epi->za[i]));
@@ -398,12 +394,8 @@ HWY_NOINLINE SIMPLECPP_QGEMM_VNNI void TileVnniNarrow(
         r1 = _mm256_sub_epi32(r1, _mm256_mullo_epi32(_mm512_castsi512_si256(za), ct1));
       }
       if (q != nullptr) {
-        const int w = static_cast<int>(width);
-        if (q->out_signed) {
-          RequantStore32<int8_t, true>(*q, narrow, i, 0, r0, _mm512_zextsi256_si512(r1), w);
-        } else {
-          RequantStore32<uint8_t, true>(*q, narrow, i, 0, r0, _mm512_zextsi256_si512(r1), w);
-        }
+        RequantRow32<true>(*q, narrow, i, 0, r0, _mm512_zextsi256_si512(r1),
+                           static_cast<int>(width));
         continue;
       }
       _mm512_mask_storeu_epi32(epi->c + i * epi->ldc, m0, r0);
@@ -450,7 +442,7 @@ HWY_NOINLINE SIMPLECPP_QGEMM_VNNI void TileVnniPair(
     // Each row's 64 corrected sums requantized to 64 bytes. A local copy of the parameters:
     // the byte stores may alias anything, so fields read through a pointer would be reloaded
     // after each one.
-    const TileRequant q = *epi->rq;
+    const QGemmRequant q = *epi->rq;
     const RoundNarrow512 narrow(q.zp, q.lo, q.hi);
     for (int i = 0; i < MR; ++i) {
       const __m512i rs = _mm512_set1_epi32(static_cast<int32_t>(epi->rs[i]));
@@ -460,13 +452,8 @@ HWY_NOINLINE SIMPLECPP_QGEMM_VNNI void TileVnniPair(
         r[v] = Corrected(c[i][v], _mm512_loadu_si512(epi->zb + 16 * v),
                          _mm512_loadu_si512(epi->ct + 16 * v), rs, za);
       }
-      if (q.out_signed) {
-        RequantStore32<int8_t, false>(q, narrow, i, 0, r[0], r[1]);
-        RequantStore32<int8_t, false>(q, narrow, i, 32, r[2], r[3]);
-      } else {
-        RequantStore32<uint8_t, false>(q, narrow, i, 0, r[0], r[1]);
-        RequantStore32<uint8_t, false>(q, narrow, i, 32, r[2], r[3]);
-      }
+      RequantRow32<false>(q, narrow, i, 0, r[0], r[1]);
+      RequantRow32<false>(q, narrow, i, 32, r[2], r[3]);
     }
     return;
   }
@@ -736,19 +723,14 @@ struct QGemmBlock {
   const QGemmRequant* rq;
   int64_t m0, n0;
 
-  // The tile at block row i, block column j's share of rq.
-  TileRequant TileRq(int64_t i, int64_t j) const {
+  // The tile at block row i, block column j's share of rq: its bias, multipliers and bytes.
+  QGemmRequant TileRq(int64_t i, int64_t j) const {
     const int64_t row = m0 + i, col = n0 + j, at = rq->per_row ? row : col;
-    return TileRequant{rq->bias ? rq->bias + at : nullptr,
-                       rq->mult + at * rq->mult_step,
-                       rq->mult_step,
-                       rq->per_row,
-                       rq->zp,
-                       rq->lo,
-                       rq->hi,
-                       rq->out_signed,
-                       static_cast<uint8_t*>(rq->out) + row * rq->ldo + col,
-                       rq->ldo};
+    QGemmRequant t = *rq;
+    if (t.bias) t.bias += at;
+    t.mult += at * rq->mult_step;
+    t.out = static_cast<uint8_t*>(rq->out) + row * rq->ldo + col;
+    return t;
   }
 };
 
@@ -762,10 +744,10 @@ HWY_INLINE void RunPanelPair(const QGemmBlock<TA>& blk, int64_t p, const int8_t*
     const int r = static_cast<int>(std::min<int64_t>(kMRP, blk.rows - i));
     int32_t* const c_tile = blk.c + i * blk.ldc + p * kNR;
     // Both panels are full (a pair never takes a partial one finished direct).
-    TileRequant trq{}, trq1{};
+    QGemmRequant trq, trq1;
     if (finish && blk.rq) {
       trq = blk.TileRq(i, p * kNR);
-      trq1 = trq.ShiftColumns(kNR);
+      trq1 = ShiftColumns(trq, kNR);
     }
     TileEpilogue epi{blk.zbv + p * kNR, blk.ct + p * kNR,       blk.rowsum + i, blk.zav + i, c_tile,
                      blk.ldc,           blk.rq ? &trq : nullptr};
@@ -802,7 +784,7 @@ HWY_INLINE void RunPanel(const QGemmBlock<TA>& blk, int64_t p, const int8_t* bp,
     int32_t* const c_tile = blk.c + i * blk.ldc + p * kNR;
     // A partial panel wider than the narrow tile stores int32 (requantized after).
     const bool tile_rq = blk.rq && (width == kNR || width <= kNarrowWidth);
-    TileRequant trq{};
+    QGemmRequant trq;
     if (finish && tile_rq) trq = blk.TileRq(i, p * kNR);
     TileEpilogue epi{
         blk.zbv + p * kNR, blk.ct + p * kNR,        blk.rowsum + i, blk.zav + i, c_tile,

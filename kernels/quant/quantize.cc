@@ -190,8 +190,7 @@ int64_t RequantizeF32Vec(const int32_t* HWY_RESTRICT acc, int64_t lda, int64_t r
   // Bounds of the rounded product: integers, so a clamped lane rounds to itself.
   const auto flo = hn::Set(df, static_cast<float>(lo - zp));
   const auto fhi = hn::Set(df, static_cast<float>(hi - zp));
-  constexpr float kNearHalf = 0.5f - 1.0f / 4096.0f;
-  const auto near_half = hn::Set(df, kNearHalf);
+  const auto near_half = hn::Set(df, kRequantNearHalf);
   const auto magic = hn::Set(df, 12582912.0f);  // 1.5 * 2^23
   // The current row's parameters.
   const float* HWY_RESTRICT mrow = mult;
@@ -224,7 +223,7 @@ int64_t RequantizeF32Vec(const int32_t* HWY_RESTRICT acc, int64_t lda, int64_t r
     hn::Store(vacc, di, held);
     hn::Store(dist, df, far);
     for (int64_t j = 0; j < N; ++j) {
-      if (far[j] > kNearHalf) {
+      if (far[j] > kRequantNearHalf) {
         quantize_detail::RequantizeScalar(held + j, 1, mrow + (i + j) * mult_step, mult_step, zp,
                                           lo, hi, o + i + j);
       }
@@ -240,7 +239,7 @@ int64_t RequantizeF32Vec(const int32_t* HWY_RESTRICT acc, int64_t lda, int64_t r
     }
   }
   const RoundNarrow512 narrow(zp, lo, hi);
-  const __m512 near_half512 = _mm512_set1_ps(kNearHalf);
+  const __m512 near_half512 = _mm512_set1_ps(kRequantNearHalf);
   // f's lanes from column i of row a (bias added to the accumulators in *vacc).
   auto product512 = [&](const int32_t* HWY_RESTRICT a, int64_t i, __m512i* vacc) {
     __m512i v = _mm512_loadu_si512(a + i);

@@ -1,8 +1,9 @@
 // RoundNarrow512: 32 float32 lanes rounded half to even, plus a zero point, clamped and narrowed
 // to 8-bit results on AVX-512, with the test for lanes too close to a half-integer to decide in
 // float32. Shared by the requantization kernels (kernels/quant/quantize.cc) and the integer
-// GEMM's fused requantization (kernels/quant/qgemm.cc). Included once per target (Highway's
-// toggled include guard); defined on the AVX-512 targets only.
+// GEMM's fused requantization (kernels/quant/qgemm.cc), with the undecided-lane margin they
+// share. Included once per target (Highway's toggled include guard); RoundNarrow512 is defined
+// on the AVX-512 targets only.
 #if defined(SIMPLECPP_KERNELS_ROUND_NARROW512_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef SIMPLECPP_KERNELS_ROUND_NARROW512_INL_H_
 #undef SIMPLECPP_KERNELS_ROUND_NARROW512_INL_H_
@@ -18,6 +19,11 @@
 HWY_BEFORE_NAMESPACE();
 namespace simplecpp::kernels {
 namespace HWY_NAMESPACE {
+
+// How far from every half-integer a requantization's float32 product must lie for its rounding
+// to be the float64 reference's (every target; RequantizeF32Vec in kernels/quant/quantize.cc
+// derives the bound). Lanes closer than this are "undecided" and take the scalar reference.
+constexpr float kRequantNearHalf = 0.5f - 1.0f / 4096.0f;
 
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 // Rounding 32 float32 lanes f with |f| < 2^31 to 8-bit results on AVX-512 (RequantizeF32Vec,

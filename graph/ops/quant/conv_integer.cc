@@ -310,6 +310,11 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
     }
   }
   const auto& pk = packed ? *packed : local_packed;
+  // Whether the GEMM's tiles take the requantization: the target and the multipliers decide, so
+  // the answer for all output channels holds for every block.
+  const bool fuse_requant =
+      rq != nullptr &&
+      kernels::QGemmFusesRequant(GemmRequant(*rq, false, 0, nullptr, 0), 1, out_channels);
   const auto* xb = static_cast<const uint8_t*>(x);
   const uint8_t pad = static_cast<uint8_t>(xzp);  // int8 zero points keep their bit pattern
   const int slots = blocks_parallel ? std::max(1, par.num_threads()) : 1;
@@ -365,13 +370,11 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
           }
           const kernels::PackedQB* b = &packed_b;
           const uint8_t* w_group = wr + gi * og * kdim;
-          const kernels::QGemmRequant fused =
-              rq ? GemmRequant(*rq, true, gi * og, y8 + p0, positions) : kernels::QGemmRequant();
-          if (rq && kernels::QGemmFusesRequant(fused, og, pc)) {
+          if (fuse_requant) {
             // One output channel per row of C, requantized in the GEMM's tiles: the bytes go
             // straight to y's rows.
             QGemmBytesToBytes(og, w_group, w_signed, kdim, wz, wz ? wzp_step : 0, *b, &xzp, 0,
-                              fused, inner);
+                              GemmRequant(*rq, true, gi * og, y8 + p0, positions), inner);
             ApplyOutputTable(*rq, og, pc, y8 + p0, positions);
             return;
           }
@@ -381,13 +384,12 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
           return;
         }
         uint8_t* bytes = positions == 1 ? y8 : tile;
-        const kernels::QGemmRequant fused =
-            rq ? GemmRequant(*rq, false, gi * og, bytes, og) : kernels::QGemmRequant();
-        if (rq && kernels::QGemmFusesRequant(fused, pc, og)) {
+        if (fuse_requant) {
           // Each position's og bytes (one per output channel) go into the byte tile [pc, og],
           // which is transposed into y's [og, positions] layout; one position (a
           // squeeze-and-excitation layer on a pooled image) is y's [og, 1] as it is.
-          QGemmBytesToBytes(pc, rows, x_signed, lda, &xzp, 0, *pk[gi], wz, wzp_step, fused, inner);
+          QGemmBytesToBytes(pc, rows, x_signed, lda, &xzp, 0, *pk[gi], wz, wzp_step,
+                            GemmRequant(*rq, false, gi * og, bytes, og), inner);
           ApplyOutputTable(*rq, pc, og, bytes, og);
           if (positions != 1) kernels::TransposeByteMatrix(tile, og, y8 + p0, positions, pc, og);
         } else if (rq) {
