@@ -21,19 +21,48 @@ namespace simplecpp::kernels {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// dst[i] = src[2 * i] for i < n, reading no byte past src[2 * (n - 1)].
-inline void EvenBytes(const uint8_t* HWY_RESTRICT src, int64_t n, uint8_t* HWY_RESTRICT dst) {
-  const hn::ScalableTag<uint8_t> d;
+// dst[i] = src[2 * i] for i in [i0, n) with vectors of d's lanes, reading no byte past
+// src[2 * (n - 1)]; returns where it stopped (n, or i0 when the run is too short for d).
+template <class D>
+inline int64_t EvenBytesWith(D d, const uint8_t* HWY_RESTRICT src, int64_t i0, int64_t n,
+                             uint8_t* HWY_RESTRICT dst) {
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
-  int64_t i = 0;
   // The vector pair at 2i covers bytes [2i, 2i + 2N): all within the run while 2i + 2N - 1 <=
   // 2(n - 1), i.e. i + N < n.
+  if (i0 + N >= n) return i0;
+  int64_t i = i0;
   for (; i + N < n; i += N) {
-    const auto lo = hn::LoadU(d, src + 2 * i);
-    const auto hi = hn::LoadU(d, src + 2 * i + N);
-    hn::StoreU(hn::ConcatEven(d, hi, lo), d, dst + i);
+    hn::StoreU(hn::ConcatEven(d, hn::LoadU(d, src + 2 * i + N), hn::LoadU(d, src + 2 * i)), d,
+               dst + i);
   }
+  // The rest but the last byte as one vector overlapping the one before (the same bytes again),
+  // then that byte: a run of 64-95 bytes (a 192-pixel row at stride 2) costs three vectors
+  // instead of a byte loop over its last third.
+  if (i < n - 1) {
+    const int64_t at = n - 1 - N;
+    hn::StoreU(hn::ConcatEven(d, hn::LoadU(d, src + 2 * at + N), hn::LoadU(d, src + 2 * at)), d,
+               dst + at);
+  }
+  dst[n - 1] = src[2 * (n - 1)];
+  return n;
+}
+
+// dst[i] = src[2 * i] for i < n, reading no byte past src[2 * (n - 1)]: whole vectors, or
+// 16-byte ones for a run shorter than a whole vector's pair.
+inline void EvenBytes(const uint8_t* HWY_RESTRICT src, int64_t n, uint8_t* HWY_RESTRICT dst) {
+  int64_t i = EvenBytesWith(hn::ScalableTag<uint8_t>(), src, 0, n, dst);
+  if (i < n) i = EvenBytesWith(hn::Full128<uint8_t>(), src, i, n, dst);
   for (; i < n; ++i) dst[i] = src[2 * i];
+}
+
+// dst[0, n) = pad: a byte loop for the one or two bytes of a kernel tap past an image edge
+// (most calls), memset for whole padding rows.
+inline void FillPad(uint8_t* HWY_RESTRICT dst, uint8_t pad, int64_t n) {
+  if (n > 16) {
+    std::memset(dst, pad, static_cast<size_t>(n));
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) dst[i] = pad;
 }
 
 void Im2ColBytesImpl(const ConvGeometry& geometry, const uint8_t* x, int64_t channels,
@@ -58,11 +87,11 @@ void Im2ColBytesImpl(const ConvGeometry& geometry, const uint8_t* x, int64_t cha
       const int64_t iy = oy * g.stride[1] + t.ky * g.dilation[1] - g.pad[1];
       uint8_t* d = dst + q;
       if (iz < 0 || iz >= g.in[0] || iy < 0 || iy >= g.in[1]) {
-        std::memset(d, pad_value, static_cast<size_t>(run));
+        FillPad(d, pad_value, run);
       } else {
         const int64_t lo = std::min(std::max(x_lo, ox0), ox0 + run);
         const int64_t hi = std::max(std::min(x_hi, ox0 + run), lo);
-        std::memset(d, pad_value, static_cast<size_t>(lo - ox0));
+        FillPad(d, pad_value, lo - ox0);
         const uint8_t* src = xc + (iz * g.in[1] + iy) * g.in[2] + lo * g.stride[2] + off_x;
         uint8_t* mid = d + (lo - ox0);
         if (g.stride[2] == 1) {
@@ -72,7 +101,7 @@ void Im2ColBytesImpl(const ConvGeometry& geometry, const uint8_t* x, int64_t cha
         } else {
           for (int64_t i = 0; i < hi - lo; ++i) mid[i] = src[i * g.stride[2]];
         }
-        std::memset(d + (hi - ox0), pad_value, static_cast<size_t>(ox0 + run - hi));
+        FillPad(d + (hi - ox0), pad_value, ox0 + run - hi);
       }
       q += run;
       ox0 = 0;

@@ -490,9 +490,23 @@ TEST_CASE("Im2ColBytes is the transpose of Im2RowBytes, on every target") {
   std::mt19937 rng(9);
   std::uniform_int_distribution<int> byte(0, 255);
   const std::vector<SquareConv> cases = {
-      {1, 9, 3, 1, 1, 1},  {1, 300, 3, 2, 1, 1}, {1, 301, 4, 2, 1, 0}, {2, 7, 3, 2, 1, 1},
-      {2, 70, 3, 2, 1, 1}, {2, 129, 3, 2, 1, 1}, {2, 66, 5, 2, 2, 2},  {2, 40, 3, 1, 1, 1},
-      {2, 31, 2, 3, 1, 3}, {3, 9, 3, 2, 1, 1},   {2, 5, 5, 1, 1, 2}};
+      {1, 9, 3, 1, 1, 1},
+      {1, 300, 3, 2, 1, 1},
+      {1, 301, 4, 2, 1, 0},
+      {2, 7, 3, 2, 1, 1},
+      {2, 70, 3, 2, 1, 1},
+      {2, 129, 3, 2, 1, 1},
+      {2, 66, 5, 2, 2, 2},
+      {2, 40, 3, 1, 1, 1},
+      {2, 31, 2, 3, 1, 3},
+      {3, 9, 3, 2, 1, 1},
+      {2, 5, 5, 1, 1, 2},
+      // Stride-2 runs of 64, 65 and 95-96 bytes: a whole 64-byte vector and none, one or 31
+      // bytes after it (the last vector overlaps the one before).
+      {1, 129, 3, 2, 1, 0},
+      {1, 131, 3, 2, 1, 0},
+      {1, 192, 3, 2, 1, 1},
+      {2, 192, 3, 2, 1, 1}};
   for (const SquareConv& cs : cases) {
     for (int64_t channels : {1, 3, 4}) {
       const std::string shape = Describe(cs);
