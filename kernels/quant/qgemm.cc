@@ -1366,14 +1366,14 @@ void PackedQB::Repack(bool b_signed, bool trans_b, int64_t k, int64_t n, const v
   k_ = k;
   n_ = n;
   kp_ = (k + kKAlign - 1) / kKAlign * kKAlign;
-  // Zeroed panels (the packers leave the K and N padding as it is); the vectors keep their
-  // capacity, so a PackedQB packed again per call allocates nothing once it is large enough.
-  // Without padding (K a multiple of 4, N of 32) the packers write every byte: no zeroing.
+  // The vectors keep their capacity, so a PackedQB packed again per call allocates nothing once
+  // it is large enough. The packers write every quad of every column below N, zero past K; the
+  // columns past N in the last panel are not written: that panel is zeroed here.
   const size_t bytes = static_cast<size_t>((n + kNR - 1) / kNR * kNR * kp_);
-  if (k % kKAlign == 0 && n % kNR == 0) {
-    data_.resize(bytes);
-  } else {
-    data_.assign(bytes, 0);
+  data_.resize(bytes);
+  if (n % kNR != 0) {
+    const size_t panel = static_cast<size_t>(kNR * kp_);
+    std::memset(data_.data() + bytes - panel, 0, panel);
   }
   col_sums_.assign(static_cast<size_t>(n), 0);
   const uint8_t* src = static_cast<const uint8_t*>(b);
