@@ -39,8 +39,11 @@ namespace {
 constexpr int64_t kRowBudget = int64_t{1} << 17;
 // Positions from which the blocks of positions are the parallel tasks (4 blocks of 32).
 constexpr int64_t kMinBlocked = 128;
-// Output channels per group up to which a pointwise convolution swaps the GEMM's operands.
+// Output channels per group up to which a pointwise convolution swaps the GEMM's operands
+// whatever its positions; with more, it swaps when the positions pad their last panel by at
+// most 1 / kPointwiseSwapPadShare (the padded columns are multiplied too).
 constexpr int64_t kMaxPointwiseSwapChannels = 48;
+constexpr int64_t kPointwiseSwapPadShare = 16;
 // Input channels per group up to which a convolution with swapped operands takes its B from
 // x's channels-first rows (QConvPlan::cols_from_x): a channels-last tap would be a copy of this
 // few bytes.
@@ -168,15 +171,20 @@ QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttributes& attrs, int x_in, 
   }
   // Swap when the GEMM's narrowest tile (16 columns) would be less than half full and there are
   // at least a panel's worth of positions to fill the other way; pointwise convolutions also up
-  // to kMaxPointwiseSwapChannels output channels, where packing x's channels-first rows
-  // directly costs less than transposing x to channels-last and the result back, and
+  // to kMaxPointwiseSwapChannels output channels, or with more where the positions fill their
+  // panels, since packing x's channels-first rows directly costs less than transposing x to
+  // channels-last and the result back (each output channel's row is then requantized straight
+  // into y), and
   // convolutions over a few input channels up to kMaxColsFromXSwapChannels, where B comes from
   // x's channels-first im2col (cols_from_x) instead of taps of a few bytes (bench/README.md).
   const bool few_inputs = !p.pointwise && p.cg <= kMaxColsFromXChannels;
-  p.swap_operands = (4 * p.og <= kernels::PackedQB::kNR ||
-                     (p.pointwise && p.og <= kMaxPointwiseSwapChannels) ||
-                     (few_inputs && p.og <= kMaxColsFromXSwapChannels)) &&
-                    p.positions >= kernels::PackedQB::kNR;
+  constexpr int64_t kNR = kernels::PackedQB::kNR;
+  const int64_t position_pad = (p.positions + kNR - 1) / kNR * kNR - p.positions;
+  const bool pointwise_swap = p.pointwise && (p.og <= kMaxPointwiseSwapChannels ||
+                                              position_pad * kPointwiseSwapPadShare <= p.positions);
+  p.swap_operands =
+      (4 * p.og <= kNR || pointwise_swap || (few_inputs && p.og <= kMaxColsFromXSwapChannels)) &&
+      p.positions >= kNR;
   p.cols_from_x = p.swap_operands && few_inputs;
   p.transpose_x = p.cg > 1 && p.in_size > 1 && !p.PackedFromRows() && !p.cols_from_x;
   if (p.transpose_x) p.to_channels_last = kernels::PlanTranspose(1, {p.cg, p.in_size}, {1, 0});

@@ -146,6 +146,12 @@ const std::vector<ConvSpec>& Specs() {
       {{1, 8, 10, 10}, {40, 8, 3, 3}, 1, {}, {}, {1, 1, 1, 1}},
       {{1, 12, 8, 8}, {50, 12, 3, 3}, 1, {}, {}, {0, 1, 1, 0}},
       {{1, 8, 10, 10}, {56, 8, 1, 1}, 1, {}, {}, {}},
+      // Pointwise with more than 48 output channels per group: swapped where the positions
+      // fill their panels (2 x 96; 4 x 40, grouped), not where the last panel is mostly
+      // padding (10 x 10 above, 14 x 14).
+      {{1, 20, 2, 96}, {88, 20, 1, 1}, 1, {}, {}, {}},
+      {{2, 18, 4, 40}, {104, 9, 1, 1}, 2, {}, {}, {}},
+      {{1, 12, 14, 14}, {72, 12, 1, 1}, 1, {}, {}, {}},
   };
   return specs;
 }
@@ -305,6 +311,9 @@ TEST_CASE("QLinearConv: exact .5 ties with odd zero points, every layout, signed
       {{1, 40, 10, 12}, {40, 1, 3, 3}, 40, {}, {}, {1, 1, 1, 1}},
       {{2, 4, 5, 5}, {6, 2, 1, 1}, 2, {}, {}, {}},   // pointwise, grouped
       {{1, 8, 9, 9}, {24, 8, 1, 1}, 1, {}, {}, {}},  // a full GEMM panel
+      // Pointwise, 88 output channels over 2 x 96 positions: swapped, one output channel per
+      // row of the GEMM's tiles.
+      {{1, 12, 2, 96}, {88, 12, 1, 1}, 1, {}, {}, {}},
       // One position (squeeze-and-excitation on a pooled image): bytes written in place, per
       // image and per group.
       {{2, 40, 1, 1}, {50, 40, 1, 1}, 1, {}, {}, {}},
