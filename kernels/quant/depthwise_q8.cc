@@ -126,8 +126,6 @@ SIMPLECPP_DEPTHWISE_Q8_TARGET void SumsVnniChannels(const DepthwiseQ8Shape& s,
   for (int j = 0; j < 16; ++j) {
     for (int t = 0; t < 4; ++t) idx[4 * j + t] = static_cast<uint8_t>(j * s.SW + t);
   }
-  // Each kernel row's share of the pad byte (KH * KW <= 64 taps: at most 64 rows).
-  int32_t pad_row[64];
   RowPairBlock b;
   b.vidx = _mm512_load_si512(idx);
   b.W = s.W;
@@ -144,22 +142,21 @@ SIMPLECPP_DEPTHWISE_Q8_TARGET void SumsVnniChannels(const DepthwiseQ8Shape& s,
   for (int64_t j = 0; j < ch.count; ++j) {
     const int64_t c = ch.first + j;
     b.wd = w.dwords.data() + c * s.KH * groups;
-    for (int64_t ky = 0; ky < s.KH; ++ky) {
-      pad_row[ky] = static_cast<int32_t>(s.pad) * w.row_sums[c * s.KH + ky];
-    }
+    const int32_t* prefix = w.row_prefix.data() + c * (s.KH + 1);
     b.plane = planes + (j / ch.mult) * ch.plane_stride;
     int32_t* out = sums + j * ch.sums_stride;
     for (int64_t oy = s.oy_begin; oy < oy_end; oy += 2) {
       b.oy = oy;
       b.rows_here = std::min<int64_t>(2, oy_end - oy);
-      // Per output row: the sum of its kernel rows that fall on border rows (known: exact
-      // integers, any order); the image rows the pair reads.
+      // Per output row: the pad byte times the sum of its kernel rows that fall on border rows
+      // (known: exact integers), i.e. all kernel rows but the range [lo, hi) on image rows;
+      // the image rows the pair reads.
       int32_t border[2] = {0, 0};
       for (int64_t i = 0; i < b.rows_here; ++i) {
-        for (int64_t ky = 0; ky < s.KH; ++ky) {
-          const int64_t r = (oy + i) * s.SH + ky;
-          if (r < s.rows_begin || r >= rows_end) border[i] += pad_row[ky];
-        }
+        const int64_t top = (oy + i) * s.SH;
+        const int64_t lo = std::clamp<int64_t>(s.rows_begin - top, 0, s.KH);
+        const int64_t hi = std::clamp<int64_t>(rows_end - top, lo, s.KH);
+        border[i] = static_cast<int32_t>(s.pad) * (prefix[s.KH] - (prefix[hi] - prefix[lo]));
       }
       b.r_lo = std::max<int64_t>(s.rows_begin, oy * s.SH);
       b.r_hi = std::min<int64_t>(rows_end, (oy + b.rows_here - 1) * s.SH + s.KH);
@@ -266,7 +263,7 @@ DepthwiseQ8Weights PrepareDepthwiseQ8Weights(int64_t kh, int64_t kw, const int8_
   p.KW = kw;
   p.groups = (kw + 3) / 4;
   p.dwords.assign(static_cast<size_t>(channels * kh * p.groups), 0);
-  p.row_sums.assign(static_cast<size_t>(channels * kh), 0);
+  p.row_prefix.assign(static_cast<size_t>(channels * (kh + 1)), 0);
   for (int64_t c = 0; c < channels; ++c) {
     for (int64_t ky = 0; ky < kh; ++ky) {
       const int8_t* row = w + (c * kh + ky) * kw;
@@ -277,7 +274,8 @@ DepthwiseQ8Weights PrepareDepthwiseQ8Weights(int64_t kh, int64_t kw, const int8_
       }
       int32_t sum = 0;
       for (int64_t t = 0; t < kw; ++t) sum += row[t];
-      p.row_sums[c * kh + ky] = sum;
+      int32_t* prefix = p.row_prefix.data() + c * (kh + 1);
+      prefix[ky + 1] = prefix[ky] + sum;
     }
   }
   return p;

@@ -50,12 +50,13 @@ void DepthwiseQ8Sums(const DepthwiseQ8Shape& s, const uint8_t* plane, const int8
                      int32_t* sums);
 
 // Depthwise weights [channels][KH * KW] in the byte kernel's form, prepared once: per channel
-// and kernel row, the taps as dwords of 4 (zero past KW) and the row's sum (which, times the
-// pad byte, is a border row's share of a sum).
+// and kernel row, the taps as dwords of 4 (zero past KW), and per channel the running sums of
+// its kernel rows (the sum of the rows that fall on border rows, times the pad byte, is a
+// border's share of a sum: two lookups per output row).
 struct DepthwiseQ8Weights {
   int64_t KH = 0, KW = 0, groups = 0;  // groups = (KW + 3) / 4 dwords per kernel row
   std::vector<int32_t> dwords;         // [channels][KH][groups]
-  std::vector<int32_t> row_sums;       // [channels][KH]
+  std::vector<int32_t> row_prefix;     // [channels][KH + 1]: sums of the kernel rows before k
 };
 DepthwiseQ8Weights PrepareDepthwiseQ8Weights(int64_t kh, int64_t kw, const int8_t* w,
                                              int64_t channels);
