@@ -18,9 +18,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/quant/depthwise_q8.h"
+#include "kernels/quant/round_narrow512-inl.h"  // RoundNarrow512: the fused requantization
+#include "quant/quant_params.h"                 // quant::RequantizeValue: undecided lanes
 
 HWY_BEFORE_NAMESPACE();
 namespace simplecpp::kernels {
@@ -91,34 +94,86 @@ SIMPLECPP_DEPTHWISE_Q8_TARGET inline void AccumulateRowPair(const RowPairBlock& 
   }
 }
 
-// One block: accumulators from the border sums, the rows' sums, then the stores (the last
-// vector masked to the row's end).
-template <int kV>
+// One channel's requantization in registers (RequantizeF32Vec's AVX-512 steps, whose bytes they
+// are): the channel's bias is in the accumulators' start, its multiplier broadcast here.
+struct ChannelRequant {
+  RoundNarrow512 narrow;
+  __m512 mult;
+  float m;
+  int32_t zp, lo, hi;
+};
+
+// The undecided lanes (too close to a half-integer for float32) of 32 requantized outputs at
+// out, the first n only, from the scalar reference.
+template <typename T>
+HWY_NOINLINE void FixUndecided(const int32_t* held, const float* far, int64_t n,
+                               const ChannelRequant& r, T* out) {
+  for (int64_t k = 0; k < n; ++k) {
+    if (far[k] > kRequantNearHalf) {
+      out[k] = static_cast<T>(quant::RequantizeValue(held[k], r.m, r.zp, r.lo, r.hi));
+    }
+  }
+}
+
+// One block: accumulators from the border sums (and with T an 8-bit type the channel's bias),
+// the rows' sums, then the stores: int32 sums (T = int32_t), or requantized bytes, 32 per
+// RoundNarrow512 step; the last vector masked to the row's end.
+template <int kV, typename T>
 SIMPLECPP_DEPTHWISE_Q8_TARGET inline void RunRowPair(const RowPairBlock& b, int64_t ox0,
-                                                     const int32_t (&border)[2], int64_t OW,
-                                                     int32_t* sums) {
+                                                     const int32_t (&border)[2], int64_t OW, T* out,
+                                                     const ChannelRequant& r) {
   __m512i acc[2][kV];
   for (int i = 0; i < 2; ++i) {
     for (int v = 0; v < kV; ++v) acc[i][v] = _mm512_set1_epi32(border[i]);
   }
   AccumulateRowPair<kV>(b, ox0, acc);
   for (int64_t i = 0; i < b.rows_here; ++i) {
-    int32_t* out = sums + (b.oy - b.oy0 + i) * OW;
-    for (int v = 0; v < kV; ++v) {
-      const int64_t at = ox0 + 16 * v, n = std::min<int64_t>(16, OW - at);
-      if (n == 16) {
-        _mm512_storeu_si512(out + at, acc[i][v]);
-      } else {
-        _mm512_mask_storeu_epi32(out + at, static_cast<__mmask16>((1u << n) - 1), acc[i][v]);
+    T* row = out + (b.oy - b.oy0 + i) * OW;
+    if constexpr (std::is_same_v<T, int32_t>) {
+      (void)r;
+      for (int v = 0; v < kV; ++v) {
+        const int64_t at = ox0 + 16 * v, n = std::min<int64_t>(16, OW - at);
+        if (n == 16) {
+          _mm512_storeu_si512(row + at, acc[i][v]);
+        } else {
+          _mm512_mask_storeu_epi32(row + at, static_cast<__mmask16>((1u << n) - 1), acc[i][v]);
+        }
+      }
+    } else {
+      for (int v = 0; v < kV; v += 2) {
+        const int64_t at = ox0 + 16 * v, n = std::min<int64_t>(32, OW - at);
+        const __m512i a0 = acc[i][v];
+        const __m512i a1 = v + 1 < kV ? acc[i][std::min(v + 1, kV - 1)] : _mm512_setzero_si512();
+        const __m512 f0 = _mm512_mul_ps(_mm512_cvtepi32_ps(a0), r.mult);
+        const __m512 f1 = _mm512_mul_ps(_mm512_cvtepi32_ps(a1), r.mult);
+        if (n == 32) {
+          r.narrow.Store(f0, f1, row + at);
+        } else {
+          r.narrow.StoreFirst(f0, f1, static_cast<int>(n), row + at);
+        }
+        if (HWY_UNLIKELY(_mm512_cmp_ps_mask(r.narrow.MaxDistance(f0, f1),
+                                            _mm512_set1_ps(kRequantNearHalf), _CMP_GT_OQ))) {
+          alignas(64) int32_t held[32];
+          alignas(64) float far[32];
+          _mm512_store_si512(held, a0);
+          _mm512_store_si512(held + 16, a1);
+          _mm512_store_ps(far, r.narrow.Distance(f0));
+          _mm512_store_ps(far + 16, r.narrow.Distance(f1));
+          FixUndecided(held, far, n, r, row + at);
+        }
       }
     }
   }
 }
 
+// The channels' sums into out (channel j at out + j * out_stride): int32 sums, or with rq
+// (T an 8-bit type) requantized bytes.
+template <typename T>
 SIMPLECPP_DEPTHWISE_Q8_TARGET void SumsVnniChannels(const DepthwiseQ8Shape& s,
                                                     const DepthwiseQ8Channels& ch,
                                                     const uint8_t* planes,
-                                                    const DepthwiseQ8Weights& w, int32_t* sums) {
+                                                    const DepthwiseQ8Weights& w, T* out,
+                                                    int64_t out_stride, const QGemmRequant* rq) {
   const int64_t groups = w.groups;
   const int64_t rows_end = s.rows_end < 0 ? s.H : s.rows_end;
   // Lane j (output column ox0 + j) takes window bytes j * SW + t, t < 4.
@@ -139,12 +194,26 @@ SIMPLECPP_DEPTHWISE_Q8_TARGET void SumsVnniChannels(const DepthwiseQ8Shape& s,
   constexpr int64_t kVecs = 4;
   const int64_t oy_end = s.oy_end < 0 ? s.OH : std::min(s.oy_end, s.OH);
   b.oy0 = s.oy_begin;
+  // Kept in locals (the byte stores could alias whatever is read through a pointer).
+  ChannelRequant r{RoundNarrow512(rq ? rq->zp : 0, rq ? rq->lo : 0, rq ? rq->hi : 255),
+                   _mm512_setzero_ps(),
+                   0.0f,
+                   rq ? rq->zp : 0,
+                   rq ? rq->lo : 0,
+                   rq ? rq->hi : 255};
+  const int32_t* bias = rq ? rq->bias : nullptr;
   for (int64_t j = 0; j < ch.count; ++j) {
     const int64_t c = ch.first + j;
     b.wd = w.dwords.data() + c * s.KH * groups;
     const int32_t* prefix = w.row_prefix.data() + c * (s.KH + 1);
     b.plane = planes + (j / ch.mult) * ch.plane_stride;
-    int32_t* out = sums + j * ch.sums_stride;
+    T* channel_out = out + j * out_stride;
+    // The bias joins the sums in wrapping int32 (as RequantizeF32Vec adds it).
+    const uint32_t start = bias ? static_cast<uint32_t>(bias[j]) : 0u;
+    if (rq) {
+      r.m = rq->mult[j * rq->mult_step];
+      r.mult = _mm512_set1_ps(r.m);
+    }
     for (int64_t oy = s.oy_begin; oy < oy_end; oy += 2) {
       b.oy = oy;
       b.rows_here = std::min<int64_t>(2, oy_end - oy);
@@ -156,16 +225,26 @@ SIMPLECPP_DEPTHWISE_Q8_TARGET void SumsVnniChannels(const DepthwiseQ8Shape& s,
         const int64_t top = (oy + i) * s.SH;
         const int64_t lo = std::clamp<int64_t>(s.rows_begin - top, 0, s.KH);
         const int64_t hi = std::clamp<int64_t>(rows_end - top, lo, s.KH);
-        border[i] = static_cast<int32_t>(s.pad) * (prefix[s.KH] - (prefix[hi] - prefix[lo]));
+        const int32_t pad =
+            static_cast<int32_t>(s.pad) * (prefix[s.KH] - (prefix[hi] - prefix[lo]));
+        border[i] = static_cast<int32_t>(static_cast<uint32_t>(pad) + start);
       }
       b.r_lo = std::max<int64_t>(s.rows_begin, oy * s.SH);
       b.r_hi = std::min<int64_t>(rows_end, (oy + b.rows_here - 1) * s.SH + s.KH);
       for (int64_t ox0 = 0; ox0 < s.OW; ox0 += 16 * kVecs) {
         switch (std::min<int64_t>(kVecs, (s.OW - ox0 + 15) / 16)) {
-          case 4: RunRowPair<4>(b, ox0, border, s.OW, out); break;
-          case 3: RunRowPair<3>(b, ox0, border, s.OW, out); break;
-          case 2: RunRowPair<2>(b, ox0, border, s.OW, out); break;
-          default: RunRowPair<1>(b, ox0, border, s.OW, out); break;
+          case 4:
+            RunRowPair<4>(b, ox0, border, s.OW, channel_out, r);
+            break;
+          case 3:
+            RunRowPair<3>(b, ox0, border, s.OW, channel_out, r);
+            break;
+          case 2:
+            RunRowPair<2>(b, ox0, border, s.OW, channel_out, r);
+            break;
+          default:
+            RunRowPair<1>(b, ox0, border, s.OW, channel_out, r);
+            break;
         }
       }
     }
@@ -215,15 +294,23 @@ void DepthwiseQ8PlaneImpl(const DepthwiseQ8Shape& s, const uint8_t* x, int64_t w
 }
 
 void DepthwiseQ8SumsImpl(const DepthwiseQ8Shape& s, const DepthwiseQ8Channels& ch,
-                         const uint8_t* planes, const DepthwiseQ8Weights& w, int32_t* sums) {
+                         const uint8_t* planes, const DepthwiseQ8Weights& w, int32_t* sums,
+                         const QGemmRequant* rq) {
 #if HWY_TARGET == HWY_AVX3_DL
-  SumsVnniChannels(s, ch, planes, w, sums);
+  if (rq == nullptr) {
+    SumsVnniChannels(s, ch, planes, w, sums, ch.sums_stride, nullptr);
+  } else if (rq->out_signed) {
+    SumsVnniChannels(s, ch, planes, w, static_cast<int8_t*>(rq->out), rq->ldo, rq);
+  } else {
+    SumsVnniChannels(s, ch, planes, w, static_cast<uint8_t*>(rq->out), rq->ldo, rq);
+  }
 #else
   (void)s;
   (void)ch;
   (void)planes;
   (void)w;
   (void)sums;
+  (void)rq;
 #endif
 }
 
@@ -284,12 +371,24 @@ DepthwiseQ8Weights PrepareDepthwiseQ8Weights(int64_t kh, int64_t kw, const int8_
 void DepthwiseQ8Sums(const DepthwiseQ8Shape& s, const uint8_t* plane, const int8_t* w,
                      int32_t* sums) {
   const DepthwiseQ8Weights prepared = PrepareDepthwiseQ8Weights(s.KH, s.KW, w, 1);
-  HWY_DYNAMIC_DISPATCH(DepthwiseQ8SumsImpl)(s, DepthwiseQ8Channels{}, plane, prepared, sums);
+  HWY_DYNAMIC_DISPATCH(DepthwiseQ8SumsImpl)
+  (s, DepthwiseQ8Channels{}, plane, prepared, sums, nullptr);
 }
 
 void DepthwiseQ8SumsChannels(const DepthwiseQ8Shape& s, const DepthwiseQ8Channels& ch,
                              const uint8_t* planes, const DepthwiseQ8Weights& w, int32_t* sums) {
-  HWY_DYNAMIC_DISPATCH(DepthwiseQ8SumsImpl)(s, ch, planes, w, sums);
+  HWY_DYNAMIC_DISPATCH(DepthwiseQ8SumsImpl)(s, ch, planes, w, sums, nullptr);
+}
+
+bool DepthwiseQ8FusesRequant(const DepthwiseQ8Shape& s, const QGemmRequant& rq, int64_t channels) {
+  // The GEMM's tiles and this kernel requantize with the same steps under the same conditions.
+  return rq.per_row && DepthwiseQ8Available(s) && QGemmFusesRequant(rq, channels, 1);
+}
+
+void DepthwiseQ8RequantChannels(const DepthwiseQ8Shape& s, const DepthwiseQ8Channels& ch,
+                                const uint8_t* planes, const DepthwiseQ8Weights& w,
+                                const QGemmRequant& rq) {
+  HWY_DYNAMIC_DISPATCH(DepthwiseQ8SumsImpl)(s, ch, planes, w, nullptr, &rq);
 }
 
 }  // namespace simplecpp::kernels

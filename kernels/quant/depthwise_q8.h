@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/quant/qgemm.h"  // QGemmRequant
+
 namespace simplecpp::kernels {
 
 // One channel's geometry on an already padded plane: the plane is [H][W] bytes (row stride W),
@@ -77,5 +79,16 @@ void DepthwiseQ8SumsChannels(const DepthwiseQ8Shape& s, const DepthwiseQ8Channel
 void DepthwiseQ8Planes(const DepthwiseQ8Shape& s, const uint8_t* x, int64_t x_stride, int64_t w,
                        int64_t pad_left, uint8_t flip, int64_t count, uint8_t* planes,
                        int64_t plane_stride);
+
+// DepthwiseQ8SumsChannels with the requantization in the kernel, in registers: channel j's sums
+// plus rq.bias[j] (wrapping int32), times rq.mult[j * rq.mult_step], rounded half to even, plus
+// rq.zp, clamped to [rq.lo, rq.hi] and stored as 8-bit bytes (int8 where rq.out_signed) at
+// rq.out + j * rq.ldo + (oy - oy_begin) * OW + ox: RequantizeF32Vec's bytes (rq.per_row: one
+// bias and multiplier per channel of the call). Only where DepthwiseQ8FusesRequant(s, rq,
+// ch.count).
+bool DepthwiseQ8FusesRequant(const DepthwiseQ8Shape& s, const QGemmRequant& rq, int64_t channels);
+void DepthwiseQ8RequantChannels(const DepthwiseQ8Shape& s, const DepthwiseQ8Channels& ch,
+                                const uint8_t* planes, const DepthwiseQ8Weights& w,
+                                const QGemmRequant& rq);
 
 }  // namespace simplecpp::kernels

@@ -9,6 +9,7 @@
 
 #include "graph/ops/quant/quant_ops_internal.h"
 #include "kernels/conv/depthwise_conv.h"
+#include "kernels/quant/byte_lookup.h"
 #include "kernels/quant/depthwise_q8.h"
 #include "kernels/quant/quantize.h"
 
@@ -117,6 +118,20 @@ bool QConvPlan::RunDepthwiseBytes(const kernels::Parallel& pool, const void* x, 
       rq ? std::max<int64_t>(2, kBandSums / std::max<int64_t>(1, s.OW) / 2 * 2) : s.OH;
   const int64_t bands_per_image = (channels + band_channels - 1) / band_channels;
   const int64_t plane_stride = s.H * s.W + kernels::kDepthwiseQ8Slack;
+  // Requantized in the kernel's registers where the target can (no int32 sums in between): one
+  // call per band of whole channels, every output row.
+  kernels::QGemmRequant fused;
+  if (rq) {
+    fused.per_row = true;
+    fused.bias = corr;
+    fused.mult = rq->mult;
+    fused.mult_step = rq->mult_step;
+    fused.zp = rq->zp;
+    fused.lo = rq->lo;
+    fused.hi = rq->hi;
+    fused.out_signed = rq->out_signed;
+  }
+  const bool fuse = rq && kernels::DepthwiseQ8FusesRequant(s, fused, out_channels);
   const kernels::Parallel& par = DepthwiseParallel(pool, ksize);
   par.For(batch * bands_per_image, [&](int64_t t0, int64_t t1) {
     static thread_local std::vector<uint8_t> plane;
@@ -124,7 +139,7 @@ bool QConvPlan::RunDepthwiseBytes(const kernels::Parallel& pool, const void* x, 
     plane.resize(std::max(plane.size(), static_cast<size_t>(band_channels * plane_stride)));
     const int64_t acc_size = band_channels > 1 ? band_channels * mult * positions
                                                : std::min(band_rows, s.OH) * s.OW;
-    acc.resize(std::max(acc.size(), static_cast<size_t>(acc_size)));
+    if (!fuse) acc.resize(std::max(acc.size(), static_cast<size_t>(acc_size)));
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t n = t / bands_per_image;
       const int64_t c0 = t % bands_per_image * band_channels;
@@ -154,6 +169,16 @@ bool QConvPlan::RunDepthwiseBytes(const kernels::Parallel& pool, const void* x, 
         continue;
       }
       uint8_t* y8 = static_cast<uint8_t*>(rq->y) + out_at;
+      if (fuse) {
+        kernels::QGemmRequant q = fused;
+        q.bias = corr + oc0;
+        q.mult = rq->mult + oc0 * rq->mult_step;
+        q.out = y8;
+        q.ldo = positions;
+        kernels::DepthwiseQ8RequantChannels(s, chans, plane.data(), dw->prepared, q);
+        if (rq->table) kernels::LookupBytes(rq->table, y8, y8, noc * positions);
+        continue;
+      }
       if (band_channels > 1) {
         kernels::DepthwiseQ8SumsChannels(s, chans, plane.data(), dw->prepared, acc.data());
         RequantConvRows(adjusted, acc.data(), positions, noc, positions, oc0, y8, positions);

@@ -7,10 +7,12 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <vector>
 
+#include "kernels/quant/quantize.h"
 #include "kernels/targets.h"
 
 namespace simplecpp::kernels {
@@ -250,6 +252,99 @@ TEST_CASE("DepthwiseQ8Planes and DepthwiseQ8SumsChannels equal their one-channel
             CHECK(sums[j * sums_stride + n_out] == 0x5EED);
             CHECK(sums[j * sums_stride + n_out + 1] == 0x5EED);
           }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("DepthwiseQ8RequantChannels: the requantization of DepthwiseQ8SumsChannels' sums") {
+  // The kernel's own requantization against RequantizePerRow (the graph's path through int32
+  // sums): uint8 and int8 bytes, clamped ranges narrower than the type's, odd zero points,
+  // power-of-two multipliers on small sums (exact .5 ties) and 0.1 (products float32 rounds onto
+  // a tie, which the scalar reference decides), arbitrary ones, biases near the int32 limits (the
+  // wrapping addition), a channel multiplier, rows of 21-100 outputs (whole, half and partial
+  // 32-byte steps), a band of output rows with an odd count; the bytes around each channel's output
+  // stay as they were.
+  std::mt19937 rng(61);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (int64_t k : {3, 5}) {
+      for (int64_t ow : {21, 32, 33, 96, 100}) {
+        for (int variant = 0; variant < 4; ++variant) {
+          const bool out_signed = variant & 1, ties = variant & 2;
+          DepthwiseQ8Shape s;
+          s.KH = s.KW = k;
+          s.SH = k == 3 ? 2 : 1;
+          s.SW = 1;
+          s.OH = 5;
+          s.OW = ow;
+          const int64_t h = (s.OH - 1) * s.SH + 1, w = s.OW, pad = k / 2;
+          s.H = std::max(h + pad, (s.OH - 1) * s.SH + k);
+          s.W = std::max(w + pad, (s.OW - 1) * s.SW + k);
+          s.rows_begin = pad;
+          s.rows_end = pad + h;
+          s.pad = ties ? 128 : 37;
+          s.oy_begin = 1;
+          s.oy_end = 4;
+          const int64_t mult = 2, planes_n = 3, count = planes_n * mult, ksize = k * k;
+          QGemmRequant rq;
+          rq.per_row = true;
+          rq.out_signed = out_signed;
+          rq.zp = out_signed ? -3 : 121;
+          rq.lo = out_signed ? -100 : 5;
+          rq.hi = out_signed ? 127 : 250;
+          std::vector<float> mults(static_cast<size_t>(count));
+          std::vector<int32_t> bias(static_cast<size_t>(count));
+          for (int64_t j = 0; j < count; ++j) {
+            // 0.1f: 5 * 0.1f rounds to 0.5f in float32 (round: 0) where the exact product is
+            // above 0.5 (1): lanes the scalar reference must decide.
+            mults[j] = ties ? (j % 3 == 0 ? 0.1f : std::ldexp(1.0f, -static_cast<int>(j % 3)))
+                            : 0.0007f * static_cast<float>(j + 1) + 0.00013f;
+            bias[j] = ties ? static_cast<int32_t>(j) - 3
+                           : (j % 2 ? 2147483000 : -2147483000) + static_cast<int32_t>(j);
+          }
+          rq.bias = bias.data();
+          rq.mult = mults.data();
+          rq.mult_step = 1;
+          if (!DepthwiseQ8FusesRequant(s, rq, count)) continue;
+          CAPTURE(k);
+          CAPTURE(ow);
+          CAPTURE(out_signed);
+          CAPTURE(ties);
+          const int64_t plane_stride = s.H * s.W + kDepthwiseQ8Slack;
+          std::vector<uint8_t> x(static_cast<size_t>(planes_n * h * w));
+          // Tie-laden: bytes next to the pad byte, so that sums stay small.
+          for (auto& b : x) b = static_cast<uint8_t>(ties ? 128 + byte(rng) % 5 - 2 : byte(rng));
+          std::vector<uint8_t> planes(static_cast<size_t>(planes_n * plane_stride), 0);
+          DepthwiseQ8Planes(s, x.data(), h * w, w, pad, 0, planes_n, planes.data(), plane_stride);
+          std::vector<int8_t> wt(static_cast<size_t>(count * ksize));
+          for (auto& v : wt) v = static_cast<int8_t>(ties ? byte(rng) % 7 - 3 : byte(rng) - 128);
+          const DepthwiseQ8Weights prepared = PrepareDepthwiseQ8Weights(k, k, wt.data(), count);
+          DepthwiseQ8Channels ch;
+          ch.count = count;
+          ch.mult = mult;
+          ch.plane_stride = plane_stride;
+          const int64_t n_out = (s.oy_end - s.oy_begin) * s.OW, out_stride = n_out + 3;
+          ch.sums_stride = n_out;
+          std::vector<int32_t> sums(static_cast<size_t>(count * n_out));
+          DepthwiseQ8SumsChannels(s, ch, planes.data(), prepared, sums.data());
+          std::vector<uint8_t> want(static_cast<size_t>(count * out_stride), 0xA5);
+          if (out_signed) {
+            RequantizePerRowI32ToI8(sums.data(), n_out, count, n_out, bias.data(), mults.data(), 1,
+                                    rq.zp, rq.lo, rq.hi, reinterpret_cast<int8_t*>(want.data()),
+                                    out_stride);
+          } else {
+            RequantizePerRowI32ToU8(sums.data(), n_out, count, n_out, bias.data(), mults.data(), 1,
+                                    rq.zp, rq.lo, rq.hi, want.data(), out_stride);
+          }
+          std::vector<uint8_t> got(static_cast<size_t>(count * out_stride), 0xA5);
+          rq.out = got.data();
+          rq.ldo = out_stride;
+          DepthwiseQ8RequantChannels(s, ch, planes.data(), prepared, rq);
+          CHECK(got == want);
         }
       }
     }
