@@ -253,13 +253,13 @@ SIMPLECPP_DEPTHWISE_Q8_TARGET void SumsVnniChannels(const DepthwiseQ8Shape& s,
 #undef SIMPLECPP_DEPTHWISE_Q8_TARGET
 #endif
 
-// DepthwiseQ8Plane's rows from rows_begin on, each one after the other; a row may write up to
-// 63 bytes past its end (the next row overwrites them; after the last one they fall in the
-// slack, which is set after).
-void DepthwiseQ8PlaneImpl(const DepthwiseQ8Shape& s, const uint8_t* x, int64_t w,
-                          int64_t pad_left, uint8_t flip, uint8_t* plane) {
+// DepthwiseQ8Planes: per channel the rows from rows_begin on, each one after the other; a row
+// may write up to 63 bytes past its end (the next row overwrites them; after the last one they
+// fall in the slack).
+void DepthwiseQ8PlanesImpl(const DepthwiseQ8Shape& s, const uint8_t* x, int64_t x_stride, int64_t w,
+                           int64_t pad_left, uint8_t flip, int64_t count, uint8_t* planes,
+                           int64_t plane_stride) {
   const int64_t rows_end = s.rows_end < 0 ? s.H : s.rows_end;
-  uint8_t* row = plane + s.rows_begin * s.W;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
   const __m512i vpad = _mm512_set1_epi8(static_cast<char>(s.pad));
   const __m512i vflip = _mm512_set1_epi8(static_cast<char>(flip));
@@ -271,26 +271,48 @@ void DepthwiseQ8PlaneImpl(const DepthwiseQ8Shape& s, const uint8_t* x, int64_t w
     const uint64_t below_lo = lo >= 64 ? ~uint64_t{0} : (uint64_t{1} << lo) - 1;
     return static_cast<__mmask64>(below_hi & ~below_lo);
   };
-  for (int64_t r = s.rows_begin; r < rows_end; ++r, row += s.W) {
-    const uint8_t* src = x + (r - s.rows_begin) * w;
-    for (int64_t c0 = 0; c0 < s.W; c0 += 64) {
-      const __mmask64 m = inside(c0);
-      // The pointer stays at src when no byte is read (masked lanes are not accessed).
-      const uint8_t* at = m == 0 ? src : src + (c0 - pad_left);
-      const __m512i v = _mm512_mask_loadu_epi8(vpad, m, at);
-      _mm512_storeu_si512(row + c0, _mm512_xor_si512(v, _mm512_maskz_mov_epi8(m, vflip)));
+  // Every row of every channel takes the same chunks: their masks, where x's bytes go, and the
+  // source offset (0 where no byte is read: masked lanes are not accessed), once per call for
+  // rows up to kChunks * 64 bytes.
+  constexpr int64_t kChunks = 16;
+  const int64_t chunks = (s.W + 63) / 64;
+  __mmask64 mask[kChunks];
+  __m512i flips[kChunks];
+  int64_t from[kChunks];
+  for (int64_t k = 0; k < std::min(chunks, kChunks); ++k) {
+    mask[k] = inside(64 * k);
+    flips[k] = _mm512_maskz_mov_epi8(mask[k], vflip);
+    from[k] = mask[k] == 0 ? 0 : 64 * k - pad_left;
+  }
+  for (int64_t c = 0; c < count; ++c) {
+    uint8_t* row = planes + c * plane_stride + s.rows_begin * s.W;
+    for (int64_t r = s.rows_begin; r < rows_end; ++r, row += s.W) {
+      const uint8_t* src = x + c * x_stride + (r - s.rows_begin) * w;
+      int64_t k = 0;
+      for (; k < std::min(chunks, kChunks); ++k) {
+        const __m512i v = _mm512_mask_loadu_epi8(vpad, mask[k], src + from[k]);
+        _mm512_storeu_si512(row + 64 * k, _mm512_xor_si512(v, flips[k]));
+      }
+      for (; k < chunks; ++k) {
+        const __mmask64 m = inside(64 * k);
+        const uint8_t* at = m == 0 ? src : src + (64 * k - pad_left);
+        const __m512i v = _mm512_mask_loadu_epi8(vpad, m, at);
+        _mm512_storeu_si512(row + 64 * k, _mm512_xor_si512(v, _mm512_maskz_mov_epi8(m, vflip)));
+      }
     }
   }
 #else
-  for (int64_t r = s.rows_begin; r < rows_end; ++r, row += s.W) {
-    const uint8_t* src = x + (r - s.rows_begin) * w;
-    for (int64_t c = 0; c < s.W; ++c) {
-      const int64_t col = c - pad_left;
-      row[c] = col >= 0 && col < w ? static_cast<uint8_t>(src[col] ^ flip) : s.pad;
+  for (int64_t c = 0; c < count; ++c) {
+    uint8_t* row = planes + c * plane_stride + s.rows_begin * s.W;
+    for (int64_t r = s.rows_begin; r < rows_end; ++r, row += s.W) {
+      const uint8_t* src = x + c * x_stride + (r - s.rows_begin) * w;
+      for (int64_t col = 0; col < s.W; ++col) {
+        const int64_t at = col - pad_left;
+        row[col] = at >= 0 && at < w ? static_cast<uint8_t>(src[at] ^ flip) : s.pad;
+      }
     }
   }
 #endif
-  std::memset(plane + rows_end * s.W, s.pad, static_cast<size_t>(kDepthwiseQ8Slack));
 }
 
 void DepthwiseQ8SumsImpl(const DepthwiseQ8Shape& s, const DepthwiseQ8Channels& ch,
@@ -322,21 +344,19 @@ HWY_AFTER_NAMESPACE();
 namespace simplecpp::kernels {
 
 HWY_EXPORT(DepthwiseQ8AvailableImpl);
-HWY_EXPORT(DepthwiseQ8PlaneImpl);
+HWY_EXPORT(DepthwiseQ8PlanesImpl);
 HWY_EXPORT(DepthwiseQ8SumsImpl);
 
 void DepthwiseQ8Plane(const DepthwiseQ8Shape& s, const uint8_t* x, int64_t w, int64_t pad_left,
                       uint8_t flip, uint8_t* plane) {
-  HWY_DYNAMIC_DISPATCH(DepthwiseQ8PlaneImpl)(s, x, w, pad_left, flip, plane);
+  HWY_DYNAMIC_DISPATCH(DepthwiseQ8PlanesImpl)(s, x, 0, w, pad_left, flip, 1, plane, 0);
 }
 
 void DepthwiseQ8Planes(const DepthwiseQ8Shape& s, const uint8_t* x, int64_t x_stride, int64_t w,
                        int64_t pad_left, uint8_t flip, int64_t count, uint8_t* planes,
                        int64_t plane_stride) {
-  const auto impl = HWY_DYNAMIC_DISPATCH(DepthwiseQ8PlaneImpl);
-  for (int64_t c = 0; c < count; ++c) {
-    impl(s, x + c * x_stride, w, pad_left, flip, planes + c * plane_stride);
-  }
+  HWY_DYNAMIC_DISPATCH(DepthwiseQ8PlanesImpl)
+  (s, x, x_stride, w, pad_left, flip, count, planes, plane_stride);
 }
 
 bool DepthwiseQ8Available(const DepthwiseQ8Shape& s) {

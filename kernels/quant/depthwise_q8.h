@@ -38,9 +38,11 @@ bool DepthwiseQ8Available(const DepthwiseQ8Shape& s);
 // rows_begin image rows placed at column pad_left): each row is `pad` for pad_left bytes, x's
 // row with every byte XOR flip (128 maps int8 to the kernel's uint8), then `pad` to the row's end
 // (s.W bytes). The border rows above and below are not written: DepthwiseQ8Sums does not read
-// them. The kDepthwiseQ8Slack bytes after the last image row are set to `pad`. One pass of
-// whole-vector (masked) loads and stores per row where the target has the byte kernel; byte
-// copies elsewhere.
+// them, nor are the kDepthwiseQ8Slack bytes after the last image row: the kernel reads bytes
+// past a row's last kernel column only for taps of weight zero (a kernel row's last dword) and
+// for output columns past OW, whose sums it does not store. One pass of whole-vector (masked)
+// loads and stores per row where the target has the byte kernel (up to 63 bytes past a row may
+// be written: the next row's or the slack); byte copies elsewhere.
 void DepthwiseQ8Plane(const DepthwiseQ8Shape& s, const uint8_t* x, int64_t w, int64_t pad_left,
                       uint8_t flip, uint8_t* plane);
 
@@ -75,7 +77,7 @@ void DepthwiseQ8SumsChannels(const DepthwiseQ8Shape& s, const DepthwiseQ8Channel
                              const uint8_t* planes, const DepthwiseQ8Weights& w, int32_t* sums);
 
 // DepthwiseQ8Plane of `count` channels: channel c from x + c * x_stride into planes + c *
-// plane_stride (plane_stride >= H * W + kDepthwiseQ8Slack).
+// plane_stride (plane_stride >= H * W + kDepthwiseQ8Slack); the row masks are computed once.
 void DepthwiseQ8Planes(const DepthwiseQ8Shape& s, const uint8_t* x, int64_t x_stride, int64_t w,
                        int64_t pad_left, uint8_t flip, int64_t count, uint8_t* planes,
                        int64_t plane_stride);
