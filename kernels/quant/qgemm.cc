@@ -698,7 +698,27 @@ HWY_INLINE void ColumnCorrections(const PackedQB& b, const int32_t* b_zp, int64_
   const int32_t b_shift = b.shift();
   const int32_t* col_sums = b.col_sums();
   const uint32_t uk = static_cast<uint32_t>(b.k());
-  for (int64_t j = 0; j < cols; ++j) {
+  // Whole vectors where the zero point is one value or one per column (every caller): a task's
+  // block is 128 columns, which a scalar loop takes longer over than the tiles of a GEMM with
+  // few rows or a short K.
+  const hn::ScalableTag<uint32_t> du;
+  const hn::RebindToSigned<decltype(du)> di;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(du));
+  const auto vk = hn::Set(du, uk);
+  int64_t j0 = 0;
+  if (b_zp == nullptr || b_zp_step == 0 || b_zp_step == 1) {
+    const auto one_zb = hn::Set(du, U((b_zp ? b_zp[0] : 0) + b_shift));
+    const auto vshift = hn::Set(di, b_shift);
+    for (; j0 + N <= cols; j0 += N) {
+      const auto zb = b_zp && b_zp_step
+                          ? hn::BitCast(du, hn::Add(hn::LoadU(di, b_zp + n0 + j0), vshift))
+                          : one_zb;
+      hn::StoreU(zb, du, zbv + j0);
+      const auto sums = hn::BitCast(du, hn::LoadU(di, col_sums + n0 + j0));
+      hn::StoreU(hn::Sub(sums, hn::Mul(vk, zb)), du, ct + j0);
+    }
+  }
+  for (int64_t j = j0; j < cols; ++j) {
     const uint32_t zb = U((b_zp ? b_zp[b_zp_step * (n0 + j)] : 0) + b_shift);
     zbv[j] = zb;
     ct[j] = U(col_sums[n0 + j]) - uk * zb;
