@@ -760,8 +760,11 @@ template <typename TA>
 HWY_INLINE void RunPanelPair(const QGemmBlock<TA>& blk, int64_t p, const int8_t* bp,
                              int64_t quads, int64_t q0, int64_t qn, bool finish) {
   constexpr int kMRP = Tiler<TA>::kMRPair > 0 ? Tiler<TA>::kMRPair : 1;
-  for (int64_t i = 0; i < blk.rows; i += kMRP) {
-    const int r = static_cast<int>(std::min<int64_t>(kMRP, blk.rows - i));
+  // The fewest tiles of at most kMRP rows, their heights as equal as possible: 8 rows are two
+  // pair tiles of 4, not one of 6 and a 2-row remainder on the single-panel tile.
+  const int64_t tiles = (blk.rows + kMRP - 1) / kMRP;
+  for (int64_t t = 0, i = 0; t < tiles; ++t) {
+    const int r = static_cast<int>((blk.rows - i + (tiles - t) - 1) / (tiles - t));
     int32_t* const c_tile = blk.c + i * blk.ldc + p * kNR;
     // Both panels are full (a pair never takes a partial one finished direct).
     QGemmRequant trq, trq1;
@@ -786,6 +789,7 @@ HWY_INLINE void RunPanelPair(const QGemmBlock<TA>& blk, int64_t p, const int8_t*
       Tiler<TA>::Run(r, ai, blk.a_stride, bp + quads * kNR * 4, qn, ac + kNR, kNB, q0 == 0,
                      e != nullptr ? &epi1 : nullptr);
     }
+    i += r;
   }
 }
 

@@ -176,6 +176,11 @@ TEST_CASE("QGemm{U8,S8}ToI32 matches the int64 reference on every target") {
     Check({0, 5, 3, false, true, ZpLayout::kScalar, ZpLayout::kVector}, 7, SerialParallel());
     Check({4, 0, 3, true, false, ZpLayout::kVector, ZpLayout::kScalar}, 8, SerialParallel());
     Check({37, 300, 70, true, false, ZpLayout::kVector, ZpLayout::kVector}, 9, SerialParallel());
+    // Row counts that split into pair tiles of equal height (8: 4 + 4; 14: 5 + 5 + 4; 72: a
+    // block of 64 and one of 8) over whole panel pairs.
+    Check({8, 128, 12, false, true, ZpLayout::kScalar, ZpLayout::kScalar}, 10, SerialParallel());
+    Check({14, 192, 9, true, true, ZpLayout::kVector, ZpLayout::kScalar}, 11, SerialParallel());
+    Check({72, 64, 33, false, false, ZpLayout::kScalar, ZpLayout::kVector}, 12, SerialParallel());
   }
 }
 
