@@ -329,8 +329,8 @@ int64_t QuantizeF32To8Vec(const float* HWY_RESTRICT x, int64_t n, const float* H
                           std::isnormal(scale[0]) && std::isnormal(inv);
   const auto vinv = hn::Set(df, inv);
   const auto near_half = hn::Set(df, 0.5f - kDecidedMargin);
-  int64_t i = 0;
-  for (; i + N <= n; i += N) {
+  // One vector of results at i.
+  auto step = [&](int64_t i) {
     const auto vx = hn::LoadU(df, x + i);
     const auto vz = (zp && zp_step) ? hn::ConvertTo(df, hn::LoadU(di, zp + i)) : one_zp;
     hn::Vec<decltype(df)> r;
@@ -348,7 +348,34 @@ int64_t QuantizeF32To8Vec(const float* HWY_RESTRICT x, int64_t n, const float* H
     v = hn::Min(hn::Max(v, vlo), vhi);
     // v is an integer in [lo, hi]: the conversion is exact and its low byte is the result.
     StoreLowBytes(di, hn::ConvertTo(di, v), out + i);
+  };
+  int64_t i = 0;
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  if (reciprocal) {
+    // 32 lanes per step with RoundNarrow512 (the same integers, so the same bytes): t clamped
+    // to +-2^30 first (beyond the 8-bit range either way; vcvtps2dq needs |t| < 2^31), a NaN
+    // kept by the operand order (min and max return their second operand when one is NaN). A
+    // pair with an undecided lane or a NaN (which vrangeps would drop: one unordered comparison
+    // of the two vectors finds it) takes the steps above.
+    const RoundNarrow512 narrow(zp ? zp[0] : 0, lo, hi);
+    const __m512 big = _mm512_set1_ps(0x1p30f), minus_big = _mm512_set1_ps(-0x1p30f);
+    auto clamped = [&](int64_t at) {
+      const __m512 t = _mm512_mul_ps(_mm512_loadu_ps(x + at), vinv.raw);
+      return _mm512_max_ps(minus_big, _mm512_min_ps(big, t));
+    };
+    for (; i + 2 * N <= n; i += 2 * N) {
+      const __m512 t0 = clamped(i), t1 = clamped(i + N);
+      if (HWY_UNLIKELY((_mm512_cmp_ps_mask(narrow.MaxDistance(t0, t1), near_half.raw, _CMP_GT_OQ) |
+                        _mm512_cmp_ps_mask(t0, t1, _CMP_UNORD_Q)) != 0)) {
+        step(i);
+        step(i + N);
+        continue;
+      }
+      narrow.Store(t0, t1, out + i);
+    }
   }
+#endif
+  for (; i + N <= n; i += N) step(i);
   return i;
 }
 // QdqBinary8 (kernels/quant/quantize.h): per lane exactly Dequantize8Vec's operations on a and on

@@ -53,6 +53,42 @@ TEST_CASE("QuantizeF32ToI32 matches the scalar reference") {
   }
 }
 
+TEST_CASE("8-bit QuantizeF32ToU8 / ToI8: a NaN or infinity among decided quotients") {
+  // Quotients that are whole numbers (decided: no lane near a half-integer) around one special
+  // value, at each position of a 32-lane pair: the special alone must send its pair to the
+  // steps that give NaN the zero point and saturate infinities and huge values.
+  const float kInf = std::numeric_limits<float>::infinity();
+  const float s = 0.25f;
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    for (const float special : {std::nanf(""), -std::nanf(""), kInf, -kInf, 3e38f, -1e20f}) {
+      for (int64_t at : {0, 15, 16, 31, 40, 63}) {
+        CAPTURE(special);
+        CAPTURE(at);
+        std::vector<float> x(64);
+        for (int64_t i = 0; i < 64; ++i) x[i] = static_cast<float>(i % 9 - 4) * s;
+        x[at] = special;
+        for (int32_t zp : {3, 128}) {
+          std::vector<uint8_t> out(64, 0xAB);
+          QuantizeF32ToU8(x.data(), 64, &s, 0, &zp, 0, 0, 255, out.data());
+          for (int64_t i = 0; i < 64; ++i) {
+            CAPTURE(i);
+            CHECK(out[i] == quant::QuantizeValue(x[i], s, zp, 0, 255));
+          }
+        }
+        const int32_t zp8 = -7;
+        std::vector<int8_t> out8(64, 0x5A);
+        QuantizeF32ToI8(x.data(), 64, &s, 0, &zp8, 0, -128, 127, out8.data());
+        for (int64_t i = 0; i < 64; ++i) {
+          CAPTURE(i);
+          CHECK(out8[i] == quant::QuantizeValue(x[i], s, zp8, -128, 127));
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("8-bit QuantizeF32ToU8 / ToI8 (reciprocal multiply or division) match the reference") {
   // The one-pass kernel multiplies by 1 / scale where it can decide the rounding: values on and
   // a hair off half-integer quotients, scales with and without a usable reciprocal, specials.
