@@ -893,7 +893,17 @@ HWY_INLINE void FinishAccumulated(const QGemmBlock<TA>& blk, int64_t direct_pane
 inline bool TileRequantExact(const QGemmRequant& rq, int64_t m, int64_t n) {
   if (rq.zp < -256 || rq.zp > 256 || rq.lo < -256 || rq.hi > 256) return false;
   const int64_t count = rq.mult_step ? (rq.per_row ? m : n) : 1;
-  for (int64_t i = 0; i < count; ++i) {
+  // In whole vectors: every convolution asks once per run, over all its output channels.
+  const hn::ScalableTag<float> df;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  const auto smallest = hn::Set(df, 0x1p-60f), one = hn::Set(df, 1.0f);
+  int64_t i = 0;
+  for (; i + N <= count; i += N) {
+    const auto v = hn::Abs(hn::LoadU(df, rq.mult + i));
+    // NaN fails both comparisons.
+    if (!hn::AllTrue(df, hn::And(hn::Ge(v, smallest), hn::Lt(v, one)))) return false;
+  }
+  for (; i < count; ++i) {
     const float v = std::fabs(rq.mult[i]);
     if (!(v >= 0x1p-60f && v < 1.0f)) return false;  // NaN fails too
   }

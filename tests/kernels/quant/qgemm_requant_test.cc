@@ -135,6 +135,41 @@ TEST_CASE("QGemm{U8,S8}ToBytes equals the int64 sums requantized by the scalar r
   }
 }
 
+TEST_CASE("QGemmFusesRequant: one multiplier the tiles cannot take anywhere says no") {
+  // 200 per-column multipliers in range, then one of them >= 1, NaN, zero or subnormal at a
+  // vector's first or last lane or in the scalar tail; a target that fuses the valid set must
+  // refuse each of these (the tiles' float32 product would leave vcvtps2dq's range or the
+  // margin's assumptions).
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    std::vector<float> mult(200);
+    for (size_t i = 0; i < mult.size(); ++i) mult[i] = 0.001f * static_cast<float>(i + 1);
+    QGemmRequant rq;
+    rq.mult = mult.data();
+    rq.mult_step = 1;
+    rq.zp = 3;
+    rq.lo = 0;
+    rq.hi = 255;
+    const bool fuses = QGemmFusesRequant(rq, 7, 200);
+    for (size_t at : {size_t{0}, size_t{15}, size_t{16}, size_t{191}, size_t{199}}) {
+      for (float bad : {1.0f, -2.5f, std::nanf(""), 0.0f, 1e-40f}) {
+        CAPTURE(at);
+        CAPTURE(bad);
+        std::vector<float> changed = mult;
+        changed[at] = bad;
+        rq.mult = changed.data();
+        CHECK_FALSE(QGemmFusesRequant(rq, 7, 200));
+        rq.per_row = true;  // per row: the same values indexed by row
+        CHECK_FALSE(QGemmFusesRequant(rq, 200, 7));
+        rq.per_row = false;
+      }
+    }
+    rq.mult = mult.data();
+    CHECK(QGemmFusesRequant(rq, 7, 200) == fuses);
+  }
+}
+
 TEST_CASE("QGemm{U8,S8}ToBytes gives the same bytes for 1, 2 and 3 threads") {
   // Enough products for the GEMM to split into tasks (several 64-row and 128-column blocks).
   const RequantCase c{300, 260, 64, false, true, false, false, true, true, 0};
