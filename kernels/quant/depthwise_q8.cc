@@ -23,7 +23,6 @@
 
 #include "kernels/quant/depthwise_q8.h"
 #include "kernels/quant/round_narrow512-inl.h"  // RoundNarrow512: the fused requantization
-#include "quant/quant_params.h"                 // quant::RequantizeValue: undecided lanes
 
 HWY_BEFORE_NAMESPACE();
 namespace simplecpp::kernels {
@@ -103,25 +102,14 @@ struct ChannelRequant {
   int32_t zp, lo, hi;
 };
 
-// The undecided lanes (too close to a half-integer for float32) of 32 requantized outputs at
-// out, the first n only, from the scalar reference.
-template <typename T>
-HWY_NOINLINE void FixUndecided(const int32_t* held, const float* far, int64_t n,
-                               const ChannelRequant& r, T* out) {
-  for (int64_t k = 0; k < n; ++k) {
-    if (far[k] > kRequantNearHalf) {
-      out[k] = static_cast<T>(quant::RequantizeValue(held[k], r.m, r.zp, r.lo, r.hi));
-    }
-  }
-}
-
 // One block: accumulators from the border sums (and with T an 8-bit type the channel's bias),
 // the rows' sums, then the stores: int32 sums (T = int32_t), or requantized bytes, 32 per
 // RoundNarrow512 step; the last vector masked to the row's end.
 template <int kV, typename T>
 SIMPLECPP_DEPTHWISE_Q8_TARGET inline void RunRowPair(const RowPairBlock& b, int64_t ox0,
                                                      const int32_t (&border)[2], int64_t OW, T* out,
-                                                     const ChannelRequant& r) {
+                                                     const ChannelRequant& r,
+                                                     UndecidedLanes<4>& undecided) {
   __m512i acc[2][kV];
   for (int i = 0; i < 2; ++i) {
     for (int v = 0; v < kV; ++v) acc[i][v] = _mm512_set1_epi32(border[i]);
@@ -151,16 +139,7 @@ SIMPLECPP_DEPTHWISE_Q8_TARGET inline void RunRowPair(const RowPairBlock& b, int6
         } else {
           r.narrow.StoreFirst(f0, f1, static_cast<int>(n), row + at);
         }
-        if (HWY_UNLIKELY(_mm512_cmp_ps_mask(r.narrow.MaxDistance(f0, f1),
-                                            _mm512_set1_ps(kRequantNearHalf), _CMP_GT_OQ))) {
-          alignas(64) int32_t held[32];
-          alignas(64) float far[32];
-          _mm512_store_si512(held, a0);
-          _mm512_store_si512(held + 16, a1);
-          _mm512_store_ps(far, r.narrow.Distance(f0));
-          _mm512_store_ps(far + 16, r.narrow.Distance(f1));
-          FixUndecided(held, far, n, r, row + at);
-        }
+        undecided.Note(r.narrow, f0, f1, a0, a1, row + at, static_cast<int>(n), &r.m, 0);
       }
     }
   }
@@ -202,6 +181,8 @@ SIMPLECPP_DEPTHWISE_Q8_TARGET void SumsVnniChannels(const DepthwiseQ8Shape& s,
                    rq ? rq->lo : 0,
                    rq ? rq->hi : 255};
   const int32_t* bias = rq ? rq->bias : nullptr;
+  // A block notes at most 2 rows of 2 steps of 32 lanes.
+  UndecidedLanes<4> undecided(r.zp, r.lo, r.hi);
   for (int64_t j = 0; j < ch.count; ++j) {
     const int64_t c = ch.first + j;
     b.wd = w.dwords.data() + c * s.KH * groups;
@@ -234,18 +215,19 @@ SIMPLECPP_DEPTHWISE_Q8_TARGET void SumsVnniChannels(const DepthwiseQ8Shape& s,
       for (int64_t ox0 = 0; ox0 < s.OW; ox0 += 16 * kVecs) {
         switch (std::min<int64_t>(kVecs, (s.OW - ox0 + 15) / 16)) {
           case 4:
-            RunRowPair<4>(b, ox0, border, s.OW, channel_out, r);
+            RunRowPair<4>(b, ox0, border, s.OW, channel_out, r, undecided);
             break;
           case 3:
-            RunRowPair<3>(b, ox0, border, s.OW, channel_out, r);
+            RunRowPair<3>(b, ox0, border, s.OW, channel_out, r, undecided);
             break;
           case 2:
-            RunRowPair<2>(b, ox0, border, s.OW, channel_out, r);
+            RunRowPair<2>(b, ox0, border, s.OW, channel_out, r, undecided);
             break;
           default:
-            RunRowPair<1>(b, ox0, border, s.OW, channel_out, r);
+            RunRowPair<1>(b, ox0, border, s.OW, channel_out, r, undecided);
             break;
         }
+        undecided.Decide();
       }
     }
   }

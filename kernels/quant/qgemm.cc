@@ -28,7 +28,6 @@
 #include "kernels/quant/qgemm.h"
 #include "kernels/quant/quantize.h"  // the requantization of the columns the tiles leave in int32
 #include "kernels/quant/round_narrow512-inl.h"  // RoundNarrow512: the tiles' fused requantization
-#include "quant/quant_params.h"                 // quant::RequantizeValue: undecided lanes
 
 #ifndef SIMPLECPP_KERNELS_QGEMM_SHARED_
 #define SIMPLECPP_KERNELS_QGEMM_SHARED_
@@ -178,12 +177,15 @@ HWY_INLINE SIMPLECPP_QGEMM_VNNI __m512i Dpbusd(__m512i acc, __m512i a_u8, __m512
 // Row i's corrected sums x0 (tile columns col..col+15) and x1 (col+16..col+31), requantized into
 // bytes at q.out + i * q.ldo + col: RequantizeF32Vec's AVX-512 steps (bias added in int32
 // lanes, float32 product, RoundNarrow512), so the same bytes; a lane too close to a
-// half-integer takes the scalar reference's value, as there. kPartial (a partial panel):
-// the first `width` columns only, per-column parameters read only there.
-template <typename T, bool kPartial>
+// half-integer is noted in `undecided`, whose Decide (after the tile's stores) gives it the
+// scalar reference's value, as there. kPartial (a partial panel): the first `width` columns
+// only, per-column parameters read only there.
+template <typename T, bool kPartial, int kGroups>
 HWY_INLINE SIMPLECPP_QGEMM_VNNI void RequantStore32(const QGemmRequant& q,
-                                                    const RoundNarrow512& narrow, int i, int col,
-                                                    __m512i x0, __m512i x1, int width = 32) {
+                                                    const RoundNarrow512& narrow,
+                                                    UndecidedLanes<kGroups>& undecided, int i,
+                                                    int col, __m512i x0, __m512i x1,
+                                                    int width = 32) {
   const __mmask16 k0 = kPartial ? static_cast<__mmask16>((1u << std::min(width, 16)) - 1) : 0xFFFF;
   const __mmask16 k1 =
       kPartial ? static_cast<__mmask16>((1u << std::clamp(width - 16, 0, 16)) - 1) : 0xFFFF;
@@ -215,32 +217,23 @@ HWY_INLINE SIMPLECPP_QGEMM_VNNI void RequantStore32(const QGemmRequant& q,
   } else {
     narrow.Store(f0, f1, out);
   }
-  if (HWY_UNLIKELY(_mm512_cmp_ps_mask(narrow.MaxDistance(f0, f1), _mm512_set1_ps(kRequantNearHalf),
-                                      _CMP_GT_OQ))) {
-    alignas(64) int32_t held[32];
-    alignas(64) float far[32];
-    _mm512_store_si512(held, x0);
-    _mm512_store_si512(held + 16, x1);
-    _mm512_store_ps(far, narrow.Distance(f0));
-    _mm512_store_ps(far + 16, narrow.Distance(f1));
-    for (int j = 0; j < width; ++j) {
-      if (far[j] > kRequantNearHalf) {
-        const float m = q.per_row ? q.mult[i * q.mult_step] : q.mult[(col + j) * q.mult_step];
-        out[j] = static_cast<T>(quant::RequantizeValue(held[j], m, q.zp, q.lo, q.hi));
-      }
-    }
+  if (q.per_row) {
+    undecided.Note(narrow, f0, f1, x0, x1, out, width, q.mult + i * q.mult_step, 0);
+  } else {
+    undecided.Note(narrow, f0, f1, x0, x1, out, width, q.mult + col * q.mult_step, q.mult_step);
   }
 }
 
 // RequantStore32 for q's output type.
-template <bool kPartial>
+template <bool kPartial, int kGroups>
 HWY_INLINE SIMPLECPP_QGEMM_VNNI void RequantRow32(const QGemmRequant& q,
-                                                  const RoundNarrow512& narrow, int i, int col,
-                                                  __m512i x0, __m512i x1, int width = 32) {
+                                                  const RoundNarrow512& narrow,
+                                                  UndecidedLanes<kGroups>& undecided, int i,
+                                                  int col, __m512i x0, __m512i x1, int width = 32) {
   if (q.out_signed) {
-    RequantStore32<int8_t, kPartial>(q, narrow, i, col, x0, x1, width);
+    RequantStore32<int8_t, kPartial>(q, narrow, undecided, i, col, x0, x1, width);
   } else {
-    RequantStore32<uint8_t, kPartial>(q, narrow, i, col, x0, x1, width);
+    RequantStore32<uint8_t, kPartial>(q, narrow, undecided, i, col, x0, x1, width);
   }
 }
 
@@ -309,12 +302,14 @@ HWY_NOINLINE SIMPLECPP_QGEMM_VNNI void TileVnni(
       // A local copy of the parameters (as in TileVnniPair).
       const QGemmRequant q = *epi->rq;
       const RoundNarrow512 narrow(q.zp, q.lo, q.hi);
+      UndecidedLanes<MR> undecided(q.zp, q.lo, q.hi);
       for (int i = 0; i < MR; ++i) {
         const __m512i rs = _mm512_set1_epi32(static_cast<int32_t>(epi->rs[i]));
         const __m512i za = _mm512_set1_epi32(static_cast<int32_t>(epi->za[i]));
-        RequantRow32<false>(q, narrow, i, 0, Corrected(c0[0][i], zb0, ct0, rs, za),
+        RequantRow32<false>(q, narrow, undecided, i, 0, Corrected(c0[0][i], zb0, ct0, rs, za),
                             Corrected(c1[0][i], zb1, ct1, rs, za));
       }
+      undecided.Decide();
       return;
     }
     for (int i = 0; i < MR; ++i) {
@@ -384,6 +379,7 @@ HWY_NOINLINE SIMPLECPP_QGEMM_VNNI void TileVnniNarrow(
     const QGemmRequant local = epi->rq ? *epi->rq : QGemmRequant();
     const QGemmRequant* q = epi->rq ? &local : nullptr;
     const RoundNarrow512 narrow(local.zp, local.lo, local.hi);
+    UndecidedLanes<MR> undecided(local.zp, local.lo, local.hi);
     for (int i = 0; i < MR; ++i) {
       const __m512i rs = _mm512_set1_epi32(static_cast<int32_t>(epi->rs[i]));
       const __m512i za = _mm512_set1_epi32(static_cast<int32_t>(epi->za[i]));
@@ -394,13 +390,14 @@ HWY_NOINLINE SIMPLECPP_QGEMM_VNNI void TileVnniNarrow(
         r1 = _mm256_sub_epi32(r1, _mm256_mullo_epi32(_mm512_castsi512_si256(za), ct1));
       }
       if (q != nullptr) {
-        RequantRow32<true>(*q, narrow, i, 0, r0, _mm512_zextsi256_si512(r1),
+        RequantRow32<true>(*q, narrow, undecided, i, 0, r0, _mm512_zextsi256_si512(r1),
                            static_cast<int>(width));
         continue;
       }
       _mm512_mask_storeu_epi32(epi->c + i * epi->ldc, m0, r0);
       if (kHalf) _mm256_mask_storeu_epi32(epi->c + i * epi->ldc + 16, m1, r1);
     }
+    undecided.Decide();
     return;
   }
   for (int i = 0; i < MR; ++i) {
@@ -444,6 +441,7 @@ HWY_NOINLINE SIMPLECPP_QGEMM_VNNI void TileVnniPair(
     // after each one.
     const QGemmRequant q = *epi->rq;
     const RoundNarrow512 narrow(q.zp, q.lo, q.hi);
+    UndecidedLanes<2 * MR> undecided(q.zp, q.lo, q.hi);
     for (int i = 0; i < MR; ++i) {
       const __m512i rs = _mm512_set1_epi32(static_cast<int32_t>(epi->rs[i]));
       const __m512i za = _mm512_set1_epi32(static_cast<int32_t>(epi->za[i]));
@@ -452,9 +450,10 @@ HWY_NOINLINE SIMPLECPP_QGEMM_VNNI void TileVnniPair(
         r[v] = Corrected(c[i][v], _mm512_loadu_si512(epi->zb + 16 * v),
                          _mm512_loadu_si512(epi->ct + 16 * v), rs, za);
       }
-      RequantRow32<false>(q, narrow, i, 0, r[0], r[1]);
-      RequantRow32<false>(q, narrow, i, 32, r[2], r[3]);
+      RequantRow32<false>(q, narrow, undecided, i, 0, r[0], r[1]);
+      RequantRow32<false>(q, narrow, undecided, i, 32, r[2], r[3]);
     }
+    undecided.Decide();
     return;
   }
   if (epi != nullptr) {

@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "quant/quant_params.h"  // quant::RequantizeValue: the undecided lanes
+
 HWY_BEFORE_NAMESPACE();
 namespace simplecpp::kernels {
 namespace HWY_NAMESPACE {
@@ -80,6 +82,71 @@ struct RoundNarrow512 {
     _mm256_mask_storeu_epi8(out, static_cast<__mmask32>((uint64_t{1} << width) - 1),
                             Narrow<T>(f0, f1));
   }
+};
+
+// Lanes that RoundNarrow512 stores left undecided (too close to a half-integer for float32:
+// about 1 in 2000), noted while a kernel's accumulators are in registers and decided after its
+// stores by the scalar reference (quant::RequantizeValue). Deciding them at once would put a
+// call among the stores, across which the compiler keeps every live accumulator in memory.
+// Holds kGroups groups of 32 lanes: a kernel notes at most that many between Decide calls.
+template <int kGroups>
+class UndecidedLanes {
+ public:
+  UndecidedLanes(int32_t zp, int32_t lo, int32_t hi) : zp_(zp), lo_(lo), hi_(hi) {}
+
+  // The 32 lanes stored from products f0 | f1 of the sums x0 | x1 as bytes at out (the first
+  // `width`): those too close to a half-integer are noted. Lane j's multiplier is
+  // mult[j * mult_step] (mult_step 0: one for all).
+  HWY_INLINE void Note(const RoundNarrow512& narrow, __m512 f0, __m512 f1, __m512i x0, __m512i x1,
+                       void* out, int width, const float* mult, int64_t mult_step) {
+    if (HWY_LIKELY(!_mm512_cmp_ps_mask(narrow.MaxDistance(f0, f1), _mm512_set1_ps(kRequantNearHalf),
+                                       _CMP_GT_OQ))) {
+      return;
+    }
+    Group& g = groups_[count_++];
+    _mm512_store_si512(g.held, x0);
+    _mm512_store_si512(g.held + 16, x1);
+    _mm512_store_ps(g.far, narrow.Distance(f0));
+    _mm512_store_ps(g.far + 16, narrow.Distance(f1));
+    g.out = static_cast<uint8_t*>(out);
+    g.mult = mult;
+    g.mult_step = mult_step;
+    g.width = width;
+  }
+
+  // Rewrites the noted lanes' bytes with the reference's; after the vector stores.
+  HWY_INLINE void Decide() {
+    if (HWY_LIKELY(count_ == 0)) return;
+    DecideNoted();
+  }
+
+ private:
+  struct Group {
+    alignas(64) int32_t held[32];
+    alignas(64) float far[32];
+    uint8_t* out;
+    const float* mult;
+    int64_t mult_step;
+    int width;
+  };
+
+  HWY_NOINLINE void DecideNoted() {
+    for (int k = 0; k < count_; ++k) {
+      const Group& g = groups_[k];
+      for (int j = 0; j < g.width; ++j) {
+        if (g.far[j] > kRequantNearHalf) {
+          // The low byte of a value in [lo, hi]: the uint8 or int8 result's bits.
+          g.out[j] = static_cast<uint8_t>(
+              quant::RequantizeValue(g.held[j], g.mult[j * g.mult_step], zp_, lo_, hi_));
+        }
+      }
+    }
+    count_ = 0;
+  }
+
+  Group groups_[kGroups];
+  int count_ = 0;
+  int32_t zp_, lo_, hi_;
 };
 #endif
 
