@@ -681,7 +681,7 @@ int64_t MinMaxF32Impl(const float* x, int64_t n, float* lo, float* hi, int64_t* 
 
 // sum of n bytes, read as uint8 after XOR with `flip` (0x80 turns int8 into int8 + 128), over
 // whole vectors with SumsOf8 (exact); returns the elements done through *done.
-uint64_t SumBytesImpl(const uint8_t* x, int64_t n, uint8_t flip, int64_t* done) {
+HWY_INLINE uint64_t SumBytesImpl(const uint8_t* x, int64_t n, uint8_t flip, int64_t* done) {
   const hn::ScalableTag<uint8_t> d8;
   const hn::Repartition<uint64_t, decltype(d8)> d64;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d8));
@@ -694,8 +694,30 @@ uint64_t SumBytesImpl(const uint8_t* x, int64_t n, uint8_t flip, int64_t* done) 
   }
   for (; i + N <= n; i += N)
     sum0 = hn::Add(sum0, hn::SumsOf8(hn::Xor(hn::LoadU(d8, x + i), vflip)));
+  uint64_t total = hn::GetLane(hn::SumOfLanes(d64, hn::Add(sum0, sum1)));
+  // The rest in 16-byte vectors: a plane shorter than one whole vector (a pooled row of 48)
+  // would otherwise be all scalar.
+  const hn::Full128<uint8_t> d16;
+  const hn::Full128<uint64_t> d64x2;
+  auto rest = hn::Zero(d64x2);
+  for (; i + 16 <= n; i += 16) {
+    rest = hn::Add(rest, hn::SumsOf8(hn::Xor(hn::LoadU(d16, x + i), hn::Set(d16, flip))));
+  }
   *done = i;
-  return hn::GetLane(hn::SumOfLanes(d64, hn::Add(sum0, sum1)));
+  return total + hn::GetLane(hn::SumOfLanes(d64x2, rest));
+}
+
+// SumBytesImpl of each of `rows` rows of n bytes (row stride `stride`) with the scalar rest:
+// one dispatch for a layer's planes.
+void SumBytesRowsImpl(const uint8_t* x, int64_t rows, int64_t n, int64_t stride, uint8_t flip,
+                      uint64_t* sums) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint8_t* row = x + r * stride;
+    int64_t done = 0;
+    uint64_t sum = n > 0 ? SumBytesImpl(row, n, flip, &done) : 0;
+    for (int64_t i = done; i < n; ++i) sum += static_cast<uint8_t>(row[i] ^ flip);
+    sums[r] = sum;
+  }
 }
 
 }  // namespace HWY_NAMESPACE
@@ -712,7 +734,7 @@ HWY_EXPORT(QdqBinary8Impl);
 HWY_EXPORT(DequantizeI8ToF32Impl);
 HWY_EXPORT(RequantizeI32ToI8Impl);
 HWY_EXPORT(MinMaxF32Impl);
-HWY_EXPORT(SumBytesImpl);
+HWY_EXPORT(SumBytesRowsImpl);
 HWY_EXPORT(ScaleI32RowsToF32Impl);
 HWY_EXPORT(QuantizeF32ToU8Impl);
 HWY_EXPORT(QuantizeF32ToI8Impl);
@@ -984,20 +1006,27 @@ void RequantizeI32ToI8(const int32_t* acc, int64_t n, const float* multiplier, i
 }
 
 int64_t SumU8(const uint8_t* x, int64_t n) {
-  if (n <= 0) return 0;
-  int64_t done = 0;
-  uint64_t sum = HWY_DYNAMIC_DISPATCH(SumBytesImpl)(x, n, 0, &done);
-  for (int64_t i = done; i < n; ++i) sum += x[i];
-  return static_cast<int64_t>(sum);
+  int64_t sum = 0;
+  SumU8Rows(x, 1, n, n, &sum);
+  return sum;
 }
 int64_t SumI8(const int8_t* x, int64_t n) {
-  if (n <= 0) return 0;
-  int64_t done = 0;
-  const auto* b = reinterpret_cast<const uint8_t*>(x);
-  const uint64_t biased = HWY_DYNAMIC_DISPATCH(SumBytesImpl)(b, n, 0x80, &done);
-  int64_t sum = static_cast<int64_t>(biased) - 128 * done;
-  for (int64_t i = done; i < n; ++i) sum += x[i];
+  int64_t sum = 0;
+  SumI8Rows(x, 1, n, n, &sum);
   return sum;
+}
+void SumU8Rows(const uint8_t* x, int64_t rows, int64_t n, int64_t stride, int64_t* sums) {
+  if (rows <= 0) return;
+  // uint64 sums of bytes: exact and below 2^63 (n < 2^55), stored as int64.
+  HWY_DYNAMIC_DISPATCH(SumBytesRowsImpl)
+  (x, rows, n, stride, 0, reinterpret_cast<uint64_t*>(sums));
+}
+void SumI8Rows(const int8_t* x, int64_t rows, int64_t n, int64_t stride, int64_t* sums) {
+  if (rows <= 0) return;
+  // Each byte read as int8 + 128 (its top bit flipped), 128 per byte taken off after.
+  HWY_DYNAMIC_DISPATCH(SumBytesRowsImpl)
+  (reinterpret_cast<const uint8_t*>(x), rows, n, stride, 0x80, reinterpret_cast<uint64_t*>(sums));
+  for (int64_t r = 0; r < rows; ++r) sums[r] -= 128 * n;
 }
 
 void MinMaxF32(const float* x, int64_t n, float* min_out, float* max_out) {

@@ -108,9 +108,12 @@ void RequantizePerRowI32ToI8(const int32_t* acc, int64_t lda, int64_t rows, int6
                              const int32_t* bias, const float* multiplier, int64_t mult_row,
                              int32_t zp, int32_t lo, int32_t hi, int8_t* out, int64_t ldo);
 
-// Exact sums of n 8-bit values (QLinearGlobalAveragePool's plane sums).
+// Exact sums of n 8-bit values (QLinearGlobalAveragePool's plane sums); the Rows forms sum each
+// of `rows` rows of n values, `stride` apart, in one call.
 int64_t SumU8(const uint8_t* x, int64_t n);
 int64_t SumI8(const int8_t* x, int64_t n);
+void SumU8Rows(const uint8_t* x, int64_t rows, int64_t n, int64_t stride, int64_t* sums);
+void SumI8Rows(const int8_t* x, int64_t rows, int64_t n, int64_t stride, int64_t* sums);
 
 // Min and max of x[0..n) (NaNs skipped); both 0 when n == 0 or all are NaN.
 void MinMaxF32(const float* x, int64_t n, float* min_out, float* max_out);

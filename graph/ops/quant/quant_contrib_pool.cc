@@ -72,15 +72,16 @@ void PoolRun(const PoolShape& s, RunContext& rc) {
     const kernels::Parallel& par =
         kernels::ParallelForElements(rc.parallel(), s.batch * s.channels * size);
     par.For(s.batch * s.channels, [&](int64_t p0, int64_t p1) {
+      // The task's plane sums in one kernel call, kept per thread between runs.
+      static thread_local std::vector<int64_t> sums;
+      sums.resize(static_cast<size_t>(p1 - p0));
+      if constexpr (std::is_same_v<T, uint8_t>) {
+        kernels::SumU8Rows(x + p0 * size, p1 - p0, size, size, sums.data());
+      } else {
+        kernels::SumI8Rows(x + p0 * size, p1 - p0, size, size, sums.data());
+      }
       for (int64_t p = p0; p < p1; ++p) {
-        const T* xp = x + p * size;
-        int64_t sum = 0;
-        if constexpr (std::is_same_v<T, uint8_t>) {
-          sum = kernels::SumU8(xp, size);
-        } else {
-          sum = kernels::SumI8(xp, size);
-        }
-        sum -= static_cast<int64_t>(x_zp) * size;
+        const int64_t sum = sums[p - p0] - static_cast<int64_t>(x_zp) * size;
         const double mean = static_cast<double>(sum) * x_scale / static_cast<double>(size);
         y[p] = QuantizeMean<T>(mean, y_scale, y_zp);
       }

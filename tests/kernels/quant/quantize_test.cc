@@ -650,11 +650,11 @@ TEST_CASE("QdqBinary8 and QuantizeF32ToU8 / ToI8 equal the scalar division on ev
   }
 }
 
-TEST_CASE("SumU8 / SumI8 are exact on every target") {
+TEST_CASE("SumU8 / SumI8 and their Rows forms are exact on every target") {
   for (const auto& t : CompiledTargets()) {
     ScopedTarget st(t);
     CAPTURE(t.name);
-    for (int64_t n : {0, 1, 7, 16, 63, 64, 65, 127, 128, 129, 1000, 70001}) {
+    for (int64_t n : {0, 1, 7, 16, 31, 48, 63, 64, 65, 95, 127, 128, 129, 1000, 70001}) {
       CAPTURE(n);
       std::vector<uint8_t> u(static_cast<size_t>(n));
       std::vector<int8_t> s(static_cast<size_t>(n));
@@ -667,6 +667,28 @@ TEST_CASE("SumU8 / SumI8 are exact on every target") {
       }
       CHECK(SumU8(u.data(), n) == want_u);
       CHECK(SumI8(s.data(), n) == want_s);
+      // The same values as 3 rows of n / 3 at a stride of n / 3 + 1 (a byte between rows that
+      // must not count), against per-row sums.
+      const int64_t w = n / 3;
+      if (w == 0) continue;
+      std::vector<uint8_t> ur(static_cast<size_t>(3 * (w + 1)), 200);
+      std::vector<int8_t> sr(static_cast<size_t>(3 * (w + 1)), -100);
+      int64_t want_ur[3] = {0, 0, 0}, want_sr[3] = {0, 0, 0};
+      for (int64_t r = 0; r < 3; ++r) {
+        for (int64_t i = 0; i < w; ++i) {
+          ur[r * (w + 1) + i] = u[r * w + i];
+          sr[r * (w + 1) + i] = s[r * w + i];
+          want_ur[r] += u[r * w + i];
+          want_sr[r] += s[r * w + i];
+        }
+      }
+      int64_t got_ur[3], got_sr[3];
+      SumU8Rows(ur.data(), 3, w, w + 1, got_ur);
+      SumI8Rows(sr.data(), 3, w, w + 1, got_sr);
+      for (int r = 0; r < 3; ++r) {
+        CHECK(got_ur[r] == want_ur[r]);
+        CHECK(got_sr[r] == want_sr[r]);
+      }
     }
   }
 }
