@@ -1404,10 +1404,8 @@ void PackedQB::Repack(bool b_signed, bool trans_b, int64_t k, int64_t n, const v
   // columns past N in the last panel are not written: that panel is zeroed here.
   const size_t bytes = static_cast<size_t>((n + kNR - 1) / kNR * kNR * kp_);
   data_.resize(bytes);
-  if (n % kNR != 0) {
-    const size_t panel = static_cast<size_t>(kNR * kp_);
-    std::memset(data_.data() + bytes - panel, 0, panel);
-  }
+  const size_t panel = static_cast<size_t>(kNR * kp_);
+  if (n % kNR != 0 && panel > 0) std::memset(data_.data() + bytes - panel, 0, panel);
   col_sums_.assign(static_cast<size_t>(n), 0);
   const uint8_t* src = static_cast<const uint8_t*>(b);
   const uint8_t flip = b_signed ? 0 : 0x80;  // uint8 b - 128 == its bits with the top one flipped
