@@ -699,9 +699,10 @@ HWY_INLINE uint64_t SumBytesImpl(const uint8_t* x, int64_t n, uint8_t flip, int6
   // would otherwise be all scalar.
   const hn::Full128<uint8_t> d16;
   const hn::Full128<uint64_t> d64x2;
+  const auto flip16 = hn::Set(d16, flip);
   auto rest = hn::Zero(d64x2);
   for (; i + 16 <= n; i += 16) {
-    rest = hn::Add(rest, hn::SumsOf8(hn::Xor(hn::LoadU(d16, x + i), hn::Set(d16, flip))));
+    rest = hn::Add(rest, hn::SumsOf8(hn::Xor(hn::LoadU(d16, x + i), flip16)));
   }
   *done = i;
   return total + hn::GetLane(hn::SumOfLanes(d64x2, rest));

@@ -212,8 +212,6 @@ QConvPlan PlanQConv(PrepareContext& ctx, const ConvAttributes& attrs, int x_in, 
   return p;
 }
 
-namespace {
-// rq's table (if any) on the requantized bytes [rows, n] at out (row stride ldo).
 void ApplyOutputTable(const QConvRequant& rq, int64_t rows, int64_t n, uint8_t* out, int64_t ldo) {
   if (rq.table == nullptr) return;
   if (ldo == n) {
@@ -224,8 +222,6 @@ void ApplyOutputTable(const QConvRequant& rq, int64_t rows, int64_t n, uint8_t* 
     kernels::LookupBytes(rq.table, out + r * ldo, out + r * ldo, n);
   }
 }
-// rq's requantization fused into the GEMM, output channels from ch on along C's rows (per_row)
-// or its columns, written to out (row stride ldo).
 kernels::QGemmRequant GemmRequant(const QConvRequant& rq, bool per_row, int64_t ch, void* out,
                                   int64_t ldo) {
   kernels::QGemmRequant q;
@@ -241,7 +237,6 @@ kernels::QGemmRequant GemmRequant(const QConvRequant& rq, bool per_row, int64_t 
   q.ldo = ldo;
   return q;
 }
-}  // namespace
 
 // rq's requantization of `rows` rows of n sums (row stride lda) into out (row stride ldo): one
 // output channel `ch` for the whole block (ch_step 0), or channels ch.. along each row (1).

@@ -9,7 +9,6 @@
 
 #include "graph/ops/quant/quant_ops_internal.h"
 #include "kernels/conv/depthwise_conv.h"
-#include "kernels/quant/byte_lookup.h"
 #include "kernels/quant/depthwise_q8.h"
 #include "kernels/quant/quantize.h"
 
@@ -120,18 +119,8 @@ bool QConvPlan::RunDepthwiseBytes(const kernels::Parallel& pool, const void* x, 
   const int64_t plane_stride = s.H * s.W + kernels::kDepthwiseQ8Slack;
   // Requantized in the kernel's registers where the target can (no int32 sums in between): one
   // call per band of whole channels, every output row.
-  kernels::QGemmRequant fused;
-  if (rq) {
-    fused.per_row = true;
-    fused.bias = corr;
-    fused.mult = rq->mult;
-    fused.mult_step = rq->mult_step;
-    fused.zp = rq->zp;
-    fused.lo = rq->lo;
-    fused.hi = rq->hi;
-    fused.out_signed = rq->out_signed;
-  }
-  const bool fuse = rq && kernels::DepthwiseQ8FusesRequant(s, fused, out_channels);
+  const bool fuse = rq && kernels::DepthwiseQ8FusesRequant(
+                              s, GemmRequant(adjusted, true, 0, nullptr, 0), out_channels);
   const kernels::Parallel& par = DepthwiseParallel(pool, ksize);
   par.For(batch * bands_per_image, [&](int64_t t0, int64_t t1) {
     static thread_local std::vector<uint8_t> plane;
@@ -170,13 +159,9 @@ bool QConvPlan::RunDepthwiseBytes(const kernels::Parallel& pool, const void* x, 
       }
       uint8_t* y8 = static_cast<uint8_t*>(rq->y) + out_at;
       if (fuse) {
-        kernels::QGemmRequant q = fused;
-        q.bias = corr + oc0;
-        q.mult = rq->mult + oc0 * rq->mult_step;
-        q.out = y8;
-        q.ldo = positions;
-        kernels::DepthwiseQ8RequantChannels(s, chans, plane.data(), dw->prepared, q);
-        if (rq->table) kernels::LookupBytes(rq->table, y8, y8, noc * positions);
+        kernels::DepthwiseQ8RequantChannels(s, chans, plane.data(), dw->prepared,
+                                            GemmRequant(adjusted, true, oc0, y8, positions));
+        ApplyOutputTable(adjusted, noc, positions, y8, positions);
         continue;
       }
       if (band_channels > 1) {

@@ -120,6 +120,13 @@ void RequantConv(const QConvRequant& rq, const int32_t* acc, int64_t lda, int64_
 // The same with one output channel per row: rows r < rows of n sums are channel ch + r.
 void RequantConvRows(const QConvRequant& rq, const int32_t* acc, int64_t lda, int64_t rows,
                      int64_t n, int64_t ch, uint8_t* out, int64_t ldo);
+// rq's table (if any) on the requantized bytes [rows, n] at out (row stride ldo).
+void ApplyOutputTable(const QConvRequant& rq, int64_t rows, int64_t n, uint8_t* out, int64_t ldo);
+// rq's requantization for a kernel that requantizes its own sums (kernels::QGemm*ToBytes,
+// kernels::DepthwiseQ8RequantChannels): output channels from ch on along the result's rows
+// (per_row) or its columns, written to out (row stride ldo).
+kernels::QGemmRequant GemmRequant(const QConvRequant& rq, bool per_row, int64_t ch, void* out,
+                                  int64_t ldo);
 
 // A depthwise convolution's weights in the byte kernel's form: w - w_zero_point as int8
 // (fits: every one does) prepared for the kernel, and their sum per output channel.
