@@ -406,6 +406,51 @@ HWY_NOINLINE SIMPLECPP_QGEMM_VNNI void TileVnniNarrow(
   }
 }
 
+// The sums of R rows of a 64-column tile (two panels), one row per level as named members:
+// GCC keeps an array of vectors in memory wherever a loop indexes it by a variable (zeroing
+// and reloading it through the stack around the quad loop), while members reached through
+// constant paths stay in registers.
+template <int R>
+struct PairRowSums {
+  __m512i v0, v1, v2, v3;
+  PairRowSums<R - 1> rest;
+
+  // Zero (first) or the accumulator block's rows from acc on.
+  HWY_INLINE SIMPLECPP_QGEMM_VNNI void Start(bool first, const int32_t* acc, int64_t ldacc) {
+    v0 = first ? _mm512_setzero_si512() : _mm512_loadu_si512(acc);
+    v1 = first ? _mm512_setzero_si512() : _mm512_loadu_si512(acc + 16);
+    v2 = first ? _mm512_setzero_si512() : _mm512_loadu_si512(acc + 32);
+    v3 = first ? _mm512_setzero_si512() : _mm512_loadu_si512(acc + 48);
+    rest.Start(first, acc + ldacc, ldacc);
+  }
+  // One k-quad: the 4 a' bytes at a (this row) broadcast against the panels' 4 vectors q.
+  HWY_INLINE SIMPLECPP_QGEMM_VNNI void Quad(const uint8_t* HWY_RESTRICT a, int64_t lda,
+                                            const __m512i (&q)[4]) {
+    int32_t quad;
+    std::memcpy(&quad, a, sizeof(quad));
+    const __m512i va = _mm512_set1_epi32(quad);
+    v0 = Dpbusd(v0, va, q[0]);
+    v1 = Dpbusd(v1, va, q[1]);
+    v2 = Dpbusd(v2, va, q[2]);
+    v3 = Dpbusd(v3, va, q[3]);
+    rest.Quad(a + lda, lda, q);
+  }
+  // Row by row into out[R][4].
+  HWY_INLINE SIMPLECPP_QGEMM_VNNI void Spill(__m512i* out) const {
+    _mm512_store_si512(out, v0);
+    _mm512_store_si512(out + 1, v1);
+    _mm512_store_si512(out + 2, v2);
+    _mm512_store_si512(out + 3, v3);
+    rest.Spill(out + 4);
+  }
+};
+template <>
+struct PairRowSums<0> {
+  HWY_INLINE void Start(bool, const int32_t*, int64_t) {}
+  HWY_INLINE void Quad(const uint8_t*, int64_t, const __m512i (&)[4]) {}
+  HWY_INLINE void Spill(__m512i*) const {}
+};
+
 // An MR x 64 tile over two adjacent panels (b0: columns 0-31, b1: columns 32-63), same contract
 // as TileVnni with acc / epi covering 64 columns. Per quad: 4 B vectors and MR broadcasts feed
 // 4*MR vpdpbusd (24 for MR = 6: fewer loads per multiply than the 8 x 32 tile's 10 per 16).
@@ -414,27 +459,17 @@ HWY_NOINLINE SIMPLECPP_QGEMM_VNNI void TileVnniPair(
     const uint8_t* HWY_RESTRICT a, int64_t lda, const int8_t* HWY_RESTRICT b0,
     const int8_t* HWY_RESTRICT b1, int64_t quads, int32_t* HWY_RESTRICT acc, int64_t ldacc,
     bool first, const TileEpilogue* epi) {
-  __m512i c[MR][4];
-  for (int i = 0; i < MR; ++i) {
-    for (int v = 0; v < 4; ++v) {
-      c[i][v] = first ? _mm512_setzero_si512() : _mm512_loadu_si512(acc + i * ldacc + 16 * v);
-    }
-  }
+  PairRowSums<MR> sums;
+  sums.Start(first, acc, ldacc);
   for (int64_t q = 0; q < quads; ++q) {
-    const __m512i v0 = _mm512_loadu_si512(b0 + q * kNR * 4);
-    const __m512i v1 = _mm512_loadu_si512(b0 + q * kNR * 4 + 64);
-    const __m512i v2 = _mm512_loadu_si512(b1 + q * kNR * 4);
-    const __m512i v3 = _mm512_loadu_si512(b1 + q * kNR * 4 + 64);
-    for (int i = 0; i < MR; ++i) {
-      int32_t quad;
-      std::memcpy(&quad, a + i * lda + q * 4, sizeof(quad));
-      const __m512i va = _mm512_set1_epi32(quad);
-      c[i][0] = Dpbusd(c[i][0], va, v0);
-      c[i][1] = Dpbusd(c[i][1], va, v1);
-      c[i][2] = Dpbusd(c[i][2], va, v2);
-      c[i][3] = Dpbusd(c[i][3], va, v3);
-    }
+    const __m512i panels[4] = {
+        _mm512_loadu_si512(b0 + q * kNR * 4), _mm512_loadu_si512(b0 + q * kNR * 4 + 64),
+        _mm512_loadu_si512(b1 + q * kNR * 4), _mm512_loadu_si512(b1 + q * kNR * 4 + 64)};
+    sums.Quad(a + q * 4, lda, panels);
   }
+  // The row loops below are not unrolled: they read the sums from this copy.
+  alignas(64) __m512i c[MR][4];
+  sums.Spill(&c[0][0]);
   if (epi != nullptr && epi->rq != nullptr) {
     // Each row's 64 corrected sums requantized to 64 bytes. A local copy of the parameters:
     // the byte stores may alias anything, so fields read through a pointer would be reloaded
