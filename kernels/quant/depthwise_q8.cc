@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "kernels/quant/depthwise_q8.h"
+#include "kernels/quant/dpbusd512-inl.h"        // Dpbusd512: the window dot products
 #include "kernels/quant/round_narrow512-inl.h"  // RoundNarrow512: the fused requantization
 
 HWY_BEFORE_NAMESPACE();
@@ -63,36 +64,6 @@ struct RowPairBlock {
   int64_t oy0;  // the first output row of the sums buffer
 };
 
-// acc[i][v] += the window sums of output row oy + i, vector v. kV is a constant so that the
-// 2 x kV accumulators stay in registers; each input row's permuted window feeds every output
-// row whose kernel covers it.
-template <int kV>
-SIMPLECPP_DEPTHWISE_Q8_TARGET inline void AccumulateRowPair(const RowPairBlock& b, int64_t ox0,
-                                                            __m512i (&acc)[2][kV]) {
-  for (int64_t r = b.r_lo; r < b.r_hi; ++r) {
-    const uint8_t* row = b.plane + r * b.W + ox0 * b.SW;
-    // Kernel row of input row r for each output row (r >= oy * SH: ky0 >= 0).
-    const int64_t ky0 = r - b.oy * b.SH, ky1 = ky0 - b.SH;
-    const bool use0 = ky0 < b.KH;
-    const bool use1 = b.rows_here > 1 && ky1 >= 0;
-    for (int64_t g = 0; g < b.groups; ++g) {
-      __m512i win[kV];
-      for (int v = 0; v < kV; ++v) {
-        win[v] = _mm512_permutexvar_epi8(b.vidx,
-                                         _mm512_loadu_si512(row + v * 16 * b.SW + 4 * g));
-      }
-      if (use0) {
-        const __m512i w0 = _mm512_set1_epi32(b.wd[ky0 * b.groups + g]);
-        for (int v = 0; v < kV; ++v) acc[0][v] = _mm512_dpbusd_epi32(acc[0][v], win[v], w0);
-      }
-      if (use1) {
-        const __m512i w1 = _mm512_set1_epi32(b.wd[ky1 * b.groups + g]);
-        for (int v = 0; v < kV; ++v) acc[1][v] = _mm512_dpbusd_epi32(acc[1][v], win[v], w1);
-      }
-    }
-  }
-}
-
 // One channel's requantization in registers (RequantizeF32Vec's AVX-512 steps, whose bytes they
 // are): the channel's bias is in the accumulators' start, its multiplier broadcast here.
 struct ChannelRequant {
@@ -102,46 +73,145 @@ struct ChannelRequant {
   int32_t zp, lo, hi;
 };
 
-// One block: accumulators from the border sums (and with T an 8-bit type the channel's bias),
-// the rows' sums, then the stores: int32 sums (T = int32_t), or requantized bytes, 32 per
-// RoundNarrow512 step; the last vector masked to the row's end.
-template <int kV, typename T>
-SIMPLECPP_DEPTHWISE_Q8_TARGET inline void RunRowPair(const RowPairBlock& b, int64_t ox0,
-                                                     const int32_t (&border)[2], int64_t OW, T* out,
-                                                     const ChannelRequant& r,
-                                                     UndecidedLanes<4>& undecided) {
-  __m512i acc[2][kV];
-  for (int i = 0; i < 2; ++i) {
-    for (int v = 0; v < kV; ++v) acc[i][v] = _mm512_set1_epi32(border[i]);
+// The sums of one block, output rows oy (row0) and oy + 1 (row1) over kV vectors of 16 columns,
+// two vectors (32 outputs, one RoundNarrow512 step) per level as named members: GCC keeps an
+// array of vectors this size on the stack (storing and reloading it around the row loop), while
+// members reached through constant paths stay in registers.
+template <int kV>
+struct BlockSums {
+  static constexpr bool kPair = kV >= 2;  // this level's second vector
+  __m512i row0a, row0b, row1a, row1b;
+  BlockSums<(kV > 2 ? kV - 2 : 0)> rest;
+
+  SIMPLECPP_DEPTHWISE_Q8_TARGET HWY_INLINE void Start(__m512i start0, __m512i start1) {
+    row0a = row0b = start0;
+    row1a = row1b = start1;
+    rest.Start(start0, start1);
   }
-  AccumulateRowPair<kV>(b, ox0, acc);
-  for (int64_t i = 0; i < b.rows_here; ++i) {
-    T* row = out + (b.oy - b.oy0 + i) * OW;
-    if constexpr (std::is_same_v<T, int32_t>) {
-      (void)r;
-      for (int v = 0; v < kV; ++v) {
-        const int64_t at = ox0 + 16 * v, n = std::min<int64_t>(16, OW - at);
-        if (n == 16) {
-          _mm512_storeu_si512(row + at, acc[i][v]);
-        } else {
-          _mm512_mask_storeu_epi32(row + at, static_cast<__mmask16>((1u << n) - 1), acc[i][v]);
-        }
-      }
-    } else {
-      for (int v = 0; v < kV; v += 2) {
-        const int64_t at = ox0 + 16 * v, n = std::min<int64_t>(32, OW - at);
-        const __m512i a0 = acc[i][v];
-        const __m512i a1 = v + 1 < kV ? acc[i][std::min(v + 1, kV - 1)] : _mm512_setzero_si512();
-        const __m512 f0 = _mm512_mul_ps(_mm512_cvtepi32_ps(a0), r.mult);
-        const __m512 f1 = _mm512_mul_ps(_mm512_cvtepi32_ps(a1), r.mult);
-        if (n == 32) {
-          r.narrow.Store(f0, f1, row + at);
-        } else {
-          r.narrow.StoreFirst(f0, f1, static_cast<int>(n), row + at);
-        }
-        undecided.Note(r.narrow, f0, f1, a0, a1, row + at, static_cast<int>(n), &r.m, 0);
+
+  // One input row's windows: per group g of 4 taps, one load and one lane permute per vector
+  // (vector v's windows start at row + v * vstep + 4 * g), each window multiplied by the weight
+  // dword w0[g] into row 0 (kUse0) and w1[g] into row 1 (kUse1).
+  template <int kG, bool kUse0, bool kUse1>
+  SIMPLECPP_DEPTHWISE_Q8_TARGET HWY_INLINE void AddRow(const uint8_t* row, int64_t vstep,
+                                                       __m512i vidx, const __m512i (&w0)[kG],
+                                                       const __m512i (&w1)[kG]) {
+    for (int g = 0; g < kG; ++g) {
+      const __m512i wa = _mm512_permutexvar_epi8(vidx, _mm512_loadu_si512(row + 4 * g));
+      if (kUse0) row0a = Dpbusd512(row0a, wa, w0[g]);
+      if (kUse1) row1a = Dpbusd512(row1a, wa, w1[g]);
+      if constexpr (kPair) {
+        const __m512i wb = _mm512_permutexvar_epi8(vidx, _mm512_loadu_si512(row + vstep + 4 * g));
+        if (kUse0) row0b = Dpbusd512(row0b, wb, w0[g]);
+        if (kUse1) row1b = Dpbusd512(row1b, wb, w1[g]);
       }
     }
+    rest.template AddRow<kG, kUse0, kUse1>(row + 2 * vstep, vstep, vidx, w0, w1);
+  }
+
+  // The sums from column `at` on into out0 (row 0) and out1 (row 1, when not null), rows of OW
+  // outputs: int32 sums (T = int32_t), or requantized bytes, 32 per RoundNarrow512 step, the
+  // last step masked to the row's end.
+  template <typename T>
+  SIMPLECPP_DEPTHWISE_Q8_TARGET HWY_INLINE void Store(T* out0, T* out1, int64_t at, int64_t OW,
+                                                      const ChannelRequant& r,
+                                                      UndecidedLanes<4>& undecided) const {
+    const int64_t n = std::min<int64_t>(kPair ? 32 : 16, OW - at);
+    StoreRow(row0a, row0b, out0 + at, n, r, undecided);
+    if (out1 != nullptr) StoreRow(row1a, row1b, out1 + at, n, r, undecided);
+    rest.Store(out0, out1, at + 32, OW, r, undecided);
+  }
+
+ private:
+  template <typename T>
+  SIMPLECPP_DEPTHWISE_Q8_TARGET HWY_INLINE static void StoreRow(__m512i a, __m512i b, T* out,
+                                                                int64_t n, const ChannelRequant& r,
+                                                                UndecidedLanes<4>& undecided) {
+    if constexpr (std::is_same_v<T, int32_t>) {
+      (void)r;
+      (void)undecided;
+      const int64_t na = std::min<int64_t>(16, n), nb = n - na;
+      _mm512_mask_storeu_epi32(out, static_cast<__mmask16>((uint32_t{1} << na) - 1), a);
+      if (kPair && nb > 0) {
+        _mm512_mask_storeu_epi32(out + 16, static_cast<__mmask16>((uint32_t{1} << nb) - 1), b);
+      }
+    } else {
+      const __m512i second = kPair ? b : _mm512_setzero_si512();
+      const __m512 f0 = _mm512_mul_ps(_mm512_cvtepi32_ps(a), r.mult);
+      const __m512 f1 = _mm512_mul_ps(_mm512_cvtepi32_ps(second), r.mult);
+      if (n == 32) {
+        r.narrow.Store(f0, f1, out);
+      } else {
+        r.narrow.StoreFirst(f0, f1, static_cast<int>(n), out);
+      }
+      undecided.Note(r.narrow, f0, f1, a, second, out, static_cast<int>(n), &r.m, 0);
+    }
+  }
+};
+template <>
+struct BlockSums<0> {
+  SIMPLECPP_DEPTHWISE_Q8_TARGET HWY_INLINE void Start(__m512i, __m512i) {}
+  template <int kG, bool kUse0, bool kUse1>
+  SIMPLECPP_DEPTHWISE_Q8_TARGET HWY_INLINE void AddRow(const uint8_t*, int64_t, __m512i,
+                                                       const __m512i (&)[kG],
+                                                       const __m512i (&)[kG]) {}
+  template <typename T>
+  SIMPLECPP_DEPTHWISE_Q8_TARGET HWY_INLINE void Store(T*, T*, int64_t, int64_t,
+                                                      const ChannelRequant&,
+                                                      UndecidedLanes<4>&) const {}
+};
+
+// One block: the sums from the border sums (and with T an 8-bit type the channel's bias), the
+// input rows [r_lo, r_hi) each permuted once for both output rows whose kernel covers it, then
+// the stores. kG: the kernel's weight dwords per row (KW <= 8: 1 or 2).
+template <int kV, int kG, typename T>
+SIMPLECPP_DEPTHWISE_Q8_TARGET HWY_INLINE void RunRowPair(const RowPairBlock& b, int64_t ox0,
+                                                         const int32_t (&border)[2], int64_t OW,
+                                                         T* out, const ChannelRequant& r,
+                                                         UndecidedLanes<4>& undecided) {
+  BlockSums<kV> sums;
+  sums.Start(_mm512_set1_epi32(border[0]), _mm512_set1_epi32(border[1]));
+  const int64_t vstep = 16 * b.SW;
+  const uint8_t* row = b.plane + b.r_lo * b.W + ox0 * b.SW;
+  const bool two_rows = b.rows_here > 1;
+  for (int64_t y = b.r_lo; y < b.r_hi; ++y, row += b.W) {
+    // Kernel row of input row y for each output row (y >= oy * SH: ky0 >= 0).
+    const int64_t ky0 = y - b.oy * b.SH, ky1 = ky0 - b.SH;
+    const bool use0 = ky0 < b.KH;
+    const bool use1 = two_rows && ky1 >= 0;
+    __m512i w0[kG], w1[kG];
+    for (int g = 0; g < kG; ++g) {
+      w0[g] = use0 ? _mm512_set1_epi32(b.wd[ky0 * kG + g]) : _mm512_setzero_si512();
+      w1[g] = use1 ? _mm512_set1_epi32(b.wd[ky1 * kG + g]) : _mm512_setzero_si512();
+    }
+    if (use0 && use1) {
+      sums.template AddRow<kG, true, true>(row, vstep, b.vidx, w0, w1);
+    } else if (use0) {
+      sums.template AddRow<kG, true, false>(row, vstep, b.vidx, w0, w1);
+    } else {
+      sums.template AddRow<kG, false, true>(row, vstep, b.vidx, w0, w1);
+    }
+  }
+  T* out0 = out + (b.oy - b.oy0) * OW;
+  sums.Store(out0, two_rows ? out0 + OW : nullptr, ox0, OW, r, undecided);
+}
+
+// RunRowPair for the block's vectors (up to 4) and the kernel's dwords per row.
+template <int kG, typename T>
+SIMPLECPP_DEPTHWISE_Q8_TARGET HWY_INLINE void RunRowPairG(const RowPairBlock& b, int64_t ox0,
+                                                          int64_t vectors,
+                                                          const int32_t (&border)[2], int64_t OW,
+                                                          T* out, const ChannelRequant& r,
+                                                          UndecidedLanes<4>& undecided) {
+  switch (vectors) {
+    case 4:
+      return RunRowPair<4, kG>(b, ox0, border, OW, out, r, undecided);
+    case 3:
+      return RunRowPair<3, kG>(b, ox0, border, OW, out, r, undecided);
+    case 2:
+      return RunRowPair<2, kG>(b, ox0, border, OW, out, r, undecided);
+    default:
+      return RunRowPair<1, kG>(b, ox0, border, OW, out, r, undecided);
   }
 }
 
@@ -213,19 +283,11 @@ SIMPLECPP_DEPTHWISE_Q8_TARGET void SumsVnniChannels(const DepthwiseQ8Shape& s,
       b.r_lo = std::max<int64_t>(s.rows_begin, oy * s.SH);
       b.r_hi = std::min<int64_t>(rows_end, (oy + b.rows_here - 1) * s.SH + s.KH);
       for (int64_t ox0 = 0; ox0 < s.OW; ox0 += 16 * kVecs) {
-        switch (std::min<int64_t>(kVecs, (s.OW - ox0 + 15) / 16)) {
-          case 4:
-            RunRowPair<4>(b, ox0, border, s.OW, channel_out, r, undecided);
-            break;
-          case 3:
-            RunRowPair<3>(b, ox0, border, s.OW, channel_out, r, undecided);
-            break;
-          case 2:
-            RunRowPair<2>(b, ox0, border, s.OW, channel_out, r, undecided);
-            break;
-          default:
-            RunRowPair<1>(b, ox0, border, s.OW, channel_out, r, undecided);
-            break;
+        const int64_t vectors = std::min<int64_t>(kVecs, (s.OW - ox0 + 15) / 16);
+        if (groups == 1) {
+          RunRowPairG<1>(b, ox0, vectors, border, s.OW, channel_out, r, undecided);
+        } else {
+          RunRowPairG<2>(b, ox0, vectors, border, s.OW, channel_out, r, undecided);
         }
         undecided.Decide();
       }

@@ -25,6 +25,7 @@
 
 #include "kernels/conv/conv_geometry_internal.h"  // ConvGeometry3: the im2row loops in 3-D
 #include "kernels/memory/short_copy-inl.h"  // CopyShort / FillShort: short copies as vector moves
+#include "kernels/quant/dpbusd512-inl.h"    // Dpbusd512: the tiles' dot products
 #include "kernels/quant/qgemm.h"
 #include "kernels/quant/quantize.h"  // the requantization of the columns the tiles leave in int32
 #include "kernels/quant/round_narrow512-inl.h"  // RoundNarrow512: the tiles' fused requantization
@@ -162,16 +163,10 @@ HWY_NOINLINE void TilePortable(const int16_t* HWY_RESTRICT a, int64_t lda,
 #undef SIMPLECPP_QGEMM_VNNI
 #define SIMPLECPP_QGEMM_VNNI __attribute__((target(HWY_TARGET_STR ",avx512vnni")))
 
-// acc += 4-way u8 x s8 dot products per 32-bit lane. Inline asm instead of
-// _mm512_dpbusd_epi32: GCC 12 copies the tied accumulator register around the intrinsic
-// (a register move per instruction and spills in 8-row tiles).
+// acc += 4-way u8 x s8 dot products per 32-bit lane (Dpbusd512: without the register copies
+// GCC puts around the intrinsic).
 HWY_INLINE SIMPLECPP_QGEMM_VNNI __m512i Dpbusd(__m512i acc, __m512i a_u8, __m512i b_s8) {
-#if defined(__GNUC__)
-  __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a_u8), "v"(b_s8));
-  return acc;
-#else
-  return _mm512_dpbusd_epi32(acc, a_u8, b_s8);
-#endif
+  return Dpbusd512(acc, a_u8, b_s8);
 }
 
 // Row i's corrected sums x0 (tile columns col..col+15) and x1 (col+16..col+31), requantized into
