@@ -47,6 +47,9 @@ inline uint32_t U(int32_t v) { return static_cast<uint32_t>(v); }
 // With rq (the tile's share of QGemmRequant: bias, multipliers and bytes from the tile's first
 // row or column on), the corrected sums are requantized in registers and stored as bytes
 // instead (c is then unused).
+// Where every row has the same za' and every column the same zb' (all convolutions), the two
+// products are precomputed per block instead: c = acc - row_term[i] - col_term[j], one
+// subtraction each (and with a per-row requantization the row's term joins its bias).
 struct TileEpilogue {
   const uint32_t* zb;  // [32] zb' per column
   const uint32_t* ct;  // [32] colsum(b') - K*zb' per column
@@ -55,6 +58,8 @@ struct TileEpilogue {
   int32_t* c;          // row 0, column 0 of the tile in C
   int64_t ldc;
   const QGemmRequant* rq;
+  const uint32_t* row_term;  // [MR] zb' * rowsum(a'), or nullptr: the general form
+  const uint32_t* col_term;  // [32] za' * ct (with row_term)
 };
 // A tile's QGemmRequant for the tile `cols` columns to its right.
 inline QGemmRequant ShiftColumns(QGemmRequant q, int64_t cols) {
@@ -472,6 +477,26 @@ HWY_NOINLINE SIMPLECPP_QGEMM_VNNI void TileVnniPair(
     const QGemmRequant q = *epi->rq;
     const RoundNarrow512 narrow(q.zp, q.lo, q.hi);
     UndecidedLanes<2 * MR> undecided(q.zp, q.lo, q.hi);
+    if (epi->row_term != nullptr) {
+      // The folded corrections: per row one broadcast (its term, and its bias where the
+      // requantization is per row: RequantRow32 then adds none), per column one vector.
+      QGemmRequant folded = q;
+      if (q.per_row) folded.bias = nullptr;
+      __m512i col_term[4];
+      for (int v = 0; v < 4; ++v) col_term[v] = _mm512_loadu_si512(epi->col_term + 16 * v);
+      for (int i = 0; i < MR; ++i) {
+        const uint32_t bias = q.per_row && q.bias ? U(q.bias[i]) : 0u;
+        const __m512i row_add = _mm512_set1_epi32(static_cast<int32_t>(bias - epi->row_term[i]));
+        __m512i r[4];
+        for (int v = 0; v < 4; ++v) {
+          r[v] = _mm512_add_epi32(_mm512_sub_epi32(c[i][v], col_term[v]), row_add);
+        }
+        RequantRow32<false>(folded, narrow, undecided, i, 0, r[0], r[1]);
+        RequantRow32<false>(folded, narrow, undecided, i, 32, r[2], r[3]);
+      }
+      undecided.Decide();
+      return;
+    }
     for (int i = 0; i < MR; ++i) {
       const __m512i rs = _mm512_set1_epi32(static_cast<int32_t>(epi->rs[i]));
       const __m512i za = _mm512_set1_epi32(static_cast<int32_t>(epi->za[i]));
@@ -689,6 +714,15 @@ struct QGemmA {
   int64_t a_zp_step;
 };
 
+// Whether the zero points zp[step * i] of i < count are all one value (none given: all 0).
+inline bool AllEqual(const int32_t* zp, int64_t step, int64_t count) {
+  if (zp == nullptr || step == 0) return true;
+  for (int64_t i = 1; i < count; ++i) {
+    if (zp[step * i] != zp[0]) return false;
+  }
+  return true;
+}
+
 // The row sums only enter through zb' * rowsum: true when every zb' is zero (int8 B with zero
 // points 0, the symmetric weights quantizers write), so that they need not be computed.
 inline bool AllShiftedZeroPointsZero(const int32_t* b_zp, int64_t b_zp_step, int64_t n,
@@ -754,6 +788,20 @@ HWY_INLINE void ColumnCorrections(const PackedQB& b, const int32_t* b_zp, int64_
   }
 }
 
+// The folded corrections of a block whose rows share za and whose columns share zb:
+// row_term[i] = zb * rowsum[i], col_term[j] = za * ct[j] (modulo 2^32).
+HWY_INLINE void FoldCorrections(uint32_t zb, const uint32_t* rowsum, int64_t rows, uint32_t za,
+                                const uint32_t* ct, int64_t cols, uint32_t* row_term,
+                                uint32_t* col_term) {
+  const hn::ScalableTag<uint32_t> du;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(du));
+  const auto vza = hn::Set(du, za);
+  int64_t j = 0;
+  for (; j + N <= cols; j += N) hn::StoreU(hn::Mul(vza, hn::LoadU(du, ct + j)), du, col_term + j);
+  for (; j < cols; ++j) col_term[j] = za * ct[j];
+  for (int64_t i = 0; i < rows; ++i) row_term[i] = zb * rowsum[i];
+}
+
 // One kMB x kNB block of C as the tiles see it.
 template <typename TA>
 struct QGemmBlock {
@@ -764,6 +812,8 @@ struct QGemmBlock {
   const uint32_t* ct;      // [cols] colsum - K*zb'
   const uint32_t* rowsum;  // [rows] rowsum(a')
   const uint32_t* zav;     // [rows] za'
+  const uint32_t* row_term;  // [rows] zb' * rowsum, or nullptr (TileEpilogue)
+  const uint32_t* col_term;  // [cols] za' * ct
   int32_t* acc;            // the accumulators, kNB apart
   int32_t* c;              // element (m0, n0) of the destination, ldc apart
   int64_t ldc;
@@ -801,8 +851,15 @@ HWY_INLINE void RunPanelPair(const QGemmBlock<TA>& blk, int64_t p, const int8_t*
       trq = blk.TileRq(i, p * kNR);
       trq1 = ShiftColumns(trq, kNR);
     }
-    TileEpilogue epi{blk.zbv + p * kNR, blk.ct + p * kNR,       blk.rowsum + i, blk.zav + i, c_tile,
-                     blk.ldc,           blk.rq ? &trq : nullptr};
+    TileEpilogue epi{blk.zbv + p * kNR,
+                     blk.ct + p * kNR,
+                     blk.rowsum + i,
+                     blk.zav + i,
+                     c_tile,
+                     blk.ldc,
+                     blk.rq ? &trq : nullptr,
+                     blk.row_term ? blk.row_term + i : nullptr,
+                     blk.row_term ? blk.col_term + p * kNR : nullptr};
     const TileEpilogue* e = finish ? &epi : nullptr;
     int32_t* ac = blk.acc + i * kNB + p * kNR;
     const TA* ai = blk.a + i * blk.a_stride + q0 * 4;
@@ -813,6 +870,7 @@ HWY_INLINE void RunPanelPair(const QGemmBlock<TA>& blk, int64_t p, const int8_t*
       epi1.zb += kNR;
       epi1.ct += kNR;
       epi1.c += kNR;
+      if (epi1.col_term) epi1.col_term += kNR;
       epi1.rq = blk.rq ? &trq1 : nullptr;
       Tiler<TA>::Run(r, ai, blk.a_stride, bp, qn, ac, kNB, q0 == 0, e);
       Tiler<TA>::Run(r, ai, blk.a_stride, bp + quads * kNR * 4, qn, ac + kNR, kNB, q0 == 0,
@@ -839,9 +897,15 @@ HWY_INLINE void RunPanel(const QGemmBlock<TA>& blk, int64_t p, const int8_t* bp,
     const bool tile_rq = blk.rq && (width == kNR || width <= kNarrowWidth);
     QGemmRequant trq;
     if (finish && tile_rq) trq = blk.TileRq(i, p * kNR);
-    TileEpilogue epi{
-        blk.zbv + p * kNR, blk.ct + p * kNR,        blk.rowsum + i, blk.zav + i, c_tile,
-        blk.ldc,           tile_rq ? &trq : nullptr};
+    TileEpilogue epi{blk.zbv + p * kNR,
+                     blk.ct + p * kNR,
+                     blk.rowsum + i,
+                     blk.zav + i,
+                     c_tile,
+                     blk.ldc,
+                     tile_rq ? &trq : nullptr,
+                     blk.row_term ? blk.row_term + i : nullptr,
+                     blk.row_term ? blk.col_term + p * kNR : nullptr};
     if (width <= kNarrowWidth) {
       Tiler<TA>::RunNarrow(static_cast<int>(std::min<int64_t>(kMR, blk.rows - i)), width,
                            blk.a + i * blk.a_stride + q0 * 4, blk.a_stride, bp, qn,
@@ -987,6 +1051,10 @@ void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const in
   const bool blocked = sink != nullptr || rq != nullptr;
   const QGemmRequant* tile_rq =
       rq != nullptr && Tiler<TA>::kDirect && TileRequantExact(*rq, m, n) ? rq : nullptr;
+  // One za' for all rows and one zb' for all columns (per-channel zero points that are all
+  // equal included): the tiles take the folded corrections.
+  const bool folded =
+      Tiler<TA>::kDirect && AllEqual(a_zp, a_zp_step, m) && AllEqual(b_zp, b_zp_step, n);
   auto task = [&](int64_t t0, int64_t t1) {
     // Per-thread buffers kept between calls (a task runs to its end on its thread, and every
     // element is written before it is read): no allocation per call of a small GEMM.
@@ -1000,7 +1068,7 @@ void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const in
     TA* const wa = a_in_place ? nullptr : wa_buf.data();
     int32_t* const acc = acc_buf.data();
     int32_t* const block = blocked ? block_buf.data() : nullptr;
-    uint32_t rowsum[kMB], zav[kMB], zbv[kNB], ct[kNB];
+    uint32_t rowsum[kMB], zav[kMB], zbv[kNB], ct[kNB], row_term[kMB], col_term[kNB];
     int64_t packed_rb = -1;
     for (int64_t t = t0; t < t1; ++t) {
       // Row-major task order: consecutive tasks share the normalized A block.
@@ -1017,8 +1085,23 @@ void QGemmBlocked(int64_t m, const void* a, bool a_signed, int64_t lda, const in
       const TA* a_block =
           a_in_place ? static_cast<const TA*>(a) + m0 * lda : static_cast<const TA*>(wa);
       const int64_t a_stride = a_in_place ? lda : kp;
-      const QGemmBlock<TA> blk{a_block, a_stride, rows, cols, zbv,     ct, rowsum,
-                               zav,     acc,      cb,   ldcb, tile_rq, m0, n0};
+      if (folded) FoldCorrections(zbv[0], rowsum, rows, zav[0], ct, cols, row_term, col_term);
+      const QGemmBlock<TA> blk{a_block,
+                               a_stride,
+                               rows,
+                               cols,
+                               zbv,
+                               ct,
+                               rowsum,
+                               zav,
+                               folded ? row_term : nullptr,
+                               folded ? col_term : nullptr,
+                               acc,
+                               cb,
+                               ldcb,
+                               tile_rq,
+                               m0,
+                               n0};
       const int64_t direct_panels =
           Tiler<TA>::kDirect ? cols / kNR + (NarrowPanelDirect<TA>(cols) ? 1 : 0) : 0;
       MultiplyBlock<TA>(blk, b.data(), n0 / kNR, quads, direct_panels);

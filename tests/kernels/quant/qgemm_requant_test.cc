@@ -28,6 +28,9 @@ struct RequantCase {
   int64_t m, n, k;
   bool a_signed, b_signed, out_signed, per_row, per_channel_mult, with_bias;
   int mult_kind;  // 0: powers of two (ties), 1: general below 1 (0.1 among them), 2: some >= 1
+  // 0: one zero point for A and one for B; 1: one per row of A and per column of B, all equal
+  // (the tiles' folded corrections); 2: one per row and column, not all equal (the general form).
+  int zp_layout = 0;
 };
 
 void CheckRequantCase(const RequantCase& c, uint32_t seed, const Parallel& par) {
@@ -41,6 +44,7 @@ void CheckRequantCase(const RequantCase& c, uint32_t seed, const Parallel& par) 
   CAPTURE(c.per_channel_mult);
   CAPTURE(c.with_bias);
   CAPTURE(c.mult_kind);
+  CAPTURE(c.zp_layout);
   std::mt19937 rng(seed);
   // Small values around the zero points keep the sums near the output range (ties survive the
   // clamp); a few extreme bytes reach it.
@@ -49,10 +53,19 @@ void CheckRequantCase(const RequantCase& c, uint32_t seed, const Parallel& par) 
     if (rng() % 50 == 0) v = is_signed ? -128 : 255;
     return static_cast<uint8_t>(is_signed ? std::clamp(v, -128, 127) : std::clamp(v, 0, 255));
   };
-  const int32_t za = c.a_signed ? -3 : 131, zb = c.b_signed ? 0 : 127;
+  const int32_t za0 = c.a_signed ? -3 : 131, zb0 = c.b_signed ? 0 : 127;
+  std::vector<int32_t> za(static_cast<size_t>(c.m), za0), zb(static_cast<size_t>(c.n), zb0);
+  if (c.zp_layout == 2) {
+    for (int64_t i = 0; i < c.m; ++i) za[i] = za0 + static_cast<int32_t>(i % 5) - 2;
+    for (int64_t j = 0; j < c.n; ++j) zb[j] = zb0 + static_cast<int32_t>(j % 3);
+  }
   std::vector<uint8_t> a(static_cast<size_t>(c.m * c.k)), b(static_cast<size_t>(c.k * c.n));
-  for (auto& v : a) v = byte(c.a_signed, za);
-  for (auto& v : b) v = byte(c.b_signed, zb);
+  for (int64_t i = 0; i < c.m; ++i) {
+    for (int64_t kk = 0; kk < c.k; ++kk) a[i * c.k + kk] = byte(c.a_signed, za[i]);
+  }
+  for (int64_t kk = 0; kk < c.k; ++kk) {
+    for (int64_t j = 0; j < c.n; ++j) b[kk * c.n + j] = byte(c.b_signed, zb[j]);
+  }
   auto as_int = [](uint8_t v, bool is_signed) {
     return is_signed ? static_cast<int32_t>(static_cast<int8_t>(v)) : static_cast<int32_t>(v);
   };
@@ -87,20 +100,20 @@ void CheckRequantCase(const RequantCase& c, uint32_t seed, const Parallel& par) 
   rq.out_signed = c.out_signed;
   rq.out = got.data();
   rq.ldo = ldo;
-  const int32_t a_zp = za, b_zp = zb;
+  const int64_t zp_step = c.zp_layout == 0 ? 0 : 1;
   if (c.a_signed) {
-    QGemmS8ToBytes(c.m, reinterpret_cast<const int8_t*>(a.data()), c.k, &a_zp, 0, *packed, &b_zp, 0,
-                   rq, par);
+    QGemmS8ToBytes(c.m, reinterpret_cast<const int8_t*>(a.data()), c.k, za.data(), zp_step, *packed,
+                   zb.data(), zp_step, rq, par);
   } else {
-    QGemmU8ToBytes(c.m, a.data(), c.k, &a_zp, 0, *packed, &b_zp, 0, rq, par);
+    QGemmU8ToBytes(c.m, a.data(), c.k, za.data(), zp_step, *packed, zb.data(), zp_step, rq, par);
   }
   int64_t wrong = 0, ties = 0;
   for (int64_t i = 0; i < c.m; ++i) {
     for (int64_t j = 0; j < c.n; ++j) {
       int64_t sum = 0;
       for (int64_t kk = 0; kk < c.k; ++kk) {
-        sum += static_cast<int64_t>(as_int(a[i * c.k + kk], c.a_signed) - za) *
-               (as_int(b[kk * c.n + j], c.b_signed) - zb);
+        sum += static_cast<int64_t>(as_int(a[i * c.k + kk], c.a_signed) - za[i]) *
+               (as_int(b[kk * c.n + j], c.b_signed) - zb[j]);
       }
       const int64_t at = c.per_row ? i : j;
       const int32_t acc = static_cast<int32_t>(static_cast<uint32_t>(sum) +
@@ -128,9 +141,17 @@ TEST_CASE("QGemm{U8,S8}ToBytes equals the int64 sums requantized by the scalar r
     CAPTURE(t.name);
     for (const auto& sz : sizes) {
       for (int flags = 0; flags < 64; ++flags) {
-        RequantCase c{sz[0],        sz[1],        sz[2],        (flags & 1) != 0,
-                      (flags & 2) != 0, (flags & 4) != 0, (flags & 8) != 0, (flags & 16) != 0,
-                      (flags & 32) != 0, static_cast<int>(seed % 3)};
+        RequantCase c{sz[0],
+                      sz[1],
+                      sz[2],
+                      (flags & 1) != 0,
+                      (flags & 2) != 0,
+                      (flags & 4) != 0,
+                      (flags & 8) != 0,
+                      (flags & 16) != 0,
+                      (flags & 32) != 0,
+                      static_cast<int>(seed % 3),
+                      static_cast<int>((seed / 3) % 3)};
         CheckRequantCase(c, seed++, SerialParallel());
       }
     }
