@@ -10,11 +10,12 @@
 
 #include <hwy/highway.h>
 
+// Only the AVX3_DL pass opens the namespace (an empty target region is a clang warning).
+#if HWY_TARGET == HWY_AVX3_DL
 HWY_BEFORE_NAMESPACE();
 namespace simplecpp::kernels {
 namespace HWY_NAMESPACE {
 
-#if HWY_TARGET == HWY_AVX3_DL
 // acc += 4-way u8 x s8 dot products per 32-bit lane (exact modulo 2^32). Inline asm instead of
 // _mm512_dpbusd_epi32: GCC 12 copies the tied accumulator register around the intrinsic (a
 // register move per instruction, and spills in tiles with many accumulators). The function's
@@ -29,10 +30,10 @@ HWY_INLINE __attribute__((target(HWY_TARGET_STR ",avx512vnni"))) __m512i Dpbusd5
   return _mm512_dpbusd_epi32(acc, a_u8, b_s8);
 #endif
 }
-#endif
 
 }  // namespace HWY_NAMESPACE
 }  // namespace simplecpp::kernels
 HWY_AFTER_NAMESPACE();
+#endif
 
 #endif  // SIMPLECPP_KERNELS_DPBUSD512_INL_H_ toggle
