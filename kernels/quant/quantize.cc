@@ -721,6 +721,52 @@ void SumBytesRowsImpl(const uint8_t* x, int64_t rows, int64_t n, int64_t stride,
   }
 }
 
+// RequantizeMeansTo{U8,I8} (kernels/quant/quantize.h): the op's double steps, lane by lane the
+// same IEEE operations as the scalar rest (Round is round half to even, as nearbyint in the
+// default rounding mode).
+template <typename T>
+void RequantizeMeansImpl(const int64_t* HWY_RESTRICT sums, int64_t n, int64_t count, int32_t x_zp,
+                         double x_scale, double y_scale, int32_t y_zp, T* HWY_RESTRICT out) {
+  constexpr double kLo = std::is_signed_v<T> ? -128.0 : 0.0;
+  constexpr double kHi = std::is_signed_v<T> ? 127.0 : 255.0;
+  const int64_t offset = static_cast<int64_t>(x_zp) * count;
+  const double div = static_cast<double>(count);
+  int64_t i = 0;
+#if HWY_HAVE_FLOAT64
+  const hn::ScalableTag<double> dd;
+  const hn::RebindToSigned<decltype(dd)> di64;
+  const hn::Rebind<int32_t, decltype(dd)> di32;
+  const hn::Rebind<T, decltype(dd)> dt;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(dd));
+  const auto voffset = hn::Set(di64, offset);
+  const auto vx_scale = hn::Set(dd, x_scale), vdiv = hn::Set(dd, div);
+  const auto vy_scale = hn::Set(dd, y_scale), vzp = hn::Set(dd, static_cast<double>(y_zp));
+  const auto vlo = hn::Set(dd, kLo), vhi = hn::Set(dd, kHi);
+  for (; i + N <= n; i += N) {
+    const auto sum = hn::ConvertTo(dd, hn::Sub(hn::LoadU(di64, sums + i), voffset));
+    auto q = hn::Div(hn::Div(hn::Mul(sum, vx_scale), vdiv), vy_scale);
+    q = hn::IfThenZeroElse(hn::IsNaN(q), q);
+    const auto r = hn::Min(hn::Max(hn::Add(hn::Round(q), vzp), vlo), vhi);
+    hn::StoreU(hn::DemoteTo(dt, hn::DemoteTo(di32, r)), dt, out + i);
+  }
+#endif
+  for (; i < n; ++i) {
+    const double mean = static_cast<double>(sums[i] - offset) * x_scale / div;
+    double q = mean / y_scale;
+    if (std::isnan(q)) q = 0.0;
+    q = std::nearbyint(q) + y_zp;
+    out[i] = static_cast<T>(q < kLo ? kLo : (q > kHi ? kHi : q));
+  }
+}
+void RequantizeMeansToU8Impl(const int64_t* sums, int64_t n, int64_t count, int32_t x_zp,
+                             double x_scale, double y_scale, int32_t y_zp, uint8_t* out) {
+  RequantizeMeansImpl(sums, n, count, x_zp, x_scale, y_scale, y_zp, out);
+}
+void RequantizeMeansToI8Impl(const int64_t* sums, int64_t n, int64_t count, int32_t x_zp,
+                             double x_scale, double y_scale, int32_t y_zp, int8_t* out) {
+  RequantizeMeansImpl(sums, n, count, x_zp, x_scale, y_scale, y_zp, out);
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace simplecpp::kernels
 HWY_AFTER_NAMESPACE();
@@ -736,6 +782,8 @@ HWY_EXPORT(DequantizeI8ToF32Impl);
 HWY_EXPORT(RequantizeI32ToI8Impl);
 HWY_EXPORT(MinMaxF32Impl);
 HWY_EXPORT(SumBytesRowsImpl);
+HWY_EXPORT(RequantizeMeansToU8Impl);
+HWY_EXPORT(RequantizeMeansToI8Impl);
 HWY_EXPORT(ScaleI32RowsToF32Impl);
 HWY_EXPORT(QuantizeF32ToU8Impl);
 HWY_EXPORT(QuantizeF32ToI8Impl);
@@ -1028,6 +1076,17 @@ void SumI8Rows(const int8_t* x, int64_t rows, int64_t n, int64_t stride, int64_t
   HWY_DYNAMIC_DISPATCH(SumBytesRowsImpl)
   (reinterpret_cast<const uint8_t*>(x), rows, n, stride, 0x80, reinterpret_cast<uint64_t*>(sums));
   for (int64_t r = 0; r < rows; ++r) sums[r] -= 128 * n;
+}
+
+void RequantizeMeansToU8(const int64_t* sums, int64_t n, int64_t count, int32_t x_zp,
+                         double x_scale, double y_scale, int32_t y_zp, uint8_t* out) {
+  if (n <= 0) return;
+  HWY_DYNAMIC_DISPATCH(RequantizeMeansToU8Impl)(sums, n, count, x_zp, x_scale, y_scale, y_zp, out);
+}
+void RequantizeMeansToI8(const int64_t* sums, int64_t n, int64_t count, int32_t x_zp,
+                         double x_scale, double y_scale, int32_t y_zp, int8_t* out) {
+  if (n <= 0) return;
+  HWY_DYNAMIC_DISPATCH(RequantizeMeansToI8Impl)(sums, n, count, x_zp, x_scale, y_scale, y_zp, out);
 }
 
 void MinMaxF32(const float* x, int64_t n, float* min_out, float* max_out) {

@@ -115,6 +115,15 @@ int64_t SumI8(const int8_t* x, int64_t n);
 void SumU8Rows(const uint8_t* x, int64_t rows, int64_t n, int64_t stride, int64_t* sums);
 void SumI8Rows(const int8_t* x, int64_t rows, int64_t n, int64_t stride, int64_t* sums);
 
+// QLinearGlobalAveragePool's requantization of n plane sums of `count` values each, in double
+// as the op defines it: mean = double(sums[i] - x_zp * count) * x_scale / count, then
+// out[i] = clamp(round_half_even(mean / y_scale) + y_zp) to the output type's range (a NaN
+// quotient counts as 0). Whole vectors of doubles where the target has them.
+void RequantizeMeansToU8(const int64_t* sums, int64_t n, int64_t count, int32_t x_zp,
+                         double x_scale, double y_scale, int32_t y_zp, uint8_t* out);
+void RequantizeMeansToI8(const int64_t* sums, int64_t n, int64_t count, int32_t x_zp,
+                         double x_scale, double y_scale, int32_t y_zp, int8_t* out);
+
 // Min and max of x[0..n) (NaNs skipped); both 0 when n == 0 or all are NaN.
 void MinMaxF32(const float* x, int64_t n, float* min_out, float* max_out);
 

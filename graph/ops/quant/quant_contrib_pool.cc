@@ -80,10 +80,12 @@ void PoolRun(const PoolShape& s, RunContext& rc) {
       } else {
         kernels::SumI8Rows(x + p0 * size, p1 - p0, size, size, sums.data());
       }
-      for (int64_t p = p0; p < p1; ++p) {
-        const int64_t sum = sums[p - p0] - static_cast<int64_t>(x_zp) * size;
-        const double mean = static_cast<double>(sum) * x_scale / static_cast<double>(size);
-        y[p] = QuantizeMean<T>(mean, y_scale, y_zp);
+      if constexpr (std::is_same_v<T, uint8_t>) {
+        kernels::RequantizeMeansToU8(sums.data(), p1 - p0, size, x_zp, x_scale, y_scale, y_zp,
+                                     y + p0);
+      } else {
+        kernels::RequantizeMeansToI8(sums.data(), p1 - p0, size, x_zp, x_scale, y_scale, y_zp,
+                                     y + p0);
       }
     });
     return;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/targets.h"
@@ -688,6 +689,59 @@ TEST_CASE("SumU8 / SumI8 and their Rows forms are exact on every target") {
       for (int r = 0; r < 3; ++r) {
         CHECK(got_ur[r] == want_ur[r]);
         CHECK(got_sr[r] == want_sr[r]);
+      }
+    }
+  }
+}
+
+// RequantizeMeans' independent reference: the op's definition, one output at a time.
+template <typename T>
+T MeanReference(int64_t sum, int64_t count, int32_t x_zp, double x_scale, double y_scale,
+                int32_t y_zp) {
+  const double lo = std::is_signed_v<T> ? -128.0 : 0.0, hi = std::is_signed_v<T> ? 127.0 : 255.0;
+  const double mean =
+      static_cast<double>(sum - static_cast<int64_t>(x_zp) * count) * x_scale / count;
+  double q = mean / y_scale;
+  if (std::isnan(q)) q = 0.0;
+  q = std::nearbyint(q) + y_zp;
+  return static_cast<T>(std::clamp(q, lo, hi));
+}
+
+TEST_CASE("RequantizeMeans matches the double definition on every target: ties, NaN, infinity") {
+  std::mt19937 rng(11);
+  for (const auto& t : CompiledTargets()) {
+    ScopedTarget st(t);
+    CAPTURE(t.name);
+    // (count, x_scale, y_scale): scales whose quotients put many means on exact half-integers
+    // (x_scale / y_scale = 1/2 with odd plane sums), general ones, a zero y_scale (0 / 0 and
+    // x / 0: NaN and infinities), huge ratios (saturation).
+    const double cases[][3] = {{1, 0.5, 1.0},       {3, 1.5, 1.0}, {192, 0.02, 0.01},
+                               {48, 0.0371, 0.023}, {7, 1.0, 0.0}, {5, 1e30, 1e-30},
+                               {96, 0.004, 0.5}};
+    for (const auto& c : cases) {
+      const int64_t count = static_cast<int64_t>(c[0]);
+      for (int32_t x_zp : {0, 3, 128}) {
+        for (int32_t y_zp : {0, 5, 127, -7}) {
+          CAPTURE(count);
+          CAPTURE(c[1]);
+          CAPTURE(c[2]);
+          CAPTURE(x_zp);
+          CAPTURE(y_zp);
+          // Odd lengths around the vector widths; sums over the whole range of `count` bytes.
+          const int64_t n = 1 + static_cast<int64_t>(rng() % 37);
+          std::vector<int64_t> sums(static_cast<size_t>(n));
+          for (auto& v : sums) v = static_cast<int64_t>(rng() % (255 * count + 1));
+          std::vector<uint8_t> got_u(static_cast<size_t>(n));
+          std::vector<int8_t> got_s(static_cast<size_t>(n));
+          RequantizeMeansToU8(sums.data(), n, count, x_zp, c[1], c[2], y_zp, got_u.data());
+          RequantizeMeansToI8(sums.data(), n, count, x_zp, c[1], c[2], y_zp, got_s.data());
+          int64_t wrong = 0;
+          for (int64_t i = 0; i < n; ++i) {
+            wrong += got_u[i] != MeanReference<uint8_t>(sums[i], count, x_zp, c[1], c[2], y_zp);
+            wrong += got_s[i] != MeanReference<int8_t>(sums[i], count, x_zp, c[1], c[2], y_zp);
+          }
+          CHECK(wrong == 0);
+        }
       }
     }
   }
