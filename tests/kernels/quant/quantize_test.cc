@@ -630,6 +630,26 @@ TEST_CASE("QdqBinary8 and QuantizeF32ToU8 / ToI8 equal the scalar division on ev
           int64_t wrong = 0;
           for (int64_t i = 0; i < done; ++i) wrong += got[i] != want[i];
           CHECK(wrong == 0);
+          // The same pairs with one operand broadcast (b, then a): a run of 256 per byte.
+          for (int side = 0; side < 2; ++side) {
+            CAPTURE(side);
+            wrong = 0;
+            for (int v = 0; v < 256; ++v) {
+              const uint8_t one = static_cast<uint8_t>(v);
+              std::vector<uint8_t> run(256, 0xAB);
+              const int64_t run_done = side == 0 ? QdqBinary8(op, false, a.data(), 1, false, &one,
+                                                              0, p, false, run.data(), 256)
+                                                 : QdqBinary8(op, false, &one, 0, false, a.data(),
+                                                              1, p, false, run.data(), 256);
+              CHECK(run_done == 256);
+              // a.data()[i] = i: the pair (a, b) = (i, v) is want[v * 256 + i], and on side 1
+              // (a, b) = (v, i) is want[i * 256 + v].
+              for (int i = 0; i < 256; ++i) {
+                wrong += run[i] != want[side == 0 ? v * 256 + i : i * 256 + v];
+              }
+            }
+            CHECK(wrong == 0);
+          }
           // The same float32 values through the one-pass quantizer.
           std::fill(got.begin(), got.end(), 0xAB);
           QuantizeF32ToU8(fy.data(), 65536, &p.y_scale, 0, &p.y_zp, 0, 0, 255, got.data());
