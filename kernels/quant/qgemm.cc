@@ -246,21 +246,48 @@ HWY_INLINE SIMPLECPP_QGEMM_VNNI __m512i Corrected(__m512i acc, __m512i zb, __m51
                           _mm512_mullo_epi32(za, ct));
 }
 
-// One k-quad of an MR x 32 tile: c0/c1 hold columns 0-15 / 16-31 of each row.
-template <int MR>
-HWY_INLINE SIMPLECPP_QGEMM_VNNI void VnniQuad(
-    const uint8_t* HWY_RESTRICT a, int64_t lda, const int8_t* HWY_RESTRICT b, int64_t q,
-    __m512i* HWY_RESTRICT c0, __m512i* HWY_RESTRICT c1) {
-  const __m512i b0 = _mm512_loadu_si512(b + q * kNR * 4);
-  const __m512i b1 = _mm512_loadu_si512(b + q * kNR * 4 + 64);
-  for (int i = 0; i < MR; ++i) {
-    int32_t quad;  // a'[4q..4q+3] of row i, broadcast to every 32-bit lane
-    std::memcpy(&quad, a + i * lda + q * 4, sizeof(quad));
-    const __m512i va = _mm512_set1_epi32(quad);
-    c0[i] = Dpbusd(c0[i], va, b0);
-    c1[i] = Dpbusd(c1[i], va, b1);
+// The sums of R rows of a 32-column tile (one panel), one row per level as named members (see
+// PairRowSums below: an array of vectors is kept in memory where a loop indexes it).
+template <int R>
+struct PanelRowSums {
+  __m512i v0, v1;  // columns 0-15, 16-31
+  PanelRowSums<R - 1> rest;
+
+  // Zero (first) or the accumulator block's rows from acc on.
+  HWY_INLINE SIMPLECPP_QGEMM_VNNI void Start(bool first, const int32_t* acc, int64_t ldacc) {
+    v0 = first ? _mm512_setzero_si512() : _mm512_loadu_si512(acc);
+    v1 = first ? _mm512_setzero_si512() : _mm512_loadu_si512(acc + 16);
+    rest.Start(first, acc + ldacc, ldacc);
   }
-}
+  // One k-quad: the 4 a' bytes at a (this row) broadcast against the panel's vectors b0, b1.
+  HWY_INLINE SIMPLECPP_QGEMM_VNNI void Quad(const uint8_t* HWY_RESTRICT a, int64_t lda, __m512i b0,
+                                            __m512i b1) {
+    int32_t quad;
+    std::memcpy(&quad, a, sizeof(quad));
+    const __m512i va = _mm512_set1_epi32(quad);
+    v0 = Dpbusd(v0, va, b0);
+    v1 = Dpbusd(v1, va, b1);
+    rest.Quad(a + lda, lda, b0, b1);
+  }
+  HWY_INLINE SIMPLECPP_QGEMM_VNNI void Add(const PanelRowSums& o) {
+    v0 = _mm512_add_epi32(v0, o.v0);
+    v1 = _mm512_add_epi32(v1, o.v1);
+    rest.Add(o.rest);
+  }
+  // Row by row into out[R][2].
+  HWY_INLINE SIMPLECPP_QGEMM_VNNI void Spill(__m512i* out) const {
+    _mm512_store_si512(out, v0);
+    _mm512_store_si512(out + 1, v1);
+    rest.Spill(out + 2);
+  }
+};
+template <>
+struct PanelRowSums<0> {
+  HWY_INLINE void Start(bool, const int32_t*, int64_t) {}
+  HWY_INLINE void Quad(const uint8_t*, int64_t, __m512i, __m512i) {}
+  HWY_INLINE void Add(const PanelRowSums&) {}
+  HWY_INLINE void Spill(__m512i*) const {}
+};
 
 // Same contract with a as uint8 a' rows: vpdpbusd adds the 4 products u8 x s8 of each 32-bit
 // lane to the accumulator without saturation (exact modulo 2^32).
@@ -272,29 +299,35 @@ HWY_NOINLINE SIMPLECPP_QGEMM_VNNI void TileVnni(
   // (~4-5 cycles); tiles of 1-2 rows rotate kS accumulator sets over consecutive quads so that
   // at least 4 chains are in flight, and add the sets at the end.
   constexpr int kS = MR == 1 ? 4 : (MR == 2 ? 2 : 1);
-  __m512i c0[kS][MR], c1[kS][MR];
-  for (int s = 0; s < kS; ++s) {
-    for (int i = 0; i < MR; ++i) {
-      if (first || s > 0) {
-        c0[s][i] = _mm512_setzero_si512();
-        c1[s][i] = _mm512_setzero_si512();
-      } else {
-        c0[s][i] = _mm512_loadu_si512(acc + i * ldacc);
-        c1[s][i] = _mm512_loadu_si512(acc + i * ldacc + 16);
-      }
-    }
+  PanelRowSums<MR> s0, s1, s2, s3;  // the sets (s1 from kS = 2, s2 and s3 from kS = 4)
+  s0.Start(first, acc, ldacc);
+  if (kS > 1) s1.Start(true, acc, ldacc);
+  if (kS > 2) {
+    s2.Start(true, acc, ldacc);
+    s3.Start(true, acc, ldacc);
   }
+  auto quad = [&](PanelRowSums<MR>& set, int64_t q) {
+    set.Quad(a + q * 4, lda, _mm512_loadu_si512(b + q * kNR * 4),
+             _mm512_loadu_si512(b + q * kNR * 4 + 64));
+  };
   int64_t q = 0;
   for (; q + kS <= quads; q += kS) {
-    for (int s = 0; s < kS; ++s) VnniQuad<MR>(a, lda, b, q + s, c0[s], c1[s]);
-  }
-  for (; q < quads; ++q) VnniQuad<MR>(a, lda, b, q, c0[0], c1[0]);
-  for (int i = 0; i < MR; ++i) {
-    for (int s = 1; s < kS; ++s) {
-      c0[0][i] = _mm512_add_epi32(c0[0][i], c0[s][i]);
-      c1[0][i] = _mm512_add_epi32(c1[0][i], c1[s][i]);
+    quad(s0, q);
+    if (kS > 1) quad(s1, q + 1);
+    if (kS > 2) {
+      quad(s2, q + 2);
+      quad(s3, q + 3);
     }
   }
+  for (; q < quads; ++q) quad(s0, q);
+  if (kS > 1) s0.Add(s1);
+  if (kS > 2) {
+    s0.Add(s2);
+    s0.Add(s3);
+  }
+  // The row loops below are not unrolled: they read the sums from this copy.
+  alignas(64) __m512i c[MR][2];
+  s0.Spill(&c[0][0]);
   if (epi != nullptr) {
     const __m512i zb0 = _mm512_loadu_si512(epi->zb), zb1 = _mm512_loadu_si512(epi->zb + 16);
     const __m512i ct0 = _mm512_loadu_si512(epi->ct), ct1 = _mm512_loadu_si512(epi->ct + 16);
@@ -306,8 +339,8 @@ HWY_NOINLINE SIMPLECPP_QGEMM_VNNI void TileVnni(
       for (int i = 0; i < MR; ++i) {
         const __m512i rs = _mm512_set1_epi32(static_cast<int32_t>(epi->rs[i]));
         const __m512i za = _mm512_set1_epi32(static_cast<int32_t>(epi->za[i]));
-        RequantRow32<false>(q, narrow, undecided, i, 0, Corrected(c0[0][i], zb0, ct0, rs, za),
-                            Corrected(c1[0][i], zb1, ct1, rs, za));
+        RequantRow32<false>(q, narrow, undecided, i, 0, Corrected(c[i][0], zb0, ct0, rs, za),
+                            Corrected(c[i][1], zb1, ct1, rs, za));
       }
       undecided.Decide();
       return;
@@ -315,14 +348,14 @@ HWY_NOINLINE SIMPLECPP_QGEMM_VNNI void TileVnni(
     for (int i = 0; i < MR; ++i) {
       const __m512i rs = _mm512_set1_epi32(static_cast<int32_t>(epi->rs[i]));
       const __m512i za = _mm512_set1_epi32(static_cast<int32_t>(epi->za[i]));
-      _mm512_storeu_si512(epi->c + i * epi->ldc, Corrected(c0[0][i], zb0, ct0, rs, za));
-      _mm512_storeu_si512(epi->c + i * epi->ldc + 16, Corrected(c1[0][i], zb1, ct1, rs, za));
+      _mm512_storeu_si512(epi->c + i * epi->ldc, Corrected(c[i][0], zb0, ct0, rs, za));
+      _mm512_storeu_si512(epi->c + i * epi->ldc + 16, Corrected(c[i][1], zb1, ct1, rs, za));
     }
     return;
   }
   for (int i = 0; i < MR; ++i) {
-    _mm512_storeu_si512(acc + i * ldacc, c0[0][i]);
-    _mm512_storeu_si512(acc + i * ldacc + 16, c1[0][i]);
+    _mm512_storeu_si512(acc + i * ldacc, c[i][0]);
+    _mm512_storeu_si512(acc + i * ldacc + 16, c[i][1]);
   }
 }
 
@@ -333,6 +366,42 @@ HWY_INLINE SIMPLECPP_QGEMM_VNNI __m256i Dpbusd256(__m256i acc, __m256i a_u8, __m
   __asm__("%{evex%} vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a_u8), "v"(b_s8));
   return acc;
 }
+
+// The sums of R rows of a narrow tile (a panel's first 16 or, kHalf, 24 columns), one row per
+// level as named members (see PanelRowSums).
+template <int R, bool kHalf>
+struct NarrowRowSums {
+  __m512i v0;  // columns 0-15
+  __m256i v1;  // columns 16-23 (kHalf)
+  NarrowRowSums<R - 1, kHalf> rest;
+
+  HWY_INLINE SIMPLECPP_QGEMM_VNNI void Start(bool first, const int32_t* acc, int64_t ldacc) {
+    v0 = first ? _mm512_setzero_si512() : _mm512_loadu_si512(acc);
+    v1 = first || !kHalf ? _mm256_setzero_si256()
+                         : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + 16));
+    rest.Start(first, acc + ldacc, ldacc);
+  }
+  HWY_INLINE SIMPLECPP_QGEMM_VNNI void Quad(const uint8_t* HWY_RESTRICT a, int64_t lda, __m512i b0,
+                                            __m256i b1) {
+    int32_t quad;
+    std::memcpy(&quad, a, sizeof(quad));
+    const __m512i va = _mm512_set1_epi32(quad);
+    v0 = Dpbusd(v0, va, b0);
+    if (kHalf) v1 = Dpbusd256(v1, _mm512_castsi512_si256(va), b1);
+    rest.Quad(a + lda, lda, b0, b1);
+  }
+  HWY_INLINE SIMPLECPP_QGEMM_VNNI void Spill(__m512i* out0, __m256i* out1) const {
+    _mm512_store_si512(out0, v0);
+    _mm256_store_si256(out1, v1);
+    rest.Spill(out0 + 1, out1 + 1);
+  }
+};
+template <bool kHalf>
+struct NarrowRowSums<0, kHalf> {
+  HWY_INLINE void Start(bool, const int32_t*, int64_t) {}
+  HWY_INLINE void Quad(const uint8_t*, int64_t, __m512i, __m256i) {}
+  HWY_INLINE void Spill(__m512i*, __m256i*) const {}
+};
 
 // The MR x 32 tile of a panel whose last columns are padding (N not a multiple of 32): only
 // the first kW = 16 or 24 columns are multiplied, the 24th through a 256-bit vpdpbusd, which
@@ -346,27 +415,19 @@ HWY_NOINLINE SIMPLECPP_QGEMM_VNNI void TileVnniNarrow(
     int64_t width) {
   static_assert(kW == 16 || kW == 24, "a panel's first 16 or 24 columns");
   constexpr bool kHalf = kW == 24;
-  __m512i c0[MR];
-  __m256i c1[MR];
-  for (int i = 0; i < MR; ++i) {
-    c0[i] = first ? _mm512_setzero_si512() : _mm512_loadu_si512(acc + i * ldacc);
-    c1[i] = first || !kHalf ? _mm256_setzero_si256()
-                            : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
-                                  acc + i * ldacc + 16));
-  }
+  NarrowRowSums<MR, kHalf> sums;
+  sums.Start(first, acc, ldacc);
   for (int64_t q = 0; q < quads; ++q) {
     const __m512i b0 = _mm512_loadu_si512(b + q * kNR * 4);
     const __m256i b1 =
         kHalf ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + q * kNR * 4 + 64))
               : _mm256_setzero_si256();
-    for (int i = 0; i < MR; ++i) {
-      int32_t quad;
-      std::memcpy(&quad, a + i * lda + q * 4, sizeof(quad));
-      const __m512i va = _mm512_set1_epi32(quad);
-      c0[i] = Dpbusd(c0[i], va, b0);
-      if (kHalf) c1[i] = Dpbusd256(c1[i], _mm512_castsi512_si256(va), b1);
-    }
+    sums.Quad(a + q * 4, lda, b0, b1);
   }
+  // The row loops below are not unrolled: they read the sums from this copy.
+  alignas(64) __m512i c0[MR];
+  alignas(32) __m256i c1[MR];
+  sums.Spill(c0, c1);
   if (epi != nullptr) {
     // Columns [0, 16) in c0, [16, 24) in c1; the masks keep loads and stores within width.
     const __mmask16 m0 = static_cast<__mmask16>((1u << std::min<int64_t>(width, 16)) - 1);
