@@ -251,6 +251,21 @@ SIMPLECPP_DEPTHWISE_Q8_TARGET void SumsVnniChannels(const DepthwiseQ8Shape& s,
                    rq ? rq->lo : 0,
                    rq ? rq->hi : 255};
   const int32_t* bias = rq ? rq->bias : nullptr;
+  // Per output row, the kernel rows [lo, hi) that fall on image rows (the same for every
+  // channel): computed once per call for up to kRangeRows rows, per channel beyond.
+  constexpr int64_t kRangeRows = 256;
+  uint8_t row_range[2 * kRangeRows];
+  auto kernel_rows = [&](int64_t oy, int64_t* lo, int64_t* hi) {
+    const int64_t top = oy * s.SH;
+    *lo = std::clamp<int64_t>(s.rows_begin - top, 0, s.KH);
+    *hi = std::clamp<int64_t>(rows_end - top, *lo, s.KH);
+  };
+  for (int64_t oy = s.oy_begin; oy < std::min(oy_end, s.oy_begin + kRangeRows); ++oy) {
+    int64_t lo, hi;
+    kernel_rows(oy, &lo, &hi);  // KH <= 64
+    row_range[2 * (oy - s.oy_begin)] = static_cast<uint8_t>(lo);
+    row_range[2 * (oy - s.oy_begin) + 1] = static_cast<uint8_t>(hi);
+  }
   // A block notes at most 2 rows of 2 steps of 32 lanes.
   UndecidedLanes<4> undecided(r.zp, r.lo, r.hi);
   for (int64_t j = 0; j < ch.count; ++j) {
@@ -273,9 +288,14 @@ SIMPLECPP_DEPTHWISE_Q8_TARGET void SumsVnniChannels(const DepthwiseQ8Shape& s,
       // the image rows the pair reads.
       int32_t border[2] = {0, 0};
       for (int64_t i = 0; i < b.rows_here; ++i) {
-        const int64_t top = (oy + i) * s.SH;
-        const int64_t lo = std::clamp<int64_t>(s.rows_begin - top, 0, s.KH);
-        const int64_t hi = std::clamp<int64_t>(rows_end - top, lo, s.KH);
+        const int64_t at = oy + i - s.oy_begin;
+        int64_t lo, hi;
+        if (at < kRangeRows) {
+          lo = row_range[2 * at];
+          hi = row_range[2 * at + 1];
+        } else {
+          kernel_rows(oy + i, &lo, &hi);
+        }
         const int32_t pad =
             static_cast<int32_t>(s.pad) * (prefix[s.KH] - (prefix[hi] - prefix[lo]));
         border[i] = static_cast<int32_t>(static_cast<uint32_t>(pad) + start);
