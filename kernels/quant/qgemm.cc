@@ -1567,8 +1567,7 @@ std::shared_ptr<const PackedQB> PackedQB::Pack(bool b_signed, bool trans_b, int6
   return p;
 }
 
-void PackedQB::Repack(bool b_signed, bool trans_b, int64_t k, int64_t n, const void* b,
-                      int64_t ldb) {
+void PackedQB::Reshape(bool b_signed, int64_t k, int64_t n) {
   b_signed_ = b_signed;
   k_ = k;
   n_ = n;
@@ -1581,6 +1580,11 @@ void PackedQB::Repack(bool b_signed, bool trans_b, int64_t k, int64_t n, const v
   const size_t panel = static_cast<size_t>(kNR * kp_);
   if (n % kNR != 0 && panel > 0) std::memset(data_.data() + bytes - panel, 0, panel);
   col_sums_.assign(static_cast<size_t>(n), 0);
+}
+
+void PackedQB::Repack(bool b_signed, bool trans_b, int64_t k, int64_t n, const void* b,
+                      int64_t ldb) {
+  Reshape(b_signed, k, n);
   const uint8_t* src = static_cast<const uint8_t*>(b);
   const uint8_t flip = b_signed ? 0 : 0x80;  // uint8 b - 128 == its bits with the top one flipped
   // Sums wrap: exact modulo 2^32, in the int32 storage as uint32.

@@ -58,6 +58,11 @@ class PackedQB {
   // Pack's result in this object, reusing its storage (B packed per call, e.g. a convolution's
   // activations with swapped operands, from a buffer kept per thread).
   void Repack(bool b_signed, bool trans_b, int64_t k, int64_t n, const void* b, int64_t ldb);
+  // Repack of B = Im2ColBytes(g, x, channels, p_begin, p_count, pad_value) ([channels *
+  // kernel size, p_count], b_signed as x's type), packed straight from x where the target can
+  // (kernels/quant/pack_im2col.cc): the same panels and column sums, without the matrix.
+  void RepackIm2Col(bool b_signed, const ConvGeometry& g, const uint8_t* x, int64_t channels,
+                    int64_t p_begin, int64_t p_count, uint8_t pad_value);
 
   int64_t k() const { return k_; }
   int64_t n() const { return n_; }
@@ -74,6 +79,10 @@ class PackedQB {
   PackedQB(bool b_signed, int64_t k, int64_t n);  // zero-filled; use Pack
 
  private:
+  // The shape of a repacked B: storage for its panels (the last one zeroed where N leaves
+  // columns a packer does not write) and its column sums.
+  void Reshape(bool b_signed, int64_t k, int64_t n);
+
   bool b_signed_;
   int64_t k_, n_, kp_;
   std::vector<int8_t> data_;

@@ -351,10 +351,7 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
         // Pointwise (1x1, stride 1, no padding): the channels-last x already is the rows.
         const uint8_t* rows = xg + p0 * cg;
         int64_t lda = kdim;
-        if (cols_from_x) {
-          // B's rows [(c, k...), pc] straight from x's channels-first rows.
-          kernels::Im2ColBytes(g, xg, cg, p0, pc, pad, rows_buf, pc);
-        } else if (!pointwise) {
+        if (!pointwise && !cols_from_x) {
           lda = RowStride();
           kernels::Im2RowBytesChannelsLast(g, xg, cg, p0, pc, pad, rows_buf, lda, inner);
           rows = rows_buf;
@@ -367,7 +364,8 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
           if (PackedFromRows()) {
             packed_b.Repack(x_signed, false, kdim, pc, xg + p0, in_size);
           } else if (cols_from_x) {
-            packed_b.Repack(x_signed, false, kdim, pc, rows_buf, pc);
+            // B's rows [(c, k...), pc] of x's channels-first im2col, packed straight from x.
+            packed_b.RepackIm2Col(x_signed, g, xg, cg, p0, pc, pad);
           } else {
             packed_b.Repack(x_signed, true, kdim, pc, rows, lda);
           }

@@ -545,6 +545,82 @@ TEST_CASE("Im2ColBytes is the transpose of Im2RowBytes, on every target") {
   }
 }
 
+// A 2-D (h > 0) or 1-D geometry without dilation, padded by ph / pw before and after.
+ConvGeometry RectGeometry(int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
+                          int64_t ph, int64_t pw) {
+  ConvGeometry g;
+  const int64_t in[2] = {h, w}, k[2] = {kh, kw}, st[2] = {sh, sw}, pad[2] = {ph, pw};
+  g.rank = h > 0 ? 2 : 1;
+  for (int i = 0; i < g.rank; ++i) {
+    const int d = g.rank == 2 ? i : i + 1;
+    g.in[i] = in[d];
+    g.kernel[i] = k[d];
+    g.stride[i] = st[d];
+    g.pad[i] = pad[d];
+    g.out[i] = (in[d] + 2 * pad[d] - k[d]) / st[d] + 1;
+  }
+  return g;
+}
+
+TEST_CASE("PackedQB::RepackIm2Col equals Im2ColBytes then Repack, on every target") {
+  // The direct packer's cases: strides 1 and 2 along the row (and others: the two steps),
+  // kernels whose k-quads lie on one, two, three or four input rows (1x1, 1x5, 2x2, 3x3, 5x5,
+  // 7x7), pads that put whole windows outside the image, output rows shorter and longer than
+  // 16 positions (16 positions spanning two rows), position windows starting mid-row and
+  // ending in a partial panel, 1 to 5 channels (5 x 7 rows: more input rows than the direct
+  // packer keeps), both signednesses. x is exactly as long as it must be.
+  std::mt19937 rng(17);
+  std::uniform_int_distribution<int> byte(0, 255);
+  struct Case {
+    int64_t h, w, kh, kw, sh, sw, ph, pw;
+  };
+  const std::vector<Case> cases = {
+      {48, 192, 3, 3, 2, 2, 1, 1}, {24, 96, 3, 3, 1, 1, 1, 1}, {9, 40, 5, 5, 2, 2, 2, 2},
+      {5, 21, 3, 3, 2, 1, 1, 1},   {7, 33, 2, 2, 2, 2, 0, 0},  {6, 17, 1, 1, 1, 1, 0, 0},
+      {4, 50, 1, 5, 1, 2, 0, 2},   {12, 30, 7, 7, 2, 2, 3, 3}, {3, 9, 3, 3, 1, 1, 2, 2},
+      {5, 70, 3, 3, 1, 3, 1, 1},   {0, 100, 1, 3, 1, 2, 0, 1}, {0, 37, 1, 8, 1, 1, 0, 3}};
+  for (const Case& c : cases) {
+    const ConvGeometry g = RectGeometry(c.h, c.w, c.kh, c.kw, c.sh, c.sw, c.ph, c.pw);
+    for (int64_t channels : {1, 3, 4, 5}) {
+      for (bool is_signed : {false, true}) {
+        CAPTURE(c.h);
+        CAPTURE(c.w);
+        CAPTURE(c.kh);
+        CAPTURE(c.kw);
+        CAPTURE(c.sh);
+        CAPTURE(c.sw);
+        CAPTURE(channels);
+        CAPTURE(is_signed);
+        const int64_t p = g.OutSize(), kdim = channels * g.KernelSize();
+        std::vector<uint8_t> x(static_cast<size_t>(channels * g.InSize()));
+        for (auto& v : x) v = static_cast<uint8_t>(byte(rng));
+        const uint8_t pad = is_signed ? 0xF3 : 131;
+        for (int64_t p0 : {int64_t{0}, p / 3 + 1}) {
+          const int64_t pc = p - p0 - (p0 > 0 ? p / 5 : 0);
+          if (pc <= 0) continue;
+          std::vector<uint8_t> cols(static_cast<size_t>(kdim * pc));
+          Im2ColBytes(g, x.data(), channels, p0, pc, pad, cols.data(), pc);
+          auto want = PackedQB::Pack(is_signed, false, kdim, pc, cols.data(), pc);
+          for (const auto& t : CompiledTargets()) {
+            ScopedTarget st(t);
+            CAPTURE(t.name);
+            PackedQB got(false, 0, 0);
+            got.RepackIm2Col(is_signed, g, x.data(), channels, p0, pc, pad);
+            REQUIRE(got.k() == want->k());
+            REQUIRE(got.n() == want->n());
+            CHECK(got.b_signed() == want->b_signed());
+            const int64_t bytes = got.panels() * PackedQB::kNR * got.kp();
+            int64_t wrong = 0;
+            for (int64_t i = 0; i < bytes; ++i) wrong += got.data()[i] != want->data()[i];
+            for (int64_t j = 0; j < pc; ++j) wrong += got.col_sums()[j] != want->col_sums()[j];
+            CHECK(wrong == 0);
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("Im2RowBytesChannelsLast equals Im2RowBytes with (k..., c) columns, on every target") {
   std::mt19937 rng(3);
   std::uniform_int_distribution<int> byte(0, 255);
