@@ -269,6 +269,12 @@ struct PanelRowSums {
     v1 = Dpbusd(v1, va, b1);
     rest.Quad(a + lda, lda, b0, b1);
   }
+  // Quad q of a tile: a' bytes from a + 4q, the panel's vectors of quad q of b.
+  HWY_INLINE SIMPLECPP_QGEMM_VNNI void QuadAt(const uint8_t* HWY_RESTRICT a, int64_t lda,
+                                              const int8_t* HWY_RESTRICT b, int64_t q) {
+    Quad(a + q * 4, lda, _mm512_loadu_si512(b + q * kNR * 4),
+         _mm512_loadu_si512(b + q * kNR * 4 + 64));
+  }
   HWY_INLINE SIMPLECPP_QGEMM_VNNI void Add(const PanelRowSums& o) {
     v0 = _mm512_add_epi32(v0, o.v0);
     v1 = _mm512_add_epi32(v1, o.v1);
@@ -306,20 +312,18 @@ HWY_NOINLINE SIMPLECPP_QGEMM_VNNI void TileVnni(
     s2.Start(true, acc, ldacc);
     s3.Start(true, acc, ldacc);
   }
-  auto quad = [&](PanelRowSums<MR>& set, int64_t q) {
-    set.Quad(a + q * 4, lda, _mm512_loadu_si512(b + q * kNR * 4),
-             _mm512_loadu_si512(b + q * kNR * 4 + 64));
-  };
+  // (No lambdas here: clang gives a lambda the pragma's target features only, without the VNNI
+  // this function adds.)
   int64_t q = 0;
   for (; q + kS <= quads; q += kS) {
-    quad(s0, q);
-    if (kS > 1) quad(s1, q + 1);
+    s0.QuadAt(a, lda, b, q);
+    if (kS > 1) s1.QuadAt(a, lda, b, q + 1);
     if (kS > 2) {
-      quad(s2, q + 2);
-      quad(s3, q + 3);
+      s2.QuadAt(a, lda, b, q + 2);
+      s3.QuadAt(a, lda, b, q + 3);
     }
   }
-  for (; q < quads; ++q) quad(s0, q);
+  for (; q < quads; ++q) s0.QuadAt(a, lda, b, q);
   if (kS > 1) s0.Add(s1);
   if (kS > 2) {
     s0.Add(s2);

@@ -346,7 +346,7 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
       // parallelizes within the block (serial when the blocks are the tasks).
       auto run_block = [&](int64_t p0, int64_t pc, int slot, const kernels::Parallel& inner) {
         uint8_t* rows_buf = scratch_rows + slot * SlotRowBytes();
-        uint8_t* tile = rows_buf + chunk * RowStride();  // requantized [pc, og] (rq, unswapped)
+        uint8_t* tile = rows_buf + RowBytes();  // requantized [pc, og] (rq, unswapped)
         int32_t* c = scratch_c + slot * chunk * og;
         // Pointwise (1x1, stride 1, no padding): the channels-last x already is the rows.
         const uint8_t* rows = xg + p0 * cg;

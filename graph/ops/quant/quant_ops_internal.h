@@ -186,12 +186,14 @@ struct QConvPlan {
   // Scratch for `threads` threads (the Parallel's num_threads()): one slot per thread when the
   // blocks of positions are the parallel tasks, else one.
   int64_t ScratchCElements(int threads) const { return Slots(threads) * chunk * og; }
-  // Per slot: im2row rows [chunk, RowStride()], then the block's requantized bytes [chunk, og]
-  // (rq, unswapped); after the slots, the channels-last copy of x when transpose_x.
+  // Per slot: im2row rows [chunk, RowStride()] (RowBytes), then the block's requantized bytes
+  // [chunk, og] (rq, unswapped); after the slots, the channels-last copy of x when transpose_x.
   int64_t ScratchRowBytes(int threads) const {
     return Slots(threads) * SlotRowBytes() + (transpose_x ? in_size * cg : 0);
   }
-  int64_t SlotRowBytes() const { return chunk * RowStride() + chunk * og; }
+  int64_t SlotRowBytes() const { return RowBytes() + chunk * og; }
+  // A pointwise convolution reads x's rows and cols_from_x packs B straight from x: no rows.
+  int64_t RowBytes() const { return pointwise || cols_from_x ? 0 : chunk * RowStride(); }
   // im2row rows are kdim rounded up to 4 bytes apart (the gap holds x's zero point), so that the
   // integer GEMM multiplies uint8 rows in place (kernels/quant/qgemm.h).
   int64_t RowStride() const { return (kdim + 3) / 4 * 4; }
