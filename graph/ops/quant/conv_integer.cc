@@ -269,6 +269,17 @@ void RequantConvRows(const QConvRequant& rq, const int32_t* acc, int64_t lda, in
   ApplyOutputTable(rq, rows, n, out, ldo);
 }
 
+bool QConvPlan::FusesRequant(const QConvRequant& rq) const {
+  return kernels::QGemmFusesRequant(GemmRequant(rq, false, 0, nullptr, 0), 1, out_channels);
+}
+
+bool QConvPlan::NeedsScratch(const QConvRequant* rq, bool fused) const {
+  if (depthwise_float) return false;
+  if (rq == nullptr || !fused || transpose_x || RowBytes() > 0) return true;
+  // Unswapped, the requantized bytes go through the [chunk, og] tile unless one position.
+  return !swap_operands && positions != 1;
+}
+
 QConvPlan::Scratch QConvPlan::AllocateScratch(RunContext& rc) const {
   Scratch s;
   if (depthwise_float) return s;
@@ -315,13 +326,13 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
   const auto& pk = packed ? *packed : local_packed;
   // Whether the GEMM's tiles take the requantization: the target and the multipliers decide, so
   // the answer for all output channels holds for every block.
-  const bool fuse_requant =
-      rq != nullptr &&
-      kernels::QGemmFusesRequant(GemmRequant(*rq, false, 0, nullptr, 0), 1, out_channels);
+  const bool fuse_requant = rq != nullptr && (rq->fuses >= 0 ? rq->fuses != 0 : FusesRequant(*rq));
   const auto* xb = static_cast<const uint8_t*>(x);
   const uint8_t pad = static_cast<uint8_t>(xzp);  // int8 zero points keep their bit pattern
   const int slots = blocks_parallel ? std::max(1, par.num_threads()) : 1;
-  uint8_t* xt = scratch_rows + slots * SlotRowBytes();  // channels-last x (transpose_x)
+  // Channels-last x (transpose_x). Without scratch (NeedsScratch: none of its parts is used)
+  // the pointers below stay null: no offset is applied to a null pointer.
+  uint8_t* xt = scratch_rows ? scratch_rows + slots * SlotRowBytes() : nullptr;
   // Scratch slots: one per concurrently running task (a For runs at most num_threads() tasks at
   // once); a task claims a free one. Which slot a task gets changes no result.
   // (On the stack for the usual thread counts: a small convolution allocates nothing per run.)
@@ -345,9 +356,10 @@ void QConvPlan::Run(const kernels::Parallel& pool, const void* x, const void* w,
       // Positions [p0, p0 + pc): im2row, GEMM and epilogue with scratch slot `slot`; `inner`
       // parallelizes within the block (serial when the blocks are the tasks).
       auto run_block = [&](int64_t p0, int64_t pc, int slot, const kernels::Parallel& inner) {
-        uint8_t* rows_buf = scratch_rows + slot * SlotRowBytes();
-        uint8_t* tile = rows_buf + RowBytes();  // requantized [pc, og] (rq, unswapped)
-        int32_t* c = scratch_c + slot * chunk * og;
+        uint8_t* rows_buf = scratch_rows ? scratch_rows + slot * SlotRowBytes() : nullptr;
+        // Requantized [pc, og] (rq, unswapped).
+        uint8_t* tile = rows_buf ? rows_buf + RowBytes() : nullptr;
+        int32_t* c = scratch_c ? scratch_c + slot * chunk * og : nullptr;
         // Pointwise (1x1, stride 1, no padding): the channels-last x already is the rows.
         const uint8_t* rows = xg + p0 * cg;
         int64_t lda = kdim;

@@ -269,11 +269,22 @@ class QLinearConvOp final : public Op {
       constant = constant && (!ctx.has_input(i) || ctx.input_value(i) != nullptr);
     }
     std::shared_ptr<const Params> fixed;
+    // With constant multipliers, whether the tiles requantize (and so whether the run needs
+    // scratch) is decided here once.
+    int fuses = -1;
     if (constant) {
       fixed = std::make_shared<const Params>(
           read([&ctx](int i) -> const Tensor& { return *ctx.input_value(i); }));
+      QConvRequant probe;
+      probe.mult = fixed->mult.data();
+      probe.mult_step = fixed->mult.size() > 1 ? 1 : 0;
+      probe.zp = fixed->yzp;
+      probe.lo = lo;
+      probe.hi = hi;
+      probe.out_signed = out_signed;
+      fuses = plan->FusesRequant(probe) ? 1 : 0;
     }
-    return [plan, has_bias, has_wz, lo, hi, out_signed, table = table_, fixed,
+    return [plan, has_bias, has_wz, lo, hi, out_signed, table = table_, fixed, fuses,
             read](RunContext& rc) {
       Params local;
       if (!fixed) local = read([&rc](int i) -> const Tensor& { return rc.input(i); });
@@ -282,8 +293,8 @@ class QLinearConvOp final : public Op {
       const std::vector<int32_t>& wz = params.wz;
       const std::vector<float>& mult = params.mult;
       const int32_t yzp = params.yzp;
-      const QConvPlan::Scratch scratch = plan->AllocateScratch(rc);
       QConvRequant rq;
+      rq.fuses = fuses;
       rq.bias = has_bias ? rc.input(8).data<int32_t>() : nullptr;
       rq.mult = mult.data();
       rq.mult_step = mult.size() > 1 ? 1 : 0;
@@ -293,6 +304,10 @@ class QLinearConvOp final : public Op {
       rq.out_signed = out_signed;
       rq.y = rc.output(0).raw_data();
       rq.table = table ? table->data() : nullptr;
+      const bool fused = fuses >= 0 ? fuses != 0 : plan->FusesRequant(rq);
+      rq.fuses = fused ? 1 : 0;
+      const QConvPlan::Scratch scratch =
+          plan->NeedsScratch(&rq, fused) ? plan->AllocateScratch(rc) : QConvPlan::Scratch();
       plan->Run(rc.parallel(), rc.input(0).raw_data(), rc.input(3).raw_data(), xzp,
                 has_wz ? wz.data() : nullptr, wz.size() > 1 ? 1 : 0, nullptr, scratch.c,
                 scratch.rows, &rq);

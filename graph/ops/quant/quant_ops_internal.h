@@ -110,6 +110,9 @@ struct QConvRequant {
   void* y = nullptr;        // [N, M, out...] 8-bit
   // Each requantized byte b becomes table[b] (a fused elementwise function of y), or nullptr.
   const uint8_t* table = nullptr;
+  // Whether the GEMM's tiles take this requantization (QConvPlan::FusesRequant), known where
+  // the multipliers are constants; -1: QConvPlan::Run asks on each run.
+  int fuses = -1;
 };
 
 // rq's requantization of `rows` rows of n sums (row stride lda) into out (row stride ldo): one
@@ -183,6 +186,12 @@ struct QConvPlan {
     uint8_t* rows = nullptr;
   };
   Scratch AllocateScratch(RunContext& rc) const;
+  // Whether the GEMM's tiles requantize rq themselves (the multipliers and range decide).
+  bool FusesRequant(const QConvRequant& rq) const;
+  // Whether Run touches the scratch: not a depthwise convolution, nor one whose tiles
+  // requantize straight into y without im2row rows, a byte tile or a channels-last copy of x
+  // (fused: FusesRequant's answer; rq == nullptr: int32 output).
+  bool NeedsScratch(const QConvRequant* rq, bool fused) const;
   // Scratch for `threads` threads (the Parallel's num_threads()): one slot per thread when the
   // blocks of positions are the parallel tasks, else one.
   int64_t ScratchCElements(int threads) const { return Slots(threads) * chunk * og; }
