@@ -459,6 +459,17 @@ int64_t QdqBinaryLoop(const TA* HWY_RESTRICT a_first, int64_t a_step,
     // RoundNarrow512 (the same integers, so the same bytes). A pair of vectors with an undecided
     // lane takes the steps above (the division).
     if (!kMaybeNaN && quotient_below_2_30) {
+      // The 32 lanes at `at` from their quotients t0 | t1, or the division's steps where one is
+      // undecided.
+      auto store_pair = [&](int64_t at, __m512 t0, __m512 t1) {
+        if (HWY_UNLIKELY(
+                _mm512_cmp_ps_mask(narrow.MaxDistance(t0, t1), near_half.raw, _CMP_GT_OQ))) {
+          quantize_at(at);
+          quantize_at(at + N);
+          return;
+        }
+        narrow.Store(t0, t1, out + at);
+      };
       if constexpr (kOp == QdqBinaryOp::kMul) {
         // A product with one broadcast operand (a squeeze-and-excitation scale): t = f * c with
         // c = one * (1 / y_scale) once per run, one multiplication per vector fewer. t has 3
@@ -471,26 +482,12 @@ int64_t QdqBinaryLoop(const TA* HWY_RESTRICT a_first, int64_t a_step,
                           : dequantize(hn::PromoteTo(di, hn::LoadU(db, b + at)), b_zp, b_scale);
           };
           for (; a_step != b_step && i + 2 * N <= n; i += 2 * N) {
-            const __m512 t0 = hn::Mul(varying(i), c).raw, t1 = hn::Mul(varying(i + N), c).raw;
-            if (HWY_UNLIKELY(
-                    _mm512_cmp_ps_mask(narrow.MaxDistance(t0, t1), near_half.raw, _CMP_GT_OQ))) {
-              quantize_at(i);
-              quantize_at(i + N);
-              continue;
-            }
-            narrow.Store(t0, t1, out + i);
+            store_pair(i, hn::Mul(varying(i), c).raw, hn::Mul(varying(i + N), c).raw);
           }
         }
       }
       for (; i + 2 * N <= n; i += 2 * N) {
-        const __m512 t0 = hn::Mul(op_at(i), vinv).raw, t1 = hn::Mul(op_at(i + N), vinv).raw;
-        if (HWY_UNLIKELY(
-                _mm512_cmp_ps_mask(narrow.MaxDistance(t0, t1), near_half.raw, _CMP_GT_OQ))) {
-          quantize_at(i);
-          quantize_at(i + N);
-          continue;
-        }
-        narrow.Store(t0, t1, out + i);
+        store_pair(i, hn::Mul(op_at(i), vinv).raw, hn::Mul(op_at(i + N), vinv).raw);
       }
     }
 #endif
